@@ -1,0 +1,110 @@
+// Starts throwaway redis-server processes on free loopback ports for the test run:
+// one standalone server and a 3-master Redis Cluster. Nothing here is used by src.
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface RedisProcess {
+  port: number;
+  child: ChildProcess;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** Asks the kernel for a free loopback port. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), "ping"]);
+      if (stdout.trim() === "PONG") return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() - started > deadlineMs) throw new Error(`redis on ${port} did not start`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startRedis(extraArgs: string[] = []): Promise<RedisProcess> {
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), `tether-redis-${port}-`));
+  const child = spawn(
+    "redis-server",
+    [
+      "--port", String(port),
+      "--bind", "127.0.0.1",
+      "--dir", dir,
+      "--save", "",
+      "--appendonly", "no",
+      "--protected-mode", "no",
+      ...extraArgs,
+    ],
+    { stdio: "ignore" },
+  );
+  await waitForPing(port);
+  return {
+    port,
+    child,
+    dir,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisCluster {
+  ports: number[];
+  stop(): Promise<void>;
+}
+
+/** Three masters, no replicas: enough to spread hash slots and catch cross-slot scripts. */
+export async function startCluster(masters = 3): Promise<RedisCluster> {
+  const nodes: RedisProcess[] = [];
+  for (let i = 0; i < masters; i++) {
+    nodes.push(
+      await startRedis(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--cluster-config-file", "nodes.conf"]),
+    );
+  }
+  const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+  await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
+  // Wait until every node reports the cluster as ok.
+  const started = Date.now();
+  for (const node of nodes) {
+    for (;;) {
+      const { stdout } = await run("redis-cli", ["-p", String(node.port), "cluster", "info"]);
+      if (stdout.includes("cluster_state:ok")) break;
+      if (Date.now() - started > 20_000) throw new Error("cluster did not reach state ok");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    ports: nodes.map((n) => n.port),
+    async stop() {
+      await Promise.all(nodes.map((n) => n.stop()));
+    },
+  };
+}

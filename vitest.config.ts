@@ -1,0 +1,23 @@
+// Test projects: unit and conformance need no network; integration and e2e use the servers
+// that test/support/global-setup.ts starts on loopback (redis-server, a 3-master cluster).
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    globalSetup: ["test/support/global-setup.ts"],
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: { name: "conformance", include: ["test/conformance/**/*.test.ts"] },
+      },
+      {
+        extends: true,
+        test: { name: "integration", include: ["test/integration/**/*.test.ts"] },
+      },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
+    ],
+  },
+});
