@@ -1,39 +1,27 @@
-// Time as a port: the engine and the in-memory store read time and wait only through these,
-// so tests can drive them with a manual clock and the engine stays free of timers.
+// Time as a port, so the in-memory store and tests can drive expiry deterministically.
 
-/** Wall-clock milliseconds since the Unix epoch. */
 export interface Clock {
-  now(): number;
+  /** Epoch milliseconds. */
+  nowMs(): number;
 }
 
-/**
- * Waits `ms` milliseconds. Rejects with the signal's reason as soon as `signal` aborts, so a
- * cancelled turn never sits out a backoff.
- */
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+export const systemClock: Clock = { nowMs: () => Date.now() };
 
-export const systemClock: Clock = { now: () => Date.now() };
+/** A clock tests move by hand. */
+export interface ManualClock extends Clock {
+  advance(ms: number): void;
+  set(ms: number): void;
+}
 
-export const systemSleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortReason(signal));
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortReason(signal));
-    };
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      },
-      Math.max(0, ms),
-    );
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-
-function abortReason(signal: AbortSignal | undefined): unknown {
-  return signal?.reason ?? new Error("aborted");
+export function createManualClock(startMs = 1_700_000_000_000): ManualClock {
+  let now = startMs;
+  return {
+    nowMs: () => now,
+    advance: (ms) => {
+      now += ms;
+    },
+    set: (ms) => {
+      now = ms;
+    },
+  };
 }

@@ -1,0 +1,136 @@
+// Typed domain errors. Every failure a caller can act on has a code here; the API edge maps codes
+// to gRPC status in one table, so no raw Redis or runtime message ever reaches a client.
+
+export type TetherErrorCode =
+  | "invalid_argument"
+  | "session_not_found"
+  | "head_revision_conflict"
+  | "commit_stamp_conflict"
+  | "session_mismatch"
+  | "session_execution_lease_expired"
+  | "queued_work_claim_superseded"
+  | "turn_input_claim_superseded"
+  | "source_key_conflict"
+  | "unknown_batch_ids"
+  | "store_unavailable"
+  | "internal";
+
+/** Whether retrying the same call, unchanged, may succeed. */
+export type ErrorClass = "terminal" | "retryable";
+
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+export interface TetherErrorOptions {
+  fields?: Record<string, unknown>;
+  violations?: FieldViolation[];
+  cause?: unknown;
+}
+
+export class TetherError extends Error {
+  readonly code: TetherErrorCode;
+  readonly classification: ErrorClass;
+  /** Structured context (ids, revisions, tokens) for logs and error details. */
+  readonly fields: Record<string, unknown>;
+  readonly violations: FieldViolation[];
+
+  constructor(code: TetherErrorCode, message: string, options: TetherErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "TetherError";
+    this.code = code;
+    this.classification = code === "store_unavailable" ? "retryable" : "terminal";
+    this.fields = options.fields ?? {};
+    this.violations = options.violations ?? [];
+  }
+}
+
+export function isTetherError(value: unknown, code?: TetherErrorCode): value is TetherError {
+  return value instanceof TetherError && (code === undefined || value.code === code);
+}
+
+export function invalidArgument(field: string, description: string): TetherError {
+  return new TetherError("invalid_argument", `${field}: ${description}`, {
+    violations: [{ field, description }],
+    fields: { field },
+  });
+}
+
+export function sessionNotFound(sessionId: string): TetherError {
+  return new TetherError("session_not_found", `session ${sessionId} not found`, {
+    fields: { sessionId },
+  });
+}
+
+export function headRevisionConflict(
+  sessionId: string,
+  expected: number,
+  actual: number,
+): TetherError {
+  return new TetherError(
+    "head_revision_conflict",
+    `session ${sessionId}: commit expected head revision ${expected} but the head is ${actual}`,
+    { fields: { sessionId, expected, actual } },
+  );
+}
+
+export function commitStampConflict(sessionId: string, operationId: string): TetherError {
+  return new TetherError(
+    "commit_stamp_conflict",
+    `session ${sessionId}: operation ${operationId} was already committed with other content`,
+    { fields: { sessionId, operationId } },
+  );
+}
+
+export function sessionMismatch(sessionId: string, field: string, other: string): TetherError {
+  return new TetherError(
+    "session_mismatch",
+    `${field} names session ${other}, but the operation is for session ${sessionId}`,
+    { fields: { sessionId, other, field }, violations: [{ field, description: "names another session" }] },
+  );
+}
+
+export function leaseExpired(sessionId: string, fencingToken: number): TetherError {
+  return new TetherError(
+    "session_execution_lease_expired",
+    `session ${sessionId}: the lease with fencing token ${fencingToken} is no longer held`,
+    { fields: { sessionId, fencingToken } },
+  );
+}
+
+export function queuedWorkClaimSuperseded(sessionId: string, claimId: string): TetherError {
+  return new TetherError(
+    "queued_work_claim_superseded",
+    `session ${sessionId}: queued-work claim ${claimId} was superseded by a newer lease generation`,
+    { fields: { sessionId, claimId } },
+  );
+}
+
+export function turnInputClaimSuperseded(sessionId: string, claimId: string): TetherError {
+  return new TetherError(
+    "turn_input_claim_superseded",
+    `session ${sessionId}: turn-input claim ${claimId} was superseded by a newer lease generation`,
+    { fields: { sessionId, claimId } },
+  );
+}
+
+export function sourceKeyConflict(sessionId: string, sourceKey: string): TetherError {
+  return new TetherError(
+    "source_key_conflict",
+    `session ${sessionId}: source key ${sourceKey} was already used with other content`,
+    { fields: { sessionId, sourceKey } },
+  );
+}
+
+export function unknownBatchIds(sessionId: string, batchIds: string[]): TetherError {
+  return new TetherError(
+    "unknown_batch_ids",
+    `session ${sessionId}: unknown batch ids ${batchIds.join(", ")}`,
+    { fields: { sessionId, batchIds }, violations: [{ field: "batch_ids", description: "unknown" }] },
+  );
+}
+
+export function storeUnavailable(message: string, cause?: unknown): TetherError {
+  return new TetherError("store_unavailable", `store unavailable: ${message}`, { cause });
+}

@@ -1,0 +1,35 @@
+// Branded identifiers and their validation. A raw string becomes an id only through these
+// parsers, so an empty, oversize or unsafe id is refused with a typed error naming the field.
+import { invalidArgument } from "./errors.js";
+
+declare const brand: unique symbol;
+type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type SessionId = Brand<string, "SessionId">;
+export type BatchId = Brand<string, "BatchId">;
+export type InputId = Brand<string, "InputId">;
+export type ClaimId = Brand<string, "ClaimId">;
+
+export const MAX_ID_LENGTH = 200;
+
+// Braces would break the Redis hash tag `{<session>}`; control characters break logs and keys.
+const UNSAFE_ID = /[{}\s\u0000-\u001f\u007f]/u;
+
+export function checkId(field: string, raw: unknown): string {
+  if (typeof raw !== "string" || raw.length === 0) {
+    throw invalidArgument(field, "must be a non-empty string");
+  }
+  if (raw.length > MAX_ID_LENGTH) {
+    throw invalidArgument(field, `must be at most ${MAX_ID_LENGTH} characters`);
+  }
+  if (UNSAFE_ID.test(raw)) {
+    throw invalidArgument(field, "must not contain braces, whitespace or control characters");
+  }
+  return raw;
+}
+
+export const sessionId = (raw: string, field = "session_id"): SessionId =>
+  checkId(field, raw) as SessionId;
+export const batchId = (raw: string, field = "batch_id"): BatchId => checkId(field, raw) as BatchId;
+export const inputId = (raw: string, field = "input_id"): InputId => checkId(field, raw) as InputId;
+export const claimId = (raw: string, field = "claim_id"): ClaimId => checkId(field, raw) as ClaimId;

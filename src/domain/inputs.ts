@@ -1,0 +1,79 @@
+// Pending turn input: durable user input, either for the next turn or steered into a running one.
+import type { ClaimId, InputId, SessionId } from "./ids.js";
+import type { CancelReport } from "./queue.js";
+
+/** Checkpoints inside a turn, in the order a turn passes them. */
+export type TurnCheckpoint = "after_work" | "before_completion";
+export const CHECKPOINT_ORDER: readonly TurnCheckpoint[] = ["after_work", "before_completion"];
+
+export type InputDelivery =
+  | { kind: "next_turn" }
+  | { kind: "active_turn"; turnId: string; minBoundary: TurnCheckpoint };
+
+export interface TurnInputDraft {
+  sessionId: SessionId;
+  delivery: InputDelivery;
+  sourceKey?: string;
+  payload: string;
+}
+
+export type TurnInputState = "pending" | "claimed" | "completed" | "cancelled";
+
+export interface PendingTurnInput {
+  inputId: InputId;
+  sessionId: SessionId;
+  seq: number;
+  delivery: InputDelivery;
+  sourceKey: string;
+  payload: string;
+  state: TurnInputState;
+  claimFencingToken: number;
+  claimId: string;
+  /** True once an active-turn input that missed its turn was turned into a next-turn input. */
+  deferred: boolean;
+}
+
+export interface SubmitInputReceipt {
+  input: PendingTurnInput;
+  deduplicated: boolean;
+}
+
+/** Where inputs are claimed: between turns, or at a checkpoint of a running turn. */
+export type InputClaimPoint =
+  | { kind: "idle" }
+  | { kind: "checkpoint"; turnId: string; checkpoint: TurnCheckpoint };
+
+export interface TurnInputClaim {
+  claimId: ClaimId;
+  sessionId: SessionId;
+  fencingToken: number;
+  inputs: PendingTurnInput[];
+}
+
+export interface TurnInputClaimCompletion {
+  claimId: ClaimId;
+  sessionId: SessionId;
+  fencingToken: number;
+  inputIds: InputId[];
+}
+
+export function inputClaimCompletion(claim: TurnInputClaim): TurnInputClaimCompletion {
+  return {
+    claimId: claim.claimId,
+    sessionId: claim.sessionId,
+    fencingToken: claim.fencingToken,
+    inputIds: claim.inputs.map((i) => i.inputId),
+  };
+}
+
+export type InputCancelSelector =
+  | { kind: "ids"; inputIds: InputId[] }
+  /** The anchor and every later input of the session. */
+  | { kind: "suffix"; fromInputId: InputId };
+
+export type InputCancelReport = CancelReport<InputId>;
+
+export interface DeferReport {
+  /** Inputs moved to next-turn by this call; a repeated call moves none. */
+  deferredInputIds: InputId[];
+}

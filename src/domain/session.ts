@@ -1,0 +1,73 @@
+// Committed session state and the commit that advances it.
+import type { SessionId } from "./ids.js";
+import type { TurnInputClaimCompletion } from "./inputs.js";
+import type { LeaseFence } from "./lease.js";
+import type { QueuedWorkClaimCompletion } from "./queue.js";
+
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+}
+
+export const ZERO_USAGE: UsageTotals = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+};
+
+export interface SessionSnapshot {
+  sessionId: SessionId;
+  /** 0 before the first commit; every commit advances it by exactly one. */
+  headRevision: number;
+  turnIndex: number;
+  /** Committed transcript entries, opaque to the store (JSON written by the runtime). */
+  messages: string[];
+  usage: UsageTotals;
+  metadata: Record<string, string>;
+}
+
+/** Identifies a turn commit so a retry after an unknown outcome is answered, not applied twice. */
+export interface CommitStamp {
+  operationId: string;
+  contentHash: string;
+}
+
+export interface RuntimeCommit {
+  sessionId: SessionId;
+  /** The head the writer read; the commit applies only if it is still the head. */
+  expectedHeadRevision: number;
+  appendMessages: string[];
+  usage?: UsageTotals;
+  /** True for a turn commit: the session's turn index advances by one. */
+  advanceTurn?: boolean;
+  /** Keys set to "" are removed. */
+  metadataPatch?: Record<string, string>;
+  stamp?: CommitStamp;
+  /** Advisory: released when the commit applies. */
+  releaseLease?: LeaseFence;
+  completeQueueClaims?: QueuedWorkClaimCompletion[];
+  completeInputClaims?: TurnInputClaimCompletion[];
+}
+
+export interface CommitReceipt {
+  sessionId: SessionId;
+  headRevision: number;
+  /** True when the stamp matched an earlier commit and this call changed nothing. */
+  replayed: boolean;
+}
+
+export interface VacuumReport {
+  removedBatches: number;
+  removedInputs: number;
+}
+
+export interface SessionListPage {
+  sessionIds: SessionId[];
+  /** Empty when there are no more pages. */
+  nextCursor: string;
+}
