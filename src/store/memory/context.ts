@@ -1,0 +1,43 @@
+// Shared state of one memory store instance, handed to each operation module.
+import type { SessionId } from "../../domain/ids.js";
+import type { Clock } from "../../ports/clock.js";
+import type { LivenessProbe } from "../../ports/liveness-probe.js";
+import type { StoreLimits } from "../../ports/runtime-store.js";
+import type { KeyedMutex } from "./keyed-mutex.js";
+import { emptyCell, type SessionCell } from "./session-cell.js";
+
+export interface MemoryContext {
+  cells: Map<SessionId, SessionCell>;
+  /** Lease generations outlive deleted sessions, so fencing tokens never repeat. */
+  generations: Map<SessionId, number>;
+  clock: Clock;
+  probe: LivenessProbe;
+  limits: StoreLimits;
+  mutex: KeyedMutex;
+  /** Test hook between a claim's lease validation and its mutation. */
+  afterClaimValidation: (() => Promise<void> | void) | undefined;
+}
+
+export function cellOf(ctx: MemoryContext, sessionId: SessionId): SessionCell {
+  let cell = ctx.cells.get(sessionId);
+  if (!cell) {
+    cell = emptyCell(sessionId);
+    ctx.cells.set(sessionId, cell);
+  }
+  return cell;
+}
+
+export function nextGeneration(ctx: MemoryContext, sessionId: SessionId): number {
+  const next = (ctx.generations.get(sessionId) ?? 0) + 1;
+  ctx.generations.set(sessionId, next);
+  return next;
+}
+
+/** Runs one serialized step for a session: every check and every write inside `fn`. */
+export function atomically<T>(
+  ctx: MemoryContext,
+  sessionId: SessionId,
+  fn: (cell: SessionCell, nowMs: number) => Promise<T> | T,
+): Promise<T> {
+  return ctx.mutex.run(sessionId, () => fn(cellOf(ctx, sessionId), ctx.clock.nowMs()));
+}

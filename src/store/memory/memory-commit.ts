@@ -1,0 +1,104 @@
+// Commits of the memory store: stamp, head CAS, claim completions and lease release, one step.
+import {
+  commitStampConflict,
+  headRevisionConflict,
+  queuedWorkClaimSuperseded,
+  turnInputClaimSuperseded,
+} from "../../domain/errors.js";
+import type { CommitReceipt, RuntimeCommit } from "../../domain/session.js";
+import { checkCommit } from "../shared/validate.js";
+import { atomically, type MemoryContext } from "./context.js";
+import { liveLease, type SessionCell } from "./session-cell.js";
+
+/** Every check of a commit; throws before anything is written. */
+function checkApplicable(cell: SessionCell, commit: RuntimeCommit, nowMs: number): void {
+  if (commit.expectedHeadRevision !== cell.headRevision) {
+    throw headRevisionConflict(cell.sessionId, commit.expectedHeadRevision, cell.headRevision);
+  }
+  const generation = liveLease(cell, nowMs)?.fencingToken;
+  for (const completion of commit.completeQueueClaims ?? []) {
+    const held =
+      generation === completion.fencingToken &&
+      completion.batchIds.every((id) => {
+        const batch = cell.batches.get(id);
+        return batch?.state === "claimed" && batch.claimId === completion.claimId;
+      });
+    if (!held) throw queuedWorkClaimSuperseded(cell.sessionId, completion.claimId);
+  }
+  for (const completion of commit.completeInputClaims ?? []) {
+    const held =
+      generation === completion.fencingToken &&
+      completion.inputIds.every((id) => {
+        const input = cell.inputs.get(id);
+        return input?.state === "claimed" && input.claimId === completion.claimId;
+      });
+    if (!held) throw turnInputClaimSuperseded(cell.sessionId, completion.claimId);
+  }
+}
+
+function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
+  cell.headRevision += 1;
+  if (commit.advanceTurn) cell.turnIndex += 1;
+  cell.messages.push(...commit.appendMessages);
+  if (commit.usage) {
+    for (const key of Object.keys(cell.usage) as (keyof typeof cell.usage)[]) {
+      cell.usage[key] += commit.usage[key] ?? 0;
+    }
+  }
+  for (const [key, value] of Object.entries(commit.metadataPatch ?? {})) {
+    if (value === "") delete cell.metadata[key];
+    else cell.metadata[key] = value;
+  }
+  for (const completion of commit.completeQueueClaims ?? []) {
+    for (const id of completion.batchIds) {
+      const batch = cell.batches.get(id);
+      if (batch) batch.state = "completed";
+    }
+  }
+  for (const completion of commit.completeInputClaims ?? []) {
+    for (const id of completion.inputIds) {
+      const input = cell.inputs.get(id);
+      if (input) input.state = "completed";
+    }
+  }
+  const release = commit.releaseLease;
+  if (
+    release &&
+    cell.lease?.leaseToken === release.leaseToken &&
+    cell.lease.fencingToken === release.fencingToken
+  ) {
+    cell.lease = undefined;
+  }
+  const receipt: CommitReceipt = {
+    sessionId: cell.sessionId,
+    headRevision: cell.headRevision,
+    replayed: false,
+  };
+  if (commit.stamp) {
+    cell.stamps.set(commit.stamp.operationId, {
+      contentHash: commit.stamp.contentHash,
+      receipt: { ...receipt },
+    });
+  }
+  return receipt;
+}
+
+export function commitRuntimeState(
+  ctx: MemoryContext,
+  commit: RuntimeCommit,
+): Promise<CommitReceipt> {
+  checkCommit(commit, ctx.limits);
+  return atomically(ctx, commit.sessionId, (cell, nowMs) => {
+    if (commit.stamp) {
+      const seen = cell.stamps.get(commit.stamp.operationId);
+      if (seen) {
+        if (seen.contentHash !== commit.stamp.contentHash) {
+          throw commitStampConflict(cell.sessionId, commit.stamp.operationId);
+        }
+        return { ...seen.receipt, replayed: true };
+      }
+    }
+    checkApplicable(cell, commit, nowMs);
+    return apply(cell, commit);
+  });
+}

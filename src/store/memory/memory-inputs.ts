@@ -1,0 +1,184 @@
+// Pending turn input operations of the memory store.
+import { randomUUID } from "node:crypto";
+import { sourceKeyConflict } from "../../domain/errors.js";
+import {
+  checkId,
+  sessionId as parseSessionId,
+  type ClaimId,
+  type InputId,
+  type SessionId,
+} from "../../domain/ids.js";
+import {
+  CHECKPOINT_ORDER,
+  type DeferReport,
+  type InputCancelReport,
+  type InputCancelSelector,
+  type InputClaimPoint,
+  type PendingTurnInput,
+  type SubmitInputReceipt,
+  type TurnInputClaim,
+  type TurnInputDraft,
+} from "../../domain/inputs.js";
+import type { LeaseFence } from "../../domain/lease.js";
+import type { CancelStatus } from "../../domain/queue.js";
+import { turnInputHash } from "../shared/content-hash.js";
+import {
+  checkCancelSelector,
+  checkClaimPoint,
+  checkCount,
+  checkFence,
+  checkTurnInputDraft,
+} from "../shared/validate.js";
+import { atomically, type MemoryContext } from "./context.js";
+import { copy, requireLiveFence } from "./session-cell.js";
+
+export function submitInput(
+  ctx: MemoryContext,
+  draft: TurnInputDraft,
+): Promise<SubmitInputReceipt> {
+  checkTurnInputDraft(draft, ctx.limits);
+  const contentHash = turnInputHash(draft);
+  return atomically(ctx, draft.sessionId, (cell) => {
+    if (draft.sourceKey) {
+      const seen = cell.inputSourceKeys.get(draft.sourceKey);
+      if (seen) {
+        if (seen.contentHash !== contentHash)
+          throw sourceKeyConflict(cell.sessionId, draft.sourceKey);
+        const existing = cell.inputs.get(seen.id);
+        if (existing) return { input: copy(existing), deduplicated: true };
+      }
+    }
+    const input: PendingTurnInput = {
+      inputId: randomUUID() as InputId,
+      sessionId: cell.sessionId,
+      seq: ++cell.inputSeq,
+      delivery: copy(draft.delivery),
+      sourceKey: draft.sourceKey ?? "",
+      payload: draft.payload,
+      state: "pending",
+      claimFencingToken: 0,
+      claimId: "",
+      deferred: false,
+    };
+    cell.inputs.set(input.inputId, input);
+    if (draft.sourceKey)
+      cell.inputSourceKeys.set(draft.sourceKey, { id: input.inputId, contentHash });
+    return { input: copy(input), deduplicated: false };
+  });
+}
+
+export function listInputs(
+  ctx: MemoryContext,
+  rawSessionId: SessionId,
+): Promise<PendingTurnInput[]> {
+  const sessionId = parseSessionId(rawSessionId);
+  return atomically(ctx, sessionId, (cell) =>
+    [...cell.inputs.values()]
+      .filter((i) => i.state === "pending" || i.state === "claimed")
+      .map(copy),
+  );
+}
+
+export function cancelInputs(
+  ctx: MemoryContext,
+  rawSessionId: SessionId,
+  selector: InputCancelSelector,
+): Promise<InputCancelReport> {
+  const sessionId = parseSessionId(rawSessionId);
+  checkCancelSelector(selector, ctx.limits.maxBatchesPerClaim);
+  return atomically(ctx, sessionId, (cell) => {
+    let ids: InputId[];
+    if (selector.kind === "ids") {
+      ids = selector.inputIds;
+    } else {
+      const anchor = cell.inputs.get(selector.fromInputId);
+      ids = anchor
+        ? [...cell.inputs.values()].filter((i) => i.seq >= anchor.seq).map((i) => i.inputId)
+        : [selector.fromInputId];
+    }
+    return {
+      outcomes: ids.map((id) => {
+        const input = cell.inputs.get(id);
+        let status: CancelStatus;
+        if (!input) status = "not_found";
+        else if (input.state === "pending") {
+          input.state = "cancelled";
+          status = "cancelled";
+        } else status = `already_${input.state}`;
+        return { id, status };
+      }),
+    };
+  });
+}
+
+function admits(input: PendingTurnInput, point: InputClaimPoint): boolean {
+  if (point.kind === "idle") return input.delivery.kind === "next_turn";
+  return (
+    input.delivery.kind === "active_turn" &&
+    input.delivery.turnId === point.turnId &&
+    CHECKPOINT_ORDER.indexOf(input.delivery.minBoundary) <=
+      CHECKPOINT_ORDER.indexOf(point.checkpoint)
+  );
+}
+
+export function claimInputs(
+  ctx: MemoryContext,
+  fence: LeaseFence,
+  point: InputClaimPoint,
+  maxInputs: number,
+): Promise<TurnInputClaim | undefined> {
+  checkFence(fence);
+  checkClaimPoint(point);
+  checkCount("max_inputs", maxInputs, 1, ctx.limits.maxBatchesPerClaim);
+  return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
+    requireLiveFence(cell, fence, nowMs);
+    await ctx.afterClaimValidation?.();
+    const taken = [...cell.inputs.values()]
+      .filter(
+        (i) =>
+          i.state === "pending" ||
+          (i.state === "claimed" && i.claimFencingToken < fence.fencingToken),
+      )
+      .filter((i) => admits(i, point))
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, maxInputs);
+    if (taken.length === 0) return undefined;
+    const claimId = randomUUID() as ClaimId;
+    for (const input of taken) {
+      input.state = "claimed";
+      input.claimFencingToken = fence.fencingToken;
+      input.claimId = claimId;
+    }
+    return {
+      claimId,
+      sessionId: cell.sessionId,
+      fencingToken: fence.fencingToken,
+      inputs: taken.map(copy),
+    };
+  });
+}
+
+export function deferActiveInputs(
+  ctx: MemoryContext,
+  fence: LeaseFence,
+  turnId: string,
+): Promise<DeferReport> {
+  checkFence(fence);
+  checkId("turn_id", turnId);
+  return atomically(ctx, fence.sessionId, (cell, nowMs) => {
+    requireLiveFence(cell, fence, nowMs);
+    const moved: InputId[] = [];
+    for (const input of cell.inputs.values()) {
+      if (
+        input.state === "pending" &&
+        input.delivery.kind === "active_turn" &&
+        input.delivery.turnId === turnId
+      ) {
+        input.delivery = { kind: "next_turn" };
+        input.deferred = true;
+        moved.push(input.inputId);
+      }
+    }
+    return { deferredInputIds: moved };
+  });
+}

@@ -1,0 +1,125 @@
+// Lease operations of the memory store: claim, renew, release, reclaim.
+import { randomUUID } from "node:crypto";
+import { leaseExpired, sessionMismatch } from "../../domain/errors.js";
+import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import {
+  sameHolder,
+  type LeaseClaimOutcome,
+  type LeaseFence,
+  type LeaseOwner,
+  type LeaseReleaseOutcome,
+  type SessionExecutionLease,
+} from "../../domain/lease.js";
+import { checkFence, checkOwner, checkTtl } from "../shared/validate.js";
+import { atomically, nextGeneration, type MemoryContext } from "./context.js";
+import { copy, liveLease, type SessionCell } from "./session-cell.js";
+
+function acquire(
+  ctx: MemoryContext,
+  cell: SessionCell,
+  owner: LeaseOwner,
+  ttlMs: number,
+  nowMs: number,
+): LeaseClaimOutcome {
+  const lease: SessionExecutionLease = {
+    sessionId: cell.sessionId,
+    owner: copy(owner),
+    leaseToken: randomUUID(),
+    fencingToken: nextGeneration(ctx, cell.sessionId),
+    expiresAtMs: nowMs + ttlMs,
+  };
+  cell.lease = lease;
+  return { kind: "acquired", lease: copy(lease), reentered: false };
+}
+
+export function tryClaimLease(
+  ctx: MemoryContext,
+  rawSessionId: SessionId,
+  owner: LeaseOwner,
+  ttlMs: number,
+): Promise<LeaseClaimOutcome> {
+  const sessionId = parseSessionId(rawSessionId);
+  checkOwner(owner);
+  checkTtl(ttlMs);
+  return atomically(ctx, sessionId, (cell, nowMs) => {
+    const current = liveLease(cell, nowMs);
+    if (!current) return acquire(ctx, cell, owner, ttlMs, nowMs);
+    if (sameHolder(current.owner, owner)) {
+      current.expiresAtMs = nowMs + ttlMs;
+      return { kind: "acquired", lease: copy(current), reentered: true };
+    }
+    return { kind: "busy", holder: copy(current) };
+  });
+}
+
+function matchesFence(lease: SessionExecutionLease | undefined, fence: LeaseFence): boolean {
+  return (
+    lease !== undefined &&
+    lease.leaseToken === fence.leaseToken &&
+    lease.fencingToken === fence.fencingToken
+  );
+}
+
+export function renewLease(
+  ctx: MemoryContext,
+  fence: LeaseFence,
+  ttlMs: number,
+): Promise<SessionExecutionLease> {
+  checkFence(fence);
+  checkTtl(ttlMs);
+  return atomically(ctx, fence.sessionId, (cell, nowMs) => {
+    const current = liveLease(cell, nowMs);
+    if (!current || !matchesFence(current, fence)) {
+      throw leaseExpired(fence.sessionId, fence.fencingToken);
+    }
+    current.expiresAtMs = nowMs + ttlMs;
+    return copy(current);
+  });
+}
+
+export function releaseLease(ctx: MemoryContext, fence: LeaseFence): Promise<LeaseReleaseOutcome> {
+  checkFence(fence);
+  return atomically(ctx, fence.sessionId, (cell) => {
+    if (!matchesFence(cell.lease, fence)) return { kind: "not_held" };
+    cell.lease = undefined;
+    return { kind: "released" };
+  });
+}
+
+export function reclaimLease(
+  ctx: MemoryContext,
+  rawSessionId: SessionId,
+  claimant: LeaseOwner,
+  observed: LeaseFence,
+  ttlMs: number,
+): Promise<LeaseClaimOutcome> {
+  const sessionId = parseSessionId(rawSessionId);
+  checkOwner(claimant, "claimant");
+  checkFence(observed, "observed");
+  checkTtl(ttlMs);
+  if (observed.sessionId !== sessionId) {
+    throw sessionMismatch(sessionId, "observed.session_id", observed.sessionId);
+  }
+  // The liveness verdict concerns the observed holder; the step below decides whether that
+  // holder is still the current one.
+  const observedDead = ctx.probe.isProvablyDead(observed.owner, claimant);
+  return atomically(ctx, sessionId, (cell, nowMs) => {
+    const current = liveLease(cell, nowMs);
+    if (!current) return acquire(ctx, cell, claimant, ttlMs, nowMs);
+    if (matchesFence(current, observed) && observedDead) {
+      return acquire(ctx, cell, claimant, ttlMs, nowMs);
+    }
+    return { kind: "busy", holder: copy(current) };
+  });
+}
+
+export function currentLease(
+  ctx: MemoryContext,
+  rawSessionId: SessionId,
+): Promise<SessionExecutionLease | undefined> {
+  const sessionId = parseSessionId(rawSessionId);
+  return atomically(ctx, sessionId, (cell, nowMs) => {
+    const lease = liveLease(cell, nowMs);
+    return lease ? copy(lease) : undefined;
+  });
+}

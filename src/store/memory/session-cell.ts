@@ -1,0 +1,75 @@
+// The in-memory record of one session: committed state, lease, queue and inputs.
+import type { BatchId, InputId, SessionId } from "../../domain/ids.js";
+import type { PendingTurnInput } from "../../domain/inputs.js";
+import type { LeaseFence, SessionExecutionLease } from "../../domain/lease.js";
+import { leaseExpired } from "../../domain/errors.js";
+import type { QueuedWorkBatch } from "../../domain/queue.js";
+import type { CommitReceipt, UsageTotals } from "../../domain/session.js";
+import { ZERO_USAGE } from "../../domain/session.js";
+
+export interface SourceKeyEntry<Id> {
+  id: Id;
+  contentHash: string;
+}
+
+export interface SessionCell {
+  sessionId: SessionId;
+  lease: SessionExecutionLease | undefined;
+  headRevision: number;
+  turnIndex: number;
+  messages: string[];
+  usage: UsageTotals;
+  metadata: Record<string, string>;
+  stamps: Map<string, { contentHash: string; receipt: CommitReceipt }>;
+  workSeq: number;
+  batches: Map<BatchId, QueuedWorkBatch>;
+  workSourceKeys: Map<string, SourceKeyEntry<BatchId>>;
+  inputSeq: number;
+  inputs: Map<InputId, PendingTurnInput>;
+  inputSourceKeys: Map<string, SourceKeyEntry<InputId>>;
+}
+
+export function emptyCell(sessionId: SessionId): SessionCell {
+  return {
+    sessionId,
+    lease: undefined,
+    headRevision: 0,
+    turnIndex: 0,
+    messages: [],
+    usage: { ...ZERO_USAGE },
+    metadata: {},
+    stamps: new Map(),
+    workSeq: 0,
+    batches: new Map(),
+    workSourceKeys: new Map(),
+    inputSeq: 0,
+    inputs: new Map(),
+    inputSourceKeys: new Map(),
+  };
+}
+
+export function liveLease(cell: SessionCell, nowMs: number): SessionExecutionLease | undefined {
+  return cell.lease && cell.lease.expiresAtMs > nowMs ? cell.lease : undefined;
+}
+
+/** The fence must name the live lease exactly; anything else is an expired authority. */
+export function requireLiveFence(
+  cell: SessionCell,
+  fence: LeaseFence,
+  nowMs: number,
+): SessionExecutionLease {
+  const lease = liveLease(cell, nowMs);
+  if (
+    !lease ||
+    lease.leaseToken !== fence.leaseToken ||
+    lease.fencingToken !== fence.fencingToken
+  ) {
+    throw leaseExpired(cell.sessionId, fence.fencingToken);
+  }
+  return lease;
+}
+
+/** Deep copy for callers, so nothing they hold aliases the store's state. */
+export function copy<T>(value: T): T {
+  return structuredClone(value);
+}
