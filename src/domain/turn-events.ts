@@ -1,0 +1,50 @@
+// Events a turn emits while it runs, in order. Plain data, so the API layer converts them to
+// protobuf and the runtime appends them to the session's event log without knowing the engine.
+import type { JsonValue } from "./conversation.js";
+import type { TurnCheckpoint } from "./inputs.js";
+import type { TurnOutcome } from "./turn-outcome.js";
+import type { UsageTotals } from "./usage.js";
+
+export type ToolResultStatus = "ok" | "error" | "cancelled" | "timed_out";
+
+export type TurnEvent =
+  /** Assistant text, forwarded as the provider streams it. */
+  | { type: "text_delta"; text: string }
+  /** The model asked for a tool call; emitted for every call of a response, in order. */
+  | { type: "tool_call_requested"; callId: string; toolName: string; argumentsJson: string }
+  /** The executor began running a call (unknown tools and malformed arguments never start). */
+  | { type: "tool_call_started"; callId: string; toolName: string }
+  | {
+      type: "tool_result";
+      callId: string;
+      toolName: string;
+      status: ToolResultStatus;
+      /** The content the model reads next. */
+      content: string;
+    }
+  /** After every model call: that call's usage and the turn's running total. */
+  | { type: "usage"; iteration: number; usage: UsageTotals; total: UsageTotals }
+  /** A retryable provider failure; the call is repeated after `delayMs`. */
+  | {
+      type: "provider_retry";
+      iteration: number;
+      attempt: number;
+      delayMs: number;
+      status?: number;
+      message: string;
+    }
+  /** Input that entered the running turn at a checkpoint, as user messages. */
+  | { type: "input_admitted"; checkpoint: TurnCheckpoint; sources: AdmissionSource[] }
+  /** The turn's value when it finishes with an assistant message. */
+  | { type: "final_value"; text: string }
+  /** The turn's value when a tool's `finish` control ends it. */
+  | { type: "tool_value"; toolName: string; callId: string; value: JsonValue }
+  /** Always last, exactly once. */
+  | { type: "terminal"; outcome: TurnOutcome };
+
+export interface AdmissionSource {
+  kind: "steer" | "queued_work";
+  id: string;
+}
+
+export type TurnEventType = TurnEvent["type"];

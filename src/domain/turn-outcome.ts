@@ -1,0 +1,30 @@
+// How a turn ended: a closed union the runtime commits and the API converts. Exactly one per turn.
+import type { JsonValue } from "./conversation.js";
+
+export type TurnOutcome =
+  | { kind: "finished"; reason: "assistant_message"; text: string }
+  | { kind: "finished"; reason: "tool_value"; toolName: string; callId: string; value: JsonValue }
+  | {
+      kind: "stopped";
+      reason: "tool_error";
+      toolName: string;
+      callId: string;
+      code: string;
+      message: string;
+    }
+  | { kind: "stopped"; reason: "cancelled" }
+  | { kind: "stopped"; reason: "budget_exhausted"; usedTokens: number; budgetTokens: number }
+  | { kind: "stopped"; reason: "max_iterations"; iterations: number }
+  | {
+      kind: "failed";
+      reason: "provider_error";
+      /** HTTP status when the provider answered one; absent for transport failures. */
+      status?: number;
+      retryable: boolean;
+      attempts: number;
+      message: string;
+    }
+  | { kind: "failed"; reason: "internal"; message: string };
+
+export type TurnOutcomeKind = TurnOutcome["kind"];
+export type TurnOutcomeReason = TurnOutcome["reason"];

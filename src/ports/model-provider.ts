@@ -1,0 +1,97 @@
+// The model port: one call streams events, then returns the final response. Adapters in
+// src/providers translate the conversation to a vendor's wire format and back.
+import type { Message, OutputPart } from "../domain/conversation.js";
+import type { UsageTotals } from "../domain/usage.js";
+import type { ToolDefinition } from "./tool-executor.js";
+
+export interface ModelCallOptions {
+  model?: string;
+  temperature?: number;
+  maxOutputTokens?: number;
+}
+
+export interface ModelRequest {
+  messages: readonly Message[];
+  tools: readonly ToolDefinition[];
+  options: ModelCallOptions;
+  /** Aborts the call: the adapter closes the connection and the iterator rejects. */
+  signal: AbortSignal;
+}
+
+/**
+ * Usage counts: `inputTokens` excludes cache reads and writes; `outputTokens` includes reasoning,
+ * which `reasoningTokens` breaks out. A streamed usage event is a cumulative snapshot of the call.
+ */
+export type ModelStreamEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "part"; part: OutputPart }
+  | { type: "usage"; usage: UsageTotals };
+
+export interface ModelResponse {
+  /** All assistant text; may be empty when the adapter only streamed. */
+  fullText: string;
+  parts: OutputPart[];
+  /** Absent, or all zero, when the provider reported none at the end. */
+  usage?: UsageTotals;
+}
+
+/** Stream events, then the final response as the iterator's return value. */
+export type ModelCall = AsyncIterator<ModelStreamEvent, ModelResponse, undefined>;
+
+export interface ModelCapabilities {
+  /** Whether image input items reach the model; otherwise the engine replaces them with a note. */
+  images: boolean;
+}
+
+export interface ModelProvider {
+  readonly name: string;
+  readonly capabilities: ModelCapabilities;
+  call(request: ModelRequest): ModelCall;
+}
+
+export interface ProviderErrorOptions {
+  /** HTTP status, when the provider answered one. */
+  status?: number;
+  /** From a `retry-after` (or `retry-after-ms`) header. */
+  retryAfterMs?: number;
+  /** Defaults by status: 408, 409, 429, 5xx and transport failures (no status) are retryable. */
+  retryable?: boolean;
+  cause?: unknown;
+}
+
+/** A classified provider failure: adapters throw this, the engine decides to retry or fail. */
+export class ProviderError extends Error {
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly retryable: boolean;
+
+  constructor(message: string, options: ProviderErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ProviderError";
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.retryable = options.retryable ?? isRetryableStatus(options.status);
+  }
+}
+
+export function isRetryableStatus(status: number | undefined): boolean {
+  if (status === undefined) return true;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Parses `retry-after` (seconds or an HTTP date) and `retry-after-ms` into milliseconds. */
+export function parseRetryAfter(
+  headers: { get(name: string): string | null } | undefined,
+  nowMs: number,
+): number | undefined {
+  if (headers === undefined) return undefined;
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms))) {
+    return Math.max(0, Number(ms));
+  }
+  const value = headers.get("retry-after");
+  if (value === null || value.trim() === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.max(0, Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
