@@ -1,0 +1,26 @@
+// redlock 5 ships typings that its package.json "exports" hides from NodeNext resolution;
+// this declares the part of its API the project uses.
+declare module "redlock" {
+  import type { Cluster, Redis } from "ioredis";
+
+  export interface Lock {
+    readonly resources: string[];
+    readonly expiration: number;
+    release(): Promise<unknown>;
+    extend(duration: number): Promise<Lock>;
+  }
+
+  export interface RedlockSettings {
+    driftFactor?: number;
+    retryCount?: number;
+    retryDelay?: number;
+    retryJitter?: number;
+    automaticExtensionThreshold?: number;
+  }
+
+  export default class Redlock {
+    constructor(clients: Iterable<Redis | Cluster>, settings?: RedlockSettings);
+    acquire(resources: string[], duration: number, settings?: RedlockSettings): Promise<Lock>;
+    quit(): Promise<void>;
+  }
+}
