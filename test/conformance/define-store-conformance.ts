@@ -1,0 +1,24 @@
+// The store conformance suite: every law of DESIGN.md section 3, as ADR 0001 pins it, run against
+// one backend's factory. Each backend's *.test.ts calls this once.
+import { describeBadInputLaws } from "./laws/bad-input.js";
+import { describeClaimLaws } from "./laws/claims.js";
+import { describeCommitLaws } from "./laws/commits.js";
+import { describeInputLaws } from "./laws/inputs.js";
+import { describeLeaseLaws } from "./laws/leases.js";
+import { describeQueueLaws } from "./laws/queue.js";
+import { describeReclaimLaws } from "./laws/reclaim.js";
+import { describeTombstoneLaws } from "./laws/tombstones.js";
+import type { StoreFactory } from "./support/store-factory.js";
+
+export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
+
+export function defineStoreConformance(factory: StoreFactory): void {
+  describeLeaseLaws(factory);
+  describeReclaimLaws(factory);
+  describeCommitLaws(factory);
+  describeClaimLaws(factory);
+  describeQueueLaws(factory);
+  describeInputLaws(factory);
+  describeTombstoneLaws(factory);
+  describeBadInputLaws(factory);
+}

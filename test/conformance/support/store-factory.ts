@@ -1,0 +1,39 @@
+// The seam every backend plugs into the conformance suite: a factory of fresh stores and a way to
+// move the store's clock. Laws are written once against this and run per backend.
+import { afterEach, beforeEach } from "vitest";
+import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
+
+export interface StoreHarness {
+  store: RuntimeStore;
+  /**
+   * Moves the store's clock forward by `ms`: a manual clock for the memory store, a real sleep for
+   * a backend that reads its server's clock. Tests never read the clock themselves.
+   */
+  advanceTime(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type StoreFactory = (options?: { limits?: Partial<StoreLimits> }) => Promise<StoreHarness>;
+
+/**
+ * A fresh harness for every test of the enclosing describe block, closed after it. The returned
+ * getter is only valid inside a test.
+ */
+export function useStoreHarness(
+  factory: StoreFactory,
+  options?: { limits?: Partial<StoreLimits> },
+): () => StoreHarness {
+  let current: StoreHarness | undefined;
+  beforeEach(async () => {
+    current = await factory(options);
+  });
+  afterEach(async () => {
+    const closing = current;
+    current = undefined;
+    await closing?.close();
+  });
+  return () => {
+    if (!current) throw new Error("the store harness is only available inside a test");
+    return current;
+  };
+}
