@@ -1,0 +1,27 @@
+// The conformance suite against the in-memory reference store, on a manual clock.
+import { describe } from "vitest";
+import { createManualClock } from "../../src/ports/clock.js";
+import { createMemoryStore } from "../../src/store/memory/memory-store.js";
+import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
+import { defineStoreConformance } from "./define-store-conformance.js";
+import type { StoreFactory } from "./support/store-factory.js";
+
+const memoryStoreFactory: StoreFactory = async (options) => {
+  const clock = createManualClock();
+  const store = createMemoryStore({
+    clock,
+    livenessProbe: createProcLivenessProbe(),
+    ...(options?.limits ? { limits: options.limits } : {}),
+  });
+  return {
+    store,
+    advanceTime: async (ms) => {
+      clock.advance(ms);
+    },
+    close: () => store.close(),
+  };
+};
+
+describe("memory store conformance", () => {
+  defineStoreConformance(memoryStoreFactory);
+});
