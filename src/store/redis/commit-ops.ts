@@ -1,0 +1,98 @@
+// Commits and committed state of the Redis store: one script applies a whole commit (stamp,
+// head CAS, claim completions, lease release); loading is one read-only script.
+import {
+  commitStampConflict,
+  headRevisionConflict,
+  queuedWorkClaimSuperseded,
+  turnInputClaimSuperseded,
+} from "../../domain/errors.js";
+import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import type { CommitReceipt, RuntimeCommit, SessionSnapshot } from "../../domain/session.js";
+import { checkCommit } from "../shared/validate.js";
+import { int, str } from "./codec.js";
+import type { RedisContext } from "./context.js";
+import { REPLY } from "./replies.js";
+
+function commitSpec(commit: RuntimeCommit): string {
+  const u = commit.usage;
+  const metadata = Object.entries(commit.metadataPatch ?? {}).flat();
+  return JSON.stringify({
+    e: commit.expectedHeadRevision,
+    op: commit.stamp?.operationId ?? "",
+    h: commit.stamp?.contentHash ?? "",
+    t: commit.advanceTurn === true,
+    u: u
+      ? [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.reasoningTokens]
+      : [0, 0, 0, 0, 0],
+    r: commit.releaseLease
+      ? [commit.releaseLease.leaseToken, commit.releaseLease.fencingToken]
+      : [],
+    q: (commit.completeQueueClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.batchIds]),
+    i: (commit.completeInputClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.inputIds]),
+    m: metadata,
+  });
+}
+
+export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<CommitReceipt> {
+  checkCommit(input, ctx.limits);
+  const sessionId = input.sessionId;
+  const k = ctx.keys(sessionId);
+  const reply = await ctx.scripts.run(
+    "commit",
+    [k.head, k.messages, k.metadata, k.stamps, k.lease, k.work, k.workIndex, k.inputs],
+    [commitSpec(input), ...input.appendMessages],
+  );
+  switch (reply[0]) {
+    case REPLY.OK:
+      noteSession(ctx, sessionId);
+      return { sessionId, headRevision: int(reply, 1), replayed: false };
+    case REPLY.STAMP_REPLAYED:
+      return { sessionId, headRevision: int(reply, 1), replayed: true };
+    case REPLY.STAMP_CONFLICT:
+      throw commitStampConflict(sessionId, input.stamp?.operationId ?? "");
+    case REPLY.HEAD_CONFLICT:
+      throw headRevisionConflict(sessionId, input.expectedHeadRevision, int(reply, 1));
+    case REPLY.QUEUE_CLAIM_SUPERSEDED:
+      throw queuedWorkClaimSuperseded(sessionId, str(reply, 1));
+    default:
+      throw turnInputClaimSuperseded(sessionId, str(reply, 1));
+  }
+}
+
+/**
+ * Repairs the session index after a commit. The index lives in another slot, so this is a
+ * separate command; it is not awaited (ioredis keeps the order on the connection, so a later
+ * listSessions sees it) and a failure is ignored: the index is a hint, never the truth.
+ */
+function noteSession(ctx: RedisContext, sessionId: SessionId): void {
+  ctx.redis.zadd(ctx.indexKey, 0, sessionId).catch(() => undefined);
+}
+
+export async function loadSession(
+  ctx: RedisContext,
+  rawSessionId: SessionId,
+): Promise<SessionSnapshot | undefined> {
+  const sessionId = parseSessionId(rawSessionId);
+  const k = ctx.keys(sessionId);
+  const reply = await ctx.scripts.run("loadSession", [k.head, k.messages, k.metadata], []);
+  if (reply[0] !== REPLY.OK) return undefined;
+  const count = int(reply, 8);
+  const messages: string[] = [];
+  for (let i = 0; i < count; i++) messages.push(str(reply, 9 + i));
+  const metadata: Record<string, string> = {};
+  for (let i = 9 + count; i + 1 < reply.length; i += 2) metadata[str(reply, i)] = str(reply, i + 1);
+  return {
+    sessionId,
+    headRevision: int(reply, 1),
+    turnIndex: int(reply, 2),
+    messages,
+    usage: {
+      inputTokens: int(reply, 3),
+      outputTokens: int(reply, 4),
+      cacheReadTokens: int(reply, 5),
+      cacheWriteTokens: int(reply, 6),
+      reasoningTokens: int(reply, 7),
+    },
+    metadata,
+  };
+}

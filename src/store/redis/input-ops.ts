@@ -1,0 +1,144 @@
+// Pending turn input operations of the Redis store: submit, list, cancel, claim, defer.
+import { randomUUID } from "node:crypto";
+import { leaseExpired, sourceKeyConflict } from "../../domain/errors.js";
+import {
+  checkId,
+  sessionId as parseSessionId,
+  type ClaimId,
+  type InputId,
+  type SessionId,
+} from "../../domain/ids.js";
+import type {
+  DeferReport,
+  InputCancelReport,
+  InputCancelSelector,
+  InputClaimPoint,
+  InputDelivery,
+  PendingTurnInput,
+  SubmitInputReceipt,
+  TurnInputClaim,
+  TurnInputDraft,
+} from "../../domain/inputs.js";
+import type { LeaseFence } from "../../domain/lease.js";
+import type { CancelStatus } from "../../domain/queue.js";
+import { turnInputHash } from "../shared/content-hash.js";
+import {
+  checkCancelSelector,
+  checkClaimPoint,
+  checkCount,
+  checkFence,
+  checkTurnInputDraft,
+} from "../shared/validate.js";
+import { decodeInput, int, pairs, str } from "./codec.js";
+import type { RedisContext } from "./context.js";
+import { statusPairs } from "./queue-ops.js";
+import { REPLY } from "./replies.js";
+
+/** Only the fields of the delivery kind, so stored records never carry stray properties. */
+function normalDelivery(d: InputDelivery): InputDelivery {
+  return d.kind === "active_turn"
+    ? { kind: "active_turn", turnId: d.turnId, minBoundary: d.minBoundary }
+    : { kind: "next_turn" };
+}
+
+export async function submitInput(
+  ctx: RedisContext,
+  draft: TurnInputDraft,
+): Promise<SubmitInputReceipt> {
+  checkTurnInputDraft(draft, ctx.limits);
+  const sessionId = draft.sessionId;
+  const k = ctx.keys(sessionId);
+  const inputId = randomUUID() as InputId;
+  const delivery = normalDelivery(draft.delivery);
+  const reply = await ctx.scripts.run(
+    "submitInput",
+    [k.inputs, k.inputPayloads, k.inputIndex, k.inputSources, k.sequences],
+    [inputId, draft.sourceKey ?? "", turnInputHash(draft), JSON.stringify(delivery), draft.payload],
+  );
+  if (reply[0] === REPLY.SOURCE_KEY_CONFLICT)
+    throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
+  if (reply[0] === REPLY.DEDUPLICATED) {
+    return { input: decodeInput(sessionId, reply[1] ?? null, draft.payload), deduplicated: true };
+  }
+  return {
+    input: {
+      inputId,
+      sessionId,
+      seq: int(reply, 1),
+      delivery,
+      sourceKey: draft.sourceKey ?? "",
+      payload: draft.payload,
+      state: "pending",
+      claimFencingToken: 0,
+      claimId: "",
+      deferred: false,
+    },
+    deduplicated: false,
+  };
+}
+
+export async function listInputs(
+  ctx: RedisContext,
+  rawSessionId: SessionId,
+): Promise<PendingTurnInput[]> {
+  const sessionId = parseSessionId(rawSessionId);
+  const k = ctx.keys(sessionId);
+  const reply = await ctx.scripts.run("listInputs", [k.inputs, k.inputPayloads, k.inputIndex], []);
+  return pairs(reply, 1, (meta, payload) => decodeInput(sessionId, meta, payload));
+}
+
+export async function cancelInputs(
+  ctx: RedisContext,
+  rawSessionId: SessionId,
+  selector: InputCancelSelector,
+): Promise<InputCancelReport> {
+  const sessionId = parseSessionId(rawSessionId);
+  checkCancelSelector(selector, ctx.limits.maxBatchesPerClaim);
+  const k = ctx.keys(sessionId);
+  const args =
+    selector.kind === "ids" ? ["ids", ...selector.inputIds] : ["suffix", selector.fromInputId];
+  const reply = await ctx.scripts.run("cancelInputs", [k.inputs, k.inputIndex], args);
+  return { outcomes: statusPairs<InputId, CancelStatus>(reply, 1, reply.length) };
+}
+
+export async function claimInputs(
+  ctx: RedisContext,
+  fence: LeaseFence,
+  point: InputClaimPoint,
+  maxInputs: number,
+): Promise<TurnInputClaim | undefined> {
+  checkFence(fence);
+  checkClaimPoint(point);
+  checkCount("max_inputs", maxInputs, 1, ctx.limits.maxBatchesPerClaim);
+  const sessionId = fence.sessionId;
+  const k = ctx.keys(sessionId);
+  const claimId = randomUUID() as ClaimId;
+  const [turnId, checkpoint] =
+    point.kind === "checkpoint" ? [point.turnId, point.checkpoint] : ["", ""];
+  const reply = await ctx.scripts.run(
+    "claimInputs",
+    [k.lease, k.inputs, k.inputPayloads, k.inputIndex],
+    [fence.leaseToken, fence.fencingToken, point.kind, turnId, checkpoint, maxInputs, claimId],
+  );
+  if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(sessionId, fence.fencingToken);
+  if (reply[0] === REPLY.NONE) return undefined;
+  const inputs = pairs(reply, 1, (meta, payload) => decodeInput(sessionId, meta, payload));
+  return { claimId, sessionId, fencingToken: fence.fencingToken, inputs };
+}
+
+export async function deferActiveInputs(
+  ctx: RedisContext,
+  fence: LeaseFence,
+  turnId: string,
+): Promise<DeferReport> {
+  checkFence(fence);
+  checkId("turn_id", turnId);
+  const k = ctx.keys(fence.sessionId);
+  const reply = await ctx.scripts.run(
+    "deferActiveInputs",
+    [k.lease, k.inputs, k.inputIndex],
+    [fence.leaseToken, fence.fencingToken, turnId],
+  );
+  if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(fence.sessionId, fence.fencingToken);
+  return { deferredInputIds: reply.slice(1).map((_, i) => str(reply, i + 1) as InputId) };
+}

@@ -1,0 +1,73 @@
+// Every Redis key the store touches is built here and nowhere else (never inside Lua).
+// All keys of one session share the hash tag `{<sessionId>}`, so a script that takes any of
+// them runs in one slot and the store works unchanged on Redis Cluster.
+import { invalidArgument } from "../../domain/errors.js";
+import type { SessionId } from "../../domain/ids.js";
+
+export interface SessionKeys {
+  /** Hash: tok, gen, exp, oid, inc, own (the current or last lease of the session). */
+  lease: string;
+  /** Counter of lease generations; never deleted, so fencing tokens never repeat. */
+  generation: string;
+  /** Hash: rev, turn and the usage totals. Absent before the first commit. */
+  head: string;
+  /** List of committed messages, oldest first. */
+  messages: string;
+  /** Hash of session metadata. */
+  metadata: string;
+  /** Hash: operation id -> JSON {h, rev} of the commit that recorded it. */
+  stamps: string;
+  /** Hash: work, input -> last sequence number issued. */
+  sequences: string;
+  /** Hash: batch id -> JSON of the batch without its payload. */
+  work: string;
+  /** Hash: batch id -> payload, kept apart so claims decode small records only. */
+  workPayloads: string;
+  /** Sorted set of ready and claimed batch ids, scored by enqueue sequence. */
+  workIndex: string;
+  /** Hash: source key -> "<content hash>:<batch id>". */
+  workSources: string;
+  /** Hash: input id -> JSON of the input without its payload. */
+  inputs: string;
+  inputPayloads: string;
+  /** Sorted set of every input id (tombstones too, for suffix cancels), scored by sequence. */
+  inputIndex: string;
+  inputSources: string;
+}
+
+/** Braces in the namespace would change which part of a key Redis hashes. */
+export function checkNamespace(namespace: string): string {
+  if (namespace.length === 0 || /[{}\s]/u.test(namespace)) {
+    throw invalidArgument("namespace", "must be non-empty, without braces or whitespace");
+  }
+  return namespace;
+}
+
+export function sessionKeys(namespace: string, sessionId: SessionId): SessionKeys {
+  const p = `${namespace}:{${sessionId}}:`;
+  return {
+    lease: `${p}lease`,
+    generation: `${p}gen`,
+    head: `${p}head`,
+    messages: `${p}messages`,
+    metadata: `${p}metadata`,
+    stamps: `${p}stamps`,
+    sequences: `${p}seq`,
+    work: `${p}work`,
+    workPayloads: `${p}work:payloads`,
+    workIndex: `${p}work:index`,
+    workSources: `${p}work:sources`,
+    inputs: `${p}inputs`,
+    inputPayloads: `${p}inputs:payloads`,
+    inputIndex: `${p}inputs:index`,
+    inputSources: `${p}inputs:sources`,
+  };
+}
+
+/**
+ * Sorted set (all scores 0, ordered by id) of sessions with a commit. It lives in its own slot,
+ * is kept by separate commands after commits and deletes, and is a hint, never the truth.
+ */
+export function sessionIndexKey(namespace: string): string {
+  return `${namespace}:sessions`;
+}

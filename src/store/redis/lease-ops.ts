@@ -1,0 +1,109 @@
+// Lease operations of the Redis store: claim, renew, release, reclaim, read. Each is one script
+// call; tokens are generated here and the expiry is decided by the Redis clock.
+import { randomUUID } from "node:crypto";
+import { leaseExpired } from "../../domain/errors.js";
+import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import type {
+  LeaseClaimOutcome,
+  LeaseFence,
+  LeaseOwner,
+  LeaseReleaseOutcome,
+  SessionExecutionLease,
+} from "../../domain/lease.js";
+import { checkFence, checkOwner, checkTtl } from "../shared/validate.js";
+import { decodeLease, ownerArgs } from "./codec.js";
+import type { RedisContext } from "./context.js";
+import { REPLY } from "./replies.js";
+import type { ScriptReply } from "./scripts.js";
+
+function claimOutcome(sessionId: SessionId, reply: ScriptReply): LeaseClaimOutcome {
+  const lease = decodeLease(sessionId, reply);
+  if (reply[0] === REPLY.BUSY) return { kind: "busy", holder: lease };
+  return { kind: "acquired", lease, reentered: reply[5] === 1 };
+}
+
+export async function tryClaimLease(
+  ctx: RedisContext,
+  rawSessionId: SessionId,
+  owner: LeaseOwner,
+  ttlMs: number,
+): Promise<LeaseClaimOutcome> {
+  const sessionId = parseSessionId(rawSessionId);
+  checkOwner(owner);
+  checkTtl(ttlMs);
+  const k = ctx.keys(sessionId);
+  const reply = await ctx.scripts.run(
+    "claimLease",
+    [k.lease, k.generation],
+    [...ownerArgs(owner), randomUUID(), ttlMs],
+  );
+  return claimOutcome(sessionId, reply);
+}
+
+export async function renewLease(
+  ctx: RedisContext,
+  fence: LeaseFence,
+  ttlMs: number,
+): Promise<SessionExecutionLease> {
+  checkFence(fence);
+  checkTtl(ttlMs);
+  const reply = await ctx.scripts.run(
+    "renewLease",
+    [ctx.keys(fence.sessionId).lease],
+    [fence.leaseToken, fence.fencingToken, ttlMs],
+  );
+  if (reply[0] !== REPLY.OK) throw leaseExpired(fence.sessionId, fence.fencingToken);
+  return decodeLease(fence.sessionId, reply);
+}
+
+export async function releaseLease(
+  ctx: RedisContext,
+  fence: LeaseFence,
+): Promise<LeaseReleaseOutcome> {
+  checkFence(fence);
+  const reply = await ctx.scripts.run(
+    "releaseLease",
+    [ctx.keys(fence.sessionId).lease],
+    [fence.leaseToken, fence.fencingToken],
+  );
+  return reply[0] === REPLY.OK ? { kind: "released" } : { kind: "not_held" };
+}
+
+export async function reclaimLease(
+  ctx: RedisContext,
+  rawSessionId: SessionId,
+  claimant: LeaseOwner,
+  observed: LeaseFence,
+  ttlMs: number,
+): Promise<LeaseClaimOutcome> {
+  const sessionId = parseSessionId(rawSessionId);
+  checkOwner(claimant, "claimant");
+  checkFence(observed, "observed");
+  checkTtl(ttlMs);
+  // The pid lives on the claimant's host, so the claimant judges liveness; the script then
+  // decides atomically whether the observed holder is still the current one.
+  const observedDead = ctx.probe.isProvablyDead(observed.owner, claimant);
+  const k = ctx.keys(sessionId);
+  const reply = await ctx.scripts.run(
+    "reclaimLease",
+    [k.lease, k.generation],
+    [
+      ...ownerArgs(claimant),
+      randomUUID(),
+      ttlMs,
+      observed.leaseToken,
+      observed.fencingToken,
+      observedDead ? "1" : "0",
+    ],
+  );
+  return claimOutcome(sessionId, reply);
+}
+
+export async function currentLease(
+  ctx: RedisContext,
+  rawSessionId: SessionId,
+): Promise<SessionExecutionLease | undefined> {
+  const sessionId = parseSessionId(rawSessionId);
+  const reply = await ctx.scripts.run("readLease", [ctx.keys(sessionId).lease], []);
+  return reply[0] === REPLY.OK ? decodeLease(sessionId, reply) : undefined;
+}

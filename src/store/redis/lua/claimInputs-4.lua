@@ -1,0 +1,40 @@
+-- claimInputs: under the live fence, claim claimable inputs the point admits, in sequence order.
+-- Claimable: pending, or claimed by a lower generation. Idle admits next_turn inputs; a
+-- checkpoint admits active_turn inputs of its turn whose minBoundary is at or before it.
+-- KEYS[1] lease hash   KEYS[2] input hash   KEYS[3] input payload hash   KEYS[4] input index zset
+-- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] "idle" | "checkpoint"
+-- ARGV[4] turn id ("" when idle)   ARGV[5] checkpoint ("" when idle)   ARGV[6] max inputs
+-- ARGV[7] claim id
+-- Replies: {R.OK, inputJson1, payload1, ...}   claimed
+--          {R.NONE}                            nothing admitted
+--          {R.LEASE_EXPIRED}
+local lease = live_lease(KEYS[1], now_ms())
+if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(ARGV[2])
+local order = { after_work = 1, before_completion = 2 }
+local idle = ARGV[3] == 'idle'
+local max = tonumber(ARGV[6])
+local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+local metas = hmget_all(KEYS[2], ids)
+local taken = {}
+for i = 1, #ids do
+  if #taken >= max then break end
+  if metas[i] then
+    local input = cjson.decode(metas[i])
+    local d = input.delivery
+    local admitted
+    if idle then
+      admitted = d.kind == 'next_turn'
+    else
+      admitted = d.kind == 'active_turn' and d.turnId == ARGV[4] and order[d.minBoundary] <= order[ARGV[5]]
+    end
+    if admitted and claimable(input, 'pending', gen) then taken[#taken + 1] = input end
+  end
+end
+if #taken == 0 then return { R.NONE } end
+local reply = { R.OK }
+for _, input in ipairs(taken) do
+  reply[#reply + 1] = mark_claimed(KEYS[2], input.inputId, input, gen, ARGV[7])
+  reply[#reply + 1] = redis.call('HGET', KEYS[3], input.inputId)
+end
+return reply

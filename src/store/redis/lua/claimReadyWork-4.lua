@@ -1,0 +1,48 @@
+-- claimReadyWork: under the live fence, claim the leading eligible batch and, for a join
+-- leader, every eligible join batch of the same class, delivery policy and merge key.
+-- Eligible: ready, or claimed by a lower generation; at an active-turn checkpoint only
+-- earliest_safe_boundary batches. Leader: session_command before turn_work, then by sequence.
+-- KEYS[1] lease hash   KEYS[2] work hash   KEYS[3] work payload hash   KEYS[4] work index zset
+-- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] boundary (idle | active_turn_checkpoint)
+-- ARGV[4] max batches   ARGV[5] claim id
+-- Replies: {R.OK, batchJson1, payload1, ...}   claimed (batches carry the new claim)
+--          {R.NONE}                            nothing eligible
+--          {R.LEASE_EXPIRED}                   the fence is not the live lease
+local lease = live_lease(KEYS[1], now_ms())
+if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(ARGV[2])
+local at_checkpoint = ARGV[3] == 'active_turn_checkpoint'
+local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+local metas = hmget_all(KEYS[2], ids)
+local eligible = {}
+local leader = nil
+for i = 1, #ids do
+  if metas[i] then
+    local b = cjson.decode(metas[i])
+    if claimable(b, 'ready', gen) and (not at_checkpoint or b.deliveryPolicy == 'earliest_safe_boundary') then
+      eligible[#eligible + 1] = b
+      if leader == nil or (leader.workClass ~= 'session_command' and b.workClass == 'session_command') then
+        leader = b
+      end
+    end
+  end
+end
+if leader == nil then return { R.NONE } end
+local taken = { leader }
+if leader.slotPolicy == 'join' then
+  taken = {}
+  local max = tonumber(ARGV[4])
+  for _, b in ipairs(eligible) do
+    if #taken >= max then break end
+    if b.slotPolicy == 'join' and b.workClass == leader.workClass
+      and b.deliveryPolicy == leader.deliveryPolicy and b.mergeKey == leader.mergeKey then
+      taken[#taken + 1] = b
+    end
+  end
+end
+local reply = { R.OK }
+for _, b in ipairs(taken) do
+  reply[#reply + 1] = mark_claimed(KEYS[2], b.batchId, b, gen, ARGV[5])
+  reply[#reply + 1] = redis.call('HGET', KEYS[3], b.batchId)
+end
+return reply

@@ -1,0 +1,83 @@
+-- commit: apply one commit atomically. Every check comes before the first write, because Redis
+-- does not roll back a script that stops halfway: stamp, then head CAS, then claim completions
+-- against the live lease generation; then head + 1, messages, usage, turn, metadata, claimed
+-- items completed, stamp recorded, and the advisory lease release.
+-- KEYS[1] head hash        KEYS[2] message list    KEYS[3] metadata hash   KEYS[4] stamp hash
+-- KEYS[5] lease hash       KEYS[6] work hash       KEYS[7] work index zset KEYS[8] input hash
+-- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
+--           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
+--           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
+--           q = [[claim id, fencing token, [batch ids]]...], i = same for input claims,
+--           m = [key, value, ...] (value "" removes the key) }
+-- ARGV[2..] messages to append, in order
+-- Replies: {R.OK, headRevision}
+--          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
+--          {R.STAMP_CONFLICT}                 the stamp was recorded with another hash
+--          {R.HEAD_CONFLICT, actualHead}
+--          {R.QUEUE_CLAIM_SUPERSEDED, claimId} / {R.INPUT_CLAIM_SUPERSEDED, claimId}
+local spec = cjson.decode(ARGV[1])
+
+if spec.op ~= '' then
+  local recorded = redis.call('HGET', KEYS[4], spec.op)
+  if recorded then
+    local r = cjson.decode(recorded)
+    if r.h == spec.h then return { R.STAMP_REPLAYED, r.rev } end
+    return { R.STAMP_CONFLICT }
+  end
+end
+
+local head = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
+if head ~= spec.e then return { R.HEAD_CONFLICT, head } end
+
+-- Completions: the claim's generation must hold the live lease, and every item must still be
+-- claimed under that claim id. Items are decoded once here and written back below.
+local lease = live_lease(KEYS[5], now_ms())
+local settled = {}
+local function check_claims(claims, key)
+  for _, c in ipairs(claims) do
+    if lease == nil or lease.gen ~= c[2] then return c[1] end
+    local metas = hmget_all(key, c[3])
+    for j, id in ipairs(c[3]) do
+      if not metas[j] then return c[1] end
+      local item = cjson.decode(metas[j])
+      if item.state ~= 'claimed' or item.claimId ~= c[1] then return c[1] end
+      settled[#settled + 1] = { key = key, id = id, item = item }
+    end
+  end
+  return nil
+end
+local stale = check_claims(spec.q, KEYS[6])
+if stale then return { R.QUEUE_CLAIM_SUPERSEDED, stale } end
+stale = check_claims(spec.i, KEYS[8])
+if stale then return { R.INPUT_CLAIM_SUPERSEDED, stale } end
+
+-- Every check passed: write.
+local rev = head + 1
+redis.call('HSET', KEYS[1], 'rev', rev)
+if spec.t then redis.call('HINCRBY', KEYS[1], 'turn', 1) end
+local usage_fields = { 'in', 'out', 'cr', 'cw', 'rs' }
+for n, field in ipairs(usage_fields) do
+  if spec.u[n] > 0 then redis.call('HINCRBY', KEYS[1], field, num(spec.u[n])) end
+end
+for i = 2, #ARGV, 500 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
+for n = 1, #spec.m, 2 do
+  if spec.m[n + 1] == '' then
+    redis.call('HDEL', KEYS[3], spec.m[n])
+  else
+    redis.call('HSET', KEYS[3], spec.m[n], spec.m[n + 1])
+  end
+end
+for _, s in ipairs(settled) do
+  s.item.state = 'completed'
+  redis.call('HSET', s.key, s.id, cjson.encode(s.item))
+  if s.key == KEYS[6] then redis.call('ZREM', KEYS[7], s.id) end
+end
+if spec.op ~= '' then
+  redis.call('HSET', KEYS[4], spec.op, cjson.encode({ h = spec.h, rev = rev }))
+end
+if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
+  redis.call('DEL', KEYS[5])
+end
+return { R.OK, rev }

@@ -1,0 +1,29 @@
+-- submitInput: store a new pending turn input with the next sequence, or answer a source key
+-- seen before (same content: the existing input; other content: a conflict).
+-- KEYS[1] input hash (input id -> JSON)   KEYS[2] input payload hash   KEYS[3] input index zset
+-- KEYS[4] input source-key hash           KEYS[5] sequence hash
+-- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
+-- ARGV[4] delivery JSON   ARGV[5] payload
+-- Replies: {R.OK, seq}                    stored; the caller knows every other field
+--          {R.DEDUPLICATED, inputJson}    the source key's input as it is now (same payload)
+--          {R.SOURCE_KEY_CONFLICT}
+local source_key = ARGV[2]
+if source_key ~= '' then
+  local seen = redis.call('HGET', KEYS[4], source_key)
+  if seen then
+    local sep = string.find(seen, ':', 1, true)
+    if string.sub(seen, 1, sep - 1) ~= ARGV[3] then return { R.SOURCE_KEY_CONFLICT } end
+    local existing = redis.call('HGET', KEYS[1], string.sub(seen, sep + 1))
+    if existing then return { R.DEDUPLICATED, existing } end
+  end
+end
+local seq = redis.call('HINCRBY', KEYS[5], 'input', 1)
+local input = {
+  inputId = ARGV[1], seq = seq, delivery = cjson.decode(ARGV[4]), sourceKey = source_key,
+  state = 'pending', claimFencingToken = 0, claimId = '', deferred = false,
+}
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(input))
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[5])
+redis.call('ZADD', KEYS[3], seq, ARGV[1])
+if source_key ~= '' then redis.call('HSET', KEYS[4], source_key, ARGV[3] .. ':' .. ARGV[1]) end
+return { R.OK, seq }

@@ -1,0 +1,126 @@
+// Loads the Lua scripts of lua/ and runs them through ioredis `defineCommand`, which sends
+// EVALSHA and falls back to EVAL once per connection. Each file is `<operation>-<keys>.lua`;
+// the key count comes from the name, and the shared reply table and helpers are prepended.
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Cluster, Redis } from "ioredis";
+import { TetherError, storeUnavailable } from "../../domain/errors.js";
+import { luaReplyTable } from "./replies.js";
+
+export const SCRIPT_NAMES = [
+  "claimLease",
+  "reclaimLease",
+  "renewLease",
+  "releaseLease",
+  "readLease",
+  "enqueueWork",
+  "listWork",
+  "cancelWork",
+  "claimReadyWork",
+  "claimWorkByIds",
+  "submitInput",
+  "listInputs",
+  "cancelInputs",
+  "claimInputs",
+  "deferActiveInputs",
+  "commit",
+  "loadSession",
+  "deleteSession",
+  "vacuum",
+] as const;
+
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+/** A script reply: the reply code first, then strings and integers. */
+export type ScriptReply = [number, ...(string | number | null)[]];
+
+export interface ScriptRunner {
+  run(
+    name: ScriptName,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<ScriptReply>;
+}
+
+interface LoadedScript {
+  command: string;
+  numberOfKeys: number;
+  lua: string;
+}
+
+const LUA_DIR = fileURLToPath(new URL("./lua/", import.meta.url));
+const FILE_NAME = /^([A-Za-z]+)-(\d+)\.lua$/u;
+const SHARED_FILE = "_shared.lua";
+
+let loaded: Map<ScriptName, LoadedScript> | undefined;
+
+function loadScripts(): Map<ScriptName, LoadedScript> {
+  if (loaded) return loaded;
+  const prelude = luaReplyTable() + readFileSync(LUA_DIR + SHARED_FILE, "utf8");
+  const scripts = new Map<ScriptName, LoadedScript>();
+  for (const file of readdirSync(LUA_DIR)) {
+    const match = FILE_NAME.exec(file);
+    if (!match) continue;
+    const name = match[1] as ScriptName;
+    if (!SCRIPT_NAMES.includes(name)) throw new Error(`unexpected Lua script ${file}`);
+    // The operation's own header stays first in the file; the prelude goes after it at load time.
+    const body = readFileSync(LUA_DIR + file, "utf8");
+    scripts.set(name, {
+      command: `tether_${name}`,
+      numberOfKeys: Number(match[2]),
+      lua: `${prelude}\n${body}`,
+    });
+  }
+  for (const name of SCRIPT_NAMES) {
+    if (!scripts.has(name)) throw new Error(`missing Lua script for ${name}`);
+  }
+  loaded = scripts;
+  return scripts;
+}
+
+type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Errors Redis raises while it cannot serve, as opposed to a script or protocol fault. */
+const UNAVAILABLE_REPLY =
+  /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS|MOVED|ASK)\b/u;
+
+/** Maps any failure of a Redis call to a typed error; raw Redis messages never escape. */
+export function toStoreError(error: unknown): TetherError {
+  if (error instanceof TetherError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const isReply = error instanceof Error && error.name === "ReplyError";
+  if (isReply && !UNAVAILABLE_REPLY.test(message)) {
+    return new TetherError("internal", "the Redis store rejected a script call", { cause: error });
+  }
+  return storeUnavailable("Redis did not answer", error);
+}
+
+export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
+  const scripts = loadScripts();
+  const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
+  for (const script of scripts.values()) {
+    // The same connection may serve several stores; the definition is identical, so keep it.
+    if (typeof commands[script.command] !== "function") {
+      redis.defineCommand(script.command, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+    }
+  }
+  return {
+    async run(name, keys, args) {
+      const script = scripts.get(name) as LoadedScript;
+      if (keys.length !== script.numberOfKeys) {
+        throw new TetherError("internal", `script ${name} takes ${script.numberOfKeys} keys`);
+      }
+      const command = commands[script.command] as ScriptCommand;
+      let reply: unknown;
+      try {
+        reply = await command.call(redis, ...keys, ...args);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+      if (!Array.isArray(reply) || typeof reply[0] !== "number") {
+        throw new TetherError("internal", `script ${name} gave a malformed reply`);
+      }
+      return reply as ScriptReply;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// Redis store harnesses for tests: one connection per test file (standalone or cluster), and a
+// fresh namespace per harness so tests sharing a server never see each other's keys.
+import { randomUUID } from "node:crypto";
+import { Cluster, Redis } from "ioredis";
+import type { StoreLimits } from "../../src/ports/runtime-store.js";
+import { createRedisStore } from "../../src/store/redis/index.js";
+import type { StoreFactory } from "../conformance/support/store-factory.js";
+
+export function connectStandalone(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: 2 });
+}
+
+export function connectCluster(ports: readonly number[]): Cluster {
+  return new Cluster(
+    ports.map((port) => ({ host: "127.0.0.1", port })),
+    { redisOptions: { maxRetriesPerRequest: 2 } },
+  );
+}
+
+export function freshNamespace(label: string): string {
+  return `test-${label}-${randomUUID()}`;
+}
+
+/**
+ * A factory over a connection the test file owns. The Redis backend reads the server clock, so
+ * advancing time is a real sleep (with a small margin for timer granularity).
+ */
+export function redisStoreFactory(connection: () => Redis | Cluster, label: string): StoreFactory {
+  return async (options?: { limits?: Partial<StoreLimits> }) => {
+    const store = createRedisStore({
+      redis: connection(),
+      namespace: freshNamespace(label),
+      ...(options?.limits ? { limits: options.limits } : {}),
+    });
+    return {
+      store,
+      advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      close: () => store.close(),
+    };
+  };
+}
