@@ -41,7 +41,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     afterClaimValidation: undefined,
   };
 
-  return {
+  return rejectingNotThrowing({
     setClaimAfterValidationHook(hook) {
       ctx.afterClaimValidation = hook;
     },
@@ -129,5 +129,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     close: () => Promise.resolve(),
-  };
+  });
+}
+
+/**
+ * Input checks run before each serialized step and throw synchronously; callers of a
+ * promise-returning port expect a rejection instead (Promise.all, .catch, fire-and-forget).
+ */
+function rejectingNotThrowing<T extends object>(target: T): T {
+  for (const [name, value] of Object.entries(target)) {
+    if (typeof value !== "function") continue;
+    const fn = value as (...args: unknown[]) => unknown;
+    (target as Record<string, unknown>)[name] = (...args: unknown[]): unknown => {
+      try {
+        return fn(...args);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+  }
+  return target;
 }
