@@ -1,0 +1,134 @@
+// Store benchmark: the Redis store's turn cycle against BullMQ job cycles, redlock lock cycles
+// and redis-benchmark's EVALSHA ceiling, all on one throwaway redis-server in the same run.
+// Usage: npm run bench:store [-- --sessions N --concurrency C --record]
+import { readFile, writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import type { SessionId } from "../../src/domain/ids.js";
+import { createRedisStore } from "../../src/store/redis/redis-store.js";
+import { startRedis } from "../../test/support/redis-harness.js";
+import { printTable, runConcurrently, summarize, type RunStats } from "../support/stats.js";
+import { bullmqJobCycles, evalshaCeiling, redlockCycles } from "./peers.js";
+import { startRoundTripCounter } from "./round-trip-counter.js";
+import { turnCycle } from "./turn-cycle.js";
+
+const { values } = parseArgs({
+  options: {
+    sessions: { type: "string", default: "5000" },
+    concurrency: { type: "string", default: "32" },
+    record: { type: "boolean", default: false },
+  },
+});
+const sessions = Number(values.sessions);
+const concurrency = Number(values.concurrency);
+
+async function turnCycles(port: number, prefix: string, count: number): Promise<RunStats> {
+  const redis = new Redis({ host: "127.0.0.1", port, enableAutoPipelining: true });
+  const store = createRedisStore({ redis, namespace: "bench" });
+  await turnCycle(store, `${prefix}-warmup` as SessionId);
+  const { latenciesMs, seconds } = await runConcurrently(count, concurrency, (i) =>
+    turnCycle(store, `${prefix}-${i}` as SessionId),
+  );
+  await store.close();
+  redis.disconnect();
+  return summarize(latenciesMs, seconds);
+}
+
+/** Round trips of one cycle, measured through a counting proxy with one cycle in flight. */
+async function measureRoundTrips(port: number, cycles: number): Promise<number> {
+  const counter = await startRoundTripCounter(port);
+  const redis = new Redis({ host: "127.0.0.1", port: counter.port, enableAutoPipelining: true });
+  const store = createRedisStore({ redis, namespace: "bench-rt" });
+  await turnCycle(store, "rt-warmup" as SessionId);
+  const before = counter.writes();
+  for (let i = 0; i < cycles; i++) await turnCycle(store, `rt-${i}` as SessionId);
+  const perCycle = (counter.writes() - before) / cycles;
+  await store.close();
+  redis.disconnect();
+  await counter.close();
+  return perCycle;
+}
+
+async function recordResults(table: string, json: string): Promise<void> {
+  const path = "docs/benchmarks.md";
+  const current = await readFile(path, "utf8").catch(() => "# Benchmarks\n");
+  const section = [
+    "## Store",
+    "",
+    `Measured by \`npm run bench:store -- --record\` on ${new Date().toISOString().slice(0, 10)}`,
+    `(${sessions} sessions, concurrency ${concurrency}, one local redis-server, 2 cores).`,
+    "",
+    "```",
+    table.trimEnd(),
+    json,
+    "```",
+    "",
+  ].join("\n");
+  const pattern = /## Store\n[\s\S]*?(?=\n## |$)/;
+  const next = pattern.test(current)
+    ? current.replace(pattern, section.trimEnd() + "\n")
+    : `${current.trimEnd()}\n\n${section}`;
+  await writeFile(path, next);
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const redis = await startRedis();
+  try {
+    const cycle = await turnCycles(redis.port, `s${Date.now()}`, sessions);
+    const bullmq = await bullmqJobCycles(redis.port, sessions, concurrency);
+    const redlock = await redlockCycles(redis.port, sessions, concurrency);
+    const ceiling = await evalshaCeiling(redis.port, 100_000, concurrency);
+    const roundTrips = await measureRoundTrips(redis.port, 50);
+
+    const rows = [
+      { run: "tether turn cycle", ...row(cycle) },
+      { run: "bullmq job cycle", ...row(bullmq) },
+      { run: "redlock lock cycle", ...row(redlock) },
+      { run: "evalsha ceiling", ...row(ceiling) },
+    ];
+    const lines: string[] = [];
+    const log = console.log;
+    console.log = (line: string) => {
+      lines.push(line);
+      log(line);
+    };
+    printTable(rows);
+    console.log(`turn cycle / bullmq: ${(cycle.opsPerSecond / bullmq.opsPerSecond).toFixed(2)}x`);
+    console.log(
+      `turn cycle / evalsha ceiling: ${(cycle.opsPerSecond / ceiling.opsPerSecond).toFixed(2)}x`,
+    );
+    console.log(`round trips per cycle: ${roundTrips.toFixed(2)}`);
+    console.log = log;
+    const result = {
+      turn_cycle_ops_s: Math.round(cycle.opsPerSecond),
+      turn_cycle_p50_ms: round(cycle.p50Ms),
+      turn_cycle_p99_ms: round(cycle.p99Ms),
+      bullmq_ops_s: Math.round(bullmq.opsPerSecond),
+      bullmq_p99_ms: round(bullmq.p99Ms),
+      redlock_ops_s: Math.round(redlock.opsPerSecond),
+      redlock_p99_ms: round(redlock.p99Ms),
+      evalsha_ceiling_ops_s: Math.round(ceiling.opsPerSecond),
+      ratio_vs_bullmq: round(cycle.opsPerSecond / bullmq.opsPerSecond),
+      round_trips_per_cycle: round(roundTrips),
+      sessions,
+      concurrency,
+      seconds: round((performance.now() - started) / 1000),
+    };
+    const json = JSON.stringify(result);
+    if (values.record) await recordResults(lines.join("\n"), json);
+    console.log(json);
+  } finally {
+    await redis.stop();
+  }
+}
+
+function row(s: RunStats): Record<string, number> {
+  return { ops_s: Math.round(s.opsPerSecond), p50_ms: round(s.p50Ms), p99_ms: round(s.p99Ms) };
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+await main();
