@@ -1,0 +1,199 @@
+// The Redis store beyond the shared laws: its key layout, its round trips per turn cycle, its
+// error mapping, and the lease/commit/queue basics against a real redis-server.
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
+import { isTetherError } from "../../src/domain/errors.js";
+import { sessionId, type SessionId } from "../../src/domain/ids.js";
+import { fenceOf, type LeaseOwner, type SessionExecutionLease } from "../../src/domain/lease.js";
+import { queueClaimCompletion, type QueuedWorkDraft } from "../../src/domain/queue.js";
+import type { RuntimeStore } from "../../src/ports/runtime-store.js";
+import { createRedisStore } from "../../src/store/redis/index.js";
+import { connectStandalone, freshNamespace } from "../support/redis-store-factory.js";
+
+let redis: Redis;
+
+beforeAll(() => {
+  redis = connectStandalone(inject("redisUrl"));
+});
+
+afterAll(async () => {
+  await redis.quit();
+});
+
+function owner(name: string, incarnation = "1"): LeaseOwner {
+  return { ownerId: name, incarnationId: `${name}#${incarnation}`, liveness: { kind: "opaque" } };
+}
+
+function work(session: SessionId, payload: string): QueuedWorkDraft {
+  return {
+    sessionId: session,
+    workClass: "turn_work",
+    deliveryPolicy: "earliest_safe_boundary",
+    slotPolicy: "exclusive",
+    payload,
+  };
+}
+
+function acquired(
+  outcome: Awaited<ReturnType<RuntimeStore["tryClaimLease"]>>,
+): SessionExecutionLease {
+  if (outcome.kind !== "acquired") throw new Error(`busy: held by ${outcome.holder.owner.ownerId}`);
+  return outcome.lease;
+}
+
+function fresh(namespace = freshNamespace("integration")): {
+  store: RuntimeStore;
+  namespace: string;
+} {
+  return { store: createRedisStore({ redis, namespace }), namespace };
+}
+
+describe("redis store", () => {
+  it("runs a lease cycle: acquire, re-enter, busy, renew, release, a higher token after", async () => {
+    const { store } = fresh();
+    const s = sessionId("lease-cycle");
+    const first = acquired(await store.tryClaimLease(s, owner("a"), 60_000));
+    expect(first.fencingToken).toBe(1);
+
+    const again = await store.tryClaimLease(s, owner("a"), 60_000);
+    expect(again).toMatchObject({ kind: "acquired", reentered: true });
+    expect(acquired(again).leaseToken).toBe(first.leaseToken);
+
+    const other = await store.tryClaimLease(s, owner("b"), 60_000);
+    expect(other.kind).toBe("busy");
+
+    const renewed = await store.renewLease(fenceOf(first), 120_000);
+    expect(renewed.expiresAtMs).toBeGreaterThan(first.expiresAtMs);
+
+    expect(await store.releaseLease(fenceOf(first))).toEqual({ kind: "released" });
+    expect(await store.releaseLease(fenceOf(first))).toEqual({ kind: "not_held" });
+    expect(await store.currentLease(s)).toBeUndefined();
+
+    const second = acquired(await store.tryClaimLease(s, owner("b"), 60_000));
+    expect(second.fencingToken).toBe(2);
+  });
+
+  it("applies exactly one of two commits from the same head", async () => {
+    const { store } = fresh();
+    const s = sessionId("commit-cas");
+    const results = await Promise.allSettled([
+      store.commit({ sessionId: s, expectedHeadRevision: 0, appendMessages: ["left"] }),
+      store.commit({ sessionId: s, expectedHeadRevision: 0, appendMessages: ["right"] }),
+    ]);
+    const applied = results.filter((r) => r.status === "fulfilled");
+    const refused = results.filter((r) => r.status === "rejected");
+    expect(applied).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(isTetherError(refused[0]?.reason, "head_revision_conflict")).toBe(true);
+    const snapshot = await store.loadSession(s);
+    expect(snapshot?.headRevision).toBe(1);
+    expect(snapshot?.messages).toHaveLength(1);
+  });
+
+  it("claims a batch and settles it in the commit that releases the lease", async () => {
+    const { store } = fresh();
+    const s = sessionId("queue-claim");
+    const lease = acquired(await store.tryClaimLease(s, owner("worker"), 60_000));
+    const { batch } = await store.enqueueWork(work(s, "wake"));
+    const claim = await store.claimReadyWork(fenceOf(lease), "idle", 8);
+    expect(claim?.batches.map((b) => b.batchId)).toEqual([batch.batchId]);
+    expect(claim?.batches[0]?.state).toBe("claimed");
+    if (!claim) return;
+
+    const receipt = await store.commit({
+      sessionId: s,
+      expectedHeadRevision: 0,
+      appendMessages: ['{"role":"assistant"}'],
+      advanceTurn: true,
+      completeQueueClaims: [queueClaimCompletion(claim)],
+      releaseLease: fenceOf(lease),
+    });
+    expect(receipt).toEqual({ sessionId: s, headRevision: 1, replayed: false });
+    expect(await store.listWork(s)).toEqual([]);
+    expect(await store.currentLease(s)).toBeUndefined();
+    expect((await store.loadSession(s))?.turnIndex).toBe(1);
+  });
+
+  it("keeps every key of a session under its hash tag, and its generation across deletion", async () => {
+    const { store, namespace } = fresh();
+    const s = sessionId("layout");
+    const lease = acquired(await store.tryClaimLease(s, owner("a"), 60_000));
+    await store.enqueueWork({ ...work(s, "x"), sourceKey: "src-1" });
+    await store.submitInput({ sessionId: s, delivery: { kind: "next_turn" }, payload: "hi" });
+    await store.commit({
+      sessionId: s,
+      expectedHeadRevision: 0,
+      appendMessages: ["m"],
+      stamp: { operationId: "op", contentHash: "h" },
+      metadataPatch: { k: "v" },
+    });
+
+    const keys = await redis.keys(`${namespace}:*`);
+    const sessionScoped = keys.filter((k) => k !== `${namespace}:sessions`);
+    expect(sessionScoped.length).toBeGreaterThanOrEqual(10);
+    for (const key of sessionScoped) expect(key.startsWith(`${namespace}:{layout}:`)).toBe(true);
+    expect(keys).toContain(`${namespace}:sessions`);
+
+    expect(await store.deleteSession(s)).toBe(true);
+    expect(await redis.keys(`${namespace}:{layout}:*`)).toEqual([`${namespace}:{layout}:gen`]);
+    const next = acquired(await store.tryClaimLease(s, owner("b"), 60_000));
+    expect(next.fencingToken).toBe(lease.fencingToken + 1);
+  });
+
+  it("takes four awaited round trips for a turn cycle, plus one unawaited index update", async () => {
+    const counted = new Redis(inject("redisUrl"));
+    try {
+      const store = createRedisStore({ redis: counted, namespace: freshNamespace("trips") });
+      const cycle = async (s: SessionId): Promise<void> => {
+        const lease = acquired(await store.tryClaimLease(s, owner("w"), 60_000));
+        await store.enqueueWork(work(s, "p"));
+        const claim = await store.claimReadyWork(fenceOf(lease), "idle", 1);
+        if (!claim) throw new Error("nothing claimed");
+        await store.commit({
+          sessionId: s,
+          expectedHeadRevision: 0,
+          appendMessages: ["done"],
+          completeQueueClaims: [queueClaimCompletion(claim)],
+          releaseLease: fenceOf(lease),
+        });
+      };
+      await cycle(sessionId("warm-up")); // loads every script on this connection
+      const commands: string[] = [];
+      const target = counted as unknown as { sendCommand: (command: { name: string }) => unknown };
+      const send = target.sendCommand.bind(counted);
+      target.sendCommand = (command) => {
+        commands.push(command.name);
+        return send(command);
+      };
+      await cycle(sessionId(`counted-${randomUUID()}`));
+      expect(commands).toEqual(["evalsha", "evalsha", "evalsha", "evalsha", "zadd"]);
+    } finally {
+      await counted.quit();
+    }
+  });
+
+  it("maps an unreachable server to store_unavailable", async () => {
+    const down = new Redis({
+      host: "127.0.0.1",
+      port: 1,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    const store = createRedisStore({ redis: down, namespace: freshNamespace("down") });
+    const error = await store.currentLease(sessionId("any")).catch((e: unknown) => e);
+    expect(isTetherError(error, "store_unavailable")).toBe(true);
+    expect(isTetherError(error) && error.classification).toBe("retryable");
+    down.disconnect();
+  });
+
+  it("maps a script fault to internal, never a raw Redis message", async () => {
+    const { store, namespace } = fresh();
+    await redis.set(`${namespace}:{broken}:work`, "not a hash");
+    const error = await store.enqueueWork(work(sessionId("broken"), "x")).catch((e: unknown) => e);
+    expect(isTetherError(error, "internal")).toBe(true);
+    expect(error instanceof Error && error.message).not.toMatch(/WRONGTYPE/);
+  });
+});
