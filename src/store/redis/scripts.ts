@@ -56,9 +56,16 @@ let loaded: Map<ScriptName, LoadedScript> | undefined;
 
 function loadScripts(): Map<ScriptName, LoadedScript> {
   if (loaded) return loaded;
+  let files: string[];
+  try {
+    files = readdirSync(LUA_DIR);
+  } catch (error) {
+    // The build copies src/store/redis/lua next to the compiled module (package.json "build").
+    throw new Error(`the Redis store's Lua scripts are missing from ${LUA_DIR}`, { cause: error });
+  }
   const prelude = luaReplyTable() + readFileSync(LUA_DIR + SHARED_FILE, "utf8");
   const scripts = new Map<ScriptName, LoadedScript>();
-  for (const file of readdirSync(LUA_DIR)) {
+  for (const file of files) {
     const match = FILE_NAME.exec(file);
     if (!match) continue;
     const name = match[1] as ScriptName;
