@@ -1,0 +1,41 @@
+// Static checks of the Redis store's Lua scripts: the file name's key count matches the keys the
+// script uses and its header, every header names its replies, and every reply code used is in
+// the shared table.
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { REPLY } from "../../src/store/redis/replies.js";
+import { SCRIPT_NAMES } from "../../src/store/redis/scripts.js";
+
+const dir = fileURLToPath(new URL("../../src/store/redis/lua/", import.meta.url));
+const files = readdirSync(dir).filter((f) => /^[A-Za-z]+-\d+\.lua$/.test(f));
+
+function header(text: string): string {
+  const lines = text.split("\n");
+  const end = lines.findIndex((line) => !line.startsWith("--"));
+  return lines.slice(0, end).join("\n");
+}
+
+describe("redis Lua scripts", () => {
+  it("has exactly one file per script the store runs", () => {
+    const names = files.map((f) => f.replace(/-\d+\.lua$/, "")).sort();
+    expect(names).toEqual([...SCRIPT_NAMES].sort());
+  });
+
+  for (const file of files) {
+    it(`${file}: the key count in its name matches its header and body`, () => {
+      const keys = Number(/-(\d+)\.lua$/.exec(file)?.[1]);
+      const text = readFileSync(dir + file, "utf8");
+      const head = header(text);
+      const named = [...head.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
+      expect(Math.max(...named)).toBe(keys);
+      expect(new Set(named).size).toBe(keys);
+      const used = [...text.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
+      expect(Math.max(...used)).toBeLessThanOrEqual(keys);
+      expect(head).toMatch(/Replies:/);
+      for (const [, code] of text.matchAll(/\bR\.([A-Z_]+)/g)) {
+        expect(Object.keys(REPLY)).toContain(code);
+      }
+    });
+  }
+});
