@@ -1,0 +1,88 @@
+// grpc.health.v1 over a health state the server flips: "" is the server as a whole, every other
+// name one service. Shutdown flips everything to NOT_SERVING first, so balancers stop routing
+// new calls here while in-flight ones drain.
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
+
+export { ServingStatus };
+
+export interface HealthState {
+  /** Sets one service's status ("" for the server); watchers see the change. */
+  set(service: string, status: ServingStatus): void;
+  /** Sets every known service and the server at once (start and shutdown). */
+  setAll(status: ServingStatus): void;
+  /** Undefined for a service the server does not know. */
+  get(service: string): ServingStatus | undefined;
+  /** Calls `listener` on every change of `service`; returns the unsubscribe function. */
+  subscribe(service: string, listener: (status: ServingStatus) => void): () => void;
+}
+
+export function createHealthState(services: readonly string[] = []): HealthState {
+  const statuses = new Map<string, ServingStatus>([["", ServingStatus.NOT_SERVING]]);
+  for (const name of services) statuses.set(name, ServingStatus.NOT_SERVING);
+  const listeners = new Map<string, Set<(status: ServingStatus) => void>>();
+
+  function set(service: string, status: ServingStatus): void {
+    if (statuses.get(service) === status) return;
+    statuses.set(service, status);
+    for (const listener of listeners.get(service) ?? []) listener(status);
+  }
+
+  return {
+    set,
+    setAll(status) {
+      for (const name of [...statuses.keys()]) set(name, status);
+    },
+    get: (service) => statuses.get(service),
+    subscribe(service, listener) {
+      let group = listeners.get(service);
+      if (!group) listeners.set(service, (group = new Set()));
+      group.add(listener);
+      return () => group.delete(listener);
+    },
+  };
+}
+
+export function createHealthService(state: HealthState): ServiceImpl<typeof Health> {
+  return {
+    check(req) {
+      const status = state.get(req.service);
+      if (status === undefined) {
+        throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
+      }
+      return { status };
+    },
+
+    async *watch(req, ctx) {
+      // Changes queue up between sends, but only the latest matters to a watcher.
+      let pending: ServingStatus | undefined =
+        state.get(req.service) ?? ServingStatus.SERVICE_UNKNOWN;
+      let wake: (() => void) | undefined;
+      const unsubscribe = state.subscribe(req.service, (status) => {
+        pending = status;
+        wake?.();
+      });
+      const aborted = new Promise<void>((resolve) => {
+        if (ctx.signal.aborted) resolve();
+        ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+      let last: ServingStatus | undefined;
+      try {
+        while (!ctx.signal.aborted) {
+          if (pending !== undefined && pending !== last) {
+            last = pending;
+            pending = undefined;
+            yield { status: last };
+            continue;
+          }
+          pending = undefined;
+          await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted]);
+          wake = undefined;
+        }
+      } finally {
+        unsubscribe();
+      }
+    },
+  };
+}
