@@ -1,0 +1,165 @@
+// Sessions between tether.v1 messages and the domain: usage, snapshots, commits and receipts,
+// both directions.
+import { create } from "@bufbuild/protobuf";
+import type { SessionExecutionLease } from "../../domain/lease.js";
+import type {
+  CommitReceipt,
+  RuntimeCommit,
+  SessionSnapshot,
+  UsageTotals,
+} from "../../domain/session.js";
+import type { CommitRequest } from "../../gen/tether/v1/lease_service_pb.js";
+import { SessionSchema, type Session } from "../../gen/tether/v1/session_service_pb.js";
+import {
+  CommitReceiptSchema,
+  SessionSnapshotSchema,
+  UsageSchema,
+  type CommitReceipt as CommitReceiptPb,
+  type SessionSnapshot as SessionSnapshotPb,
+  type Usage as UsagePb,
+} from "../../gen/tether/v1/session_pb.js";
+import { fenceFromProto, fenceToProto, leaseToProto } from "./lease.js";
+import { inputCompletionFromProto, inputCompletionToProto } from "./inputs.js";
+import { workCompletionFromProto, workCompletionToProto } from "./queue.js";
+import { fromUint64, toUint64, type SessionIdMap } from "./scalars.js";
+
+export function usageFromProto(pb: UsagePb | undefined, field: string): UsageTotals | undefined {
+  if (pb === undefined) return undefined;
+  return {
+    inputTokens: fromUint64(pb.inputTokens, `${field}.input_tokens`),
+    outputTokens: fromUint64(pb.outputTokens, `${field}.output_tokens`),
+    cacheReadTokens: fromUint64(pb.cacheReadTokens, `${field}.cache_read_tokens`),
+    cacheWriteTokens: fromUint64(pb.cacheWriteTokens, `${field}.cache_write_tokens`),
+    reasoningTokens: fromUint64(pb.reasoningTokens, `${field}.reasoning_tokens`),
+  };
+}
+
+export function usageToProto(u: UsageTotals, field = "usage"): UsagePb {
+  return create(UsageSchema, {
+    inputTokens: toUint64(u.inputTokens, `${field}.input_tokens`),
+    outputTokens: toUint64(u.outputTokens, `${field}.output_tokens`),
+    cacheReadTokens: toUint64(u.cacheReadTokens, `${field}.cache_read_tokens`),
+    cacheWriteTokens: toUint64(u.cacheWriteTokens, `${field}.cache_write_tokens`),
+    reasoningTokens: toUint64(u.reasoningTokens, `${field}.reasoning_tokens`),
+  });
+}
+
+export function snapshotToProto(s: SessionSnapshot, ids: SessionIdMap): SessionSnapshotPb {
+  return create(SessionSnapshotSchema, {
+    sessionId: ids.toClient(s.sessionId),
+    headRevision: BigInt(s.headRevision),
+    turnIndex: BigInt(s.turnIndex),
+    messages: s.messages,
+    usage: usageToProto(s.usage),
+    metadata: s.metadata,
+  });
+}
+
+export function snapshotFromProto(
+  pb: SessionSnapshotPb | undefined,
+  ids: SessionIdMap,
+  field: string,
+): SessionSnapshot | undefined {
+  if (pb === undefined) return undefined;
+  return {
+    sessionId: ids.toStore(pb.sessionId, `${field}.session_id`),
+    headRevision: fromUint64(pb.headRevision, `${field}.head_revision`),
+    turnIndex: fromUint64(pb.turnIndex, `${field}.turn_index`),
+    messages: [...pb.messages],
+    usage: usageFromProto(pb.usage, `${field}.usage`) ?? {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+    },
+    metadata: { ...pb.metadata },
+  };
+}
+
+/** The client-facing Session: committed state plus the live lease holder, if any. */
+export function sessionToProto(
+  s: SessionSnapshot,
+  lease: SessionExecutionLease | undefined,
+  ids: SessionIdMap,
+): Session {
+  return create(SessionSchema, {
+    sessionId: ids.toClient(s.sessionId),
+    headRevision: BigInt(s.headRevision),
+    turnIndex: BigInt(s.turnIndex),
+    usage: usageToProto(s.usage),
+    metadata: s.metadata,
+    ...(lease ? { lease: leaseToProto(lease, ids) } : {}),
+  });
+}
+
+export function receiptToProto(r: CommitReceipt, ids: SessionIdMap): CommitReceiptPb {
+  return create(CommitReceiptSchema, {
+    sessionId: ids.toClient(r.sessionId),
+    headRevision: BigInt(r.headRevision),
+    replayed: r.replayed,
+  });
+}
+
+export function receiptFromProto(
+  pb: CommitReceiptPb | undefined,
+  ids: SessionIdMap,
+): CommitReceipt {
+  return {
+    sessionId: ids.toStore(pb?.sessionId ?? "", "receipt.session_id"),
+    headRevision: fromUint64(pb?.headRevision ?? 0n, "receipt.head_revision"),
+    replayed: pb?.replayed ?? false,
+  };
+}
+
+/**
+ * Proto3 cannot tell an empty list from an absent one; the domain's optional fields are left out
+ * when empty so the store sees the same commit the caller built.
+ */
+export function commitFromProto(req: CommitRequest, ids: SessionIdMap): RuntimeCommit {
+  const commit: RuntimeCommit = {
+    sessionId: ids.toStore(req.sessionId, "session_id"),
+    expectedHeadRevision: fromUint64(req.expectedHeadRevision, "expected_head_revision"),
+    appendMessages: [...req.appendMessages],
+  };
+  const usage = usageFromProto(req.usage, "usage");
+  if (usage) commit.usage = usage;
+  if (req.advanceTurn) commit.advanceTurn = true;
+  if (Object.keys(req.metadataPatch).length > 0) commit.metadataPatch = { ...req.metadataPatch };
+  if (req.stamp) {
+    commit.stamp = { operationId: req.stamp.operationId, contentHash: req.stamp.contentHash };
+  }
+  if (req.releaseLease)
+    commit.releaseLease = fenceFromProto(req.releaseLease, ids, "release_lease");
+  if (req.completeQueueClaims.length > 0) {
+    commit.completeQueueClaims = req.completeQueueClaims.map((c, i) =>
+      workCompletionFromProto(c, ids, `complete_queue_claims[${i}]`),
+    );
+  }
+  if (req.completeInputClaims.length > 0) {
+    commit.completeInputClaims = req.completeInputClaims.map((c, i) =>
+      inputCompletionFromProto(c, ids, `complete_input_claims[${i}]`),
+    );
+  }
+  return commit;
+}
+
+/** The fields of a CommitRequest, for the wire client. */
+export function commitToProto(c: RuntimeCommit, ids: SessionIdMap) {
+  return {
+    sessionId: ids.toClient(c.sessionId),
+    expectedHeadRevision: toUint64(c.expectedHeadRevision, "expected_head_revision"),
+    appendMessages: c.appendMessages,
+    ...(c.usage ? { usage: usageToProto(c.usage) } : {}),
+    advanceTurn: c.advanceTurn ?? false,
+    metadataPatch: c.metadataPatch ?? {},
+    ...(c.stamp ? { stamp: { ...c.stamp } } : {}),
+    ...(c.releaseLease ? { releaseLease: fenceToProto(c.releaseLease, ids, "release_lease") } : {}),
+    completeQueueClaims: (c.completeQueueClaims ?? []).map((q, i) =>
+      workCompletionToProto(q, ids, `complete_queue_claims[${i}]`),
+    ),
+    completeInputClaims: (c.completeInputClaims ?? []).map((q, i) =>
+      inputCompletionToProto(q, ids, `complete_input_claims[${i}]`),
+    ),
+  };
+}

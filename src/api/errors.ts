@@ -1,0 +1,134 @@
+// The ONE table from TetherError codes to gRPC status codes (ADR 0003), and the edge that applies
+// it: every error a service throws leaves as a ConnectError carrying google.rpc.ErrorInfo (the
+// TetherError code as reason) and, when fields were refused, google.rpc.BadRequest. Errors that
+// are not TetherErrors become INTERNAL with a generic message; their detail only reaches the log.
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { TetherError, type TetherErrorCode } from "../domain/errors.js";
+import { BadRequestSchema, ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+import { tenantKey } from "./tenancy.js";
+
+/** Exhaustive on purpose: a new TetherError code does not compile until it has a status here. */
+export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
+  invalid_argument: Code.InvalidArgument,
+  session_mismatch: Code.InvalidArgument,
+  session_not_found: Code.NotFound,
+  unknown_batch_ids: Code.NotFound,
+  head_revision_conflict: Code.Aborted,
+  queued_work_claim_superseded: Code.Aborted,
+  turn_input_claim_superseded: Code.Aborted,
+  commit_stamp_conflict: Code.AlreadyExists,
+  source_key_conflict: Code.AlreadyExists,
+  session_execution_lease_expired: Code.FailedPrecondition,
+  store_unavailable: Code.Unavailable,
+  internal: Code.Internal,
+};
+
+/** ErrorInfo.domain of every Tether error. */
+export const ERROR_DOMAIN = "tether.dev";
+const GENERIC_INTERNAL = "internal error";
+
+/** Where the edge reports failures it hides from the client. */
+export interface ErrorLog {
+  error(record: Record<string, unknown>, message: string): void;
+}
+
+const reasonOf = (code: TetherErrorCode): string => code.toUpperCase();
+
+function isTetherCode(value: string): value is TetherErrorCode {
+  return Object.hasOwn(STATUS_OF, value);
+}
+
+/** Store ids carry the tenant prefix; the client only ever sees its own ids. */
+function stripTenant(text: string, tenant: string | undefined): string {
+  return tenant === undefined ? text : text.split(`${tenant}:`).join("");
+}
+
+function metadataOf(fields: Record<string, unknown>, tenant: string | undefined) {
+  const metadata: Record<string, string> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    metadata[key] = stripTenant(text, tenant);
+  }
+  return metadata;
+}
+
+/**
+ * Converts anything thrown by a service into the ConnectError the client receives. ConnectErrors
+ * pass through: they were already chosen deliberately (e.g. UNAUTHENTICATED, DEADLINE_EXCEEDED).
+ */
+export function toConnectError(error: unknown, log: ErrorLog, tenant?: string): ConnectError {
+  if (error instanceof ConnectError) return error;
+  if (error instanceof TetherError && error.code !== "internal") {
+    const details: ConstructorParameters<typeof ConnectError>[3] = [
+      {
+        desc: ErrorInfoSchema,
+        value: {
+          reason: reasonOf(error.code),
+          domain: ERROR_DOMAIN,
+          metadata: metadataOf(error.fields, tenant),
+        },
+      },
+    ];
+    if (error.violations.length > 0) {
+      details.push({
+        desc: BadRequestSchema,
+        value: { fieldViolations: error.violations.map((v) => ({ ...v })) },
+      });
+    }
+    const message = stripTenant(error.message, tenant);
+    return new ConnectError(message, STATUS_OF[error.code], undefined, details, error);
+  }
+  log.error({ err: error }, "unexpected error at the API edge");
+  return new ConnectError(GENERIC_INTERNAL, Code.Internal, undefined, undefined, error);
+}
+
+/** The edge: one interceptor converts errors of unary calls and of streams mid-flight. */
+export function createErrorInterceptor(log: ErrorLog): Interceptor {
+  return (next) => async (req) => {
+    const tenant = req.contextValues.get(tenantKey);
+    try {
+      const res = await next(req);
+      if (!res.stream) return res;
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+          } catch (error) {
+            throw toConnectError(error, log, tenant);
+          }
+        })(),
+      };
+    } catch (error) {
+      throw toConnectError(error, log, tenant);
+    }
+  };
+}
+
+/**
+ * The reverse direction, for Tether's own clients: a ConnectError carrying ErrorInfo from this
+ * domain becomes the TetherError the server threw (code, message, fields, violations), so a store
+ * over the wire fails exactly as the local store does.
+ */
+export function tetherErrorFromConnect(error: unknown): unknown {
+  if (!(error instanceof ConnectError)) return error;
+  const info = error
+    .findDetails(ErrorInfoSchema)
+    .find((d) => d.domain === ERROR_DOMAIN && isTetherCode(d.reason.toLowerCase()));
+  const violations = error
+    .findDetails(BadRequestSchema)
+    .flatMap((b) => b.fieldViolations.map((v) => ({ field: v.field, description: v.description })));
+  const code: TetherErrorCode = info
+    ? (info.reason.toLowerCase() as TetherErrorCode)
+    : error.code === Code.Unavailable
+      ? "store_unavailable"
+      : error.code === Code.InvalidArgument
+        ? "invalid_argument"
+        : error.code === Code.NotFound
+          ? "session_not_found"
+          : "internal";
+  const fields: Record<string, unknown> = { ...(info?.metadata ?? {}), grpcCode: error.code };
+  return new TetherError(code, error.rawMessage, { fields, violations, cause: error });
+}

@@ -1,0 +1,151 @@
+// SessionService over a RuntimeStore: create, read, list, delete and update metadata. A session
+// exists once it has a commit; creation is the commit from head 0, so two racing creates of one
+// id cannot both succeed.
+import { randomUUID } from "node:crypto";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { invalidArgument, isTetherError, sessionNotFound } from "../domain/errors.js";
+import type { SessionId } from "../domain/ids.js";
+import type { SessionSnapshot } from "../domain/session.js";
+import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import { sessionToProto } from "./convert/session.js";
+import { scopeOf, type TenantScope } from "./tenancy.js";
+
+export interface SessionServiceOptions {
+  store: RuntimeStore;
+}
+
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+/** Without a CAS from the caller, a metadata update retries this often on a racing commit. */
+const UPDATE_ATTEMPTS = 5;
+
+export function createSessionService(
+  options: SessionServiceOptions,
+): ServiceImpl<typeof SessionService> {
+  const { store } = options;
+
+  async function load(scope: TenantScope, storeId: SessionId): Promise<SessionSnapshot> {
+    const snapshot = await store.loadSession(storeId);
+    if (!snapshot) throw sessionNotFound(scope.toClient(storeId));
+    return snapshot;
+  }
+
+  async function view(scope: TenantScope, snapshot: SessionSnapshot) {
+    const lease = await store.currentLease(snapshot.sessionId);
+    return sessionToProto(snapshot, lease, scope);
+  }
+
+  return {
+    async createSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const storeId = scope.toStore(req.sessionId || randomUUID(), "session_id");
+      const metadata = { ...req.metadata };
+      try {
+        await store.commit({
+          sessionId: storeId,
+          expectedHeadRevision: 0,
+          appendMessages: [],
+          ...(Object.keys(metadata).length > 0 ? { metadataPatch: metadata } : {}),
+        });
+      } catch (error) {
+        if (isTetherError(error, "head_revision_conflict")) {
+          throw new ConnectError(
+            `session ${scope.toClient(storeId)} already exists`,
+            Code.AlreadyExists,
+          );
+        }
+        throw error;
+      }
+      return { session: await view(scope, await load(scope, storeId)) };
+    },
+
+    async getSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const snapshot = await load(scope, scope.toStore(req.sessionId, "session_id"));
+      return {
+        session: await view(scope, snapshot),
+        messages: req.includeMessages ? snapshot.messages : [],
+      };
+    },
+
+    async listSessions(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
+      if (limit > MAX_PAGE_SIZE) {
+        throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
+      }
+      const after = decodePageToken(req.pageToken);
+      const page = await store.listSessions({
+        prefix: scope.prefix,
+        ...(after === undefined ? {} : { cursor: scope.toStore(after, "page_token") }),
+        limit,
+      });
+      const sessions = [];
+      for (const id of page.sessionIds) {
+        // The index is a hint: a session deleted since it was listed is skipped, not an error.
+        const snapshot = await store.loadSession(id);
+        if (snapshot) sessions.push(await view(scope, snapshot));
+      }
+      return {
+        sessions,
+        nextPageToken: page.nextCursor ? encodePageToken(scope.toClient(page.nextCursor)) : "",
+      };
+    },
+
+    async deleteSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const storeId = scope.toStore(req.sessionId, "session_id");
+      if (!(await store.deleteSession(storeId))) throw sessionNotFound(req.sessionId);
+      return {};
+    },
+
+    async updateSessionMetadata(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const storeId = scope.toStore(req.sessionId, "session_id");
+      const expected = Number(req.expectedHeadRevision);
+      if (!Number.isSafeInteger(expected)) {
+        throw invalidArgument("expected_head_revision", "is out of range");
+      }
+      for (let attempt = 1; ; attempt++) {
+        const current = await load(scope, storeId);
+        try {
+          await store.commit({
+            sessionId: storeId,
+            expectedHeadRevision: expected === 0 ? current.headRevision : expected,
+            appendMessages: [],
+            metadataPatch: { ...req.metadata },
+          });
+          return { session: await view(scope, await load(scope, storeId)) };
+        } catch (error) {
+          // A caller-given revision is a real CAS: its conflict is the answer (ABORTED).
+          const retry = expected === 0 && attempt < UPDATE_ATTEMPTS;
+          if (!retry || !isTetherError(error, "head_revision_conflict")) throw error;
+        }
+      }
+    },
+  };
+}
+
+/** Page tokens are opaque to clients; they carry the last client-visible id of the page. */
+function encodePageToken(lastId: string): string {
+  return Buffer.from(JSON.stringify({ after: lastId }), "utf8").toString("base64url");
+}
+
+function decodePageToken(token: string): string | undefined {
+  if (token === "") return undefined;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+    if (
+      typeof parsed === "object" &&
+      parsed !== null &&
+      "after" in parsed &&
+      typeof parsed.after === "string"
+    ) {
+      return parsed.after;
+    }
+  } catch {
+    // Falls through to the typed refusal below.
+  }
+  throw invalidArgument("page_token", "is not a token this server issued");
+}
