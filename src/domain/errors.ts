@@ -12,6 +12,7 @@ export type TetherErrorCode =
   | "turn_input_claim_superseded"
   | "source_key_conflict"
   | "unknown_batch_ids"
+  | "session_busy"
   | "store_unavailable"
   | "internal";
 
@@ -87,7 +88,10 @@ export function sessionMismatch(sessionId: string, field: string, other: string)
   return new TetherError(
     "session_mismatch",
     `${field} names session ${other}, but the operation is for session ${sessionId}`,
-    { fields: { sessionId, other, field }, violations: [{ field, description: "names another session" }] },
+    {
+      fields: { sessionId, other, field },
+      violations: [{ field, description: "names another session" }],
+    },
   );
 }
 
@@ -127,7 +131,10 @@ export function unknownBatchIds(sessionId: string, batchIds: string[]): TetherEr
   return new TetherError(
     "unknown_batch_ids",
     `session ${sessionId}: unknown batch ids ${batchIds.join(", ")}`,
-    { fields: { sessionId, batchIds }, violations: [{ field: "batch_ids", description: "unknown" }] },
+    {
+      fields: { sessionId, batchIds },
+      violations: [{ field: "batch_ids", description: "unknown" }],
+    },
   );
 }
 

@@ -1,0 +1,44 @@
+// Events of a session's log, as clients see them: the runtime's view of a turn (engine events
+// mapped, plus turn start and completion with the commit's head revision).
+import type { TurnOutcome } from "./turn-outcome.js";
+import type { UsageTotals } from "./usage.js";
+import type { SessionSnapshot } from "./session.js";
+
+export type SessionEvent =
+  | { type: "input_queued"; inputId: string }
+  | { type: "turn_started"; inputIds: string[]; turnIndex: number }
+  | { type: "text_delta"; text: string }
+  | {
+      type: "tool_call_started";
+      callId: string;
+      toolName: string;
+      argumentsJson: string;
+      idempotencyKey: string;
+    }
+  | {
+      type: "tool_call_requested";
+      callId: string;
+      toolName: string;
+      argumentsJson: string;
+      deadlineMs: number;
+      idempotencyKey: string;
+    }
+  | { type: "tool_call_finished"; callId: string; output: string; isError: boolean }
+  | { type: "usage_reported"; usage: UsageTotals; iteration: number }
+  | { type: "input_admitted"; inputIds: string[] }
+  | { type: "tool_value"; valueJson: string }
+  | { type: "turn_completed"; outcome: TurnOutcome; headRevision: number; usage: UsageTotals }
+  | {
+      type: "gap";
+      requestedAfterCursor: number;
+      retainedFromCursor: number;
+      snapshot: SessionSnapshot | undefined;
+    };
+
+/** An event with its place in the session's log. */
+export interface CursoredEvent {
+  cursor: number;
+  sessionId: string;
+  turnId: string;
+  event: SessionEvent;
+}

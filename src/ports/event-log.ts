@@ -1,0 +1,42 @@
+// The per-session event log: an append-only sequence with a bounded retained window, shared by
+// every replica (in-process for the memory backend, a Redis Stream for Redis).
+import type { SessionId } from "../domain/ids.js";
+import type { SessionEvent } from "../domain/session-events.js";
+
+export interface LogEntry {
+  /** Per-session sequence number, starting at 1, strictly increasing. */
+  seq: number;
+  turnId: string;
+  event: SessionEvent;
+}
+
+export interface LogRead {
+  entries: LogEntry[];
+  /** Lowest sequence number still retained (last + 1 when the log is empty). */
+  firstRetainedSeq: number;
+}
+
+export interface EventLog {
+  /** Appends in order and returns the assigned sequence numbers. */
+  append(
+    sessionId: SessionId,
+    entries: { turnId: string; event: SessionEvent }[],
+  ): Promise<number[]>;
+  /** The highest sequence number written so far; 0 for none. */
+  lastSeq(sessionId: SessionId): Promise<number>;
+  /** Entries after `afterSeq`, at most `limit`. */
+  read(sessionId: SessionId, afterSeq: number, limit: number): Promise<LogRead>;
+  /**
+   * Resolves when an entry after `afterSeq` may exist (or after `timeoutMs`, or on abort), so a
+   * reader can block instead of polling tightly.
+   */
+  waitForEntries(
+    sessionId: SessionId,
+    afterSeq: number,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<void>;
+  /** Drops the session's log (on session delete). */
+  remove(sessionId: SessionId): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,35 @@
+// Signals between replicas about a running turn: cancel requests, client tool results and which
+// turn is active. Any replica may send; the replica holding the session's lease listens.
+import type { SessionId } from "../domain/ids.js";
+
+export interface ClientToolResult {
+  callId: string;
+  output: string;
+  isError: boolean;
+}
+
+export interface TurnListener {
+  onCancel(): void;
+  onToolResult(result: ClientToolResult): void;
+}
+
+export interface SessionSignals {
+  /** Marks `turnId` as the session's running turn (undefined clears it). */
+  setActiveTurn(sessionId: SessionId, turnId: string | undefined, ttlMs: number): Promise<void>;
+  activeTurn(sessionId: SessionId): Promise<string | undefined>;
+  /** Asks the running turn (or only `turnId`) to cancel; false when no turn was running. */
+  requestCancel(sessionId: SessionId, turnId?: string): Promise<boolean>;
+  /** Delivers results to the running turn `turnId`; results for other turns are refused. */
+  submitToolResults(
+    sessionId: SessionId,
+    turnId: string,
+    results: ClientToolResult[],
+  ): Promise<boolean>;
+  /** The lease holder listens for its running turn; the returned function stops listening. */
+  listen(
+    sessionId: SessionId,
+    turnId: string,
+    listener: TurnListener,
+  ): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}

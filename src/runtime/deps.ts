@@ -1,0 +1,47 @@
+// What the runtime is built from: ports, this replica's identity, and limits.
+import type { LeaseOwner } from "../domain/lease.js";
+import type { EventLog } from "../ports/event-log.js";
+import type { ModelProvider } from "../ports/model-provider.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { SessionSignals } from "../ports/session-signals.js";
+import type { Sleep } from "../ports/sleep.js";
+import type { ToolExecutor } from "../ports/tool-executor.js";
+import type { TurnSettings } from "./input-payload.js";
+import type { SessionBus } from "./session-bus.js";
+
+/** The slice of a pino logger the runtime uses: one structured record per decision. */
+export interface RuntimeLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/** Counters the runtime reports; the server backs them with Prometheus metrics. */
+export interface RuntimeMetrics {
+  turnCompleted(outcome: string): void;
+  leaseClaim(result: "acquired" | "busy" | "lost"): void;
+  providerTokens(kind: "input" | "output", count: number): void;
+}
+
+export interface RuntimeDeps {
+  store: RuntimeStore;
+  log: EventLog;
+  signals: SessionSignals;
+  bus: SessionBus;
+  provider: ModelProvider;
+  serverTools?: ToolExecutor;
+  sleep: Sleep;
+  /** This replica as a lease holder. */
+  owner: LeaseOwner;
+  leaseTtlMs: number;
+  clientToolTimeoutMs: number;
+  defaults: TurnSettings;
+  logger: RuntimeLogger;
+  metrics?: RuntimeMetrics;
+}
+
+export const silentLogger: RuntimeLogger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};

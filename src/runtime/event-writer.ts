@@ -1,0 +1,104 @@
+// Writes a running turn's events: every event goes to this replica's bus at once; the shared log
+// gets text deltas coalesced into short windows (so a token is not a Redis write) and every other
+// event as its own entry, after the pending window.
+import type { SessionId } from "../domain/ids.js";
+import type { SessionEvent } from "../domain/session-events.js";
+import type { EventLog } from "../ports/event-log.js";
+import { MAX_WINDOW_CHARS, entryCursor, partialCursor } from "./cursor.js";
+import type { SessionBus } from "./session-bus.js";
+
+export interface EventWriterOptions {
+  log: EventLog;
+  bus: SessionBus;
+  sessionId: SessionId;
+  turnId: string;
+  /** The log's last sequence number when the turn started. */
+  lastSeq: number;
+  windowMs?: number;
+  windowChars?: number;
+}
+
+export interface EventWriter {
+  /** Resolves with the event's cursor once it is in the log (text deltas: once windowed). */
+  emit(event: SessionEvent): Promise<number>;
+  /** Writes the pending text window, if any, and waits for every write so far. */
+  flush(): Promise<void>;
+}
+
+export function createEventWriter(options: EventWriterOptions): EventWriter {
+  const { log, bus, sessionId, turnId } = options;
+  const windowMs = options.windowMs ?? 50;
+  const windowChars = Math.min(options.windowChars ?? 128, MAX_WINDOW_CHARS);
+  // This turn holds the lease, so it is the log's only writer: it can number entries itself
+  // and give live deltas the cursor of the window they will land in.
+  let assigned = options.lastSeq;
+  let windowText = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let failure: unknown;
+
+  const append = (event: SessionEvent): Promise<number> => {
+    const expected = ++assigned;
+    const write = chain.then(async () => {
+      const [seq] = await log.append(sessionId, [{ turnId, event }]);
+      if (seq !== undefined && seq !== expected) assigned = Math.max(assigned, seq);
+      return seq ?? expected;
+    });
+    chain = write.then(
+      () => undefined,
+      (error: unknown) => {
+        failure ??= error;
+      },
+    );
+    return write;
+  };
+
+  const closeWindow = (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (windowText === "") return chain;
+    const text = windowText;
+    windowText = "";
+    // Never rejects: a failed write is recorded in `failure` and surfaces on the next emit.
+    return append({ type: "text_delta", text }).then(
+      () => undefined,
+      () => undefined,
+    );
+  };
+
+  const addText = (text: string): void => {
+    let rest = text;
+    while (rest.length > 0) {
+      const piece = rest.slice(0, MAX_WINDOW_CHARS - windowText.length);
+      rest = rest.slice(piece.length);
+      windowText += piece;
+      bus.publish({
+        cursor: partialCursor(assigned + 1, windowText.length),
+        sessionId,
+        turnId,
+        event: { type: "text_delta", text: piece },
+      });
+      if (windowText.length >= windowChars) void closeWindow();
+    }
+    if (windowText !== "" && !timer) timer = setTimeout(() => void closeWindow(), windowMs);
+  };
+
+  return {
+    async emit(event) {
+      if (failure) throw failure;
+      if (event.type === "text_delta") {
+        addText(event.text);
+        return partialCursor(assigned + 1, windowText.length);
+      }
+      void closeWindow();
+      const cursor = entryCursor(await append(event));
+      bus.publish({ cursor, sessionId, turnId, event });
+      return cursor;
+    },
+    async flush() {
+      await closeWindow();
+      await chain;
+      if (failure) throw failure;
+    },
+  };
+}

@@ -1,0 +1,160 @@
+// The runtime's surface for the API: submit input and follow the turn that consumes it, watch a
+// session, deliver client tool results, cancel. Any replica serves any call; the replica that
+// wins the session's lease executes it.
+import { TetherError } from "../domain/errors.js";
+import type { InputItem } from "../domain/conversation.js";
+import type { SessionId } from "../domain/ids.js";
+import type { SessionExecutionLease } from "../domain/lease.js";
+import type { CursoredEvent } from "../domain/session-events.js";
+import type { ClientToolResult } from "../ports/session-signals.js";
+import type { ToolDefinition } from "../ports/tool-executor.js";
+import { entryCursor } from "./cursor.js";
+import type { RuntimeDeps } from "./deps.js";
+import { encodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { createSessionDriver, type SessionDriver } from "./session-driver.js";
+import { watchSession } from "./session-watch.js";
+
+export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
+
+export interface StreamTurnCommand {
+  sessionId: SessionId;
+  publicSessionId: string;
+  items: InputItem[];
+  clientRequestId?: string;
+  busyStrategy: BusyStrategy;
+  clientTools: ToolDefinition[];
+  settings: TurnSettings;
+}
+
+export interface TetherRuntime {
+  /** Events of the turn that consumes the input, ending with its turn_completed. */
+  streamTurn(command: StreamTurnCommand, signal: AbortSignal): AsyncIterable<CursoredEvent>;
+  watch(
+    sessionId: SessionId,
+    publicSessionId: string,
+    afterCursor: number,
+    untilTurnCompleted: boolean,
+    signal: AbortSignal,
+  ): AsyncIterable<CursoredEvent>;
+  submitToolResults(
+    sessionId: SessionId,
+    turnId: string,
+    results: ClientToolResult[],
+  ): Promise<boolean>;
+  cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
+  /** Refuse new turns, let running ones finish (up to the timeout), release leases. */
+  drain(timeoutMs: number): Promise<void>;
+  readonly driver: SessionDriver;
+}
+
+/** Refusal under the `reject` strategy: names the holder and when its lease expires. */
+export function sessionBusy(sessionId: string, holder: SessionExecutionLease): TetherError {
+  return new TetherError(
+    "session_busy",
+    `session ${sessionId} is running a turn on ${holder.owner.ownerId} (lease expires at ${new Date(holder.expiresAtMs).toISOString()})`,
+    { fields: { sessionId, holder: holder.owner.ownerId, expiresAtMs: holder.expiresAtMs } },
+  );
+}
+
+export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
+  const driver = createSessionDriver(deps);
+  let draining = false;
+
+  async function* streamTurn(
+    command: StreamTurnCommand,
+    signal: AbortSignal,
+  ): AsyncGenerator<CursoredEvent, void, undefined> {
+    if (draining) throw new TetherError("store_unavailable", "the server is shutting down");
+    const { sessionId } = command;
+    const current = await deps.store.currentLease(sessionId);
+    if (current && command.busyStrategy === "reject")
+      throw sessionBusy(command.publicSessionId, current);
+
+    let delivery:
+      { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: "after_work" } = {
+      kind: "next_turn",
+    };
+    if (current && command.busyStrategy === "steer") {
+      const running = await deps.signals.activeTurn(sessionId);
+      if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
+    }
+    const startSeq = await deps.log.lastSeq(sessionId);
+    const receipt = await deps.store.submitInput({
+      sessionId,
+      delivery,
+      ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
+      payload: encodeInputPayload({
+        items: command.items,
+        clientTools: command.clientTools,
+        settings: command.settings,
+      }),
+    });
+    const inputId = receipt.input.inputId;
+    if (current && command.busyStrategy === "interrupt")
+      await deps.signals.requestCancel(sessionId);
+
+    // A retried request follows its original input, which may already be in the log.
+    const after = receipt.deduplicated ? 0 : startSeq;
+    const events = watchSession(deps, {
+      sessionId,
+      publicSessionId: command.publicSessionId,
+      afterCursor: entryCursor(after),
+      signal,
+    });
+    await driver.ensureDriven(sessionId);
+    if (current && !receipt.deduplicated) {
+      yield {
+        cursor: entryCursor(startSeq),
+        sessionId: command.publicSessionId,
+        turnId: "",
+        event: { type: "input_queued", inputId },
+      };
+    }
+
+    let ourTurn: string | undefined;
+    for await (const item of events) {
+      const { event } = item;
+      if (!ourTurn) {
+        const mine =
+          (event.type === "turn_started" && event.inputIds.includes(inputId)) ||
+          (event.type === "input_admitted" && event.inputIds.includes(inputId));
+        if (!mine) continue;
+        ourTurn = item.turnId;
+      }
+      if (item.turnId !== ourTurn && event.type !== "gap") continue;
+      yield item;
+      if (event.type === "turn_completed") return;
+    }
+  }
+
+  async function* watch(
+    sessionId: SessionId,
+    publicSessionId: string,
+    afterCursor: number,
+    untilTurnCompleted: boolean,
+    signal: AbortSignal,
+  ): AsyncGenerator<CursoredEvent, void, undefined> {
+    for await (const item of watchSession(deps, {
+      sessionId,
+      publicSessionId,
+      afterCursor,
+      signal,
+    })) {
+      yield item;
+      if (untilTurnCompleted && item.event.type === "turn_completed") return;
+    }
+  }
+
+  return {
+    streamTurn,
+    watch,
+    submitToolResults: (sessionId, turnId, results) =>
+      deps.signals.submitToolResults(sessionId, turnId, results),
+    cancelTurn: (sessionId, turnId) => deps.signals.requestCancel(sessionId, turnId),
+    async drain(timeoutMs) {
+      draining = true;
+      await driver.drain(timeoutMs);
+    },
+    driver,
+  };
+}

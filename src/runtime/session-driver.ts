@@ -1,0 +1,160 @@
+// Drives sessions on this replica: claims a session's lease, runs its pending turns one after
+// another while renewing the lease, and releases it when nothing is left. At most one loop per
+// session per replica; the lease keeps other replicas out.
+import type { SessionId } from "../domain/ids.js";
+import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
+import type { RuntimeDeps } from "./deps.js";
+import { LeaseLostError, executeTurn } from "./turn-execution.js";
+
+export type DriveOutcome =
+  | { kind: "driving" }
+  | { kind: "already_driving" }
+  | { kind: "busy"; holder: SessionExecutionLease }
+  | { kind: "stopping" };
+
+export interface SessionDriver {
+  /** Starts draining the session here unless another holder has it. */
+  ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
+  /** Loops running on this replica. */
+  activeSessions(): number;
+  /** Stops taking new sessions; waits for running loops up to `timeoutMs`, then aborts them. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+const INPUTS_PER_TURN = 1;
+const WORK_PER_TURN = 16;
+
+export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
+  const loops = new Map<
+    SessionId,
+    { done: Promise<void>; stop: AbortController; poked: boolean }
+  >();
+  let stopping = false;
+
+  async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {
+    let lease: SessionExecutionLease | undefined = first;
+    while (lease && !stop.signal.aborted) {
+      await runWhileHeld(fenceOf(lease), stop.signal);
+      // Input submitted between our last empty claim and the release found us busy; look again.
+      lease = (await hasPendingWork(sessionId)) && !stopping ? await claim(sessionId) : undefined;
+    }
+  }
+
+  async function claim(sessionId: SessionId): Promise<SessionExecutionLease | undefined> {
+    const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+    deps.metrics?.leaseClaim(outcome.kind);
+    deps.logger.info(
+      {
+        sessionId,
+        result: outcome.kind,
+        fencingToken:
+          outcome.kind === "acquired" ? outcome.lease.fencingToken : outcome.holder.fencingToken,
+        holder: outcome.kind === "busy" ? outcome.holder.owner.ownerId : deps.owner.ownerId,
+      },
+      "lease claim",
+    );
+    return outcome.kind === "acquired" ? outcome.lease : undefined;
+  }
+
+  async function hasPendingWork(sessionId: SessionId): Promise<boolean> {
+    const [inputs, work] = await Promise.all([
+      deps.store.listInputs(sessionId),
+      deps.store.listWork(sessionId),
+    ]);
+    return (
+      inputs.some((i) => i.state === "pending" && i.delivery.kind === "next_turn") ||
+      work.some((b) => b.state === "ready")
+    );
+  }
+
+  /** Runs turns until nothing is claimable, then releases the lease. */
+  async function runWhileHeld(fence: LeaseFence, stopSignal: AbortSignal): Promise<void> {
+    const lost = new AbortController();
+    const onStop = (): void => lost.abort(new Error("replica stopping"));
+    stopSignal.addEventListener("abort", onStop, { once: true });
+    const renewEvery = Math.max(10, Math.floor(deps.leaseTtlMs / 3));
+    const renewal = setInterval(() => {
+      deps.store.renewLease(fence, deps.leaseTtlMs).catch((error: unknown) => {
+        deps.metrics?.leaseClaim("lost");
+        deps.logger.warn(
+          { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
+          "lease renewal refused",
+        );
+        lost.abort(error);
+      });
+    }, renewEvery);
+    try {
+      while (!lost.signal.aborted && !stopping) {
+        const inputs = await deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN);
+        const work = inputs
+          ? undefined
+          : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
+        if (!inputs && !work) break;
+        try {
+          await executeTurn(deps, { fence, inputs, work, signal: lost.signal });
+        } catch (error) {
+          if (error instanceof LeaseLostError) {
+            deps.logger.warn(
+              { sessionId: fence.sessionId, error: error.cause },
+              "turn abandoned: lease lost",
+            );
+            return;
+          }
+          throw error;
+        }
+      }
+    } finally {
+      clearInterval(renewal);
+      stopSignal.removeEventListener("abort", onStop);
+      await deps.store.releaseLease(fence).catch(() => undefined);
+    }
+  }
+
+  const driver: SessionDriver = {
+    async ensureDriven(sessionId) {
+      if (stopping) return { kind: "stopping" };
+      const running = loops.get(sessionId);
+      if (running) {
+        // The loop may be past its last look for work; the poke makes it look once more.
+        running.poked = true;
+        return { kind: "already_driving" };
+      }
+      const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+      deps.metrics?.leaseClaim(outcome.kind);
+      if (outcome.kind === "busy") {
+        // Our own incarnation re-enters instead; another holder drains the session itself.
+        return { kind: "busy", holder: outcome.holder };
+      }
+      const again = loops.get(sessionId);
+      if (again) {
+        again.poked = true;
+        return { kind: "already_driving" };
+      }
+      const stop = new AbortController();
+      const entry = { done: Promise.resolve(), stop, poked: false };
+      entry.done = drive(sessionId, outcome.lease, stop)
+        .catch((error: unknown) => {
+          deps.logger.error({ sessionId, error }, "session loop failed");
+        })
+        .finally(() => {
+          loops.delete(sessionId);
+          if (entry.poked && !stopping) void driver.ensureDriven(sessionId).catch(() => undefined);
+        });
+      loops.set(sessionId, entry);
+      return { kind: "driving" };
+    },
+    activeSessions: () => loops.size,
+    async drain(timeoutMs) {
+      stopping = true;
+      const all = Promise.all([...loops.values()].map((l) => l.done));
+      const timer = new Promise<"timeout">((resolve) =>
+        setTimeout(() => resolve("timeout"), timeoutMs),
+      );
+      if ((await Promise.race([all, timer])) === "timeout") {
+        for (const loop of loops.values()) loop.stop.abort(new Error("drain timeout"));
+        await all;
+      }
+    },
+  };
+  return driver;
+}

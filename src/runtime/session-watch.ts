@@ -1,0 +1,130 @@
+// Reads a session's events after a cursor: catch-up from the shared log, then live from both the
+// log and this replica's bus, merged by cursor so nothing is skipped and nothing repeats.
+import type { SessionId } from "../domain/ids.js";
+import type { CursoredEvent, SessionEvent } from "../domain/session-events.js";
+import type { EventLog, LogEntry } from "../ports/event-log.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import { CURSOR_SCALE, entryCursor, predecessorSeq, splitCursor } from "./cursor.js";
+import type { SessionBus } from "./session-bus.js";
+
+export interface WatchDeps {
+  log: EventLog;
+  bus: SessionBus;
+  store: RuntimeStore;
+}
+
+export interface WatchOptions {
+  sessionId: SessionId;
+  /** Client-visible session id carried on events. */
+  publicSessionId: string;
+  afterCursor: number;
+  signal: AbortSignal;
+  /** How long one blocking wait on the log lasts before it is repeated. */
+  pollMs?: number;
+}
+
+const READ_BATCH = 256;
+
+/** Yields events in cursor order until the signal aborts. */
+export async function* watchSession(
+  deps: WatchDeps,
+  options: WatchOptions,
+): AsyncGenerator<CursoredEvent, void, undefined> {
+  const { sessionId, signal } = options;
+  const pollMs = options.pollMs ?? 1000;
+  let lastCursor = options.afterCursor;
+  let logSeq = splitCursor(lastCursor).seq;
+
+  // Subscribe before reading the log, so an event published meanwhile is buffered, not lost.
+  const pending: CursoredEvent[] = [];
+  let wake: (() => void) | undefined;
+  const unsubscribe = deps.bus.subscribe(sessionId, (event) => {
+    pending.push(event);
+    wake?.();
+  });
+  const onAbort = (): void => wake?.();
+  signal.addEventListener("abort", onAbort);
+
+  const asClient = (cursor: number, turnId: string, event: SessionEvent): CursoredEvent => ({
+    cursor,
+    sessionId: options.publicSessionId,
+    turnId,
+    event,
+  });
+
+  /** The event as it may be delivered now, or undefined when already seen or not yet in order. */
+  const admit = (candidate: CursoredEvent): CursoredEvent | undefined => {
+    const { cursor, event } = candidate;
+    if (cursor <= lastCursor) return undefined;
+    const seen = splitCursor(lastCursor);
+    if (predecessorSeq(cursor) > seen.seq) return undefined;
+    if (event.type === "text_delta" && cursor % CURSOR_SCALE !== 0) {
+      // A live delta continues the window only from exactly where the client stands; after a
+      // missed piece the log's coalesced window delivers the rest instead.
+      const start = (cursor % CURSOR_SCALE) - event.text.length;
+      if (start !== seen.offset) return undefined;
+    }
+    const partlySeen =
+      event.type === "text_delta" && cursor % CURSOR_SCALE === 0 && seen.offset > 0;
+    lastCursor = cursor;
+    if (partlySeen) {
+      const rest = event.text.slice(seen.offset);
+      return rest === "" ? undefined : { ...candidate, event: { type: "text_delta", text: rest } };
+    }
+    return candidate;
+  };
+
+  const fromLog = (entry: LogEntry): CursoredEvent =>
+    asClient(entryCursor(entry.seq), entry.turnId, entry.event);
+
+  try {
+    const first = await deps.log.read(sessionId, logSeq, READ_BATCH);
+    if (first.firstRetainedSeq > logSeq + 1 && first.firstRetainedSeq > 1) {
+      // The log no longer holds what the client asked for: say so, with the committed state.
+      const retainedFrom = first.firstRetainedSeq;
+      const snapshot = await deps.store.loadSession(sessionId);
+      logSeq = retainedFrom - 1;
+      yield asClient(lastCursor, "", {
+        type: "gap",
+        requestedAfterCursor: options.afterCursor,
+        retainedFromCursor: entryCursor(retainedFrom),
+        snapshot,
+      });
+      lastCursor = entryCursor(logSeq);
+    }
+    let batch = first.entries.filter((e) => e.seq > logSeq);
+    while (!signal.aborted) {
+      for (const entry of batch) {
+        logSeq = Math.max(logSeq, entry.seq);
+        const event = admit(fromLog(entry));
+        if (event) yield event;
+      }
+      while (pending.length > 0 && !signal.aborted) {
+        const event = admit(pending.shift() as CursoredEvent);
+        if (event) yield { ...event, sessionId: options.publicSessionId };
+      }
+      if (signal.aborted) break;
+      const read = await deps.log.read(sessionId, logSeq, READ_BATCH);
+      batch = read.entries;
+      if (batch.length > 0 || pending.length > 0) continue;
+      // Block until the log or the bus has something, or the wait times out.
+      const busWoke = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      const logController = new AbortController();
+      const stopLogWait = (): void => logController.abort();
+      signal.addEventListener("abort", stopLogWait, { once: true });
+      await Promise.race([
+        deps.log.waitForEntries(sessionId, logSeq, pollMs, logController.signal),
+        busWoke,
+      ]);
+      logController.abort();
+      signal.removeEventListener("abort", stopLogWait);
+      wake = undefined;
+      batch = [];
+    }
+  } finally {
+    unsubscribe();
+    signal.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,295 @@
+// Runs one turn under a held lease: load the committed head, run the engine with checkpoints that
+// admit steers and earliest-safe-boundary work, then commit everything the turn consumed in one
+// atomic step and announce the outcome with the new head revision.
+import { createHash, randomUUID } from "node:crypto";
+import type { InputItem, Message } from "../domain/conversation.js";
+import { isTetherError } from "../domain/errors.js";
+import type { SessionId } from "../domain/ids.js";
+import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
+import type { LeaseFence } from "../domain/lease.js";
+import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
+import type { TurnEvent } from "../domain/turn-events.js";
+import type { TurnOutcome } from "../domain/turn-outcome.js";
+import type { UsageTotals } from "../domain/usage.js";
+import { createTurnEngine } from "../engine/index.js";
+import type { CheckpointAdmission, TurnCheckpointHost } from "../ports/checkpoint-host.js";
+import { combineExecutors, createClientToolBridge } from "./client-tools.js";
+import type { RuntimeDeps } from "./deps.js";
+import { createEventWriter, type EventWriter } from "./event-writer.js";
+import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { decodeMessage, encodeMessage } from "./message-codec.js";
+
+export interface TurnWork {
+  fence: LeaseFence;
+  inputs: TurnInputClaim | undefined;
+  work: QueuedWorkClaim | undefined;
+  /** Aborted when the lease is lost or the replica stops. */
+  signal: AbortSignal;
+}
+
+/** The turn could not commit because this replica no longer holds the session. */
+export class LeaseLostError extends Error {
+  constructor(cause: unknown) {
+    super("the session lease was lost before the turn committed", { cause });
+  }
+}
+
+const COMMIT_ATTEMPTS = 5;
+
+export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnOutcome> {
+  const { store, signals } = deps;
+  const sessionId = job.fence.sessionId;
+  const turnId = randomUUID();
+  const snapshot = await store.loadSession(sessionId);
+  const history = (snapshot?.messages ?? []).map(decodeMessage);
+
+  const payloads = (job.inputs?.inputs ?? []).map((i) => decodeInputPayload(i.payload));
+  const items: InputItem[] = [
+    ...payloads.flatMap((p) => p.items),
+    ...(job.work?.batches ?? []).map((b): InputItem => ({ type: "text", text: b.payload })),
+  ];
+  const settings: TurnSettings = { ...deps.defaults, ...payloads[0]?.settings };
+  const clientTools = createClientToolBridge(payloads.flatMap((p) => p.clientTools));
+  const clientToolNames = new Set(clientTools.definitions().map((d) => d.name));
+
+  const writer = createEventWriter({
+    log: deps.log,
+    bus: deps.bus,
+    sessionId,
+    turnId,
+    lastSeq: await deps.log.lastSeq(sessionId),
+  });
+  const inputClaims: TurnInputClaim[] = job.inputs ? [job.inputs] : [];
+  const workClaims: QueuedWorkClaim[] = job.work ? [job.work] : [];
+
+  const cancel = new AbortController();
+  const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
+  job.signal.addEventListener("abort", abortTurn, { once: true });
+  await signals.setActiveTurn(sessionId, turnId, deps.leaseTtlMs);
+  const stopListening = await signals.listen(sessionId, turnId, {
+    onCancel: abortTurn,
+    onToolResult: (result) => clientTools.deliver(result),
+  });
+
+  try {
+    await writer.emit({
+      type: "turn_started",
+      inputIds: inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
+      turnIndex: (snapshot?.turnIndex ?? 0) + 1,
+    });
+    const checkpoints: TurnCheckpointHost = {
+      async checkpoint(request) {
+        const admissions: CheckpointAdmission[] = [];
+        const steers = await store.claimInputs(
+          job.fence,
+          { kind: "checkpoint", turnId, checkpoint: request.checkpoint },
+          16,
+        );
+        if (steers) {
+          inputClaims.push(steers);
+          for (const input of steers.inputs) {
+            admissions.push({
+              source: { kind: "steer", id: input.inputId },
+              items: decodeInputPayload(input.payload).items,
+            });
+          }
+        }
+        if (request.checkpoint === "after_work") {
+          const work = await store.claimReadyWork(job.fence, "active_turn_checkpoint", 16);
+          if (work) {
+            workClaims.push(work);
+            for (const batch of work.batches) {
+              admissions.push({
+                source: { kind: "queued_work", id: batch.batchId },
+                items: [{ type: "text", text: batch.payload }],
+              });
+            }
+          }
+        }
+        return admissions;
+      },
+    };
+    const engine = createTurnEngine({
+      provider: deps.provider,
+      tools: combineExecutors(deps.serverTools, clientTools),
+      checkpoints,
+      sleep: deps.sleep,
+      model: {
+        ...(settings.model !== undefined && { model: settings.model }),
+        ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+        ...(settings.maxOutputTokens !== undefined && {
+          maxOutputTokens: settings.maxOutputTokens,
+        }),
+      },
+      ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
+      ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
+      ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
+      toolTimeoutMs: deps.clientToolTimeoutMs,
+    });
+    const sink = createEventMapper(writer, {
+      sessionId,
+      turnId,
+      clientToolNames,
+      clientToolTimeoutMs: deps.clientToolTimeoutMs,
+    });
+    const result = await engine.runTurn({
+      turnId,
+      history,
+      input: items,
+      signal: cancel.signal,
+      sink,
+    });
+    if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);
+
+    await store.deferActiveInputs(job.fence, turnId);
+    const headRevision = await commitTurn(deps, job.fence, snapshot?.headRevision ?? 0, {
+      turnId,
+      messages: result.messages,
+      usage: result.usage,
+      inputClaims,
+      workClaims,
+    });
+    await writer.emit({
+      type: "turn_completed",
+      outcome: result.outcome,
+      headRevision,
+      usage: result.usage,
+    });
+    await writer.flush();
+    deps.metrics?.turnCompleted(`${result.outcome.kind}:${result.outcome.reason}`);
+    deps.metrics?.providerTokens("input", result.usage.inputTokens);
+    deps.metrics?.providerTokens("output", result.usage.outputTokens);
+    deps.logger.info(
+      {
+        sessionId,
+        turnId,
+        outcome: result.outcome.kind,
+        reason: result.outcome.reason,
+        headRevision,
+      },
+      "turn committed",
+    );
+    return result.outcome;
+  } finally {
+    job.signal.removeEventListener("abort", abortTurn);
+    await stopListening();
+    await signals.setActiveTurn(sessionId, undefined, 0).catch(() => undefined);
+  }
+}
+
+interface TurnRecord {
+  turnId: string;
+  messages: Message[];
+  usage: UsageTotals;
+  inputClaims: TurnInputClaim[];
+  workClaims: QueuedWorkClaim[];
+}
+
+/** Commits through the head CAS; a concurrent metadata commit only moves the head, so retry. */
+async function commitTurn(
+  deps: RuntimeDeps,
+  fence: LeaseFence,
+  readHead: number,
+  turn: TurnRecord,
+): Promise<number> {
+  const appendMessages = turn.messages.map(encodeMessage);
+  const contentHash = createHash("sha256").update(appendMessages.join("\n")).digest("hex");
+  let expected = readHead;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const receipt = await deps.store.commit({
+        sessionId: fence.sessionId,
+        expectedHeadRevision: expected,
+        appendMessages,
+        usage: turn.usage,
+        advanceTurn: true,
+        stamp: { operationId: `turn:${turn.turnId}`, contentHash },
+        completeInputClaims: turn.inputClaims.map(inputClaimCompletion),
+        completeQueueClaims: turn.workClaims.map(queueClaimCompletion),
+      });
+      return receipt.headRevision;
+    } catch (error) {
+      if (isTetherError(error, "head_revision_conflict") && attempt < COMMIT_ATTEMPTS) {
+        expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
+        continue;
+      }
+      if (
+        isTetherError(error, "queued_work_claim_superseded") ||
+        isTetherError(error, "turn_input_claim_superseded")
+      ) {
+        throw new LeaseLostError(error);
+      }
+      throw error;
+    }
+  }
+}
+
+interface MapperContext {
+  sessionId: SessionId;
+  turnId: string;
+  clientToolNames: ReadonlySet<string>;
+  clientToolTimeoutMs: number;
+}
+
+/** Engine events to session events; the terminal event waits for the commit. */
+function createEventMapper(writer: EventWriter, ctx: MapperContext) {
+  const argumentsByCall = new Map<string, string>();
+  const idempotencyKey = (callId: string): string => `${ctx.sessionId}/${ctx.turnId}/${callId}`;
+  return {
+    async emit(event: TurnEvent): Promise<void> {
+      switch (event.type) {
+        case "text_delta":
+          await writer.emit({ type: "text_delta", text: event.text });
+          return;
+        case "tool_call_requested":
+          argumentsByCall.set(event.callId, event.argumentsJson);
+          return;
+        case "tool_call_started": {
+          const argumentsJson = argumentsByCall.get(event.callId) ?? "";
+          const common = { callId: event.callId, toolName: event.toolName, argumentsJson };
+          await writer.emit(
+            ctx.clientToolNames.has(event.toolName)
+              ? {
+                  type: "tool_call_requested",
+                  ...common,
+                  deadlineMs: Date.now() + ctx.clientToolTimeoutMs,
+                  idempotencyKey: idempotencyKey(event.callId),
+                }
+              : {
+                  type: "tool_call_started",
+                  ...common,
+                  idempotencyKey: idempotencyKey(event.callId),
+                },
+          );
+          return;
+        }
+        case "tool_result":
+          await writer.emit({
+            type: "tool_call_finished",
+            callId: event.callId,
+            output: event.content,
+            isError: event.status !== "ok",
+          });
+          return;
+        case "usage":
+          await writer.emit({
+            type: "usage_reported",
+            usage: event.usage,
+            iteration: event.iteration,
+          });
+          return;
+        case "input_admitted":
+          await writer.emit({ type: "input_admitted", inputIds: event.sources.map((s) => s.id) });
+          return;
+        case "tool_value":
+          await writer.emit({ type: "tool_value", valueJson: JSON.stringify(event.value) });
+          return;
+        case "final_value":
+        case "provider_retry":
+        case "terminal":
+          // The outcome is announced as turn_completed once the commit has landed.
+          return;
+      }
+    },
+  };
+}

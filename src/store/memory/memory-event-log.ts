@@ -1,0 +1,79 @@
+// In-process event log: per-session arrays with a bounded retained window and wake-ups for readers.
+import type { SessionId } from "../../domain/ids.js";
+import type { EventLog, LogEntry, LogRead } from "../../ports/event-log.js";
+
+interface SessionLog {
+  entries: LogEntry[];
+  lastSeq: number;
+  waiters: Set<() => void>;
+}
+
+export interface MemoryEventLogOptions {
+  /** Entries retained per session; older ones are dropped and readers get a gap. */
+  maxEntries?: number;
+}
+
+export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
+  const maxEntries = options.maxEntries ?? 10_000;
+  const logs = new Map<SessionId, SessionLog>();
+  const logOf = (sessionId: SessionId): SessionLog => {
+    let log = logs.get(sessionId);
+    if (!log) {
+      log = { entries: [], lastSeq: 0, waiters: new Set() };
+      logs.set(sessionId, log);
+    }
+    return log;
+  };
+
+  return {
+    append(sessionId, items) {
+      const log = logOf(sessionId);
+      const seqs = items.map((item) => {
+        const seq = ++log.lastSeq;
+        log.entries.push({ seq, turnId: item.turnId, event: structuredClone(item.event) });
+        return seq;
+      });
+      if (log.entries.length > maxEntries) log.entries.splice(0, log.entries.length - maxEntries);
+      const waiters = [...log.waiters];
+      log.waiters.clear();
+      for (const wake of waiters) wake();
+      return Promise.resolve(seqs);
+    },
+
+    lastSeq: (sessionId) => Promise.resolve(logs.get(sessionId)?.lastSeq ?? 0),
+
+    read(sessionId, afterSeq, limit): Promise<LogRead> {
+      const log = logs.get(sessionId);
+      if (!log) return Promise.resolve({ entries: [], firstRetainedSeq: 1 });
+      const firstRetainedSeq = log.entries[0]?.seq ?? log.lastSeq + 1;
+      const entries = log.entries
+        .filter((e) => e.seq > afterSeq)
+        .slice(0, limit)
+        .map((e) => structuredClone(e));
+      return Promise.resolve({ entries, firstRetainedSeq });
+    },
+
+    waitForEntries(sessionId, afterSeq, timeoutMs, signal) {
+      const log = logOf(sessionId);
+      if (log.lastSeq > afterSeq || signal.aborted) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", done);
+          log.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        signal.addEventListener("abort", done, { once: true });
+        log.waiters.add(done);
+      });
+    },
+
+    remove(sessionId) {
+      logs.delete(sessionId);
+      return Promise.resolve();
+    },
+
+    close: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,81 @@
+// Builds a runtime on the memory backend for tests: memory store, log and signals, one bus.
+import type { SessionId } from "../../src/domain/ids.js";
+import type { CursoredEvent } from "../../src/domain/session-events.js";
+import type { ModelProvider } from "../../src/ports/model-provider.js";
+import type { RuntimeStore } from "../../src/ports/runtime-store.js";
+import { systemSleep } from "../../src/ports/sleep.js";
+import type { ToolExecutor } from "../../src/ports/tool-executor.js";
+import { silentLogger, type RuntimeDeps } from "../../src/runtime/deps.js";
+import {
+  createTetherRuntime,
+  type StreamTurnCommand,
+  type TetherRuntime,
+} from "../../src/runtime/runtime.js";
+import { createSessionBus } from "../../src/runtime/session-bus.js";
+import { createMemoryEventLog } from "../../src/store/memory/memory-event-log.js";
+import { createMemorySignals } from "../../src/store/memory/memory-signals.js";
+import { createMemoryStore } from "../../src/store/memory/memory-store.js";
+import type { EventLog } from "../../src/ports/event-log.js";
+
+export interface RuntimeHarness {
+  runtime: TetherRuntime;
+  store: RuntimeStore;
+  log: EventLog;
+  deps: RuntimeDeps;
+}
+
+export function createRuntimeHarness(options: {
+  provider: ModelProvider;
+  serverTools?: ToolExecutor;
+  leaseTtlMs?: number;
+  clientToolTimeoutMs?: number;
+  logMaxEntries?: number;
+}): RuntimeHarness {
+  const store = createMemoryStore();
+  const log = createMemoryEventLog({ maxEntries: options.logMaxEntries ?? 10_000 });
+  const deps: RuntimeDeps = {
+    store,
+    log,
+    signals: createMemorySignals(),
+    bus: createSessionBus(),
+    provider: options.provider,
+    ...(options.serverTools ? { serverTools: options.serverTools } : {}),
+    sleep: systemSleep,
+    owner: {
+      ownerId: "test-replica",
+      incarnationId: "test-replica:1",
+      liveness: { kind: "opaque" },
+    },
+    leaseTtlMs: options.leaseTtlMs ?? 5_000,
+    clientToolTimeoutMs: options.clientToolTimeoutMs ?? 5_000,
+    defaults: {},
+    logger: silentLogger,
+  };
+  return { runtime: createTetherRuntime(deps), store, log, deps };
+}
+
+export function textCommand(
+  sessionId: string,
+  text: string,
+  extra: Partial<StreamTurnCommand> = {},
+): StreamTurnCommand {
+  return {
+    sessionId: sessionId as SessionId,
+    publicSessionId: sessionId,
+    items: [{ type: "text", text }],
+    busyStrategy: "enqueue",
+    clientTools: [],
+    settings: {},
+    ...extra,
+  };
+}
+
+export async function collect(events: AsyncIterable<CursoredEvent>): Promise<CursoredEvent[]> {
+  const out: CursoredEvent[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
+
+export function textOf(events: readonly CursoredEvent[]): string {
+  return events.map((e) => (e.event.type === "text_delta" ? e.event.text : "")).join("");
+}
