@@ -19,6 +19,7 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   commit_stamp_conflict: Code.AlreadyExists,
   source_key_conflict: Code.AlreadyExists,
   session_execution_lease_expired: Code.FailedPrecondition,
+  session_busy: Code.Aborted,
   store_unavailable: Code.Unavailable,
   internal: Code.Internal,
 };
