@@ -44,7 +44,15 @@ export function createHealthState(services: readonly string[] = []): HealthState
   };
 }
 
-export function createHealthService(state: HealthState): ServiceImpl<typeof Health> {
+export interface HealthServiceOptions {
+  /** Ends every Watch (after its latest status went out): the server is going away. */
+  stopSignal?: AbortSignal;
+}
+
+export function createHealthService(
+  state: HealthState,
+  options: HealthServiceOptions = {},
+): ServiceImpl<typeof Health> {
   return {
     check(req) {
       const status = state.get(req.service);
@@ -55,6 +63,9 @@ export function createHealthService(state: HealthState): ServiceImpl<typeof Heal
     },
 
     async *watch(req, ctx) {
+      const signal = options.stopSignal
+        ? AbortSignal.any([ctx.signal, options.stopSignal])
+        : ctx.signal;
       // Changes queue up between sends, but only the latest matters to a watcher.
       let pending: ServingStatus | undefined =
         state.get(req.service) ?? ServingStatus.SERVICE_UNKNOWN;
@@ -64,12 +75,12 @@ export function createHealthService(state: HealthState): ServiceImpl<typeof Heal
         wake?.();
       });
       const aborted = new Promise<void>((resolve) => {
-        if (ctx.signal.aborted) resolve();
-        ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+        if (signal.aborted) resolve();
+        signal.addEventListener("abort", () => resolve(), { once: true });
       });
       let last: ServingStatus | undefined;
       try {
-        while (!ctx.signal.aborted) {
+        while (!signal.aborted || pending !== undefined) {
           if (pending !== undefined && pending !== last) {
             last = pending;
             pending = undefined;

@@ -1,0 +1,194 @@
+// Server configuration from TETHER_* environment variables, validated once at start: a bad value
+// stops the process with an error naming the variable, never a surprise at the first request.
+import { checkTenantName } from "../api/tenancy.js";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+const LOG_LEVELS: readonly LogLevel[] = [
+  "fatal",
+  "error",
+  "warn",
+  "info",
+  "debug",
+  "trace",
+  "silent",
+];
+
+export type StoreConfig =
+  | { kind: "memory" }
+  | {
+      kind: "redis";
+      /** redis://… of a standalone server; unset when clusterNodes is set. */
+      url: string | undefined;
+      /** host:port seeds of a Redis Cluster. */
+      clusterNodes: { host: string; port: number }[];
+      password: string | undefined;
+    };
+
+/** Passed through to the runtime that builds the ModelProvider; validated here only for shape. */
+export type ProviderConfig =
+  | { kind: "echo" }
+  | {
+      kind: "openai" | "anthropic";
+      apiKey: string;
+      baseUrl: string | undefined;
+      model: string | undefined;
+    };
+
+export interface TetherConfig {
+  host: string;
+  port: number;
+  /** 0 disables the metrics listener. */
+  metricsPort: number;
+  store: StoreConfig;
+  /** API key → tenant; undefined means auth is off and every caller is tenant "default". */
+  apiKeys: ReadonlyMap<string, string> | undefined;
+  tls: { certFile: string; keyFile: string } | undefined;
+  maxMessageBytes: number;
+  /** Applied to unary calls whose client set no deadline. */
+  requestTimeoutMs: number;
+  logLevel: LogLevel;
+  drainTimeoutMs: number;
+  provider: ProviderConfig;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/u.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+/** "key1=tenantA,key2=tenantB" */
+function parseApiKeys(raw: string | undefined): Map<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const keys = new Map<string, string>();
+  for (const entry of raw.split(",")) {
+    const trimmed = entry.trim();
+    if (trimmed === "") continue;
+    const eq = trimmed.lastIndexOf("=");
+    // Never echo the entry: it holds a secret.
+    if (eq <= 0 || eq === trimmed.length - 1) {
+      throw new ConfigError("TETHER_API_KEYS", `entry ${keys.size + 1} is not key=tenant`);
+    }
+    const tenant = trimmed.slice(eq + 1);
+    try {
+      checkTenantName(tenant);
+    } catch (error) {
+      throw new ConfigError("TETHER_API_KEYS", (error as Error).message);
+    }
+    keys.set(trimmed.slice(0, eq), tenant);
+  }
+  if (keys.size === 0) throw new ConfigError("TETHER_API_KEYS", "is set but holds no key=tenant");
+  return keys;
+}
+
+function parseClusterNodes(raw: string | undefined): { host: string; port: number }[] {
+  if (raw === undefined) return [];
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((node) => {
+      const match = /^(.+):(\d{1,5})$/u.exec(node);
+      const port = Number(match?.[2]);
+      if (!match?.[1] || port < 1 || port > 65535) {
+        throw new ConfigError("TETHER_REDIS_CLUSTER_NODES", `"${node}" is not host:port`);
+      }
+      return { host: match[1], port };
+    });
+}
+
+function parseStore(env: Env): StoreConfig {
+  const kind = oneOf(env, "TETHER_STORE", ["memory", "redis"] as const, "memory");
+  if (kind === "memory") return { kind };
+  const url = text(env, "TETHER_REDIS_URL");
+  const clusterNodes = parseClusterNodes(text(env, "TETHER_REDIS_CLUSTER_NODES"));
+  if (url === undefined && clusterNodes.length === 0) {
+    throw new ConfigError(
+      "TETHER_REDIS_URL",
+      "TETHER_STORE=redis needs TETHER_REDIS_URL or TETHER_REDIS_CLUSTER_NODES",
+    );
+  }
+  if (url !== undefined && !/^rediss?:\/\//u.test(url)) {
+    throw new ConfigError("TETHER_REDIS_URL", "must start with redis:// or rediss://");
+  }
+  return { kind, url, clusterNodes, password: text(env, "TETHER_REDIS_PASSWORD") };
+}
+
+function parseProvider(env: Env): ProviderConfig {
+  // "scripted" is the Helm chart's name for the same no-network echo model.
+  const kind = oneOf(
+    env,
+    "TETHER_PROVIDER",
+    ["echo", "scripted", "openai", "anthropic"] as const,
+    "echo",
+  );
+  if (kind === "echo" || kind === "scripted") return { kind: "echo" };
+  const prefix = kind === "openai" ? "OPENAI" : "ANTHROPIC";
+  const keyName = `TETHER_${prefix}_API_KEY`;
+  const apiKey = text(env, keyName) ?? text(env, `${prefix}_API_KEY`);
+  if (apiKey === undefined) {
+    throw new ConfigError(
+      keyName,
+      `TETHER_PROVIDER=${kind} needs ${keyName} (or ${prefix}_API_KEY)`,
+    );
+  }
+  const baseName = `TETHER_${prefix}_BASE_URL`;
+  const baseUrl = text(env, baseName);
+  if (baseUrl !== undefined && !URL.canParse(baseUrl)) {
+    throw new ConfigError(baseName, "must be an absolute URL");
+  }
+  return { kind, apiKey, baseUrl, model: text(env, "TETHER_MODEL") };
+}
+
+export function loadConfig(env: Env = process.env): TetherConfig {
+  const certFile = text(env, "TETHER_TLS_CERT_FILE");
+  const keyFile = text(env, "TETHER_TLS_KEY_FILE");
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError(
+      certFile === undefined ? "TETHER_TLS_CERT_FILE" : "TETHER_TLS_KEY_FILE",
+      "TLS needs both TETHER_TLS_CERT_FILE and TETHER_TLS_KEY_FILE",
+    );
+  }
+  return {
+    host: text(env, "TETHER_HOST") ?? "127.0.0.1",
+    port: integer(env, "TETHER_PORT", 50051, 0, 65535),
+    metricsPort: integer(env, "TETHER_METRICS_PORT", 9464, 0, 65535),
+    store: parseStore(env),
+    apiKeys: parseApiKeys(text(env, "TETHER_API_KEYS")),
+    tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
+    maxMessageBytes: integer(env, "TETHER_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    requestTimeoutMs: integer(env, "TETHER_REQUEST_TIMEOUT_MS", 30_000, 1, 24 * 60 * 60 * 1000),
+    logLevel: oneOf(env, "TETHER_LOG_LEVEL", LOG_LEVELS, "info"),
+    drainTimeoutMs: integer(env, "TETHER_DRAIN_TIMEOUT_MS", 25_000, 0, 60 * 60 * 1000),
+    provider: parseProvider(env),
+  };
+}

@@ -1,0 +1,179 @@
+// One port for gRPC, gRPC-Web and Connect. Plaintext: each connection's first bytes are sniffed;
+// the HTTP/2 preface goes to an h2c server, anything else to an HTTP/1.1 server (curl, browsers,
+// gRPC-Web proxies). TLS: ALPN picks h2 or http/1.1 on one secure server. Connections are tracked
+// so shutdown can be graceful (GOAWAY, finish in-flight) and, separately, forced.
+import { readFileSync } from "node:fs";
+import * as http from "node:http";
+import * as http2 from "node:http2";
+import * as net from "node:net";
+import { Duplex } from "node:stream";
+import type { connectNodeAdapter } from "@connectrpc/connect-node";
+
+/** The request handler connectNodeAdapter returns (its type is not exported by name). */
+type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
+
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  tls?: { certFile: string; keyFile: string } | undefined;
+  handler: NodeHandlerFn;
+}
+
+export interface Listener {
+  readonly port: number;
+  /** Calls being handled now. */
+  inFlight(): number;
+  /** Stops accepting, asks every connection to finish (GOAWAY / close when idle). */
+  stopAccepting(): void;
+  /** Resolves when no call is in flight, or after `timeoutMs`; true when drained. */
+  waitForIdle(timeoutMs: number): Promise<boolean>;
+  /** Destroys every connection at once. */
+  forceClose(): void;
+}
+
+export async function startListener(options: ListenOptions): Promise<Listener> {
+  let inFlight = 0;
+  const idleWaiters = new Set<() => void>();
+  const sockets = new Set<net.Socket>();
+  const sessions = new Set<http2.Http2Session>();
+  let accepting = true;
+
+  // Counted at the HTTP layer so every protocol and every service is covered.
+  const counted = (
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ) => {
+    inFlight++;
+    res.once("close", () => {
+      inFlight--;
+      if (inFlight === 0) for (const wake of idleWaiters) wake();
+    });
+    options.handler(req, res);
+  };
+
+  const trackSession = (session: http2.Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    if (!accepting) session.close();
+  };
+
+  let server: net.Server;
+  let h1: http.Server | undefined;
+  if (options.tls) {
+    const secure = http2.createSecureServer(
+      {
+        cert: readFileSync(options.tls.certFile),
+        key: readFileSync(options.tls.keyFile),
+        allowHTTP1: true,
+      },
+      counted,
+    );
+    secure.on("session", trackSession);
+    server = secure;
+  } else {
+    const h2c = http2.createServer({}, counted);
+    h2c.on("session", trackSession);
+    h1 = http.createServer(counted);
+    const plain = h1;
+    server = net.createServer((socket) => sniff(socket, h2c, plain));
+  }
+  server.on("connection", (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    inFlight: () => inFlight,
+    stopAccepting() {
+      if (!accepting) return;
+      accepting = false;
+      server.close();
+      for (const session of sessions) session.close();
+      h1?.closeIdleConnections();
+      // HTTP/1.1 keep-alive connections close after their current response.
+      h1?.on("request", (_req, res: http.ServerResponse) => res.setHeader("connection", "close"));
+    },
+    waitForIdle(timeoutMs) {
+      if (inFlight === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = (drained: boolean) => {
+          clearTimeout(timer);
+          idleWaiters.delete(wake);
+          resolve(drained);
+        };
+        const wake = () => done(true);
+        const timer = setTimeout(() => done(inFlight === 0), timeoutMs);
+        idleWaiters.add(wake);
+      });
+    },
+    forceClose() {
+      accepting = false;
+      server.close();
+      for (const session of sessions) session.destroy();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+/** Reads just enough of a plaintext connection to tell HTTP/2 from HTTP/1.x, then hands it on. */
+function sniff(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): void {
+  let seen = Buffer.alloc(0);
+  const onData = (chunk: Buffer) => {
+    seen = Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, H2_PREFACE.length);
+    const isPrefix = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+    if (isPrefix && seen.length < H2_PREFACE.length) return; // need more bytes to decide
+    socket.off("data", onData);
+    socket.pause();
+    if (isPrefix) {
+      h2c.emit("connection", replaying(socket, seen));
+    } else {
+      // The HTTP/1 parser reads through the stream, so unshifted bytes reach it.
+      socket.unshift(seen);
+      h1.emit("connection", socket);
+      socket.resume();
+    }
+  };
+  socket.on("data", onData);
+  socket.on("error", () => socket.destroy());
+}
+
+/**
+ * The HTTP/2 session reads a net.Socket's native handle directly and would miss bytes already
+ * read from it; a plain Duplex that replays them first makes Node drive the session from JS.
+ */
+function replaying(socket: net.Socket, head: Buffer): Duplex {
+  const proxy = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk: Buffer, _encoding, callback) {
+      socket.write(chunk, callback);
+    },
+    final(callback) {
+      socket.end(callback);
+    },
+    destroy(error, callback) {
+      socket.destroy(error ?? undefined);
+      callback(error);
+    },
+  });
+  proxy.push(head);
+  socket.on("data", (chunk: Buffer) => {
+    if (!proxy.push(chunk)) socket.pause();
+  });
+  socket.on("end", () => proxy.push(null));
+  socket.on("close", () => proxy.destroy());
+  return proxy;
+}

@@ -1,0 +1,64 @@
+// Process entry (`npm start`): configuration, store, server, and signals. SIGTERM/SIGINT drain
+// gracefully (health NOT_SERVING, stop accepting, finish in-flight calls up to the drain
+// timeout); a second signal, or a drain that runs out of time, takes the forced path.
+import { ConfigError, loadConfig } from "./config.js";
+import { createLogger } from "./logger.js";
+import { createTetherServer } from "./server.js";
+import { buildStore } from "./store.js";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`tether: invalid configuration: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  const built = await buildStore(config.store, logger);
+  const server = await createTetherServer({ config, store: built.store, logger });
+  logger.info(
+    {
+      address: `${config.host}:${server.port}`,
+      tls: config.tls !== undefined,
+      auth: config.apiKeys !== undefined,
+      metricsPort: server.metricsPort ?? "off",
+      provider: config.provider.kind,
+    },
+    `tether listening on ${config.host}:${server.port}`,
+  );
+
+  let stopping = false;
+  const forced = async (signal: string) => {
+    logger.warn({ signal }, "forced shutdown");
+    await server.close();
+    await built.close();
+    process.exit(1);
+  };
+  const graceful = async (signal: string) => {
+    if (stopping) return forced(signal);
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    const drained = await server.drain();
+    await server.close();
+    await built.close();
+    logger.info({ drained }, "stopped");
+    process.exit(drained ? 0 : 1);
+  };
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      graceful(signal).catch((error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      });
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`tether: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,147 @@
+// Prometheus metrics on their own HTTP port, so scraping never competes with RPC traffic and
+// stays reachable without API keys. The Metrics interface is what the rest of the process
+// updates; prom-client stays behind it.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export interface Metrics {
+  /** One finished RPC: "tether.v1.SessionService/GetSession", its gRPC code name, seconds. */
+  observeRpc(method: string, code: string, seconds: number): void;
+  /** A turn reached a terminal outcome ("finished", "stopped", "failed"). */
+  countTurn(outcome: string): void;
+  /** A lease claim decided ("acquired", "reentered", "busy", "reclaimed", "expired"). */
+  countLeaseClaim(outcome: string): void;
+  /** Work waiting across the sessions this replica watches ("queued_work", "turn_input"). */
+  setQueueDepth(kind: string, depth: number): void;
+  /** Tokens a provider reported ("input", "output", "cache_read", "cache_write", "reasoning"). */
+  addProviderTokens(provider: string, kind: string, tokens: number): void;
+  readonly registry: Registry;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true)
+    collectDefaultMetrics({ register: registry, prefix: "tether_" });
+  const rpcs = new Counter({
+    name: "tether_rpc_total",
+    help: "RPCs handled, by method and gRPC code",
+    labelNames: ["method", "code"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "tether_rpc_duration_seconds",
+    help: "RPC handling time until the response (unary) or the stream's end",
+    labelNames: ["method", "code"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const turns = new Counter({
+    name: "tether_turns_total",
+    help: "Turns by terminal outcome",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const leaseClaims = new Counter({
+    name: "tether_lease_claims_total",
+    help: "Session execution lease claims by outcome",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const queueDepth = new Gauge({
+    name: "tether_queue_depth",
+    help: "Queued work and pending turn input waiting",
+    labelNames: ["kind"] as const,
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: "tether_provider_tokens_total",
+    help: "Tokens reported by model providers",
+    labelNames: ["provider", "kind"] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeRpc(method, code, seconds) {
+      rpcs.inc({ method, code });
+      latency.observe({ method, code }, seconds);
+    },
+    countTurn: (outcome) => turns.inc({ outcome }),
+    countLeaseClaim: (outcome) => leaseClaims.inc({ outcome }),
+    setQueueDepth: (kind, depth) => queueDepth.set({ kind }, depth),
+    addProviderTokens: (provider, kind, n) => tokens.inc({ provider, kind }, n),
+  };
+}
+
+function codeName(error: unknown): string {
+  const code = error instanceof ConnectError ? error.code : Code.Internal;
+  return Code[code] ?? "Unknown";
+}
+
+/** Outermost interceptor: it sees the final code, including auth and edge-mapped errors. */
+export function createMetricsInterceptor(metrics: Metrics): Interceptor {
+  return (next) => async (req) => {
+    const method = `${req.service.typeName}/${req.method.name}`;
+    const started = process.hrtime.bigint();
+    const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
+    try {
+      const res = await next(req);
+      if (!res.stream) {
+        metrics.observeRpc(method, "OK", elapsed());
+        return res;
+      }
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+            metrics.observeRpc(method, "OK", elapsed());
+          } catch (error) {
+            metrics.observeRpc(method, codeName(error), elapsed());
+            throw error;
+          }
+        })(),
+      };
+    } catch (error) {
+      metrics.observeRpc(method, codeName(error), elapsed());
+      throw error;
+    }
+  };
+}
+
+export interface MetricsListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Serves GET /metrics on host:port (port 0 picks a free one). */
+export async function startMetricsListener(
+  metrics: Metrics,
+  host: string,
+  port: number,
+): Promise<MetricsListener> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    metrics.registry.metrics().then(
+      (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,117 @@
+// The composition root of the network service: routes, interceptors, one listener for every
+// protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
+// and forced close are separate paths: drain waits for in-flight calls, close does not.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { TetherConfig } from "./config.js";
+import { startListener } from "./listeners.js";
+import { createLogger, type Logger } from "./logger.js";
+import {
+  createMetrics,
+  startMetricsListener,
+  type Metrics,
+  type MetricsListener,
+} from "./metrics.js";
+import { createTetherInterceptors, createTetherRoutes, type RouteHook } from "./routes.js";
+
+export interface TetherServerOptions {
+  config: TetherConfig;
+  store: RuntimeStore;
+  logger?: Logger;
+  metrics?: Metrics;
+  /** Registers further services, e.g. `(router) => router.service(TurnService, impl)`. */
+  routes?: RouteHook;
+}
+
+export interface TetherServer {
+  /** The bound RPC port (the real one when the config asked for 0). */
+  readonly port: number;
+  /** The bound metrics port; undefined when metrics are disabled. */
+  readonly metricsPort: number | undefined;
+  readonly health: HealthState;
+  readonly metrics: Metrics;
+  /** Aborted when draining starts: long-running work should wind down and stop taking more. */
+  readonly draining: AbortSignal;
+  /**
+   * Graceful: health NOT_SERVING, stop accepting, let in-flight calls finish for up to the drain
+   * timeout. Resolves true when everything finished in time (the caller then calls close()).
+   */
+  drain(): Promise<boolean>;
+  /** Forced: aborts every handler, destroys every connection, stops metrics. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function createTetherServer(options: TetherServerOptions): Promise<TetherServer> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const metrics = options.metrics ?? createMetrics();
+  const health = createHealthState();
+  const draining = new AbortController();
+  const shutdown = new AbortController();
+
+  const handler = connectNodeAdapter({
+    routes: createTetherRoutes({
+      store: options.store,
+      health,
+      routes: options.routes,
+      stopSignal: draining.signal,
+    }),
+    interceptors: createTetherInterceptors({
+      apiKeys: config.apiKeys,
+      requestTimeoutMs: config.requestTimeoutMs,
+      metrics,
+      log: logger,
+    }),
+    readMaxBytes: config.maxMessageBytes,
+    writeMaxBytes: config.maxMessageBytes,
+    shutdownSignal: shutdown.signal,
+  });
+
+  const listener = await startListener({
+    host: config.host,
+    port: config.port,
+    tls: config.tls,
+    handler,
+  });
+  let metricsListener: MetricsListener | undefined;
+  try {
+    if (config.metricsPort !== 0) {
+      metricsListener = await startMetricsListener(metrics, config.host, config.metricsPort);
+    }
+  } catch (error) {
+    listener.forceClose();
+    throw error;
+  }
+  health.setAll(ServingStatus.SERVING);
+
+  let closed: Promise<void> | undefined;
+  return {
+    port: listener.port,
+    metricsPort: metricsListener?.port,
+    health,
+    metrics,
+    draining: draining.signal,
+    async drain() {
+      health.setAll(ServingStatus.NOT_SERVING);
+      draining.abort();
+      listener.stopAccepting();
+      const pending = listener.inFlight();
+      logger.info({ inFlight: pending, timeoutMs: config.drainTimeoutMs }, "draining");
+      const drained = await listener.waitForIdle(config.drainTimeoutMs);
+      logger.info({ drained, inFlight: listener.inFlight() }, "drain finished");
+      return drained;
+    },
+    close() {
+      closed ??= (async () => {
+        health.setAll(ServingStatus.NOT_SERVING);
+        draining.abort();
+        shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
+        listener.forceClose();
+        await metricsListener?.close();
+      })();
+      return closed;
+    },
+  };
+}

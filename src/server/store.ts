@@ -1,0 +1,54 @@
+// Builds the configured RuntimeStore: the embedded memory store, or the Redis store on a
+// standalone server or a cluster. The returned close() also quits the Redis connection, which
+// the store itself never owns.
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import { createMemoryStore } from "../store/memory/memory-store.js";
+import { createRedisStore } from "../store/redis/index.js";
+import type { StoreConfig } from "./config.js";
+import { redactUrl, type Logger } from "./logger.js";
+
+export interface BuiltStore {
+  store: RuntimeStore;
+  /** Closes the store, then its connection. */
+  close(): Promise<void>;
+}
+
+export async function buildStore(config: StoreConfig, logger: Logger): Promise<BuiltStore> {
+  if (config.kind === "memory") {
+    logger.info({ store: "memory" }, "using the in-memory store (state is lost on exit)");
+    const store = createMemoryStore();
+    return { store, close: () => store.close() };
+  }
+  const common: RedisOptions = {
+    ...(config.password === undefined ? {} : { password: config.password }),
+    // Fail calls fast while Redis is down; the edge maps the failure to UNAVAILABLE.
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: true,
+  };
+  const redis =
+    config.clusterNodes.length > 0
+      ? new Cluster(config.clusterNodes, { redisOptions: common })
+      : new Redis(config.url ?? "", common);
+  redis.on("error", (error: Error) => logger.warn({ err: error }, "redis connection error"));
+  try {
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    throw new Error(`cannot reach Redis: ${(error as Error).message}`, { cause: error });
+  }
+  logger.info(
+    config.clusterNodes.length > 0
+      ? { store: "redis-cluster", nodes: config.clusterNodes }
+      : { store: "redis", url: redactUrl(config.url ?? "") },
+    "using the Redis store",
+  );
+  const store = createRedisStore({ redis });
+  return {
+    store,
+    async close() {
+      await store.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
