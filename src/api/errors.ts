@@ -20,6 +20,7 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   source_key_conflict: Code.AlreadyExists,
   session_execution_lease_expired: Code.FailedPrecondition,
   session_busy: Code.Aborted,
+  turn_not_running: Code.FailedPrecondition,
   store_unavailable: Code.Unavailable,
   internal: Code.Internal,
 };

@@ -13,6 +13,7 @@ export type TetherErrorCode =
   | "source_key_conflict"
   | "unknown_batch_ids"
   | "session_busy"
+  | "turn_not_running"
   | "store_unavailable"
   | "internal";
 

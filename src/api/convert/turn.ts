@@ -1,0 +1,267 @@
+// Turns between tether.v1 messages and the runtime: StreamTurn requests in, session events out.
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  IMAGE_MEDIA_TYPES,
+  validateInputItems,
+  invalidTurnInput,
+  type ImageMediaType,
+  type InputItem,
+  type JsonValue,
+} from "../../domain/conversation.js";
+import { invalidArgument } from "../../domain/errors.js";
+import type { CursoredEvent, SessionEvent } from "../../domain/session-events.js";
+import type { TurnOutcome } from "../../domain/turn-outcome.js";
+import {
+  BusyStrategy as BusyStrategyPb,
+  FailureReason,
+  FinishReason,
+  StopReason,
+  TurnEventSchema,
+  TurnOutcomeSchema,
+  type InputPart,
+  type ToolDefinition as ToolDefinitionPb,
+  type TurnEvent as TurnEventPb,
+  type TurnOptions,
+  type TurnOutcome as TurnOutcomePb,
+} from "../../gen/tether/v1/turn_pb.js";
+import type { ToolDefinition } from "../../ports/tool-executor.js";
+import type { TurnSettings } from "../../runtime/input-payload.js";
+import type { BusyStrategy } from "../../runtime/runtime.js";
+import { createEnumTable, fromUint64, toUint64, type SessionIdMap } from "./scalars.js";
+import { snapshotToProto, usageToProto } from "./session.js";
+
+const MAX_TOOLS = 128;
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/u;
+
+const busyStrategies = createEnumTable<BusyStrategyPb, BusyStrategy>([
+  [BusyStrategyPb.ENQUEUE, "enqueue"],
+  [BusyStrategyPb.STEER, "steer"],
+  [BusyStrategyPb.REJECT, "reject"],
+  [BusyStrategyPb.INTERRUPT, "interrupt"],
+]);
+
+export function busyStrategyFromProto(value: BusyStrategyPb): BusyStrategy {
+  return value === BusyStrategyPb.UNSPECIFIED
+    ? "enqueue"
+    : busyStrategies.fromProto(value, "busy_strategy");
+}
+
+export function inputFromProto(parts: readonly InputPart[]): InputItem[] {
+  const items = parts.map((part, i): InputItem => {
+    const field = `input[${i}]`;
+    switch (part.kind.case) {
+      case "text":
+        return { type: "text", text: part.kind.value };
+      case "image": {
+        const image = part.kind.value;
+        if (image.source.case === "data") {
+          if (!IMAGE_MEDIA_TYPES.includes(image.mimeType as ImageMediaType)) {
+            throw invalidArgument(
+              `${field}.image.mime_type`,
+              `must be one of ${IMAGE_MEDIA_TYPES.join(", ")}`,
+            );
+          }
+          return {
+            type: "image",
+            image: {
+              kind: "inline",
+              mediaType: image.mimeType as ImageMediaType,
+              data: image.source.value,
+            },
+          };
+        }
+        if (image.source.case === "url")
+          return { type: "image", image: { kind: "url", url: image.source.value } };
+        throw invalidArgument(`${field}.image`, "needs data or url");
+      }
+      default:
+        throw invalidArgument(field, "needs text or image");
+    }
+  });
+  const violations = validateInputItems(items);
+  if (violations.length > 0) {
+    throw invalidTurnInput(
+      violations.map((v) => ({ ...v, field: v.field.replace(/^items/u, "input") })),
+    );
+  }
+  return items;
+}
+
+export function clientToolsFromProto(tools: readonly ToolDefinitionPb[]): ToolDefinition[] {
+  if (tools.length > MAX_TOOLS)
+    throw invalidArgument("client_tools", `must hold at most ${MAX_TOOLS} tools`);
+  const names = new Set<string>();
+  return tools.map((tool, i) => {
+    const field = `client_tools[${i}]`;
+    if (!TOOL_NAME.test(tool.name)) {
+      throw invalidArgument(
+        `${field}.name`,
+        "must be 1-64 characters of letters, digits, '_' or '-'",
+      );
+    }
+    if (names.has(tool.name)) throw invalidArgument(`${field}.name`, `duplicates ${tool.name}`);
+    names.add(tool.name);
+    let schema: JsonValue = { type: "object" };
+    if (tool.parametersJsonSchema !== "") {
+      try {
+        schema = JSON.parse(tool.parametersJsonSchema) as JsonValue;
+      } catch {
+        throw invalidArgument(`${field}.parameters_json_schema`, "must be valid JSON");
+      }
+      if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+        throw invalidArgument(`${field}.parameters_json_schema`, "must be a JSON object");
+      }
+    }
+    return {
+      name: tool.name,
+      description: tool.description,
+      inputSchema: schema as { [key: string]: JsonValue },
+    };
+  });
+}
+
+export function settingsFromProto(options: TurnOptions | undefined): TurnSettings {
+  if (!options) return {};
+  const settings: TurnSettings = {};
+  if (options.model !== "") settings.model = options.model;
+  if (options.temperature !== undefined) {
+    if (!(options.temperature >= 0 && options.temperature <= 2)) {
+      throw invalidArgument("options.temperature", "must be between 0 and 2");
+    }
+    settings.temperature = options.temperature;
+  }
+  if (options.maxOutputTokens > 0) settings.maxOutputTokens = options.maxOutputTokens;
+  if (options.maxIterations > 0) {
+    if (options.maxIterations > 100)
+      throw invalidArgument("options.max_iterations", "must be at most 100");
+    settings.maxIterations = options.maxIterations;
+  }
+  if (options.tokenBudget > 0n)
+    settings.tokenBudget = fromUint64(options.tokenBudget, "options.token_budget");
+  if (options.systemPrompt !== "") settings.systemPrompt = options.systemPrompt;
+  return settings;
+}
+
+export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
+  switch (outcome.kind) {
+    case "finished":
+      return create(TurnOutcomeSchema, {
+        kind: {
+          case: "finished",
+          value:
+            outcome.reason === "assistant_message"
+              ? { reason: FinishReason.ASSISTANT_MESSAGE, value: outcome.text }
+              : { reason: FinishReason.TOOL_VALUE, value: JSON.stringify(outcome.value) },
+        },
+      });
+    case "stopped": {
+      const reason = {
+        tool_error: StopReason.TOOL_ERROR,
+        cancelled: StopReason.CANCELLED,
+        budget_exhausted: StopReason.BUDGET_EXHAUSTED,
+        max_iterations: StopReason.MAX_ITERATIONS,
+      }[outcome.reason];
+      const detail =
+        outcome.reason === "tool_error"
+          ? { message: outcome.message, code: outcome.code }
+          : outcome.reason === "budget_exhausted"
+            ? { message: `used ${outcome.usedTokens} of ${outcome.budgetTokens} tokens`, code: "" }
+            : outcome.reason === "max_iterations"
+              ? { message: `stopped after ${outcome.iterations} model calls`, code: "" }
+              : { message: "cancelled", code: "" };
+      return create(TurnOutcomeSchema, { kind: { case: "stopped", value: { reason, ...detail } } });
+    }
+    case "failed":
+      return create(TurnOutcomeSchema, {
+        kind: {
+          case: "failed",
+          value: {
+            reason:
+              outcome.reason === "provider_error"
+                ? FailureReason.PROVIDER_ERROR
+                : FailureReason.INTERNAL,
+            message: outcome.message,
+          },
+        },
+      });
+  }
+}
+
+function eventBody(
+  event: SessionEvent,
+  ids: SessionIdMap,
+): MessageInitShape<typeof TurnEventSchema>["event"] {
+  switch (event.type) {
+    case "input_queued":
+      return { case: "inputQueued", value: { inputId: event.inputId } };
+    case "turn_started":
+      return {
+        case: "turnStarted",
+        value: { inputIds: event.inputIds, turnIndex: toUint64(event.turnIndex, "turn_index") },
+      };
+    case "text_delta":
+      return { case: "textDelta", value: { text: event.text } };
+    case "tool_call_started":
+      return {
+        case: "toolCallStarted",
+        value: {
+          callId: event.callId,
+          name: event.toolName,
+          argumentsJson: event.argumentsJson,
+          idempotencyKey: event.idempotencyKey,
+        },
+      };
+    case "tool_call_requested":
+      return {
+        case: "toolCallRequested",
+        value: {
+          callId: event.callId,
+          name: event.toolName,
+          argumentsJson: event.argumentsJson,
+          deadlineMs: BigInt(event.deadlineMs),
+          idempotencyKey: event.idempotencyKey,
+        },
+      };
+    case "tool_call_finished":
+      return {
+        case: "toolCallFinished",
+        value: { callId: event.callId, output: event.output, isError: event.isError },
+      };
+    case "usage_reported":
+      return {
+        case: "usageReported",
+        value: { usage: usageToProto(event.usage), iteration: event.iteration },
+      };
+    case "input_admitted":
+      return { case: "inputAdmitted", value: { inputIds: event.inputIds } };
+    case "tool_value":
+      return { case: "toolValue", value: { valueJson: event.valueJson } };
+    case "turn_completed":
+      return {
+        case: "turnCompleted",
+        value: {
+          outcome: outcomeToProto(event.outcome),
+          headRevision: toUint64(event.headRevision, "head_revision"),
+          usage: usageToProto(event.usage),
+        },
+      };
+    case "gap":
+      return {
+        case: "gap",
+        value: {
+          requestedAfterCursor: BigInt(event.requestedAfterCursor),
+          retainedFromCursor: BigInt(event.retainedFromCursor),
+          ...(event.snapshot ? { snapshot: snapshotToProto(event.snapshot, ids) } : {}),
+        },
+      };
+  }
+}
+
+export function eventToProto(item: CursoredEvent, ids: SessionIdMap): TurnEventPb {
+  return create(TurnEventSchema, {
+    cursor: BigInt(item.cursor),
+    sessionId: item.sessionId,
+    turnId: item.turnId,
+    event: eventBody(item.event, ids),
+  });
+}

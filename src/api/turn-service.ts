@@ -1,0 +1,106 @@
+// TurnService over the runtime: StreamTurn, WatchSession, SubmitToolResults and CancelTurn.
+// Streams end when the client goes away (ctx.signal); the turn itself keeps running and commits.
+import type { ServiceImpl } from "@connectrpc/connect";
+import { invalidArgument, TetherError } from "../domain/errors.js";
+import { checkId } from "../domain/ids.js";
+import type { TurnService } from "../gen/tether/v1/turn_service_pb.js";
+import type { ClientToolResult } from "../ports/session-signals.js";
+import { isValidCursor } from "../runtime/cursor.js";
+import type { TetherRuntime } from "../runtime/runtime.js";
+import {
+  busyStrategyFromProto,
+  clientToolsFromProto,
+  eventToProto,
+  inputFromProto,
+  settingsFromProto,
+} from "./convert/turn.js";
+import { fromUint64 } from "./convert/scalars.js";
+import { scopeOf } from "./tenancy.js";
+
+export interface TurnServiceOptions {
+  runtime: TetherRuntime;
+}
+
+const MAX_TOOL_RESULTS = 128;
+const MAX_TOOL_OUTPUT_BYTES = 1024 * 1024;
+
+export function createTurnService(options: TurnServiceOptions): ServiceImpl<typeof TurnService> {
+  const { runtime } = options;
+
+  return {
+    async *streamTurn(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const sessionId = scope.toStore(req.sessionId, "session_id");
+      const items = inputFromProto(req.input);
+      if (req.clientRequestId !== "") checkId("client_request_id", req.clientRequestId);
+      const events = runtime.streamTurn(
+        {
+          sessionId,
+          publicSessionId: req.sessionId,
+          items,
+          ...(req.clientRequestId !== "" ? { clientRequestId: req.clientRequestId } : {}),
+          busyStrategy: busyStrategyFromProto(req.busyStrategy),
+          clientTools: clientToolsFromProto(req.clientTools),
+          settings: settingsFromProto(req.options),
+        },
+        ctx.signal,
+      );
+      for await (const item of events) yield { event: eventToProto(item, scope) };
+    },
+
+    async *watchSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const sessionId = scope.toStore(req.sessionId, "session_id");
+      const after = fromUint64(req.afterCursor, "after_cursor");
+      if (!isValidCursor(after)) throw invalidArgument("after_cursor", "is not a cursor");
+      const events = runtime.watch(
+        sessionId,
+        req.sessionId,
+        after,
+        req.untilTurnCompleted,
+        ctx.signal,
+      );
+      for await (const item of events) yield { event: eventToProto(item, scope) };
+    },
+
+    async submitToolResults(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const sessionId = scope.toStore(req.sessionId, "session_id");
+      checkId("turn_id", req.turnId);
+      if (req.results.length === 0) throw invalidArgument("results", "must not be empty");
+      if (req.results.length > MAX_TOOL_RESULTS) {
+        throw invalidArgument("results", `must hold at most ${MAX_TOOL_RESULTS} results`);
+      }
+      const results: ClientToolResult[] = req.results.map((r, i) => {
+        checkId(`results[${i}].call_id`, r.callId);
+        if (Buffer.byteLength(r.output, "utf8") > MAX_TOOL_OUTPUT_BYTES) {
+          throw invalidArgument(
+            `results[${i}].output`,
+            `must be at most ${MAX_TOOL_OUTPUT_BYTES} bytes`,
+          );
+        }
+        return { callId: r.callId, output: r.output, isError: r.isError };
+      });
+      const delivered = await runtime.submitToolResults(sessionId, req.turnId, results);
+      if (!delivered) {
+        throw new TetherError(
+          "turn_not_running",
+          `turn ${req.turnId} of session ${req.sessionId} is not running`,
+          { fields: { sessionId: req.sessionId, turnId: req.turnId } },
+        );
+      }
+      return { acceptedCallIds: results.map((r) => r.callId), ignoredCallIds: [] };
+    },
+
+    async cancelTurn(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const sessionId = scope.toStore(req.sessionId, "session_id");
+      if (req.turnId !== "") checkId("turn_id", req.turnId);
+      const cancelled = await runtime.cancelTurn(
+        sessionId,
+        req.turnId === "" ? undefined : req.turnId,
+      );
+      return { cancelled };
+    },
+  };
+}
