@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepares a fresh machine for the test suites: npm packages and redis-server.
+# Prepares a fresh machine for the test suites: npm packages, redis-server, tini (the image's
+# PID 1, for the production start test) and helm (built from the Go module proxy when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -7,12 +8,20 @@ if [ "${TETHER_SKIP_NPM_CI:-0}" != "1" ]; then
   npm ci --no-audit --no-fund
 fi
 
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+missing=()
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
-  echo "redis-server is missing: installing the Debian package"
-  SUDO=""
-  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  missing+=(redis-server redis-tools)
+fi
+if [ ! -x /usr/bin/tini ]; then missing+=(tini); fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing Debian packages: ${missing[*]}"
   $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y redis-server redis-tools
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
 fi
 # The Debian package may start a system redis on 6379; the tests never use it, they start
 # their own servers on free loopback ports.
+
+# The Helm chart gate's tools, built once here so the test run itself stays short.
+bash scripts/test-helm.sh --install-only

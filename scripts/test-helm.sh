@@ -3,6 +3,7 @@
 # Kubernetes API types (test/helm), and check that bad values are refused. Installs helm from the
 # Go module proxy when it is missing; later runs reuse the binary and Go's build cache.
 #
+#   --install-only      install helm and build the checker, then stop (scripts/setup-machine.sh)
 #   HELM=/path/to/helm  use that binary instead
 #   TETHER_TOOLS_DIR    where the helm binary is kept (default ~/.cache/tether-tools)
 set -euo pipefail
@@ -47,6 +48,9 @@ trap 'rm -rf "$work"' EXIT
 echo "building the strict manifest checker (test/helm)"
 (cd test/helm && "$GO" build -o "$work/helmcheck" .)
 check="$work/helmcheck"
+if [ "${1:-}" = "--install-only" ]; then
+  exit 0
+fi
 
 # --- the checker itself must catch what it is there to catch ---------------------------------
 if "$check" -decode-only test/helm/testdata/misspelt-field.yaml >"$work/out" 2>&1; then
