@@ -1,45 +1,61 @@
-// Abort plumbing without timers: settle a promise early when a signal fires, and tie child
-// controllers to a parent signal with listeners that are always removed.
+// Abort plumbing without timers: one listener per turn settles every race against cancellation,
+// and child controllers tie a tool call's signal to the turn's with a listener that is removed.
 
 export const ABORTED: unique symbol = Symbol("aborted");
 export type Aborted = typeof ABORTED;
 
-/** Resolves with the promise's value, or ABORTED as soon as `signal` aborts, whichever is first. */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | Aborted> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.resolve(ABORTED);
+/** The turn's cancellation, observed through a single lazily attached listener. */
+export class TurnCancellation {
+  private abortedPromise: Promise<Aborted> | undefined;
+  private listener: (() => void) | undefined;
+
+  constructor(readonly signal: AbortSignal) {}
+
+  get aborted(): boolean {
+    return this.signal.aborted;
   }
-  return new Promise<T | Aborted>((resolve, reject) => {
-    const onAbort = (): void => resolve(ABORTED);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
+
+  /** The promise's value, or ABORTED as soon as the turn is cancelled, whichever is first. */
+  race<T>(promise: Promise<T>): Promise<T | Aborted> {
+    if (this.signal.aborted) {
+      promise.catch(ignore);
+      return Promise.resolve(ABORTED);
+    }
+    this.abortedPromise ??= new Promise<Aborted>((resolve) => {
+      this.listener = () => resolve(ABORTED);
+      this.signal.addEventListener("abort", this.listener, { once: true });
+    });
+    return Promise.race([promise, this.abortedPromise]);
+  }
+
+  dispose(): void {
+    if (this.listener !== undefined) this.signal.removeEventListener("abort", this.listener);
+    this.listener = undefined;
+  }
 }
 
 /** A controller that aborts when `parent` does; `dispose` detaches it from the parent. */
-export function childController(parent: AbortSignal): {
-  controller: AbortController;
-  dispose: () => void;
-} {
-  const controller = new AbortController();
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return { controller, dispose: () => undefined };
+export class ChildController extends AbortController {
+  private readonly onParentAbort: (() => void) | undefined;
+
+  constructor(private readonly parent: AbortSignal) {
+    super();
+    if (parent.aborted) {
+      this.abort(parent.reason);
+      return;
+    }
+    this.onParentAbort = () => this.abort(parent.reason);
+    parent.addEventListener("abort", this.onParentAbort, { once: true });
   }
-  const onAbort = (): void => controller.abort(parent.reason);
-  parent.addEventListener("abort", onAbort, { once: true });
-  return { controller, dispose: () => parent.removeEventListener("abort", onAbort) };
+
+  dispose(): void {
+    if (this.onParentAbort !== undefined) {
+      this.parent.removeEventListener("abort", this.onParentAbort);
+    }
+  }
 }
+
+function ignore(): void {}
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

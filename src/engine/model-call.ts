@@ -1,22 +1,20 @@
-// One model call with retries: 429, 5xx and transport failures are repeated with backoff
-// (honouring retry-after) as long as nothing was forwarded; anything else ends the turn.
+// Model-call failures: 429, 5xx and transport failures are repeated with backoff (honouring
+// retry-after) as long as nothing was forwarded; anything else ends the turn.
 import type { ToolCallPart } from "../domain/conversation.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { ProviderError, type ModelProvider, type ModelRequest } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
 import { errorMessage } from "./abort.js";
-import { consumeModelCall, type ReconciledResponse } from "./reconcile.js";
+import { consumeModelCall, type ReconciledResponse, type TextForwarder } from "./reconcile.js";
 import { decideRetry, type RetryPolicy } from "./retry.js";
 
-export interface ModelCallContext {
+export interface ModelCallContext extends TextForwarder {
   provider: ModelProvider;
-  request: ModelRequest;
-  iteration: number;
   retry: RetryPolicy;
   random: () => number;
   sleep: Sleep;
-  emit: (event: TurnEvent) => Promise<void>;
+  emit(event: TurnEvent): void | Promise<void>;
 }
 
 export type ModelCallOutcome =
@@ -28,46 +26,49 @@ export type ModelCallOutcome =
       forwardedText: string;
     };
 
-export async function callModelWithRetry(ctx: ModelCallContext): Promise<ModelCallOutcome> {
-  const { signal } = ctx.request;
-  const forward = (text: string): Promise<void> => ctx.emit({ type: "text_delta", text });
+/**
+ * After a model call failed: repeats it while the policy allows, and says how the call ended.
+ * The first attempt runs inline in the turn loop; only failures pay for this path.
+ */
+export async function recoverModelCall(
+  ctx: ModelCallContext,
+  request: ModelRequest,
+  iteration: number,
+  firstError: unknown,
+  firstForwardedText: string,
+): Promise<ModelCallOutcome> {
+  const { signal } = request;
+  let error = firstError;
+  let forwardedText = firstForwardedText;
   for (let attempt = 1; ; attempt++) {
+    if (signal.aborted) return { kind: "cancelled", forwardedText };
+    const decision = decideRetry(error, attempt, forwardedText !== "", ctx.retry, ctx.random);
+    if (!decision.retry) {
+      return { kind: "failed", forwardedText, outcome: failure(error, attempt) };
+    }
+    const status = error instanceof ProviderError ? error.status : undefined;
+    await ctx.emit({
+      type: "provider_retry",
+      iteration,
+      attempt,
+      delayMs: decision.delayMs,
+      ...(status === undefined ? {} : { status }),
+      message: errorMessage(error),
+    });
+    try {
+      await ctx.sleep(decision.delayMs, signal);
+    } catch {
+      return { kind: "cancelled", forwardedText: "" };
+    }
+    if (signal.aborted) return { kind: "cancelled", forwardedText: "" };
     const progress = { forwardedText: "" };
     try {
-      const response = await consumeModelCall(ctx.provider.call(ctx.request), forward, progress);
+      const response = await consumeModelCall(ctx.provider.call(request), ctx, progress);
       if (signal.aborted) return { kind: "cancelled", forwardedText: progress.forwardedText };
-      return { kind: "ok", response: withCallIds(response, ctx.iteration) };
+      return { kind: "ok", response: withCallIds(response, iteration) };
     } catch (err) {
-      if (signal.aborted) return { kind: "cancelled", forwardedText: progress.forwardedText };
-      const decision = decideRetry(
-        err,
-        attempt,
-        progress.forwardedText !== "",
-        ctx.retry,
-        ctx.random,
-      );
-      if (!decision.retry) {
-        return {
-          kind: "failed",
-          forwardedText: progress.forwardedText,
-          outcome: failure(err, attempt),
-        };
-      }
-      const status = err instanceof ProviderError ? err.status : undefined;
-      await ctx.emit({
-        type: "provider_retry",
-        iteration: ctx.iteration,
-        attempt,
-        delayMs: decision.delayMs,
-        ...(status === undefined ? {} : { status }),
-        message: errorMessage(err),
-      });
-      try {
-        await ctx.sleep(decision.delayMs, signal);
-      } catch {
-        return { kind: "cancelled", forwardedText: "" };
-      }
-      if (signal.aborted) return { kind: "cancelled", forwardedText: "" };
+      error = err;
+      forwardedText = progress.forwardedText;
     }
   }
 }
@@ -94,7 +95,7 @@ function failure(err: unknown, attempts: number): Extract<TurnOutcome, { kind: "
 }
 
 /** Providers occasionally omit call ids; a stable synthetic one keeps call and result paired. */
-function withCallIds(response: ReconciledResponse, iteration: number): ReconciledResponse {
+export function withCallIds(response: ReconciledResponse, iteration: number): ReconciledResponse {
   if (response.parts.every((p) => p.type !== "tool_call" || p.callId !== "")) return response;
   let n = 0;
   const parts = response.parts.map((p) => {

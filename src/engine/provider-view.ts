@@ -3,25 +3,23 @@
 import type { InputItem, Message } from "../domain/conversation.js";
 import type { ModelCapabilities } from "../ports/model-provider.js";
 
-export interface ProviderView {
-  readonly messages: readonly Message[];
-  append(message: Message): void;
-}
+export class ProviderView {
+  readonly messages: Message[] = [];
 
-export function createProviderView(
-  capabilities: ModelCapabilities,
-  systemPrompt: string | undefined,
-  history: readonly Message[],
-): ProviderView {
-  const messages: Message[] = [];
-  if (systemPrompt !== undefined && systemPrompt !== "") {
-    messages.push({ role: "system", text: systemPrompt });
+  constructor(
+    private readonly capabilities: ModelCapabilities,
+    systemPrompt: string | undefined,
+    history: readonly Message[],
+  ) {
+    if (systemPrompt !== undefined && systemPrompt !== "") {
+      this.messages.push({ role: "system", text: systemPrompt });
+    }
+    for (const m of history) this.append(m);
   }
-  const append = (message: Message): void => {
-    messages.push(capabilities.images ? message : withoutImages(message));
-  };
-  for (const m of history) append(m);
-  return { messages, append };
+
+  append(message: Message): void {
+    this.messages.push(this.capabilities.images ? message : withoutImages(message));
+  }
 }
 
 function withoutImages(message: Message): Message {

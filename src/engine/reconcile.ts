@@ -16,14 +16,19 @@ export interface StreamProgress {
   forwardedText: string;
 }
 
+/** Receives assistant text as it becomes known; may return a promise to apply backpressure. */
+export interface TextForwarder {
+  forwardText(text: string): void | Promise<void>;
+}
+
 /**
- * Drains `call`, handing each new piece of text to `forward` (awaited when it returns a promise),
+ * Drains `call`, handing each new piece of text to `out` (awaited when it returns a promise),
  * and returns the reconciled response. Rejects with the provider's error; `progress` tells what
  * was forwarded by then.
  */
 export async function consumeModelCall(
   call: ModelCall,
-  forward: (text: string) => void | Promise<void>,
+  out: TextForwarder,
   progress: StreamProgress,
 ): Promise<ReconciledResponse> {
   const streamed: OutputPart[] = [];
@@ -43,7 +48,7 @@ export async function consumeModelCall(
       if (event.text === "") continue;
       pending += event.text;
       progress.forwardedText += event.text;
-      const r = forward(event.text);
+      const r = out.forwardText(event.text);
       if (r !== undefined) await r;
     } else if (event.type === "part") {
       const part = event.part;
@@ -52,7 +57,7 @@ export async function consumeModelCall(
         if (part.text.startsWith(pending) && part.text.length > pending.length) {
           const tail = part.text.slice(pending.length);
           progress.forwardedText += tail;
-          const r = forward(tail);
+          const r = out.forwardText(tail);
           if (r !== undefined) await r;
         }
         pending = "";
@@ -82,7 +87,7 @@ export async function consumeModelCall(
   if (text.length > forwarded.length && text.startsWith(forwarded)) {
     const tail = text.slice(forwarded.length);
     progress.forwardedText = text;
-    const r = forward(tail);
+    const r = out.forwardText(tail);
     if (r !== undefined) await r;
   }
 

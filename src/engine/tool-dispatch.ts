@@ -4,8 +4,13 @@
 import type { JsonValue, ToolCallPart } from "../domain/conversation.js";
 import type { ToolResultStatus, TurnEvent } from "../domain/turn-events.js";
 import type { Sleep } from "../ports/sleep.js";
-import type { ToolControl, ToolExecutor } from "../ports/tool-executor.js";
-import { ABORTED, childController, errorMessage, raceAbort } from "./abort.js";
+import type {
+  ToolCallRequest,
+  ToolControl,
+  ToolExecutor,
+  ToolResult,
+} from "../ports/tool-executor.js";
+import { ABORTED, ChildController, errorMessage, type TurnCancellation } from "./abort.js";
 
 export interface ToolCallRecord {
   callId: string;
@@ -22,14 +27,15 @@ export interface DispatchOptions {
   executor: ToolExecutor | undefined;
   knownTools: ReadonlySet<string>;
   turnId: string;
-  signal: AbortSignal;
+  cancellation: TurnCancellation;
   sleep: Sleep;
   /** 0 disables the per-call timeout. */
   timeoutMs: number;
-  emit: (event: TurnEvent) => Promise<void>;
+  events: { emit(event: TurnEvent): void | Promise<void> };
 }
 
 const TIMED_OUT: unique symbol = Symbol("timed-out");
+const SETTLED = new Error("tool call settled");
 
 /** Results in the order of `calls`; tool_result events go out in completion order. */
 export async function dispatchToolCalls(
@@ -37,41 +43,63 @@ export async function dispatchToolCalls(
   options: DispatchOptions,
 ): Promise<ToolCallRecord[]> {
   for (const call of calls) {
-    await options.emit({
+    const r = options.events.emit({
       type: "tool_call_requested",
       callId: call.callId,
       toolName: call.toolName,
       argumentsJson: call.argumentsJson,
     });
+    if (r !== undefined) await r;
   }
-  // Completion events from concurrent calls are chained so the sink sees one at a time.
-  let chain: Promise<void> = Promise.resolve();
-  const finish = (record: ToolCallRecord): ToolCallRecord => {
-    chain = chain.then(() =>
-      options.emit({
-        type: "tool_result",
-        callId: record.callId,
-        toolName: record.toolName,
-        status: record.status,
-        content: record.content,
-      }),
-    );
-    return record;
-  };
-
+  const batch = new ResultEmitter(options);
   const pending: Promise<ToolCallRecord>[] = [];
   for (const call of calls) {
     const prepared = prepare(call, options);
     if ("rejected" in prepared) {
-      pending.push(Promise.resolve(finish(prepared.rejected)));
+      pending.push(Promise.resolve(batch.finish(prepared.rejected)));
       continue;
     }
-    await options.emit({ type: "tool_call_started", callId: call.callId, toolName: call.toolName });
-    pending.push(runOne(call, prepared.args, options).then(finish));
+    const r = options.events.emit({
+      type: "tool_call_started",
+      callId: call.callId,
+      toolName: call.toolName,
+    });
+    if (r !== undefined) await r;
+    pending.push(runOne(call, prepared.args, options).then((r) => batch.finish(r)));
   }
-  const records = await Promise.all(pending);
-  await chain;
+  const only = pending.length === 1 ? pending[0] : undefined;
+  const records = only !== undefined ? [await only] : await Promise.all(pending);
+  const drained = batch.drained();
+  if (drained !== undefined) await drained;
   return records;
+}
+
+/** Emits results as calls complete, one at a time even when the sink is asynchronous. */
+class ResultEmitter {
+  private chain: Promise<void> | undefined;
+
+  constructor(private readonly options: DispatchOptions) {}
+
+  finish(record: ToolCallRecord): ToolCallRecord {
+    const event: TurnEvent = {
+      type: "tool_result",
+      callId: record.callId,
+      toolName: record.toolName,
+      status: record.status,
+      content: record.content,
+    };
+    if (this.chain !== undefined) {
+      this.chain = this.chain.then(() => this.options.events.emit(event));
+    } else {
+      const r = this.options.events.emit(event);
+      if (r !== undefined) this.chain = r;
+    }
+    return record;
+  }
+
+  drained(): Promise<void> | undefined {
+    return this.chain;
+  }
 }
 
 /** Unknown tools, malformed arguments and calls after cancellation are answered without running. */
@@ -97,62 +125,94 @@ function prepare(
       }),
     };
   }
-  if (options.signal.aborted) return { rejected: cancelledRecord(call) };
+  if (options.cancellation.aborted) return { rejected: cancelledRecord(call) };
   return { args };
 }
 
-async function runOne(
+function runOne(
   call: ToolCallPart,
   args: JsonValue,
   options: DispatchOptions,
 ): Promise<ToolCallRecord> {
   const executor = options.executor;
-  if (executor === undefined) return record(call, "error", { error: "no tool executor" });
+  if (executor === undefined) return Promise.resolve(failedRecord(call, "no tool executor"));
+  if (options.timeoutMs > 0) return runTimed(call, args, executor, options);
+  // Untimed: the turn's signal is the call's signal, and one race settles the call.
+  const { cancellation } = options;
+  let execution: Promise<ToolResult>;
+  try {
+    execution = executor.execute(request(call, args), {
+      signal: cancellation.signal,
+      turnId: options.turnId,
+    });
+  } catch (err) {
+    return Promise.resolve(failedRecord(call, errorMessage(err)));
+  }
+  return cancellation.race(execution).then(
+    (outcome) => (outcome === ABORTED ? cancelledRecord(call) : resultRecord(call, outcome)),
+    (err: unknown) =>
+      cancellation.aborted ? cancelledRecord(call) : failedRecord(call, errorMessage(err)),
+  );
+}
 
-  const { controller, dispose } = childController(options.signal);
+async function runTimed(
+  call: ToolCallPart,
+  args: JsonValue,
+  executor: ToolExecutor,
+  options: DispatchOptions,
+): Promise<ToolCallRecord> {
+  const { cancellation, timeoutMs } = options;
+  const child = new ChildController(cancellation.signal);
   const timer = new AbortController();
   try {
-    const execution = executor.execute(
-      {
-        callId: call.callId,
-        toolName: call.toolName,
-        arguments: args,
-        argumentsJson: call.argumentsJson,
+    const execution = executor.execute(request(call, args), {
+      signal: child.signal,
+      turnId: options.turnId,
+    });
+    const timeout = options.sleep(timeoutMs, timer.signal).then(
+      (): typeof TIMED_OUT => {
+        child.abort(new Error(`tool call timed out after ${timeoutMs} ms`));
+        return TIMED_OUT;
       },
-      { signal: controller.signal, turnId: options.turnId },
+      (): typeof ABORTED => ABORTED,
     );
-    const racers: Promise<unknown>[] = [raceAbort(execution, controller.signal)];
-    if (options.timeoutMs > 0) {
-      racers.push(
-        options.sleep(options.timeoutMs, timer.signal).then(
-          () => {
-            controller.abort(new Error(`tool call timed out after ${options.timeoutMs} ms`));
-            return TIMED_OUT;
-          },
-          () => ABORTED,
-        ),
-      );
-    }
-    const outcome = await Promise.race(racers);
-    if (outcome === TIMED_OUT) {
-      return record(call, "timed_out", { error: `timed out after ${options.timeoutMs} ms` });
-    }
-    if (outcome === ABORTED) {
-      return options.signal.aborted
-        ? cancelledRecord(call)
-        : record(call, "timed_out", { error: `timed out after ${options.timeoutMs} ms` });
-    }
-    const result = outcome as Awaited<ReturnType<ToolExecutor["execute"]>>;
-    const r = record(call, result.isError === true ? "error" : "ok", result.output);
-    if (result.control !== undefined) r.control = result.control;
-    return r;
+    const outcome = await Promise.race([cancellation.race(execution), timeout]);
+    if (outcome === ABORTED) return cancelledRecord(call);
+    if (outcome === TIMED_OUT) return timedOutRecord(call, timeoutMs);
+    return resultRecord(call, outcome);
   } catch (err) {
-    if (options.signal.aborted) return cancelledRecord(call);
-    return record(call, "error", { error: errorMessage(err) });
+    if (cancellation.aborted) return cancelledRecord(call);
+    // The tool gave up on its own aborted signal before the timeout race settled.
+    if (child.signal.aborted) return timedOutRecord(call, timeoutMs);
+    return failedRecord(call, errorMessage(err));
   } finally {
-    timer.abort();
-    dispose();
+    // A preset reason: aborting without one allocates a DOMException per call.
+    timer.abort(SETTLED);
+    child.dispose();
   }
+}
+
+function request(call: ToolCallPart, args: JsonValue): ToolCallRequest {
+  return {
+    callId: call.callId,
+    toolName: call.toolName,
+    arguments: args,
+    argumentsJson: call.argumentsJson,
+  };
+}
+
+function resultRecord(call: ToolCallPart, result: ToolResult): ToolCallRecord {
+  const r = record(call, result.isError === true ? "error" : "ok", result.output);
+  if (result.control !== undefined) r.control = result.control;
+  return r;
+}
+
+function failedRecord(call: ToolCallPart, message: string): ToolCallRecord {
+  return record(call, "error", { error: message });
+}
+
+function timedOutRecord(call: ToolCallPart, timeoutMs: number): ToolCallRecord {
+  return record(call, "timed_out", { error: `timed out after ${timeoutMs} ms` });
 }
 
 function cancelledRecord(call: ToolCallPart): ToolCallRecord {

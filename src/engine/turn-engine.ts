@@ -17,14 +17,18 @@ import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
-import type { ToolExecutor } from "../ports/tool-executor.js";
-import { ABORTED, errorMessage, raceAbort } from "./abort.js";
-import { callModelWithRetry } from "./model-call.js";
+import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
+import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
+import {
+  recoverModelCall,
+  withCallIds,
+  type ModelCallContext,
+  type ModelCallOutcome,
+} from "./model-call.js";
+import { consumeModelCall } from "./reconcile.js";
+import { ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { dispatchToolCalls, type ToolCallRecord } from "./tool-dispatch.js";
-import { createProviderView, type ProviderView } from "./provider-view.js";
-
-export type { ToolCallRecord };
 
 export interface TurnEngineOptions {
   provider: ModelProvider;
@@ -73,193 +77,268 @@ export interface TurnResult {
 }
 
 export interface TurnEngine {
-  /** Rejects only for invalid input (before any event) or a failing sink. */
+  /** Rejects only for invalid input (before any event) or a sink that fails on the terminal event. */
   runTurn(request: TurnRequest): Promise<TurnResult>;
+}
+
+interface EngineConfig {
+  provider: ModelProvider;
+  tools: ToolExecutor | undefined;
+  checkpoints: TurnCheckpointHost | undefined;
+  sleep: Sleep;
+  random: () => number;
+  model: ModelCallOptions;
+  systemPrompt: string | undefined;
+  maxIterations: number;
+  tokenBudget: number | undefined;
+  toolTimeoutMs: number;
+  retry: RetryPolicy;
+  limits: InputLimits;
+  definitions: readonly ToolDefinition[];
+  knownTools: ReadonlySet<string>;
 }
 
 const NEVER_ABORTED = new AbortController().signal;
 const NO_SINK: TurnEventSink = { emit: () => undefined };
+const CANCELLED: TurnOutcome = { kind: "stopped", reason: "cancelled" };
 
 export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
-  const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const random = options.random ?? Math.random;
-  const limits = options.inputLimits ?? DEFAULT_INPUT_LIMITS;
-  const toolTimeoutMs = options.toolTimeoutMs ?? 120_000;
   const definitions = options.tools?.definitions() ?? [];
-  const knownTools = new Set(definitions.map((d) => d.name));
+  const config: EngineConfig = {
+    provider: options.provider,
+    tools: options.tools,
+    checkpoints: options.checkpoints,
+    sleep: options.sleep,
+    random: options.random ?? Math.random,
+    model: options.model ?? {},
+    systemPrompt: options.systemPrompt,
+    maxIterations: options.maxIterations ?? 25,
+    tokenBudget: options.tokenBudget,
+    toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
+    retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
+    definitions,
+    knownTools: new Set(definitions.map((d) => d.name)),
+  };
+  return {
+    runTurn: (request) => {
+      const violations = validateInputItems(request.input, config.limits);
+      if (violations.length > 0) return Promise.reject(invalidTurnInput(violations));
+      return new TurnRun(config, request).run();
+    },
+  };
+}
 
-  async function runTurn(request: TurnRequest): Promise<TurnResult> {
-    const violations = validateInputItems(request.input, limits);
-    if (violations.length > 0) throw invalidTurnInput(violations);
+/** One turn's state; a class rather than closures so a turn allocates little beyond its data. */
+class TurnRun implements ModelCallContext {
+  readonly provider: ModelProvider;
+  readonly retry: RetryPolicy;
+  readonly random: () => number;
+  readonly sleep: Sleep;
+  private readonly cancellation: TurnCancellation;
+  private readonly sink: TurnEventSink;
+  private readonly view: ProviderView;
+  private readonly maxIterations: number;
+  private readonly tokenBudget: number | undefined;
+  private readonly messages: Message[] = [];
+  private readonly toolCalls: ToolCallRecord[] = [];
+  private total: UsageTotals = ZERO_USAGE;
+  private iterations = 0;
+  private assistantText = "";
 
-    const signal = request.signal ?? NEVER_ABORTED;
-    const sink = request.sink ?? NO_SINK;
-    const maxIterations = request.maxIterations ?? options.maxIterations ?? 25;
-    const tokenBudget = request.tokenBudget ?? options.tokenBudget;
-    const view: ProviderView = createProviderView(
-      options.provider.capabilities,
-      options.systemPrompt,
+  constructor(
+    private readonly config: EngineConfig,
+    private readonly request: TurnRequest,
+  ) {
+    this.provider = config.provider;
+    this.retry = config.retry;
+    this.random = config.random;
+    this.sleep = config.sleep;
+    this.cancellation = new TurnCancellation(request.signal ?? NEVER_ABORTED);
+    this.sink = request.sink ?? NO_SINK;
+    this.view = new ProviderView(
+      config.provider.capabilities,
+      config.systemPrompt,
       request.history ?? [],
     );
-    const messages: Message[] = [];
-    const toolCalls: ToolCallRecord[] = [];
-    let total = ZERO_USAGE;
-    let iterations = 0;
-    let assistantText = "";
+    this.maxIterations = request.maxIterations ?? config.maxIterations;
+    this.tokenBudget = request.tokenBudget ?? config.tokenBudget;
+  }
 
-    const emit = async (event: TurnEvent): Promise<void> => {
-      const r = sink.emit(event);
-      if (r !== undefined) await r;
-    };
-    const append = (message: Message): void => {
-      messages.push(message);
-      view.append(message);
-    };
-
-    /** Admitted input at a checkpoint, appended as user messages; undefined when cancelled. */
-    const admit = async (checkpoint: TurnCheckpoint): Promise<number | undefined> => {
-      const host = options.checkpoints;
-      if (host === undefined) return 0;
-      const admitted = await raceAbort(
-        host.checkpoint({ turnId: request.turnId, checkpoint, iteration: iterations, signal }),
-        signal,
-      );
-      if (admitted === ABORTED) return undefined;
-      if (admitted.length === 0) return 0;
-      for (const a of admitted) append({ role: "user", content: [...a.items] });
-      await emit({ type: "input_admitted", checkpoint, sources: admitted.map((a) => a.source) });
-      return admitted.length;
-    };
-
-    const loop = async (): Promise<TurnOutcome> => {
-      for (;;) {
-        if (signal.aborted) return { kind: "stopped", reason: "cancelled" };
-        if (iterations >= maxIterations) {
-          return { kind: "stopped", reason: "max_iterations", iterations };
-        }
-        if (tokenBudget !== undefined && budgetTokens(total) >= tokenBudget) {
-          return {
-            kind: "stopped",
-            reason: "budget_exhausted",
-            usedTokens: budgetTokens(total),
-            budgetTokens: tokenBudget,
-          };
-        }
-        iterations++;
-        const called = await callModelWithRetry({
-          provider: options.provider,
-          request: {
-            messages: view.messages,
-            tools: definitions,
-            options: options.model ?? {},
-            signal,
-          },
-          iteration: iterations,
-          retry,
-          random,
-          sleep: options.sleep,
-          emit,
-        });
-        if (called.kind === "cancelled" || called.kind === "failed") {
-          // Keep what the client already saw, so the stored history matches the stream.
-          if (called.forwardedText !== "") {
-            assistantText = called.forwardedText;
-            append({ role: "assistant", parts: [{ type: "text", text: called.forwardedText }] });
-          }
-          return called.kind === "cancelled"
-            ? { kind: "stopped", reason: "cancelled" }
-            : called.outcome;
-        }
-        const response = called.response;
-        total = addUsage(total, response.usage);
-        await emit({ type: "usage", iteration: iterations, usage: response.usage, total });
-        append({ role: "assistant", parts: response.parts });
-        assistantText = response.text;
-
-        const calls = response.parts.filter((p): p is ToolCallPart => p.type === "tool_call");
-        if (calls.length === 0) {
-          const admitted = await admit("before_completion");
-          if (admitted === undefined) return { kind: "stopped", reason: "cancelled" };
-          if (admitted > 0) continue;
-          await emit({ type: "final_value", text: response.text });
-          return { kind: "finished", reason: "assistant_message", text: response.text };
-        }
-
-        const records = await dispatchToolCalls(calls, {
-          executor: options.tools,
-          knownTools,
-          turnId: request.turnId,
-          signal,
-          sleep: options.sleep,
-          timeoutMs: toolTimeoutMs,
-          emit,
-        });
-        for (const r of records) {
-          toolCalls.push(r);
-          append({
-            role: "tool",
-            callId: r.callId,
-            toolName: r.toolName,
-            content: r.content,
-            isError: r.status !== "ok",
-          });
-        }
-        if (signal.aborted) return { kind: "stopped", reason: "cancelled" };
-
-        // Rule 7: the first control in call order decides, once the whole batch is done.
-        const controlled = records.find((r) => r.control !== undefined);
-        const control = controlled?.control;
-        if (controlled !== undefined && control !== undefined) {
-          if (control.type === "finish") {
-            await emit({
-              type: "tool_value",
-              toolName: controlled.toolName,
-              callId: controlled.callId,
-              value: control.value,
-            });
-            return {
-              kind: "finished",
-              reason: "tool_value",
-              toolName: controlled.toolName,
-              callId: controlled.callId,
-              value: control.value,
-            };
-          }
-          return {
-            kind: "stopped",
-            reason: "tool_error",
-            toolName: controlled.toolName,
-            callId: controlled.callId,
-            code: control.code,
-            message: control.message,
-          };
-        }
-        if ((await admit("after_work")) === undefined) {
-          return { kind: "stopped", reason: "cancelled" };
-        }
-      }
-    };
-
-    append({ role: "user", content: [...request.input] });
+  async run(): Promise<TurnResult> {
+    this.append({ role: "user", content: [...this.request.input] });
     let outcome: TurnOutcome;
     try {
-      outcome = await loop();
+      outcome = await this.loop();
     } catch (err) {
-      outcome = signal.aborted
-        ? { kind: "stopped", reason: "cancelled" }
+      outcome = this.cancellation.aborted
+        ? CANCELLED
         : { kind: "failed", reason: "internal", message: errorMessage(err) };
+    } finally {
+      this.cancellation.dispose();
     }
-    await emit({ type: "terminal", outcome });
+    const emitted = this.emit({ type: "terminal", outcome });
+    if (emitted !== undefined) await emitted;
     return {
-      turnId: request.turnId,
+      turnId: this.request.turnId,
       outcome,
-      messages,
-      assistantText,
-      toolCalls,
-      usage: total,
-      iterations,
+      messages: this.messages,
+      assistantText: this.assistantText,
+      toolCalls: this.toolCalls,
+      usage: this.total,
+      iterations: this.iterations,
     };
   }
 
-  return { runTurn };
+  /** The sink's promise only when it returns one: a synchronous sink costs no extra tick. */
+  emit(event: TurnEvent): void | Promise<void> {
+    return this.sink.emit(event);
+  }
+
+  forwardText(text: string): void | Promise<void> {
+    return this.sink.emit({ type: "text_delta", text });
+  }
+
+  private append(message: Message): void {
+    this.messages.push(message);
+    this.view.append(message);
+  }
+
+  private async loop(): Promise<TurnOutcome> {
+    const signal = this.cancellation.signal;
+    for (;;) {
+      if (signal.aborted) return CANCELLED;
+      if (this.iterations >= this.maxIterations) {
+        return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
+      }
+      const used = budgetTokens(this.total);
+      if (this.tokenBudget !== undefined && used >= this.tokenBudget) {
+        return {
+          kind: "stopped",
+          reason: "budget_exhausted",
+          usedTokens: used,
+          budgetTokens: this.tokenBudget,
+        };
+      }
+      const iteration = ++this.iterations;
+      const request = {
+        messages: this.view.messages,
+        tools: this.config.definitions,
+        options: this.config.model,
+        signal,
+      };
+      const progress = { forwardedText: "" };
+      let called: ModelCallOutcome;
+      try {
+        const response = await consumeModelCall(this.provider.call(request), this, progress);
+        called = signal.aborted
+          ? { kind: "cancelled", forwardedText: progress.forwardedText }
+          : { kind: "ok", response: withCallIds(response, iteration) };
+      } catch (err) {
+        called = await recoverModelCall(this, request, iteration, err, progress.forwardedText);
+      }
+      if (called.kind !== "ok") {
+        // Keep what the client already saw, so the stored history matches the stream.
+        if (called.forwardedText !== "") {
+          this.assistantText = called.forwardedText;
+          this.append({ role: "assistant", parts: [{ type: "text", text: called.forwardedText }] });
+        }
+        return called.kind === "cancelled" ? CANCELLED : called.outcome;
+      }
+      const response = called.response;
+      this.total = addUsage(this.total, response.usage);
+      const emitted = this.emit({
+        type: "usage",
+        iteration,
+        usage: response.usage,
+        total: this.total,
+      });
+      if (emitted !== undefined) await emitted;
+      this.append({ role: "assistant", parts: response.parts });
+      this.assistantText = response.text;
+
+      const calls: ToolCallPart[] = [];
+      for (const p of response.parts) if (p.type === "tool_call") calls.push(p);
+      if (calls.length === 0) {
+        const admitted =
+          this.config.checkpoints === undefined ? 0 : await this.admit("before_completion");
+        if (admitted === ABORTED) return CANCELLED;
+        if (admitted > 0) continue;
+        await this.emit({ type: "final_value", text: response.text });
+        return { kind: "finished", reason: "assistant_message", text: response.text };
+      }
+
+      const outcome = await this.runTools(calls);
+      if (outcome !== undefined) return outcome;
+      if (this.config.checkpoints !== undefined && (await this.admit("after_work")) === ABORTED) {
+        return CANCELLED;
+      }
+    }
+  }
+
+  /** Runs one batch; an outcome when the batch ends the turn (control or cancellation). */
+  private async runTools(calls: ToolCallPart[]): Promise<TurnOutcome | undefined> {
+    const records = await dispatchToolCalls(calls, {
+      executor: this.config.tools,
+      knownTools: this.config.knownTools,
+      turnId: this.request.turnId,
+      cancellation: this.cancellation,
+      sleep: this.sleep,
+      timeoutMs: this.config.toolTimeoutMs,
+      events: this,
+    });
+    let controlled: ToolCallRecord | undefined;
+    for (const r of records) {
+      this.toolCalls.push(r);
+      this.append({
+        role: "tool",
+        callId: r.callId,
+        toolName: r.toolName,
+        content: r.content,
+        isError: r.status !== "ok",
+      });
+      if (controlled === undefined && r.control !== undefined) controlled = r;
+    }
+    if (this.cancellation.aborted) return CANCELLED;
+
+    // Rule 7: the first control in call order decides, once the whole batch is done.
+    const control = controlled?.control;
+    if (controlled === undefined || control === undefined) return undefined;
+    const { toolName, callId } = controlled;
+    if (control.type === "fail") {
+      return {
+        kind: "stopped",
+        reason: "tool_error",
+        toolName,
+        callId,
+        code: control.code,
+        message: control.message,
+      };
+    }
+    await this.emit({ type: "tool_value", toolName, callId, value: control.value });
+    return { kind: "finished", reason: "tool_value", toolName, callId, value: control.value };
+  }
+
+  /** Appends admitted input as user messages; how many, or ABORTED when cancelled meanwhile. */
+  private async admit(checkpoint: TurnCheckpoint): Promise<number | typeof ABORTED> {
+    const host = this.config.checkpoints;
+    if (host === undefined) return 0;
+    const admitted = await this.cancellation.race(
+      host.checkpoint({
+        turnId: this.request.turnId,
+        checkpoint,
+        iteration: this.iterations,
+        signal: this.cancellation.signal,
+      }),
+    );
+    if (admitted === ABORTED) return ABORTED;
+    if (admitted.length === 0) return 0;
+    for (const a of admitted) this.append({ role: "user", content: [...a.items] });
+    await this.emit({
+      type: "input_admitted",
+      checkpoint,
+      sources: admitted.map((a) => a.source),
+    });
+    return admitted.length;
+  }
 }
