@@ -1,0 +1,250 @@
+// A RuntimeStore whose every operation is one RPC to LeaseService, QueueService or SessionService.
+// Workers that bring their own agent loop use it like a local store, and the conformance suite
+// runs over it. Session ids are the caller's client-visible ids; the server scopes them to the
+// caller's tenant. Errors come back as the TetherErrors the server's store threw (ADR 0003).
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import type { InputId } from "../../domain/ids.js";
+import type { LeaseClaimOutcome } from "../../domain/lease.js";
+import { LeaseService, type ClaimLeaseResponse } from "../../gen/tether/v1/lease_service_pb.js";
+import { QueueService } from "../../gen/tether/v1/queue_service_pb.js";
+import { SessionService } from "../../gen/tether/v1/session_service_pb.js";
+import type { RuntimeStore } from "../../ports/runtime-store.js";
+import {
+  claimPointToProto,
+  deliveryToProto,
+  inputClaimFromProto,
+  inputFromProto,
+} from "../convert/inputs.js";
+import { fenceToProto, leaseFromProto, ownerToProto } from "../convert/lease.js";
+import {
+  batchFromProto,
+  cancelReportFromProto,
+  claimBoundaries,
+  claimByIdStatuses,
+  draftToProto,
+  workClaimFromProto,
+} from "../convert/queue.js";
+import { PASS_THROUGH_IDS as ids, toUint32, toUint64 } from "../convert/scalars.js";
+import { commitToProto, receiptFromProto, snapshotFromProto } from "../convert/session.js";
+import { tetherErrorFromConnect } from "../errors.js";
+
+export interface WireStoreOptions {
+  /** The caller owns the transport (and its connections). */
+  transport: Transport;
+}
+
+/** Runs one call; a failure comes back as the server's TetherError, always as a rejection. */
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw tetherErrorFromConnect(error);
+  }
+}
+
+function claimOutcome(
+  res: Pick<ClaimLeaseResponse, "result">,
+  reentered: boolean,
+): LeaseClaimOutcome {
+  switch (res.result.case) {
+    case "acquired":
+      return {
+        kind: "acquired",
+        lease: leaseFromProto(res.result.value, ids, "acquired"),
+        reentered,
+      };
+    case "busy":
+      return { kind: "busy", holder: leaseFromProto(res.result.value, ids, "busy") };
+    default:
+      throw new Error("the server answered a lease claim with neither acquired nor busy");
+  }
+}
+
+export function createWireStore(options: WireStoreOptions): RuntimeStore {
+  const leases = createClient(LeaseService, options.transport);
+  const queue = createClient(QueueService, options.transport);
+  const sessions = createClient(SessionService, options.transport);
+
+  return {
+    commit: (commit) =>
+      call(async () => {
+        const res = await leases.commit(commitToProto(commit, ids));
+        return receiptFromProto(res.receipt, ids);
+      }),
+
+    loadSession: (sessionId) =>
+      call(async () => {
+        const res = await leases.loadSession({ sessionId });
+        return snapshotFromProto(res.snapshot, ids, "snapshot");
+      }),
+
+    // DeleteSession answers NOT_FOUND for nothing to delete; the port answers false.
+    deleteSession: (sessionId) =>
+      call(async () => {
+        try {
+          await sessions.deleteSession({ sessionId });
+          return true;
+        } catch (error) {
+          if (error instanceof ConnectError && error.code === Code.NotFound) return false;
+          throw error;
+        }
+      }),
+
+    // The cursor is the server's opaque page token; a prefix filters within each page, so a page
+    // may hold fewer ids than the limit while more follow.
+    listSessions: ({ prefix = "", cursor = "", limit }) =>
+      call(async () => {
+        const res = await sessions.listSessions({
+          pageSize: toUint32(limit, "limit"),
+          pageToken: cursor,
+        });
+        return {
+          sessionIds: res.sessions
+            .map((s) => ids.toStore(s.sessionId, "session_id"))
+            .filter((id) => id.startsWith(prefix)),
+          nextCursor: res.nextPageToken,
+        };
+      }),
+
+    tryClaimLease: (sessionId, owner, ttlMs) =>
+      call(async () => {
+        const res = await leases.claimLease({
+          sessionId,
+          owner: ownerToProto(owner),
+          ttlMs: toUint64(ttlMs, "ttl_ms"),
+        });
+        return claimOutcome(res, res.reentered);
+      }),
+
+    renewLease: (fence, ttlMs) =>
+      call(async () => {
+        const res = await leases.renewLease({
+          fence: fenceToProto(fence, ids, "fence"),
+          ttlMs: toUint64(ttlMs, "ttl_ms"),
+        });
+        return leaseFromProto(res.lease, ids, "lease");
+      }),
+
+    releaseLease: (fence) =>
+      call(async () => {
+        const res = await leases.releaseLease({ fence: fenceToProto(fence, ids, "fence") });
+        return res.released ? { kind: "released" } : { kind: "not_held" };
+      }),
+
+    reclaimLease: (sessionId, claimant, observed, ttlMs) =>
+      call(async () => {
+        const res = await leases.reclaimLease({
+          sessionId,
+          claimant: ownerToProto(claimant),
+          observed: fenceToProto(observed, ids, "observed"),
+          ttlMs: toUint64(ttlMs, "ttl_ms"),
+        });
+        return claimOutcome(res, false);
+      }),
+
+    currentLease: (sessionId) =>
+      call(async () => {
+        const res = await leases.getLease({ sessionId });
+        return res.lease ? leaseFromProto(res.lease, ids, "lease") : undefined;
+      }),
+
+    enqueueWork: (draft) =>
+      call(async () => {
+        const res = await queue.enqueueWork({ draft: draftToProto(draft, ids) });
+        return { batch: batchFromProto(res.batch, ids, "batch"), deduplicated: res.deduplicated };
+      }),
+
+    listWork: (sessionId) =>
+      call(async () => {
+        const res = await queue.listWork({ sessionId });
+        return res.batches.map((b, i) => batchFromProto(b, ids, `batches[${i}]`));
+      }),
+
+    cancelWork: (sessionId, batchIds) =>
+      call(async () => {
+        const res = await queue.cancelWork({ sessionId, batchIds });
+        return cancelReportFromProto(res.outcomes, "outcomes");
+      }),
+
+    claimReadyWork: (fence, boundary, maxBatches) =>
+      call(async () => {
+        const res = await leases.claimReadyWork({
+          fence: fenceToProto(fence, ids, "fence"),
+          boundary: claimBoundaries.toProto(boundary),
+          maxBatches: toUint32(maxBatches, "max_batches"),
+        });
+        return workClaimFromProto(res.claim, ids, "claim");
+      }),
+
+    claimWorkByIds: (fence, batchIds) =>
+      call(async () => {
+        const res = await leases.claimWorkByIds({
+          fence: fenceToProto(fence, ids, "fence"),
+          batchIds,
+        });
+        return {
+          claim: workClaimFromProto(res.claim, ids, "claim"),
+          statuses: res.outcomes.map((o, i) => ({
+            batchId: o.batchId as (typeof batchIds)[number],
+            status: claimByIdStatuses.fromProto(o.status, `outcomes[${i}].status`),
+          })),
+        };
+      }),
+
+    submitInput: (draft) =>
+      call(async () => {
+        const res = await queue.submitInput({
+          sessionId: ids.toClient(draft.sessionId),
+          delivery: deliveryToProto(draft.delivery),
+          sourceKey: draft.sourceKey ?? "",
+          payload: draft.payload,
+        });
+        return { input: inputFromProto(res.input, ids, "input"), deduplicated: res.deduplicated };
+      }),
+
+    listInputs: (sessionId) =>
+      call(async () => {
+        const res = await queue.listInputs({ sessionId });
+        return res.inputs.map((i, n) => inputFromProto(i, ids, `inputs[${n}]`));
+      }),
+
+    cancelInputs: (sessionId, selector) =>
+      call(async () => {
+        const res = await queue.cancelInputs({
+          sessionId,
+          selector:
+            selector.kind === "ids"
+              ? { case: "inputIds", value: { ids: selector.inputIds } }
+              : { case: "fromInputId", value: selector.fromInputId },
+        });
+        return cancelReportFromProto<InputId>(res.outcomes, "outcomes");
+      }),
+
+    claimInputs: (fence, point, maxInputs) =>
+      call(async () => {
+        const res = await leases.claimInputs({
+          fence: fenceToProto(fence, ids, "fence"),
+          ...claimPointToProto(point),
+          maxInputs: toUint32(maxInputs, "max_inputs"),
+        });
+        return inputClaimFromProto(res.claim, ids, "claim");
+      }),
+
+    deferActiveInputs: (fence, turnId) =>
+      call(async () => {
+        const res = await leases.deferActiveInputs({
+          fence: fenceToProto(fence, ids, "fence"),
+          turnId,
+        });
+        return { deferredInputIds: res.deferredInputIds as InputId[] };
+      }),
+
+    vacuum: (sessionId) =>
+      call(async () => {
+        const res = await leases.vacuum({ sessionId });
+        return { removedBatches: res.removedBatches, removedInputs: res.removedInputs };
+      }),
+
+    close: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,60 @@
+// Starts the real Tether server on a free loopback port, backed by a memory store on a manual
+// clock, for integration and wire-conformance tests.
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { Transport } from "@connectrpc/connect";
+import { createManualClock, type ManualClock } from "../../src/ports/clock.js";
+import type { StoreLimits } from "../../src/ports/runtime-store.js";
+import { createMemoryStore, type MemoryStore } from "../../src/store/memory/memory-store.js";
+import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
+import { loadConfig } from "../../src/server/config.js";
+import { createLogger } from "../../src/server/logger.js";
+import { createMetrics } from "../../src/server/metrics.js";
+import { createTetherServer, type TetherServer } from "../../src/server/server.js";
+import type { RouteHook } from "../../src/server/routes.js";
+
+export interface ApiServerHarness {
+  server: TetherServer;
+  store: MemoryStore;
+  clock: ManualClock;
+  baseUrl: string;
+  /** A gRPC (HTTP/2) transport to the server. */
+  transport: Transport;
+  close(): Promise<void>;
+}
+
+export interface ApiServerOptions {
+  env?: Record<string, string>;
+  limits?: Partial<StoreLimits>;
+  routes?: RouteHook;
+}
+
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHarness> {
+  const clock = createManualClock();
+  const store = createMemoryStore({
+    clock,
+    livenessProbe: createProcLivenessProbe(),
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
+  const config = loadConfig({
+    TETHER_PORT: "0",
+    TETHER_METRICS_PORT: "0",
+    TETHER_LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const server = await createTetherServer({
+    config,
+    store,
+    logger: createLogger({ level: "silent" }),
+    metrics: createMetrics({ defaultMetrics: false }),
+    ...(options.routes ? { routes: options.routes } : {}),
+  });
+  const baseUrl = `http://127.0.0.1:${server.port}`;
+  return {
+    server,
+    store,
+    clock,
+    baseUrl,
+    transport: createGrpcTransport({ baseUrl }),
+    close: () => server.close(),
+  };
+}
