@@ -1,6 +1,7 @@
 // The per-session event log: an append-only sequence with a bounded retained window, shared by
 // every replica (in-process for the memory backend, a Redis Stream for Redis).
 import type { SessionId } from "../domain/ids.js";
+import type { LeaseFence } from "../domain/lease.js";
 import type { SessionEvent } from "../domain/session-events.js";
 
 export interface LogEntry {
@@ -17,10 +18,15 @@ export interface LogRead {
 }
 
 export interface EventLog {
-  /** Appends in order and returns the assigned sequence numbers. */
+  /**
+   * Appends in order and returns the assigned sequence numbers. With a fence, the append happens
+   * only while that lease is live (else SessionExecutionLeaseExpired), so a stale holder's
+   * events never become visible.
+   */
   append(
     sessionId: SessionId,
     entries: { turnId: string; event: SessionEvent }[],
+    fence?: LeaseFence,
   ): Promise<number[]>;
   /** The highest sequence number written so far; 0 for none. */
   lastSeq(sessionId: SessionId): Promise<number>;

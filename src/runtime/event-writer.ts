@@ -2,6 +2,7 @@
 // gets text deltas coalesced into short windows (so a token is not a Redis write) and every other
 // event as its own entry, after the pending window.
 import type { SessionId } from "../domain/ids.js";
+import type { LeaseFence } from "../domain/lease.js";
 import type { SessionEvent } from "../domain/session-events.js";
 import type { EventLog } from "../ports/event-log.js";
 import { MAX_WINDOW_CHARS, entryCursor, partialCursor } from "./cursor.js";
@@ -12,6 +13,8 @@ export interface EventWriterOptions {
   bus: SessionBus;
   sessionId: SessionId;
   turnId: string;
+  /** The turn's lease: the log refuses appends once it is no longer live. */
+  fence?: LeaseFence;
   /** The log's last sequence number when the turn started. */
   lastSeq: number;
   windowMs?: number;
@@ -40,7 +43,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   const append = (event: SessionEvent): Promise<number> => {
     const expected = ++assigned;
     const write = chain.then(async () => {
-      const [seq] = await log.append(sessionId, [{ turnId, event }]);
+      const [seq] = await log.append(sessionId, [{ turnId, event }], options.fence);
       if (seq !== undefined && seq !== expected) assigned = Math.max(assigned, seq);
       return seq ?? expected;
     });

@@ -57,6 +57,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     bus: deps.bus,
     sessionId,
     turnId,
+    fence: job.fence,
     lastSeq: await deps.log.lastSeq(sessionId),
   });
   const inputClaims: TurnInputClaim[] = job.inputs ? [job.inputs] : [];

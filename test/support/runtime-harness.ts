@@ -16,6 +16,11 @@ import { createMemoryEventLog } from "../../src/store/memory/memory-event-log.js
 import { createMemorySignals } from "../../src/store/memory/memory-signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
+import { randomUUID } from "node:crypto";
+import type { Cluster, Redis } from "ioredis";
+import { createRedisEventLog } from "../../src/store/redis/event-log.js";
+import { createRedisSignals } from "../../src/store/redis/signals.js";
+import { createRedisStore } from "../../src/store/redis/index.js";
 
 export interface RuntimeHarness {
   runtime: TetherRuntime;
@@ -24,19 +29,28 @@ export interface RuntimeHarness {
   deps: RuntimeDeps;
 }
 
-export function createRuntimeHarness(options: {
+export interface RuntimeHarnessOptions {
   provider: ModelProvider;
   serverTools?: ToolExecutor;
   leaseTtlMs?: number;
   clientToolTimeoutMs?: number;
   logMaxEntries?: number;
-}): RuntimeHarness {
-  const store = createMemoryStore();
-  const log = createMemoryEventLog({ maxEntries: options.logMaxEntries ?? 10_000 });
+  /** Use the Redis backend on this connection (a fresh namespace each time); memory otherwise. */
+  redis?: Redis | Cluster;
+}
+
+export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
+  const maxEntries = options.logMaxEntries ?? 10_000;
+  const namespace = `rt-${randomUUID()}`;
+  const { redis } = options;
+  const store = redis ? createRedisStore({ redis, namespace }) : createMemoryStore();
+  const log = redis
+    ? createRedisEventLog({ redis, namespace, maxEntries })
+    : createMemoryEventLog({ maxEntries });
   const deps: RuntimeDeps = {
     store,
     log,
-    signals: createMemorySignals(),
+    signals: redis ? createRedisSignals({ redis, namespace }) : createMemorySignals(),
     bus: createSessionBus(),
     provider: options.provider,
     ...(options.serverTools ? { serverTools: options.serverTools } : {}),

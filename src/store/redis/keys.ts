@@ -71,3 +71,31 @@ export function sessionKeys(namespace: string, sessionId: SessionId): SessionKey
 export function sessionIndexKey(namespace: string): string {
   return `${namespace}:sessions`;
 }
+
+/** Keys of a session's event log and turn signals; same hash tag as the session's state. */
+export interface SessionEventKeys {
+  /** Stream of events; entry ids are `<seq>-1`, so the id is the cursor. */
+  events: string;
+  /** Counter of event sequence numbers; survives trimming and deletes. */
+  eventSeq: string;
+  /** String: the running turn's id, with a TTL as long as the lease. */
+  activeTurn: string;
+  /** Pub/sub channel of the session's turn signals. */
+  channel: string;
+  /** String set when a cancel was requested, so a listener that subscribes late still sees it. */
+  cancel(turnId: string): string;
+  /** Hash: call id -> JSON result, kept until the turn ends. */
+  toolResults(turnId: string): string;
+}
+
+export function sessionEventKeys(namespace: string, sessionId: SessionId): SessionEventKeys {
+  const p = `${namespace}:{${sessionId}}:`;
+  return {
+    events: `${p}events`,
+    eventSeq: `${p}events:seq`,
+    activeTurn: `${p}turn`,
+    channel: `${p}signals`,
+    cancel: (turnId) => `${p}cancel:${turnId}`,
+    toolResults: (turnId) => `${p}tool-results:${turnId}`,
+  };
+}

@@ -27,6 +27,7 @@ export const SCRIPT_NAMES = [
   "loadSession",
   "deleteSession",
   "vacuum",
+  "appendEvents",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -1,0 +1,155 @@
+// The event log on Redis Streams: one stream per session under the session's hash tag, entry ids
+// `<seq>-1` so the id is the cursor, trimmed to an approximate length. Appends are fenced by the
+// session lease in the same script; readers block with XREAD on a small pool of connections.
+import type { Cluster, Redis } from "ioredis";
+import { leaseExpired } from "../../domain/errors.js";
+import type { SessionId } from "../../domain/ids.js";
+import type { SessionEvent } from "../../domain/session-events.js";
+import type { EventLog, LogEntry } from "../../ports/event-log.js";
+import { sessionEventKeys, sessionKeys } from "./keys.js";
+import { REPLY } from "./replies.js";
+import { createScriptRunner, toStoreError } from "./scripts.js";
+
+export interface RedisEventLogOptions {
+  redis: Redis | Cluster;
+  namespace?: string;
+  /** Entries kept per session; older ones are trimmed and readers get a gap. */
+  maxEntries?: number;
+  /** Idle blocking connections kept for readers. */
+  maxIdleReaders?: number;
+}
+
+type Connection = Redis | Cluster;
+type RawEntry = [id: string, fields: string[]];
+
+function toEntry([id, fields]: RawEntry): LogEntry {
+  let turnId = "";
+  let json = "null";
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === "t") turnId = fields[i + 1] ?? "";
+    else if (fields[i] === "e") json = fields[i + 1] ?? "null";
+  }
+  return { seq: Number(id.split("-")[0]), turnId, event: JSON.parse(json) as SessionEvent };
+}
+
+export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
+  const { redis } = options;
+  const namespace = options.namespace ?? "tether";
+  const maxEntries = options.maxEntries ?? 10_000;
+  const maxIdle = options.maxIdleReaders ?? 8;
+  const scripts = createScriptRunner(redis);
+  const idle: Connection[] = [];
+  const busy = new Set<Connection>();
+  let closed = false;
+
+  const acquire = (): Connection => {
+    const conn =
+      idle.pop() ??
+      ("isCluster" in redis && redis.isCluster
+        ? (redis as Cluster).duplicate()
+        : (redis as Redis).duplicate());
+    busy.add(conn);
+    return conn;
+  };
+  const release = (conn: Connection, healthy: boolean): void => {
+    busy.delete(conn);
+    if (healthy && !closed && idle.length < maxIdle) idle.push(conn);
+    else conn.disconnect();
+  };
+
+  return {
+    async append(sessionId, entries, fence) {
+      const keys = sessionEventKeys(namespace, sessionId);
+      const args: (string | number)[] = [
+        fence?.leaseToken ?? "",
+        fence?.fencingToken ?? 0,
+        maxEntries,
+      ];
+      for (const entry of entries) args.push(entry.turnId, JSON.stringify(entry.event));
+      const reply = await scripts.run(
+        "appendEvents",
+        [keys.events, keys.eventSeq, sessionKeys(namespace, sessionId).lease],
+        args,
+      );
+      if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(sessionId, fence?.fencingToken ?? 0);
+      return reply.slice(1).map(Number);
+    },
+
+    async lastSeq(sessionId) {
+      try {
+        return Number((await redis.get(sessionEventKeys(namespace, sessionId).eventSeq)) ?? 0);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    },
+
+    async read(sessionId, afterSeq, limit) {
+      const keys = sessionEventKeys(namespace, sessionId);
+      try {
+        // One slot, so the three reads can share a pipeline even on a cluster.
+        const results = await redis
+          .multi()
+          .xrange(keys.events, `(${afterSeq}-1`, "+", "COUNT", limit)
+          .xrange(keys.events, "-", "+", "COUNT", 1)
+          .get(keys.eventSeq)
+          .exec();
+        const after = (results?.[0]?.[1] ?? []) as RawEntry[];
+        const first = (results?.[1]?.[1] ?? []) as RawEntry[];
+        const last = Number((results?.[2]?.[1] as string | null) ?? 0);
+        const firstEntry = first[0];
+        return {
+          entries: after.map(toEntry),
+          firstRetainedSeq: firstEntry ? toEntry(firstEntry).seq : last + 1,
+        };
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    },
+
+    async waitForEntries(
+      sessionId: SessionId,
+      afterSeq: number,
+      timeoutMs: number,
+      signal: AbortSignal,
+    ) {
+      if (signal.aborted || closed) return;
+      const conn = acquire();
+      // An abort cannot interrupt XREAD on the server; dropping the connection can.
+      const onAbort = (): void => conn.disconnect();
+      signal.addEventListener("abort", onAbort, { once: true });
+      let healthy = true;
+      try {
+        await (conn as Redis).xread(
+          "COUNT",
+          1,
+          "BLOCK",
+          Math.max(1, timeoutMs),
+          "STREAMS",
+          sessionEventKeys(namespace, sessionId).events,
+          `${afterSeq}-1`,
+        );
+      } catch {
+        // A failed wait is only a wake-up; the reader's next read reports real failures.
+        healthy = false;
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        release(conn, healthy && !signal.aborted);
+      }
+    },
+
+    async remove(sessionId) {
+      try {
+        await redis.del(sessionEventKeys(namespace, sessionId).events);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    },
+
+    async close() {
+      closed = true;
+      for (const conn of [...idle, ...busy]) conn.disconnect();
+      idle.length = 0;
+      busy.clear();
+    },
+  };
+}

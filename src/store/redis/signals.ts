@@ -1,0 +1,144 @@
+// Turn signals across replicas on Redis: the running turn's id in a key with the lease's TTL,
+// cancel requests and client tool results both stored (so a listener that subscribes late still
+// finds them) and published on the session's channel (so a live listener hears them at once).
+import type { Cluster, Redis } from "ioredis";
+import type { SessionId } from "../../domain/ids.js";
+import type {
+  ClientToolResult,
+  SessionSignals,
+  TurnListener,
+} from "../../ports/session-signals.js";
+import { sessionEventKeys } from "./keys.js";
+import { toStoreError } from "./scripts.js";
+
+export interface RedisSignalsOptions {
+  redis: Redis | Cluster;
+  namespace?: string;
+  /** How long cancel markers and tool results outlive their message. */
+  retentionMs?: number;
+}
+
+type Message =
+  | { type: "cancel"; turnId: string }
+  | { type: "tool_result"; turnId: string; result: ClientToolResult };
+
+export function createRedisSignals(options: RedisSignalsOptions): SessionSignals {
+  const { redis } = options;
+  const namespace = options.namespace ?? "tether";
+  const retentionMs = options.retentionMs ?? 10 * 60_000;
+  const listeners = new Map<string, Map<string, TurnListener>>();
+  let subscriber: Redis | Cluster | undefined;
+
+  const keysOf = (sessionId: SessionId) => sessionEventKeys(namespace, sessionId);
+
+  const subscriberConnection = (): Redis | Cluster => {
+    if (subscriber) return subscriber;
+    const conn =
+      "isCluster" in redis && redis.isCluster
+        ? (redis as Cluster).duplicate()
+        : (redis as Redis).duplicate();
+    conn.on("message", (channel: string, raw: string) => {
+      let message: Message;
+      try {
+        message = JSON.parse(raw) as Message;
+      } catch {
+        return;
+      }
+      const listener = listeners.get(channel)?.get(message.turnId);
+      if (!listener) return;
+      if (message.type === "cancel") listener.onCancel();
+      else listener.onToolResult(message.result);
+    });
+    subscriber = conn;
+    return conn;
+  };
+
+  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  };
+
+  return {
+    setActiveTurn: (sessionId, turnId, ttlMs) =>
+      guarded(async () => {
+        const key = keysOf(sessionId).activeTurn;
+        if (turnId === undefined) await redis.del(key);
+        else await redis.set(key, turnId, "PX", Math.max(1, ttlMs));
+      }),
+
+    activeTurn: (sessionId) =>
+      guarded(async () => (await redis.get(keysOf(sessionId).activeTurn)) ?? undefined),
+
+    requestCancel: (sessionId, turnId) =>
+      guarded(async () => {
+        const keys = keysOf(sessionId);
+        const running = await redis.get(keys.activeTurn);
+        if (running === null || (turnId !== undefined && turnId !== running)) return false;
+        await redis.set(keys.cancel(running), "1", "PX", retentionMs);
+        await redis.publish(
+          keys.channel,
+          JSON.stringify({ type: "cancel", turnId: running } satisfies Message),
+        );
+        return true;
+      }),
+
+    submitToolResults: (sessionId, turnId, results) =>
+      guarded(async () => {
+        const keys = keysOf(sessionId);
+        if ((await redis.get(keys.activeTurn)) !== turnId) return false;
+        const stored = keys.toolResults(turnId);
+        const fields = results.flatMap((r) => [r.callId, JSON.stringify(r)]);
+        await redis
+          .multi()
+          .hset(stored, ...fields)
+          .pexpire(stored, retentionMs)
+          .exec();
+        for (const result of results) {
+          await redis.publish(
+            keys.channel,
+            JSON.stringify({ type: "tool_result", turnId, result } satisfies Message),
+          );
+        }
+        return true;
+      }),
+
+    listen: (sessionId, turnId, listener) =>
+      guarded(async () => {
+        const keys = keysOf(sessionId);
+        let forChannel = listeners.get(keys.channel);
+        if (!forChannel) {
+          forChannel = new Map();
+          listeners.set(keys.channel, forChannel);
+          await subscriberConnection().subscribe(keys.channel);
+        }
+        forChannel.set(turnId, listener);
+        // Signals sent before the subscription took effect are in the keys.
+        const [cancelled, stored] = await Promise.all([
+          redis.get(keys.cancel(turnId)),
+          redis.hgetall(keys.toolResults(turnId)),
+        ]);
+        if (cancelled !== null) listener.onCancel();
+        for (const raw of Object.values(stored))
+          listener.onToolResult(JSON.parse(raw) as ClientToolResult);
+        return async () => {
+          const current = listeners.get(keys.channel);
+          if (current?.get(turnId) !== listener) return;
+          current.delete(turnId);
+          if (current.size === 0) {
+            listeners.delete(keys.channel);
+            await subscriber?.unsubscribe(keys.channel).catch(() => undefined);
+          }
+          await redis.del(keys.cancel(turnId), keys.toolResults(turnId)).catch(() => undefined);
+        };
+      }),
+
+    async close() {
+      listeners.clear();
+      subscriber?.disconnect();
+      subscriber = undefined;
+    },
+  };
+}
