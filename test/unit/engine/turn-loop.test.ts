@@ -357,3 +357,58 @@ describe("turn loop", () => {
     ]);
   });
 });
+
+describe("asynchronous sinks", () => {
+  it("sees every event in order, one at a time, when the sink awaits", async () => {
+    const tools = toolsOf({
+      fast: () => Promise.resolve({ output: "f" }),
+      slow: () => new Promise((resolve) => setTimeout(() => resolve({ output: "s" }), 10)),
+    });
+    const { engine } = engineWith(
+      [
+        { response: { parts: [toolCall("c1", "slow"), toolCall("c2", "fast")] } },
+        {
+          events: [
+            { type: "text_delta", text: "a" },
+            { type: "text_delta", text: "b" },
+          ],
+          response: { fullText: "ab" },
+        },
+      ],
+      { tools },
+    );
+    const seen: string[] = [];
+    let inFlight = 0;
+    let overlapped = false;
+    const turn = await engine.runTurn({
+      turnId: "async-sink",
+      input: go,
+      sink: {
+        emit: async (event) => {
+          inFlight++;
+          if (inFlight > 1) overlapped = true;
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          seen.push(event.type === "tool_result" ? `tool_result:${event.callId}` : event.type);
+          inFlight--;
+        },
+      },
+    });
+
+    expect(turn.outcome).toEqual({ kind: "finished", reason: "assistant_message", text: "ab" });
+    expect(overlapped).toBe(false);
+    expect(seen).toEqual([
+      "usage",
+      "tool_call_requested",
+      "tool_call_requested",
+      "tool_call_started",
+      "tool_call_started",
+      "tool_result:c2",
+      "tool_result:c1",
+      "text_delta",
+      "text_delta",
+      "usage",
+      "final_value",
+      "terminal",
+    ]);
+  });
+});
