@@ -1,0 +1,63 @@
+// Configuration is validated at start: each bad value is refused naming its variable.
+import { describe, expect, test } from "vitest";
+import { ConfigError, loadConfig } from "../../../src/server/config.js";
+
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  test("defaults describe the embedded server: loopback, memory store, no auth, echo model", () => {
+    const config = loadConfig({});
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.port).toBe(50051);
+    expect(config.metricsPort).toBe(9464);
+    expect(config.store).toEqual({ kind: "memory" });
+    expect(config.apiKeys).toBeUndefined();
+    expect(config.tls).toBeUndefined();
+    expect(config.provider).toEqual({ kind: "echo" });
+  });
+
+  test("API keys map to tenants", () => {
+    const config = loadConfig({ TETHER_API_KEYS: "k1=tenantA, k2=tenantB" });
+    expect([...(config.apiKeys ?? [])]).toEqual([
+      ["k1", "tenantA"],
+      ["k2", "tenantB"],
+    ]);
+  });
+
+  test.each([
+    [{ TETHER_PORT: "http" }, "TETHER_PORT"],
+    [{ TETHER_PORT: "70000" }, "TETHER_PORT"],
+    [{ TETHER_METRICS_PORT: "-1" }, "TETHER_METRICS_PORT"],
+    [{ TETHER_STORE: "postgres" }, "TETHER_STORE"],
+    [{ TETHER_STORE: "redis" }, "TETHER_REDIS_URL"],
+    [{ TETHER_STORE: "redis", TETHER_REDIS_URL: "localhost:6379" }, "TETHER_REDIS_URL"],
+    [{ TETHER_STORE: "redis", TETHER_REDIS_CLUSTER_NODES: "a:1,b" }, "TETHER_REDIS_CLUSTER_NODES"],
+    [{ TETHER_API_KEYS: "justakey" }, "TETHER_API_KEYS"],
+    [{ TETHER_API_KEYS: "k=bad tenant" }, "TETHER_API_KEYS"],
+    [{ TETHER_TLS_CERT_FILE: "/c.pem" }, "TETHER_TLS_KEY_FILE"],
+    [{ TETHER_MAX_MESSAGE_BYTES: "10" }, "TETHER_MAX_MESSAGE_BYTES"],
+    [{ TETHER_REQUEST_TIMEOUT_MS: "0" }, "TETHER_REQUEST_TIMEOUT_MS"],
+    [{ TETHER_LOG_LEVEL: "loud" }, "TETHER_LOG_LEVEL"],
+    [{ TETHER_PROVIDER: "openai" }, "TETHER_OPENAI_API_KEY"],
+    [
+      { TETHER_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "x", TETHER_ANTHROPIC_BASE_URL: "nope" },
+      "TETHER_ANTHROPIC_BASE_URL",
+    ],
+  ])("%j is refused naming %s", (env, variable) => {
+    const error = refusal(env);
+    expect(error.variable).toBe(variable);
+    expect(error.message.startsWith(`${variable}:`)).toBe(true);
+  });
+
+  test("a refused API key entry is never echoed", () => {
+    expect(refusal({ TETHER_API_KEYS: "s3cret-key" }).message).not.toContain("s3cret");
+  });
+});
