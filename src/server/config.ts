@@ -49,6 +49,10 @@ export interface TetherConfig {
   logLevel: LogLevel;
   drainTimeoutMs: number;
   provider: ProviderConfig;
+  /** Session execution lease duration; the runtime renews at a third of it. */
+  leaseTtlMs: number;
+  /** How long a turn waits for SubmitToolResults before the call fails with a tool error. */
+  clientToolTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -190,5 +194,13 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     logLevel: oneOf(env, "TETHER_LOG_LEVEL", LOG_LEVELS, "info"),
     drainTimeoutMs: integer(env, "TETHER_DRAIN_TIMEOUT_MS", 25_000, 0, 60 * 60 * 1000),
     provider: parseProvider(env),
+    leaseTtlMs: integer(env, "TETHER_LEASE_TTL_MS", 30_000, 300, 60 * 60 * 1000),
+    clientToolTimeoutMs: integer(
+      env,
+      "TETHER_CLIENT_TOOL_TIMEOUT_MS",
+      120_000,
+      100,
+      24 * 60 * 60 * 1000,
+    ),
   };
 }

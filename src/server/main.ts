@@ -4,6 +4,8 @@
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
+import { createMetrics } from "./metrics.js";
+import { buildRuntime } from "./runtime.js";
 import { buildStore } from "./store.js";
 
 async function main(): Promise<void> {
@@ -19,7 +21,9 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
   const built = await buildStore(config.store, logger);
-  const server = await createTetherServer({ config, store: built.store, logger });
+  const metrics = createMetrics();
+  const { runtime, routes } = buildRuntime(config, built, logger, metrics);
+  const server = await createTetherServer({ config, store: built.store, logger, metrics, routes });
   logger.info(
     {
       address: `${config.host}:${server.port}`,
@@ -42,7 +46,11 @@ async function main(): Promise<void> {
     if (stopping) return forced(signal);
     stopping = true;
     logger.info({ signal }, "shutting down");
-    const drained = await server.drain();
+    // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
+    // release their leases at the deadline) before in-flight streams are waited for.
+    const serverDrained = server.drain();
+    await runtime.drain(config.drainTimeoutMs);
+    const drained = await serverDrained;
     await server.close();
     await built.close();
     logger.info({ drained }, "stopped");

@@ -5,11 +5,20 @@ import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
 import { createRedisStore } from "../store/redis/index.js";
+import { createRedisEventLog } from "../store/redis/event-log.js";
+import { createRedisSignals } from "../store/redis/signals.js";
+import { createMemoryEventLog } from "../store/memory/memory-event-log.js";
+import { createMemorySignals } from "../store/memory/memory-signals.js";
+import type { EventLog } from "../ports/event-log.js";
+import type { SessionSignals } from "../ports/session-signals.js";
 import type { StoreConfig } from "./config.js";
 import { redactUrl, type Logger } from "./logger.js";
 
 export interface BuiltStore {
   store: RuntimeStore;
+  /** The session event log and turn signals on the same backend as the store. */
+  log: EventLog;
+  signals: SessionSignals;
   /** Closes the store, then its connection. */
   close(): Promise<void>;
 }
@@ -18,7 +27,12 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
   if (config.kind === "memory") {
     logger.info({ store: "memory" }, "using the in-memory store (state is lost on exit)");
     const store = createMemoryStore();
-    return { store, close: () => store.close() };
+    return {
+      store,
+      log: createMemoryEventLog(),
+      signals: createMemorySignals(),
+      close: () => store.close(),
+    };
   }
   const common: RedisOptions = {
     ...(config.password === undefined ? {} : { password: config.password }),
@@ -44,9 +58,15 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
     "using the Redis store",
   );
   const store = createRedisStore({ redis });
+  const log = createRedisEventLog({ redis });
+  const signals = createRedisSignals({ redis });
   return {
     store,
+    log,
+    signals,
     async close() {
+      await signals.close();
+      await log.close();
       await store.close();
       await redis.quit().catch(() => redis.disconnect());
     },

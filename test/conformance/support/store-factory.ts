@@ -11,6 +11,11 @@ export interface StoreHarness {
    */
   advanceTime(ms: number): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Longest session id the backend accepts: the store's own 200, or less where an edge narrows
+   * it (the API's client ids are at most 128 characters).
+   */
+  maxSessionIdLength?: number;
 }
 
 export type StoreFactory = (options?: { limits?: Partial<StoreLimits> }) => Promise<StoreHarness>;

@@ -1,0 +1,77 @@
+// Builds this replica's runtime: the configured model provider, its lease identity (a new
+// incarnation per process start), and the TurnService route that serves it.
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { LeaseOwner } from "../domain/lease.js";
+import { createTurnService } from "../api/turn-service.js";
+import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
+import type { ModelProvider } from "../ports/model-provider.js";
+import { systemSleep } from "../ports/sleep.js";
+import { createModelProvider } from "../providers/index.js";
+import type { RuntimeMetrics } from "../runtime/deps.js";
+import { createTetherRuntime, type TetherRuntime } from "../runtime/runtime.js";
+import { createSessionBus } from "../runtime/session-bus.js";
+import { currentLiveness } from "../store/shared/local-process.js";
+import type { ProviderConfig, TetherConfig } from "./config.js";
+import type { Logger } from "./logger.js";
+import type { BuiltStore } from "./store.js";
+
+const DEFAULT_MODELS = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" } as const;
+
+export function buildProvider(config: ProviderConfig): ModelProvider {
+  switch (config.kind) {
+    case "echo":
+      return createModelProvider({ kind: "echo" });
+    case "openai":
+      return createModelProvider({
+        kind: "openai-chat",
+        apiKey: config.apiKey,
+        defaultModel: config.model ?? DEFAULT_MODELS.openai,
+        ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
+      });
+    case "anthropic":
+      return createModelProvider({
+        kind: "anthropic-messages",
+        apiKey: config.apiKey,
+        defaultModel: config.model ?? DEFAULT_MODELS.anthropic,
+        ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
+      });
+  }
+}
+
+/** Stable per worker (the pod name in Kubernetes), new incarnation on every start. */
+export function replicaOwner(ownerId = process.env.TETHER_OWNER_ID ?? hostname()): LeaseOwner {
+  return { ownerId, incarnationId: `${ownerId}:${randomUUID()}`, liveness: currentLiveness() };
+}
+
+export interface BuiltRuntime {
+  runtime: TetherRuntime;
+  routes: (router: ConnectRouter) => void;
+}
+
+export function buildRuntime(
+  config: TetherConfig,
+  backend: BuiltStore,
+  logger: Logger,
+  metrics?: RuntimeMetrics,
+): BuiltRuntime {
+  const runtime = createTetherRuntime({
+    store: backend.store,
+    log: backend.log,
+    signals: backend.signals,
+    bus: createSessionBus(),
+    provider: buildProvider(config.provider),
+    sleep: systemSleep,
+    owner: replicaOwner(),
+    leaseTtlMs: config.leaseTtlMs,
+    clientToolTimeoutMs: config.clientToolTimeoutMs,
+    defaults: {},
+    logger,
+    ...(metrics ? { metrics } : {}),
+  });
+  return {
+    runtime,
+    routes: (router) => router.service(TurnService, createTurnService({ runtime })),
+  };
+}
