@@ -6,6 +6,8 @@
 #   --install-only      install helm and build the checker, then stop (scripts/setup-machine.sh)
 #   HELM=/path/to/helm  use that binary instead
 #   TETHER_TOOLS_DIR    where the helm binary is kept (default ~/.cache/tether-tools)
+#   TETHER_HELM_ENV_DIR write each rendering's server environment there as <case>.env.json
+#                       (test/e2e/helm.test.ts feeds them to the server's own config loader)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,7 +97,9 @@ for f in "${cases[@]}"; do
   fi
   if "$HELM" template tether "$CHART" --namespace agents --kube-version "$KUBE_VERSION" "${args[@]}" \
     >"$work/$name.rendered.yaml" 2>"$work/out"; then
-    if "$check" -kinds "${kinds[$name]}" "$work/$name.rendered.yaml" >"$work/out" 2>&1; then
+    env_args=()
+    [ -z "${TETHER_HELM_ENV_DIR:-}" ] || env_args=(-env-out "$TETHER_HELM_ENV_DIR/$name.env.json")
+    if "$check" -kinds "${kinds[$name]}" "${env_args[@]}" "$work/$name.rendered.yaml" >"$work/out" 2>&1; then
       pass "$name: rendered manifests decode strictly and keep the chart's invariants"
     else
       fail "$name: manifest check"; cat "$work/out"

@@ -1,34 +1,140 @@
-// Runs the Helm chart gate (scripts/test-helm.sh) as part of the test command. On a fresh machine
-// the script builds helm and the manifest checker from the Go module proxy, hence the long timeout.
+// Runs the Helm chart gate (scripts/test-helm.sh) as part of the test command, then hands the
+// environment each rendering gives the server to the server's own config loader, so the chart and
+// src/server/config.ts cannot drift apart. On a fresh machine the script builds helm and the
+// manifest checker from the Go module proxy, hence the long timeout.
 import { execFile } from "node:child_process";
-import { describe, expect, it } from "vitest";
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/server/config.js";
 
 const TEN_MINUTES = 10 * 60_000;
 
+// Stand-ins for values that live in Secrets the chart only names.
+const SECRET_STAND_INS: Record<string, string> = {
+  TETHER_REDIS_URL: "redis://redis.example:6379/0",
+  TETHER_REDIS_PASSWORD: "stand-in-password",
+  TETHER_API_KEYS: "0123456789abcdef0123=acme",
+  TETHER_OPENAI_API_KEY: "sk-stand-in",
+  TETHER_ANTHROPIC_API_KEY: "sk-ant-stand-in",
+};
+
 describe("helm chart", () => {
-  it(
-    "lints, renders every values file into strictly valid manifests, and refuses bad values",
-    async () => {
-      const { code, output } = await new Promise<{ code: number | null; output: string }>(
-        (resolve) => {
-          execFile(
-            "bash",
-            ["scripts/test-helm.sh"],
-            { timeout: TEN_MINUTES - 10_000, maxBuffer: 16 * 1024 * 1024 },
-            (error, stdout, stderr) => {
-              const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
-              resolve({ code, output: `${stdout}\n${stderr}` });
-            },
-          );
+  let envDir = "";
+  let result: { code: number | null; output: string } = { code: null, output: "" };
+
+  beforeAll(async () => {
+    envDir = await mkdtemp(join(tmpdir(), "tether-helm-env-"));
+    result = await new Promise((resolve) => {
+      execFile(
+        "bash",
+        ["scripts/test-helm.sh"],
+        {
+          timeout: TEN_MINUTES - 10_000,
+          maxBuffer: 16 * 1024 * 1024,
+          env: { ...process.env, TETHER_HELM_ENV_DIR: envDir },
+        },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
+          resolve({ code, output: `${stdout}\n${stderr}` });
         },
       );
-      // The whole transcript on failure: which case broke and why.
-      expect(code, output).toBe(0);
-      expect(output).toMatch(/^helm: \d+ passed, 0 failed$/m);
-      expect(output).toContain("ok    strict decoding refuses a misspelt field");
-      expect(output).toContain("ok    bad values refused: negative-replicas");
-      expect(output).toContain("ok    all-on-values: rendered manifests decode strictly");
-    },
-    TEN_MINUTES,
-  );
+    });
+  }, TEN_MINUTES);
+
+  afterAll(async () => {
+    if (envDir) await rm(envDir, { recursive: true, force: true });
+  });
+
+  it("lints, renders every values file into strictly valid manifests, and refuses bad values", () => {
+    // The whole transcript on failure: which case broke and why.
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/^helm: \d+ passed, 0 failed$/m);
+    expect(result.output).toContain("ok    strict decoding refuses a misspelt field");
+    expect(result.output).toContain("ok    bad values refused: negative-replicas");
+    expect(result.output).toContain("ok    bad values refused: numeric-image-tag");
+    expect(result.output).toContain("ok    bad values refused: unknown-top-level-key");
+    expect(result.output).toContain("ok    all-on-values: rendered manifests decode strictly");
+  });
+
+  async function renderedEnv(name: string): Promise<Record<string, string>> {
+    const raw = JSON.parse(await readFile(join(envDir, `${name}.env.json`), "utf8")) as Record<
+      string,
+      string
+    >;
+    return Object.fromEntries(
+      Object.entries(raw).map(([k, v]) => [
+        k,
+        v.startsWith("secret:") ? (SECRET_STAND_INS[k] ?? "unknown-secret") : v,
+      ]),
+    );
+  }
+
+  it("gives the server an environment its config loader accepts, for every values file", async () => {
+    const cases = (await readdir(envDir)).filter((f) => f.endsWith(".env.json"));
+    expect(cases.sort()).toEqual([
+      "all-on-values.env.json",
+      "cluster-values.env.json",
+      "default.env.json",
+      "existing-secret-values.env.json",
+      "memory-values.env.json",
+    ]);
+    for (const file of cases) {
+      const env = await renderedEnv(file.replace(/\.env\.json$/u, ""));
+      expect(() => loadConfig(env), file).not.toThrow();
+      expect(loadConfig(env).host, file).toBe("0.0.0.0");
+    }
+  });
+
+  it("maps the values to the settings they name", async () => {
+    const defaults = loadConfig(await renderedEnv("default"));
+    expect(defaults.port).toBe(50051);
+    expect(defaults.metricsPort).toBe(9464);
+    expect(defaults.drainTimeoutMs).toBe(25_000);
+    expect(defaults.store).toMatchObject({ kind: "redis", url: "redis://redis:6379/0" });
+    expect(defaults.apiKeys).toBeUndefined();
+    expect(defaults.provider).toEqual({ kind: "echo" });
+
+    const allOn = loadConfig(await renderedEnv("all-on-values"));
+    expect(allOn.port).toBe(8443);
+    expect(allOn.metricsPort).toBe(9090);
+    expect(allOn.drainTimeoutMs).toBe(45_500);
+    expect(allOn.logLevel).toBe("debug");
+    expect(allOn.store).toMatchObject({
+      kind: "redis",
+      url: "rediss://tether@redis-primary.redis.svc:6380/2",
+      password: "not-a-real-password",
+    });
+    expect(allOn.apiKeys?.get("key-0123456789abcdef")).toBe("acme");
+    expect(allOn.apiKeys?.get("key-fedcba9876543210")).toBe("globex.eu");
+    expect(allOn.tls).toEqual({
+      certFile: "/etc/tether/tls/tls.crt",
+      keyFile: "/etc/tether/tls/tls.key",
+    });
+    expect(allOn.provider).toEqual({
+      kind: "openai",
+      apiKey: "sk-not-a-real-key",
+      baseUrl: "https://llm-gateway.example.com/v1",
+      model: "gpt-4o-mini",
+    });
+
+    const cluster = loadConfig(await renderedEnv("cluster-values"));
+    expect(cluster.store).toMatchObject({
+      kind: "redis",
+      url: undefined,
+      password: "stand-in-password",
+      clusterNodes: [
+        { host: "redis-cluster-0.redis-cluster-headless.redis.svc", port: 6379 },
+        { host: "redis-cluster-1.redis-cluster-headless.redis.svc", port: 6379 },
+        { host: "redis-cluster-2.redis-cluster-headless.redis.svc", port: 6379 },
+      ],
+    });
+
+    expect(loadConfig(await renderedEnv("memory-values")).store).toEqual({ kind: "memory" });
+    expect(loadConfig(await renderedEnv("existing-secret-values")).provider).toMatchObject({
+      kind: "anthropic",
+      apiKey: "sk-ant-stand-in",
+    });
+  });
 });

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -132,6 +133,7 @@ func isBlank(doc string) bool {
 func main() {
 	kinds := flag.String("kinds", "", "comma-separated kinds the stream must hold, exactly")
 	decodeOnly := flag.Bool("decode-only", false, "stop after strict decoding")
+	envOut := flag.String("env-out", "", "write the server container's environment here as JSON")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: helmcheck [-kinds K1,K2] [-decode-only] rendered.yaml")
@@ -153,6 +155,12 @@ func main() {
 		}
 		os.Exit(1)
 	}
+	if *envOut != "" {
+		if err := writeEnv(r, *envOut); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	sort.Strings(r.kinds)
 	fmt.Printf("%s: ok (%s)\n", flag.Arg(0), strings.Join(r.kinds, ", "))
 }
@@ -169,4 +177,32 @@ func checkKinds(r *rendered, want string) []error {
 		return []error{fmt.Errorf("kinds: want [%s], rendered [%s]", strings.Join(wanted, ","), strings.Join(got, ","))}
 	}
 	return nil
+}
+
+// writeEnv resolves what the server process would see: the ConfigMap, then env entries, with
+// values from the chart's own Secret decoded and those from other Secrets left as
+// "secret:<name>/<key>" for the caller to fill in.
+func writeEnv(r *rendered, path string) error {
+	env := map[string]string{}
+	for k, v := range r.configMap.Data {
+		env[k] = v
+	}
+	for _, e := range r.deployment.Spec.Template.Spec.Containers[0].Env {
+		switch {
+		case e.ValueFrom == nil:
+			env[e.Name] = e.Value
+		case e.ValueFrom.SecretKeyRef != nil:
+			ref := e.ValueFrom.SecretKeyRef
+			if r.secret != nil && ref.Name == r.secret.Name {
+				env[e.Name] = string(r.secret.Data[ref.Key])
+			} else {
+				env[e.Name] = "secret:" + ref.Name + "/" + ref.Key
+			}
+		}
+	}
+	out, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
 }
