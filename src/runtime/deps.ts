@@ -3,6 +3,8 @@ import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { LivenessProbe } from "../ports/liveness-probe.js";
+import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
@@ -16,17 +18,21 @@ export interface RuntimeLogger {
   error(fields: object, message: string): void;
 }
 
-/** Counters the runtime reports; the server backs them with Prometheus metrics. */
+/** Counters the runtime reports; the server's Prometheus metrics satisfy this shape. */
 export interface RuntimeMetrics {
-  turnCompleted(outcome: string): void;
-  leaseClaim(result: "acquired" | "busy" | "lost"): void;
-  providerTokens(kind: "input" | "output", count: number): void;
+  countTurn(outcome: string): void;
+  countLeaseClaim(outcome: string): void;
+  addProviderTokens(provider: string, kind: string, tokens: number): void;
 }
 
 export interface RuntimeDeps {
   store: RuntimeStore;
   log: EventLog;
   signals: SessionSignals;
+  /** Hints of sessions with waiting work, for the sweep that recovers dead holders' sessions. */
+  ready: ReadyIndex;
+  /** Tells a crashed local holder (same host and boot) from a live one, for early reclaim. */
+  liveness: LivenessProbe;
   bus: SessionBus;
   provider: ModelProvider;
   serverTools?: ToolExecutor;

@@ -101,7 +101,14 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       afterCursor: entryCursor(after),
       signal,
     });
+    await deps.ready.markReady(sessionId);
     await driver.ensureDriven(sessionId);
+    // While this client waits, keep offering to drive: if the holder dies, its lease expires
+    // (or it is provably dead) and this replica takes the session over.
+    const kick = setInterval(
+      () => void driver.ensureDriven(sessionId).catch(() => undefined),
+      Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
+    );
     if (current && !receipt.deduplicated) {
       yield {
         cursor: entryCursor(startSeq),
@@ -111,19 +118,23 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       };
     }
 
-    let ourTurn: string | undefined;
-    for await (const item of events) {
-      const { event } = item;
-      if (!ourTurn) {
-        const mine =
-          (event.type === "turn_started" && event.inputIds.includes(inputId)) ||
-          (event.type === "input_admitted" && event.inputIds.includes(inputId));
-        if (!mine) continue;
-        ourTurn = item.turnId;
+    try {
+      let ourTurn: string | undefined;
+      for await (const item of events) {
+        const { event } = item;
+        if (!ourTurn) {
+          const mine =
+            (event.type === "turn_started" && event.inputIds.includes(inputId)) ||
+            (event.type === "input_admitted" && event.inputIds.includes(inputId));
+          if (!mine) continue;
+          ourTurn = item.turnId;
+        }
+        if (item.turnId !== ourTurn && event.type !== "gap") continue;
+        yield item;
+        if (event.type === "turn_completed") return;
       }
-      if (item.turnId !== ourTurn && event.type !== "gap") continue;
-      yield item;
-      if (event.type === "turn_completed") return;
+    } finally {
+      clearInterval(kick);
     }
   }
 

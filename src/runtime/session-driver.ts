@@ -2,6 +2,7 @@
 // another while renewing the lease, and releases it when nothing is left. At most one loop per
 // session per replica; the lease keeps other replicas out.
 import type { SessionId } from "../domain/ids.js";
+import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
 import type { RuntimeDeps } from "./deps.js";
 import { LeaseLostError, executeTurn } from "./turn-execution.js";
@@ -34,15 +35,22 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {
     let lease: SessionExecutionLease | undefined = first;
     while (lease && !stop.signal.aborted) {
-      await runWhileHeld(fenceOf(lease), stop.signal);
+      const ended = await runWhileHeld(fenceOf(lease), stop.signal);
+      // A replica that just lost a lease (a stall, a partition) leaves the session to the others:
+      // its claims stay in the store for a successor, and the ready hint stays set.
+      if (ended === "lost") return;
       // Input submitted between our last empty claim and the release found us busy; look again.
-      lease = (await hasPendingWork(sessionId)) && !stopping ? await claim(sessionId) : undefined;
+      const pending = await hasPendingWork(sessionId);
+      if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
+      lease = pending && !stopping ? await claim(sessionId) : undefined;
     }
   }
 
   async function claim(sessionId: SessionId): Promise<SessionExecutionLease | undefined> {
     const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
-    deps.metrics?.leaseClaim(outcome.kind);
+    deps.metrics?.countLeaseClaim(
+      outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
+    );
     deps.logger.info(
       {
         sessionId,
@@ -61,21 +69,25 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       deps.store.listInputs(sessionId),
       deps.store.listWork(sessionId),
     ]);
+    // Claimed but unsettled items count: their claimant may be gone (a successor re-claims them).
     return (
-      inputs.some((i) => i.state === "pending" && i.delivery.kind === "next_turn") ||
-      work.some((b) => b.state === "ready")
+      inputs.some((i) => i.state === "claimed" || i.delivery.kind === "next_turn") ||
+      work.length > 0
     );
   }
 
   /** Runs turns until nothing is claimable, then releases the lease. */
-  async function runWhileHeld(fence: LeaseFence, stopSignal: AbortSignal): Promise<void> {
+  async function runWhileHeld(
+    fence: LeaseFence,
+    stopSignal: AbortSignal,
+  ): Promise<"drained" | "lost" | "stopped"> {
     const lost = new AbortController();
     const onStop = (): void => lost.abort(new Error("replica stopping"));
     stopSignal.addEventListener("abort", onStop, { once: true });
     const renewEvery = Math.max(10, Math.floor(deps.leaseTtlMs / 3));
     const renewal = setInterval(() => {
       deps.store.renewLease(fence, deps.leaseTtlMs).catch((error: unknown) => {
-        deps.metrics?.leaseClaim("lost");
+        deps.metrics?.countLeaseClaim("lost");
         deps.logger.warn(
           { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
           "lease renewal refused",
@@ -83,26 +95,32 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         lost.abort(error);
       });
     }, renewEvery);
+    const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     try {
       while (!lost.signal.aborted && !stopping) {
-        const inputs = await deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN);
-        const work = inputs
-          ? undefined
-          : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
-        if (!inputs && !work) break;
+        let inputs, work;
+        try {
+          inputs = await deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN);
+          work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
+        } catch (error) {
+          if (isTetherError(error, "session_execution_lease_expired")) return ended();
+          throw error;
+        }
+        if (!inputs && !work) return "drained";
         try {
           await executeTurn(deps, { fence, inputs, work, signal: lost.signal });
         } catch (error) {
           if (error instanceof LeaseLostError) {
             deps.logger.warn(
-              { sessionId: fence.sessionId, error: error.cause },
+              { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error: error.cause },
               "turn abandoned: lease lost",
             );
-            return;
+            return ended();
           }
           throw error;
         }
       }
+      return lost.signal.aborted ? ended() : "stopped";
     } finally {
       clearInterval(renewal);
       stopSignal.removeEventListener("abort", onStop);
@@ -119,10 +137,31 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         running.poked = true;
         return { kind: "already_driving" };
       }
-      const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
-      deps.metrics?.leaseClaim(outcome.kind);
+      let outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+      deps.metrics?.countLeaseClaim(
+        outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
+      );
+      if (
+        outcome.kind === "busy" &&
+        deps.liveness.isProvablyDead(outcome.holder.owner, deps.owner)
+      ) {
+        // The holder was a process on this host and boot that no longer runs (a restarted
+        // container): take over now instead of waiting out its TTL.
+        const observed = fenceOf(outcome.holder);
+        outcome = await deps.store.reclaimLease(sessionId, deps.owner, observed, deps.leaseTtlMs);
+        deps.metrics?.countLeaseClaim(outcome.kind === "acquired" ? "reclaimed" : "busy");
+        deps.logger.info(
+          {
+            sessionId,
+            deadHolder: observed.owner.ownerId,
+            fencingToken: observed.fencingToken,
+            result: outcome.kind,
+          },
+          "lease reclaim from a dead local holder",
+        );
+      }
       if (outcome.kind === "busy") {
-        // Our own incarnation re-enters instead; another holder drains the session itself.
+        // Another holder drains the session itself; the sweep recovers it if that holder dies.
         return { kind: "busy", holder: outcome.holder };
       }
       const again = loops.get(sessionId);

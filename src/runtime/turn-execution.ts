@@ -1,7 +1,7 @@
 // Runs one turn under a held lease: load the committed head, run the engine with checkpoints that
 // admit steers and earliest-safe-boundary work, then commit everything the turn consumed in one
 // atomic step and announce the outcome with the new head revision.
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { InputItem, Message } from "../domain/conversation.js";
 import { isTetherError } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
@@ -36,10 +36,25 @@ export class LeaseLostError extends Error {
 
 const COMMIT_ATTEMPTS = 5;
 
+/**
+ * A turn's id follows from what it consumes, so a re-run after a crash (a successor re-claiming
+ * the same inputs) is the same turn: tool idempotency keys and steer targets stay valid.
+ */
+export function stableTurnId(sessionId: SessionId, job: Pick<TurnWork, "inputs" | "work">): string {
+  const consumed = [
+    ...(job.inputs?.inputs ?? []).map((i) => `i:${i.inputId}`),
+    ...(job.work?.batches ?? []).map((b) => `w:${b.batchId}`),
+  ].sort();
+  const digest = createHash("sha256")
+    .update(`${sessionId}\n${consumed.join("\n")}`)
+    .digest("hex");
+  return `turn-${digest.slice(0, 24)}`;
+}
+
 export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnOutcome> {
   const { store, signals } = deps;
   const sessionId = job.fence.sessionId;
-  const turnId = randomUUID();
+  const turnId = stableTurnId(sessionId, job);
   const snapshot = await store.loadSession(sessionId);
   const history = (snapshot?.messages ?? []).map(decodeMessage);
 
@@ -157,9 +172,13 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       usage: result.usage,
     });
     await writer.flush();
-    deps.metrics?.turnCompleted(`${result.outcome.kind}:${result.outcome.reason}`);
-    deps.metrics?.providerTokens("input", result.usage.inputTokens);
-    deps.metrics?.providerTokens("output", result.usage.outputTokens);
+    deps.metrics?.countTurn(result.outcome.kind);
+    const provider = deps.provider.name;
+    deps.metrics?.addProviderTokens(provider, "input", result.usage.inputTokens);
+    deps.metrics?.addProviderTokens(provider, "output", result.usage.outputTokens);
+    deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
+    deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
+    deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
     deps.logger.info(
       {
         sessionId,

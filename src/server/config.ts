@@ -27,6 +27,8 @@ export type StoreConfig =
 /** Passed through to the runtime that builds the ModelProvider; validated here only for shape. */
 export type ProviderConfig =
   | { kind: "echo" }
+  /** The echo model plus a "/tool <name> <json>" command that asks for a client tool. */
+  | { kind: "scripted-tools" }
   | {
       kind: "openai" | "anthropic";
       apiKey: string;
@@ -53,6 +55,8 @@ export interface TetherConfig {
   leaseTtlMs: number;
   /** How long a turn waits for SubmitToolResults before the call fails with a tool error. */
   clientToolTimeoutMs: number;
+  /** How often a replica looks for sessions whose holder died. */
+  sweepIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -152,10 +156,11 @@ function parseProvider(env: Env): ProviderConfig {
   const kind = oneOf(
     env,
     "TETHER_PROVIDER",
-    ["echo", "scripted", "openai", "anthropic"] as const,
+    ["echo", "scripted", "scripted-tools", "openai", "anthropic"] as const,
     "echo",
   );
   if (kind === "echo" || kind === "scripted") return { kind: "echo" };
+  if (kind === "scripted-tools") return { kind };
   const prefix = kind === "openai" ? "OPENAI" : "ANTHROPIC";
   const keyName = `TETHER_${prefix}_API_KEY`;
   const apiKey = text(env, keyName) ?? text(env, `${prefix}_API_KEY`);
@@ -195,6 +200,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     drainTimeoutMs: integer(env, "TETHER_DRAIN_TIMEOUT_MS", 25_000, 0, 60 * 60 * 1000),
     provider: parseProvider(env),
     leaseTtlMs: integer(env, "TETHER_LEASE_TTL_MS", 30_000, 300, 60 * 60 * 1000),
+    sweepIntervalMs: integer(env, "TETHER_SWEEP_INTERVAL_MS", 2_000, 50, 60 * 60 * 1000),
     clientToolTimeoutMs: integer(
       env,
       "TETHER_CLIENT_TOOL_TIMEOUT_MS",

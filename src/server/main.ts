@@ -4,6 +4,7 @@
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
+import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
 import { buildRuntime } from "./runtime.js";
 import { buildStore } from "./store.js";
@@ -22,8 +23,15 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   const built = await buildStore(config.store, logger);
   const metrics = createMetrics();
-  const { runtime, routes } = buildRuntime(config, built, logger, metrics);
+  const { runtime, routes, sweeper } = buildRuntime(config, built, logger, metrics);
   const server = await createTetherServer({ config, store: built.store, logger, metrics, routes });
+  const backendHealth = watchBackendHealth({
+    ping: built.ping,
+    health: server.health,
+    logger,
+    intervalMs: 1_000,
+    draining: server.draining,
+  });
   logger.info(
     {
       address: `${config.host}:${server.port}`,
@@ -38,6 +46,8 @@ async function main(): Promise<void> {
   let stopping = false;
   const forced = async (signal: string) => {
     logger.warn({ signal }, "forced shutdown");
+    sweeper.stop();
+    backendHealth.stop();
     await server.close();
     await built.close();
     process.exit(1);
@@ -46,6 +56,8 @@ async function main(): Promise<void> {
     if (stopping) return forced(signal);
     stopping = true;
     logger.info({ signal }, "shutting down");
+    sweeper.stop();
+    backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.
     const serverDrained = server.drain();

@@ -12,7 +12,8 @@ import { createModelProvider } from "../providers/index.js";
 import type { RuntimeMetrics } from "../runtime/deps.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/runtime.js";
 import { createSessionBus } from "../runtime/session-bus.js";
-import { currentLiveness } from "../store/shared/local-process.js";
+import { startSweeper, type Sweeper } from "../runtime/sweeper.js";
+import { createProcLivenessProbe, currentLiveness } from "../store/shared/local-process.js";
 import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";
 import type { BuiltStore } from "./store.js";
@@ -23,6 +24,8 @@ export function buildProvider(config: ProviderConfig): ModelProvider {
   switch (config.kind) {
     case "echo":
       return createModelProvider({ kind: "echo" });
+    case "scripted-tools":
+      return createModelProvider({ kind: "scripted-tools" });
     case "openai":
       return createModelProvider({
         kind: "openai-chat",
@@ -48,6 +51,7 @@ export function replicaOwner(ownerId = process.env.TETHER_OWNER_ID ?? hostname()
 export interface BuiltRuntime {
   runtime: TetherRuntime;
   routes: (router: ConnectRouter) => void;
+  sweeper: Sweeper;
 }
 
 export function buildRuntime(
@@ -60,6 +64,8 @@ export function buildRuntime(
     store: backend.store,
     log: backend.log,
     signals: backend.signals,
+    ready: backend.ready,
+    liveness: createProcLivenessProbe(),
     bus: createSessionBus(),
     provider: buildProvider(config.provider),
     sleep: systemSleep,
@@ -70,8 +76,16 @@ export function buildRuntime(
     logger,
     ...(metrics ? { metrics } : {}),
   });
+  const sweeper = startSweeper({
+    driver: runtime.driver,
+    ready: backend.ready,
+    logger,
+    intervalMs: config.sweepIntervalMs,
+    ...(backend.sweepGuard ? { guard: backend.sweepGuard } : {}),
+  });
   return {
     runtime,
     routes: (router) => router.service(TurnService, createTurnService({ runtime })),
+    sweeper,
   };
 }

@@ -10,6 +10,11 @@ import { createRedisSignals } from "../store/redis/signals.js";
 import { createMemoryEventLog } from "../store/memory/memory-event-log.js";
 import { createMemorySignals } from "../store/memory/memory-signals.js";
 import type { EventLog } from "../ports/event-log.js";
+import type { ReadyIndex } from "../ports/ready-index.js";
+import type { SingletonGuard } from "../runtime/sweeper.js";
+import { createMemoryReadyIndex } from "../store/memory/memory-ready-index.js";
+import { createRedisReadyIndex } from "../store/redis/ready-index.js";
+import { createRedlockGuard } from "./sweep-guard.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { StoreConfig } from "./config.js";
 import { redactUrl, type Logger } from "./logger.js";
@@ -19,6 +24,11 @@ export interface BuiltStore {
   /** The session event log and turn signals on the same backend as the store. */
   log: EventLog;
   signals: SessionSignals;
+  ready: ReadyIndex;
+  /** Resolves when the backend answers; rejects while it is unreachable. */
+  ping(): Promise<void>;
+  /** Guards the sweep so one replica runs it at a time (redlock on Redis). */
+  sweepGuard: SingletonGuard | undefined;
   /** Closes the store, then its connection. */
   close(): Promise<void>;
 }
@@ -31,6 +41,9 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
       store,
       log: createMemoryEventLog(),
       signals: createMemorySignals(),
+      ready: createMemoryReadyIndex(),
+      ping: () => Promise.resolve(),
+      sweepGuard: undefined,
       close: () => store.close(),
     };
   }
@@ -64,6 +77,11 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
     store,
     log,
     signals,
+    ready: createRedisReadyIndex({ redis }),
+    async ping() {
+      await redis.ping();
+    },
+    sweepGuard: createRedlockGuard(redis, "tether:sweeper"),
     async close() {
       await signals.close();
       await log.close();

@@ -3,15 +3,15 @@
 // user in a directory it cannot write (as under a read-only root), then grpc.health.v1 Check and a
 // clean exit on SIGTERM. Every command and variable is read from the Dockerfile, so the two
 // cannot drift apart.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { chmod, cp, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   argsOf,
   envOf,
@@ -23,7 +23,17 @@ import {
 } from "../support/dockerfile.js";
 import { freePort } from "../support/redis-harness.js";
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+
+/** execFile that puts the command's own output into the error, so a failed build explains itself. */
+async function run(file: string, args: string[], options: { cwd: string; timeout: number }) {
+  try {
+    return await execFileAsync(file, args, { ...options, maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${file} ${args.join(" ")} failed:\n${stdout}\n${stderr}`, { cause: error });
+  }
+}
 const repo = resolve(import.meta.dirname, "../..");
 const stages = parseDockerfile(join(repo, "Dockerfile"));
 const build = stage(stages, "build");
@@ -101,157 +111,265 @@ async function copyAll(s: Stage, dest: string, stageDirs: Map<string, string>): 
   for (const args of argsOf(s, "COPY")) await applyCopy(args, dest, stageDirs);
 }
 
+interface Callback<T> {
+  (err: grpc.ServiceError | null, res?: T): void;
+}
+
 interface HealthClient extends grpc.Client {
   Check(
     req: { service: string },
     options: grpc.CallOptions,
-    cb: (err: grpc.ServiceError | null, res?: { status: string }) => void,
+    cb: Callback<{ status: string }>,
   ): void;
 }
 
-function healthClient(port: number): HealthClient {
-  const definition = protoLoader.loadSync(join(repo, "proto/grpc/health/v1/health.proto"), {
+interface SessionClient extends grpc.Client {
+  CreateSession(
+    req: { session_id: string },
+    options: grpc.CallOptions,
+    cb: Callback<{ session?: { session_id: string; head_revision: string } }>,
+  ): void;
+  GetSession(
+    req: { session_id: string },
+    options: grpc.CallOptions,
+    cb: Callback<{ session?: { session_id: string; head_revision: string } }>,
+  ): void;
+}
+
+type Constructor<T> = new (address: string, credentials: grpc.ChannelCredentials) => T;
+
+function loadProto(file: string): grpc.GrpcObject {
+  const definition = protoLoader.loadSync(file, {
+    includeDirs: [join(repo, "proto")],
+    keepCase: true,
     enums: String,
+    longs: String,
   });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    grpc: {
-      health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } };
-    };
+  return grpc.loadPackageDefinition(definition);
+}
+
+function connect<T>(file: string, service: string, port: number): T {
+  let node: unknown = loadProto(file);
+  for (const part of service.split(".")) node = (node as Record<string, unknown>)[part];
+  const Client = node as Constructor<T>;
+  return new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+}
+
+function unary<Req, Res>(
+  call: (req: Req, options: grpc.CallOptions, cb: Callback<Res>) => void,
+  req: Req,
+): Promise<Res> {
+  return new Promise((resolveCall, reject) => {
+    call(req, { deadline: Date.now() + 2_000 }, (err, res) =>
+      err || !res ? reject(err ?? new Error("no response")) : resolveCall(res),
+    );
+  });
+}
+
+/** One start of the image's command; `stop()` sends SIGTERM and reports how it ended. */
+interface Started {
+  grpcPort: number;
+  metricsPort: number;
+  pid: number | undefined;
+  output(): string;
+  running(): boolean;
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null } | "timeout">;
+  kill(): void;
+}
+
+const NON_ROOT = process.getuid?.() === 0 && existsSync("/usr/bin/setpriv");
+
+async function startImage(appDir: string, extraEnv: Record<string, string>): Promise<Started> {
+  let command = [...(execForm(runtime, "ENTRYPOINT") ?? []), ...(execForm(runtime, "CMD") ?? [])];
+  if (!existsSync(command[0] ?? "")) {
+    console.warn(`production start test: ${command[0]} is missing, starting CMD without it`);
+    command = execForm(runtime, "CMD") ?? [];
+  }
+  if (NON_ROOT) {
+    // The app directory stays root-owned: the server must start without writing to it.
+    command = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...command];
+  } else if (process.getuid?.() === 0) {
+    console.warn("production start test: setpriv is missing, running as root");
+  }
+  const grpcPort = await freePort();
+  const metricsPort = await freePort();
+  const env = {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    ...envOf(runtime),
+    // The only departures from the image: loopback and free ports, for a test on a shared host.
+    TETHER_HOST: "127.0.0.1",
+    TETHER_PORT: String(grpcPort),
+    TETHER_METRICS_PORT: String(metricsPort),
+    ...extraEnv,
   };
-  return new loaded.grpc.health.v1.Health(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-}
-
-function check(client: HealthClient): Promise<string> {
-  return new Promise((resolveCheck, reject) => {
-    client.Check({ service: "" }, { deadline: Date.now() + 1_000 }, (err, res) =>
-      err ? reject(err) : resolveCheck(res?.status ?? "UNKNOWN"),
-    );
+  const [program, ...args] = command;
+  const child = spawn(program ?? "node", args, {
+    cwd: appDir,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
   });
-}
-
-describe("the production start command", () => {
-  let root = "";
-  let child: ChildProcess | undefined;
-  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   let output = "";
-  let grpcPort = 0;
-  let metricsPort = 0;
-  let client: HealthClient | undefined;
-  const notes: string[] = [];
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on("exit", (code, signal) => r({ code, signal })),
+  );
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    grpcPort,
+    metricsPort,
+    pid: child.pid,
+    output: () => output,
+    running,
+    async stop() {
+      child.kill("SIGTERM");
+      const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 15_000).unref());
+      return Promise.race([exited, timeout]);
+    },
+    kill() {
+      if (running()) child.kill("SIGKILL");
+    },
+  };
+}
 
-  beforeAll(async () => {
-    for (const s of [build, prodDeps, runtime]) {
-      expect(argsOf(s, "WORKDIR").at(-1), `${s.name} WORKDIR`).toBe(
-        s === runtime ? "/app" : "/src",
-      );
-    }
-    root = await mkdtemp(join(tmpdir(), "tether-production-"));
-    await chmod(root, 0o755);
-    const buildDir = join(root, "build");
-    const prodDir = join(root, "prod-deps");
-    const appDir = join(root, "app");
-
-    // build: the stage's COPY lines, the repository's installed dev dependencies in place of its
-    // `npm ci`, then its `npm run build`.
-    await copyAll(build, buildDir, new Map());
-    await symlink(join(repo, "node_modules"), join(buildDir, "node_modules"), "dir");
-    await run("npm", ["run", "build"], { cwd: buildDir, timeout: 180_000 });
-    await rm(join(buildDir, "node_modules"));
-
-    // prod-deps: its first RUN segment, `npm ci --omit=dev …` (not the cache clean after it,
-    // which would empty this machine's npm cache).
-    await copyAll(prodDeps, prodDir, new Map());
-    const install = (argsOf(prodDeps, "RUN")[0] ?? "").split("&&")[0]?.trim().split(/\s+/u) ?? [];
-    await run(install[0] ?? "npm", [...install.slice(1), "--prefer-offline"], {
-      cwd: prodDir,
-      timeout: 180_000,
-    });
-
-    // runtime: its COPY lines, from the two stages above.
-    await copyAll(
-      runtime,
-      appDir,
-      new Map([
-        ["build", buildDir],
-        ["prod-deps", prodDir],
-      ]),
-    );
-    expect(existsSync(join(appDir, "node_modules/typescript")), "dev dependency shipped").toBe(
-      false,
-    );
-    expect(existsSync(join(appDir, "node_modules/@connectrpc/connect-node"))).toBe(true);
-
-    let command = [...(execForm(runtime, "ENTRYPOINT") ?? []), ...(execForm(runtime, "CMD") ?? [])];
-    if (!existsSync(command[0] ?? "")) {
-      notes.push(`${command[0]} is not installed here: starting CMD without it`);
-      command = execForm(runtime, "CMD") ?? [];
-    }
-    if (process.getuid?.() === 0 && existsSync("/usr/bin/setpriv")) {
-      // The app directory stays root-owned: the server must start without writing to it.
-      command = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...command];
-    } else if (process.getuid?.() === 0) {
-      notes.push("setpriv is missing: running as root");
-    }
-
-    grpcPort = await freePort();
-    metricsPort = await freePort();
-    const env = {
-      PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-      ...envOf(runtime),
-      // The only departures from the image: loopback and free ports, for a test on a shared host.
-      TETHER_HOST: "127.0.0.1",
-      TETHER_PORT: String(grpcPort),
-      TETHER_METRICS_PORT: String(metricsPort),
-    };
-    const [program, ...args] = command;
-    child = spawn(program ?? "node", args, { cwd: appDir, env, stdio: ["ignore", "pipe", "pipe"] });
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const started = child;
-    exited = new Promise((resolveExit) =>
-      started.on("exit", (code, signal) => resolveExit({ code, signal })),
-    );
-    if (notes.length > 0) console.warn(`production start test: ${notes.join("; ")}`);
-  }, 300_000);
-
-  afterAll(async () => {
-    client?.close();
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    if (root) await rm(root, { recursive: true, force: true });
-  });
-
-  it("answers grpc.health.v1 Check with SERVING, as a non-root user", async () => {
-    client = healthClient(grpcPort);
-    const deadline = Date.now() + 20_000;
-    let status = "";
-    let lastError: unknown;
-    while (Date.now() < deadline && child?.exitCode === null) {
+/** Polls grpc.health.v1 Check("") until SERVING, the process exits, or 20 s pass. */
+async function waitServing(started: Started): Promise<void> {
+  const health = connect<HealthClient>(
+    join(repo, "proto/grpc/health/v1/health.proto"),
+    "grpc.health.v1.Health",
+    started.grpcPort,
+  );
+  const deadline = Date.now() + 20_000;
+  let status = "";
+  let lastError: unknown;
+  try {
+    while (Date.now() < deadline && started.running()) {
       try {
-        status = await check(client);
-        if (status === "SERVING") break;
+        status = (await unary(health.Check.bind(health), { service: "" })).status;
+        if (status === "SERVING") return;
       } catch (error) {
         lastError = error;
       }
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(status, `${String(lastError)}\n${output}`).toBe("SERVING");
+  } finally {
+    health.close();
+  }
+  expect(status, `${String(lastError)}\n${started.output()}`).toBe("SERVING");
+}
 
-    const uid = /^Uid:\s+(\d+)/mu.exec(readFileSync(`/proc/${child?.pid}/status`, "utf8"))?.[1];
-    if (process.getuid?.() === 0 && existsSync("/usr/bin/setpriv"))
-      expect(uid).toBe(String(NOBODY));
-    else expect(uid).toBe(String(process.getuid?.()));
+let root = "";
+let appDir = "";
 
-    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-    expect(metrics.status).toBe(200);
-    await metrics.text();
+beforeAll(async () => {
+  for (const s of [build, prodDeps, runtime]) {
+    expect(argsOf(s, "WORKDIR").at(-1), `${s.name} WORKDIR`).toBe(s === runtime ? "/app" : "/src");
+  }
+  root = await mkdtemp(join(tmpdir(), "tether-production-"));
+  await chmod(root, 0o755);
+  const buildDir = join(root, "build");
+  const prodDir = join(root, "prod-deps");
+  appDir = join(root, "app");
+
+  // build: the stage's COPY lines, the repository's installed dev dependencies in place of its
+  // `npm ci`, then its `npm run build`.
+  await copyAll(build, buildDir, new Map());
+  await symlink(join(repo, "node_modules"), join(buildDir, "node_modules"), "dir");
+  await run("npm", ["run", "build"], { cwd: buildDir, timeout: 180_000 });
+  await rm(join(buildDir, "node_modules"));
+
+  // prod-deps: its first RUN segment, `npm ci --omit=dev …` (not the cache clean after it,
+  // which would empty this machine's npm cache).
+  await copyAll(prodDeps, prodDir, new Map());
+  const install = (argsOf(prodDeps, "RUN")[0] ?? "").split("&&")[0]?.trim().split(/\s+/u) ?? [];
+  await run(install[0] ?? "npm", [...install.slice(1), "--prefer-offline"], {
+    cwd: prodDir,
+    timeout: 180_000,
   });
 
+  // runtime: its COPY lines, from the two stages above.
+  await copyAll(
+    runtime,
+    appDir,
+    new Map([
+      ["build", buildDir],
+      ["prod-deps", prodDir],
+    ]),
+  );
+}, 300_000);
+
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("the image's file tree", () => {
+  it("ships production dependencies only, the compiled server and its Lua scripts", () => {
+    expect(existsSync(join(appDir, "node_modules/typescript")), "dev dependency shipped").toBe(
+      false,
+    );
+    expect(existsSync(join(appDir, "node_modules/vitest")), "dev dependency shipped").toBe(false);
+    expect(existsSync(join(appDir, "node_modules/@connectrpc/connect-node"))).toBe(true);
+    expect(existsSync(join(appDir, "node_modules/ioredis"))).toBe(true);
+    expect(existsSync(join(appDir, "dist/server/main.js"))).toBe(true);
+    expect(existsSync(join(appDir, "src")), "TypeScript sources shipped").toBe(false);
+    const lua = join(appDir, "dist/store/redis/lua");
+    expect(existsSync(lua) && readdirSync(lua).some((f) => f.endsWith(".lua"))).toBe(true);
+  });
+});
+
+describe("the production start command, embedded store", () => {
+  let started: Started | undefined;
+  afterAll(() => started?.kill());
+
+  it("answers grpc.health.v1 Check with SERVING, as a non-root user", async () => {
+    started = await startImage(appDir, {});
+    await waitServing(started);
+
+    const uid = /^Uid:\s+(\d+)/mu.exec(readFileSync(`/proc/${started.pid}/status`, "utf8"))?.[1];
+    expect(uid).toBe(String(NON_ROOT ? NOBODY : process.getuid?.()));
+
+    const metrics = await fetch(`http://127.0.0.1:${started.metricsPort}/metrics`);
+    expect(metrics.status).toBe(200);
+    await metrics.text();
+  }, 30_000);
+
   it("exits 0 on SIGTERM", async () => {
-    expect(child?.exitCode, output).toBeNull();
-    child?.kill("SIGTERM");
-    const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 15_000).unref());
-    const result = await Promise.race([exited, timeout]);
-    expect(result, output).toEqual({ code: 0, signal: null });
-    expect(output).toMatch(/shutting down/u);
+    expect(started?.running(), started?.output()).toBe(true);
+    const result = await started?.stop();
+    expect(result, started?.output()).toEqual({ code: 0, signal: null });
+    expect(started?.output()).toMatch(/shutting down/u);
+  }, 20_000);
+});
+
+describe("the production start command, Redis store", () => {
+  let started: Started | undefined;
+  afterAll(() => started?.kill());
+
+  it("serves session calls from Redis (the shipped Lua scripts load)", async () => {
+    started = await startImage(appDir, {
+      TETHER_STORE: "redis",
+      TETHER_REDIS_URL: inject("redisUrl"),
+    });
+    await waitServing(started);
+    const sessions = connect<SessionClient>(
+      join(repo, "proto/tether/v1/session_service.proto"),
+      "tether.v1.SessionService",
+      started.grpcPort,
+    );
+    try {
+      const id = `production-start-${process.pid}-${Date.now()}`;
+      const created = await unary(sessions.CreateSession.bind(sessions), { session_id: id });
+      expect(created.session?.session_id).toBe(id);
+      const read = await unary(sessions.GetSession.bind(sessions), { session_id: id });
+      expect(read.session?.session_id).toBe(id);
+    } finally {
+      sessions.close();
+    }
+  }, 30_000);
+
+  it("exits 0 on SIGTERM, closing Redis", async () => {
+    expect(started?.running(), started?.output()).toBe(true);
+    const result = await started?.stop();
+    expect(result, started?.output()).toEqual({ code: 0, signal: null });
   }, 20_000);
 });

@@ -20,6 +20,9 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
 import { createRedisSignals } from "../../src/store/redis/signals.js";
+import { createRedisReadyIndex } from "../../src/store/redis/ready-index.js";
+import { createMemoryReadyIndex } from "../../src/store/memory/memory-ready-index.js";
+import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 
 export interface RuntimeHarness {
@@ -37,13 +40,20 @@ export interface RuntimeHarnessOptions {
   logMaxEntries?: number;
   /** Use the Redis backend on this connection (a fresh namespace each time); memory otherwise. */
   redis?: Redis | Cluster;
+  /** Share one Redis namespace between harnesses: several replicas of one deployment. */
+  namespace?: string;
+  /** This replica's lease identity. */
+  ownerId?: string;
+  /** Interposes on the store (fault injection). */
+  wrapStore?: (store: RuntimeStore) => RuntimeStore;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
   const maxEntries = options.logMaxEntries ?? 10_000;
-  const namespace = `rt-${randomUUID()}`;
+  const namespace = options.namespace ?? `rt-${randomUUID()}`;
   const { redis } = options;
-  const store = redis ? createRedisStore({ redis, namespace }) : createMemoryStore();
+  const backing = redis ? createRedisStore({ redis, namespace }) : createMemoryStore();
+  const store = options.wrapStore ? options.wrapStore(backing) : backing;
   const log = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })
     : createMemoryEventLog({ maxEntries });
@@ -51,13 +61,15 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     store,
     log,
     signals: redis ? createRedisSignals({ redis, namespace }) : createMemorySignals(),
+    ready: redis ? createRedisReadyIndex({ redis, namespace }) : createMemoryReadyIndex(),
+    liveness: createProcLivenessProbe(),
     bus: createSessionBus(),
     provider: options.provider,
     ...(options.serverTools ? { serverTools: options.serverTools } : {}),
     sleep: systemSleep,
     owner: {
-      ownerId: "test-replica",
-      incarnationId: "test-replica:1",
+      ownerId: options.ownerId ?? "test-replica",
+      incarnationId: `${options.ownerId ?? "test-replica"}:1`,
       liveness: { kind: "opaque" },
     },
     leaseTtlMs: options.leaseTtlMs ?? 5_000,

@@ -99,3 +99,8 @@ export function sessionEventKeys(namespace: string, sessionId: SessionId): Sessi
     toolResults: (turnId) => `${p}tool-results:${turnId}`,
   };
 }
+
+/** Sorted set of sessions that may have work waiting; its own slot, a hint for the sweep. */
+export function readyIndexKey(namespace: string): string {
+  return `${namespace}:ready`;
+}

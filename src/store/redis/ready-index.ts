@@ -1,0 +1,35 @@
+// Ready hints on Redis: one sorted set (scored by first-marked time) in its own slot, kept by
+// plain commands outside the session scripts. A hint, never the truth (ADR 0002).
+import type { Cluster, Redis } from "ioredis";
+import type { SessionId } from "../../domain/ids.js";
+import type { ReadyIndex } from "../../ports/ready-index.js";
+import { readyIndexKey } from "./keys.js";
+import { toStoreError } from "./scripts.js";
+
+export function createRedisReadyIndex(options: {
+  redis: Redis | Cluster;
+  namespace?: string;
+}): ReadyIndex {
+  const { redis } = options;
+  const key = readyIndexKey(options.namespace ?? "tether");
+  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  };
+  return {
+    markReady: (sessionId) =>
+      guarded(async () => {
+        // NX keeps the first mark, so the sweep serves the longest-waiting sessions first.
+        await redis.zadd(key, "NX", Date.now(), sessionId);
+      }),
+    markIdle: (sessionId) =>
+      guarded(async () => {
+        await redis.zrem(key, sessionId);
+      }),
+    listReady: (limit) =>
+      guarded(async () => (await redis.zrange(key, "0", String(limit - 1))) as SessionId[]),
+  };
+}

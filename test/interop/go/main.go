@@ -1,0 +1,117 @@
+// A grpc-go client of TurnService for the interop tests: one streaming turn that asks for a
+// client-executed tool, answered through SubmitToolResults. It prints one JSON line per event
+// (kind, cursor, and the fields the test checks) so the test asserts on what the server sent.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	tetherv1 "tether.local/test/interop/go/gen/tether/v1"
+)
+
+type line struct {
+	Kind     string   `json:"kind"`
+	Cursor   uint64   `json:"cursor"`
+	TurnID   string   `json:"turn_id,omitempty"`
+	Text     string   `json:"text,omitempty"`
+	CallID   string   `json:"call_id,omitempty"`
+	Name     string   `json:"name,omitempty"`
+	Args     string   `json:"arguments_json,omitempty"`
+	Output   string   `json:"output,omitempty"`
+	Outcome  string   `json:"outcome,omitempty"`
+	Value    string   `json:"value,omitempty"`
+	Accepted []string `json:"accepted_call_ids,omitempty"`
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:50051", "server address")
+	session := flag.String("session", "go-interop", "session id")
+	prompt := flag.String("prompt", `/tool lookup {"key":"go"}`, "user text")
+	answer := flag.String("answer", "from-go", "the tool's output")
+	flag.Parse()
+	if err := run(*addr, *session, *prompt, *answer); err != nil {
+		fmt.Fprintln(os.Stderr, "go client:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, session, prompt, answer string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	turns := tetherv1.NewTurnServiceClient(conn)
+	stream, err := turns.StreamTurn(ctx, &tetherv1.StreamTurnRequest{
+		SessionId: session,
+		Input:     []*tetherv1.InputPart{{Kind: &tetherv1.InputPart_Text{Text: prompt}}},
+		ClientTools: []*tetherv1.ToolDefinition{{
+			Name:                 "lookup",
+			Description:          "Looks a key up on the client.",
+			ParametersJsonSchema: `{"type":"object","properties":{"key":{"type":"string"}}}`,
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	out := json.NewEncoder(os.Stdout)
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e := resp.GetEvent()
+		l := line{Cursor: e.GetCursor(), TurnID: e.GetTurnId()}
+		switch ev := e.GetEvent().(type) {
+		case *tetherv1.TurnEvent_TurnStarted:
+			l.Kind = "turn_started"
+		case *tetherv1.TurnEvent_TextDelta:
+			l.Kind, l.Text = "text_delta", ev.TextDelta.GetText()
+		case *tetherv1.TurnEvent_ToolCallRequested:
+			r := ev.ToolCallRequested
+			l.Kind, l.CallID, l.Name, l.Args = "tool_call_requested", r.GetCallId(), r.GetName(), r.GetArgumentsJson()
+			ack, err := turns.SubmitToolResults(ctx, &tetherv1.SubmitToolResultsRequest{
+				SessionId: session,
+				TurnId:    e.GetTurnId(),
+				Results:   []*tetherv1.ToolResult{{CallId: r.GetCallId(), Output: answer}},
+			})
+			if err != nil {
+				return fmt.Errorf("SubmitToolResults: %w", err)
+			}
+			l.Accepted = ack.GetAcceptedCallIds()
+		case *tetherv1.TurnEvent_ToolCallFinished:
+			f := ev.ToolCallFinished
+			l.Kind, l.CallID, l.Output = "tool_call_finished", f.GetCallId(), f.GetOutput()
+		case *tetherv1.TurnEvent_UsageReported:
+			l.Kind = "usage_reported"
+		case *tetherv1.TurnEvent_TurnCompleted:
+			l.Kind = "turn_completed"
+			if f := ev.TurnCompleted.GetOutcome().GetFinished(); f != nil {
+				l.Outcome, l.Value = "finished", f.GetValue()
+			} else if s := ev.TurnCompleted.GetOutcome().GetStopped(); s != nil {
+				l.Outcome, l.Value = "stopped", s.GetMessage()
+			} else if f := ev.TurnCompleted.GetOutcome().GetFailed(); f != nil {
+				l.Outcome, l.Value = "failed", f.GetMessage()
+			}
+		default:
+			l.Kind = fmt.Sprintf("%T", ev)
+		}
+		if err := out.Encode(l); err != nil {
+			return err
+		}
+	}
+}
