@@ -341,15 +341,25 @@ describe("the production start command, embedded store", () => {
   }, 20_000);
 });
 
-describe("the production start command, Redis store", () => {
+const redisBackends: [string, () => Record<string, string>][] = [
+  ["Redis", () => ({ TETHER_STORE: "redis", TETHER_REDIS_URL: inject("redisUrl") })],
+  [
+    "Redis Cluster",
+    () => ({
+      TETHER_STORE: "redis",
+      TETHER_REDIS_CLUSTER_NODES: inject("clusterPorts")
+        .map((port) => `127.0.0.1:${port}`)
+        .join(","),
+    }),
+  ],
+];
+
+describe.each(redisBackends)("the production start command, %s store", (_name, storeEnv) => {
   let started: Started | undefined;
   afterAll(() => started?.kill());
 
-  it("serves session calls from Redis (the shipped Lua scripts load)", async () => {
-    started = await startImage(appDir, {
-      TETHER_STORE: "redis",
-      TETHER_REDIS_URL: inject("redisUrl"),
-    });
+  it("serves session calls (the shipped Lua scripts load)", async () => {
+    started = await startImage(appDir, storeEnv());
     await waitServing(started);
     const sessions = connect<SessionClient>(
       join(repo, "proto/tether/v1/session_service.proto"),
@@ -367,7 +377,7 @@ describe("the production start command, Redis store", () => {
     }
   }, 30_000);
 
-  it("exits 0 on SIGTERM, closing Redis", async () => {
+  it("exits 0 on SIGTERM, closing its Redis connections", async () => {
     expect(started?.running(), started?.output()).toBe(true);
     const result = await started?.stop();
     expect(result, started?.output()).toEqual({ code: 0, signal: null });
