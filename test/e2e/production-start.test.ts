@@ -71,6 +71,18 @@ describe("the Dockerfile's runtime contract", () => {
     expect(values).toMatch(new RegExp(`^  runAsGroup: ${gid}$`, "mu"));
   });
 
+  it("lets every COPY source through .dockerignore, and nothing else", () => {
+    const allowed = readFileSync(join(repo, ".dockerignore"), "utf8")
+      .split("\n")
+      .filter((line) => line.startsWith("!"))
+      .map((line) => line.slice(1));
+    const sources = stages
+      .flatMap((s) => argsOf(s, "COPY"))
+      .filter((args) => !args.startsWith("--from="))
+      .flatMap((args) => args.split(/\s+/u).slice(0, -1));
+    expect([...new Set(sources)].sort()).toEqual([...allowed].sort());
+  });
+
   it("pins a Node 20 slim base by exact version and installs production dependencies only", () => {
     const arg = readFileSync(join(repo, "Dockerfile"), "utf8").match(/^ARG NODE_IMAGE=(\S+)$/mu);
     expect(arg?.[1]).toMatch(/^node:20\.\d+\.\d+-bookworm-slim$/u);
