@@ -191,6 +191,107 @@ function describeRuntime(
     });
   });
 
+  describe(`runtime on ${name}: busy strategies`, () => {
+    it("steer: input sent while a turn runs enters it at the next checkpoint", async () => {
+      let releaseTool: () => void = () => undefined;
+      const toolGate = new Promise<void>((resolve) => {
+        releaseTool = resolve;
+      });
+      const provider = createScriptedProvider({
+        script: [
+          {
+            response: {
+              parts: [{ type: "tool_call", callId: "w1", toolName: "wait", argumentsJson: "{}" }],
+            },
+          },
+          { events: [{ type: "text_delta", text: "done" }], response: { fullText: "done" } },
+        ],
+      });
+      const { runtime, store } = createRuntimeHarness({
+        provider,
+        serverTools: {
+          definitions: () => [
+            { name: "wait", description: "waits", inputSchema: { type: "object" } },
+          ],
+          execute: async () => {
+            await toolGate;
+            return { output: "waited" };
+          },
+        },
+      });
+      const first = runtime.streamTurn(textCommand("st1", "start work"), signal());
+      const firstEvents: string[] = [];
+      const firstDone = (async () => {
+        for await (const item of first) {
+          firstEvents.push(item.event.type);
+          if (item.event.type === "tool_call_started") {
+            // The turn is parked in its tool call: steer, then let the tool finish.
+            const steered = collect(
+              runtime.streamTurn(
+                textCommand("st1", "also do this", { busyStrategy: "steer" }),
+                signal(),
+              ),
+            );
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            releaseTool();
+            return steered;
+          }
+        }
+        return [];
+      })();
+      const steeredEvents = await firstDone;
+      // Queued as a steer, then admitted into the running turn, which the stream follows to its end.
+      expect(steeredEvents.slice(0, 2).map((e) => e.event.type)).toEqual([
+        "input_queued",
+        "input_admitted",
+      ]);
+      expect(steeredEvents.at(-1)?.event.type).toBe("turn_completed");
+      // One turn consumed both inputs; the model's second call saw the steer as a user message.
+      expect(
+        provider.requests[1]?.some(
+          (m) => m.role === "user" && JSON.stringify(m).includes("also do this"),
+        ),
+      ).toBe(true);
+      const session = await store.loadSession("st1" as SessionId);
+      expect(session?.turnIndex).toBe(1);
+      expect(await store.listInputs("st1" as SessionId)).toEqual([]);
+    });
+
+    it("interrupt: the running turn is cancelled, then the new input runs", async () => {
+      const provider = createScriptedProvider({
+        script: (request) => {
+          const last = request.messages.at(-1);
+          const text =
+            last?.role === "user" && last.content[0]?.type === "text" ? last.content[0].text : "";
+          return text === "long task"
+            ? { events: [{ type: "text_delta", text: "working" }], hang: true }
+            : {
+                events: [{ type: "text_delta", text: "right away" }],
+                response: { fullText: "right away" },
+              };
+        },
+      });
+      const { runtime, store } = createRuntimeHarness({ provider });
+      const running = runtime
+        .streamTurn(textCommand("it1", "long task"), signal())
+        [Symbol.asyncIterator]();
+      let step = await running.next();
+      while (!step.done && step.value.event.type !== "text_delta") step = await running.next();
+      const urgent = await collect(
+        runtime.streamTurn(textCommand("it1", "urgent", { busyStrategy: "interrupt" }), signal()),
+      );
+      const rest: string[] = [];
+      for (step = await running.next(); !step.done; step = await running.next()) {
+        if (step.value.event.type === "turn_completed") rest.push(step.value.event.outcome.kind);
+      }
+      expect(rest).toEqual(["stopped"]);
+      expect(textOf(urgent)).toBe("right away");
+      const done = urgent.at(-1)?.event;
+      expect(done?.type === "turn_completed" && done.headRevision).toBe(2);
+      expect((await store.loadSession("it1" as SessionId))?.turnIndex).toBe(2);
+    });
+  });
+
   describe(`runtime on ${name}: resuming a dropped stream`, () => {
     it("WatchSession from the last cursor a client saw yields the rest with no gap and no duplicate", async () => {
       const text =
