@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Format check, lint, typecheck, buf lint and the codegen drift check. Needs node_modules.
+# Format check, lint, typecheck, buf lint, buf breaking against main and the codegen drift check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
@@ -7,4 +7,8 @@ npx prettier --check .
 npx eslint .
 npx tsc -p tsconfig.json --noEmit
 npx buf lint
+# The API must stay wire-compatible with what main has shipped (a no-op on main itself).
+if git rev-parse --verify --quiet main >/dev/null; then
+  npx buf breaking --against '.git#branch=main'
+fi
 bash scripts/check-codegen.sh
