@@ -52,10 +52,29 @@ export async function* watchSession(
     event,
   });
 
+  // The cursor of the last live text delta taken off the bus, delivered or not. The bus hands
+  // this watcher every piece in publish order, so when the client stands exactly at the end of
+  // that piece and the next piece opens a new window, the window the client is in has closed
+  // with nothing after it: it is fully delivered, and its log entry need not be waited for.
+  let lastLiveDelta = -1;
+  const windowClosedAtClient = (cursor: number, event: SessionEvent): boolean => {
+    if (event.type !== "text_delta" || lastLiveDelta !== lastCursor) return false;
+    const seen = splitCursor(lastCursor);
+    return (
+      seen.offset > 0 &&
+      predecessorSeq(cursor) === seen.seq + 1 &&
+      cursor % CURSOR_SCALE === event.text.length
+    );
+  };
+
   /** The event as it may be delivered now, or undefined when already seen or not yet in order. */
-  const admit = (candidate: CursoredEvent): CursoredEvent | undefined => {
+  const admit = (candidate: CursoredEvent, live = false): CursoredEvent | undefined => {
     const { cursor, event } = candidate;
     if (cursor <= lastCursor) return undefined;
+    if (live && windowClosedAtClient(cursor, event)) {
+      lastCursor = cursor;
+      return candidate;
+    }
     const seen = splitCursor(lastCursor);
     if (predecessorSeq(cursor) > seen.seq) return undefined;
     if (event.type === "text_delta" && cursor % CURSOR_SCALE !== 0) {
@@ -100,7 +119,9 @@ export async function* watchSession(
         if (event) yield event;
       }
       while (pending.length > 0 && !signal.aborted) {
-        const event = admit(pending.shift() as CursoredEvent);
+        const next = pending.shift() as CursoredEvent;
+        const event = admit(next, true);
+        lastLiveDelta = next.event.type === "text_delta" ? next.cursor : -1;
         if (event) yield { ...event, sessionId: options.publicSessionId };
       }
       if (signal.aborted) break;

@@ -80,6 +80,9 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
     server = net.createServer((socket) => sniff(socket, h2c, plain));
   }
   server.on("connection", (socket: net.Socket) => {
+    // Streamed events are small frames: send each at once instead of holding it for the
+    // previous one's ACK (Nagle), which adds tens of milliseconds to a token's delivery.
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });

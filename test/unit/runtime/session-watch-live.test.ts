@@ -1,0 +1,93 @@
+// A watcher on the driving replica delivers live text deltas across a window boundary without
+// waiting for the closed window's log entry, and still delivers nothing twice once it lands.
+import { describe, expect, it } from "vitest";
+import type { SessionId } from "../../../src/domain/ids.js";
+import type { CursoredEvent } from "../../../src/domain/session-events.js";
+import type { EventLog } from "../../../src/ports/event-log.js";
+import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
+import { createEventWriter } from "../../../src/runtime/event-writer.js";
+import { createSessionBus } from "../../../src/runtime/session-bus.js";
+import { watchSession } from "../../../src/runtime/session-watch.js";
+import { createMemoryEventLog } from "../../../src/store/memory/memory-event-log.js";
+
+const sessionId = "live-window" as SessionId;
+
+/** A memory log whose appends wait until `release()`: the shared log lags the live bus. */
+function laggingLog(): EventLog & { release(): void } {
+  const inner = createMemoryEventLog();
+  let open: () => void = () => undefined;
+  let gate = new Promise<void>((r) => (open = r));
+  return {
+    ...inner,
+    append: async (...args) => {
+      await gate;
+      return inner.append(...args);
+    },
+    release() {
+      open();
+      gate = Promise.resolve();
+    },
+  };
+}
+
+async function take(events: AsyncIterator<CursoredEvent>, count: number, withinMs: number) {
+  const out: CursoredEvent[] = [];
+  const deadline = new Promise<"late">((r) => setTimeout(() => r("late"), withinMs).unref());
+  while (out.length < count) {
+    const next = await Promise.race([events.next(), deadline]);
+    if (next === "late" || next.done === true) break;
+    out.push(next.value);
+  }
+  return out;
+}
+
+describe("live deltas across a text window boundary", () => {
+  it("arrive while the closed window is still on its way to the log, and never twice", async () => {
+    const log = laggingLog();
+    const bus = createSessionBus();
+    const stop = new AbortController();
+    const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
+    const watcher = watchSession(
+      { log, bus, store },
+      { sessionId, publicSessionId: "live-window", afterCursor: 0, signal: stop.signal },
+    )[Symbol.asyncIterator]();
+    const first = take(watcher, 3, 1_000);
+    await new Promise((r) => setTimeout(r, 10));
+    const writer = createEventWriter({
+      log,
+      bus,
+      sessionId,
+      turnId: "t1",
+      lastSeq: 0,
+      windowChars: 4,
+    });
+    // "abcd" fills window 1, which closes (its append waits on the gate); "ef" and "gh" open
+    // window 2 on the bus only.
+    await writer.emit({ type: "text_delta", text: "abcd" });
+    await writer.emit({ type: "text_delta", text: "ef" });
+    await writer.emit({ type: "text_delta", text: "gh" });
+    const live = await first;
+    expect(live.map((e) => e.event)).toEqual([
+      { type: "text_delta", text: "abcd" },
+      { type: "text_delta", text: "ef" },
+      { type: "text_delta", text: "gh" },
+    ]);
+    // The log catches up with both windows; the watcher must not repeat any of it.
+    log.release();
+    await writer.emit({
+      type: "usage_reported",
+      usage: {
+        inputTokens: 1,
+        outputTokens: 1,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+      },
+      iteration: 1,
+    });
+    await writer.flush();
+    const rest = await take(watcher, 1, 1_000);
+    expect(rest.map((e) => e.event.type)).toEqual(["usage_reported"]);
+    stop.abort();
+  });
+});
