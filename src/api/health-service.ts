@@ -14,12 +14,23 @@ export interface HealthState {
   setAll(status: ServingStatus): void;
   /** Undefined for a service the server does not know. */
   get(service: string): ServingStatus | undefined;
+  /** Every name the server reports on ("" included). */
+  services(): string[];
   /** Calls `listener` on every change of `service`; returns the unsubscribe function. */
   subscribe(service: string, listener: (status: ServingStatus) => void): () => void;
 }
 
+/**
+ * Process health only, for liveness probes: SERVING while the process runs and is not draining,
+ * whatever its dependencies do ("" and the API services follow Redis reachability).
+ */
+export const LIVENESS_SERVICE = "tether.liveness";
+
 export function createHealthState(services: readonly string[] = []): HealthState {
-  const statuses = new Map<string, ServingStatus>([["", ServingStatus.NOT_SERVING]]);
+  const statuses = new Map<string, ServingStatus>([
+    ["", ServingStatus.NOT_SERVING],
+    [LIVENESS_SERVICE, ServingStatus.NOT_SERVING],
+  ]);
   for (const name of services) statuses.set(name, ServingStatus.NOT_SERVING);
   const listeners = new Map<string, Set<(status: ServingStatus) => void>>();
 
@@ -35,6 +46,7 @@ export function createHealthState(services: readonly string[] = []): HealthState
       for (const name of [...statuses.keys()]) set(name, status);
     },
     get: (service) => statuses.get(service),
+    services: () => [...statuses.keys()],
     subscribe(service, listener) {
       let group = listeners.get(service);
       if (!group) listeners.set(service, (group = new Set()));

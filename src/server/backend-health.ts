@@ -1,6 +1,7 @@
 // Follows the backend's reachability: health reports NOT_SERVING while Redis does not answer and
 // SERVING again once it does, so load balancers stop routing here without a restart either way.
-import { ServingStatus, type HealthState } from "../api/health-service.js";
+// The liveness name is left alone: a Redis outage must not restart every replica.
+import { LIVENESS_SERVICE, ServingStatus, type HealthState } from "../api/health-service.js";
 import type { Logger } from "./logger.js";
 
 export interface BackendHealthOptions {
@@ -28,7 +29,11 @@ export function watchBackendHealth(options: BackendHealthOptions): { stop(): voi
     }
     if (options.draining.aborted || ok === reachable) return;
     reachable = ok;
-    options.health.setAll(ok ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    // Liveness is about this process; restarting replicas heals no Redis outage (ADR 0301).
+    for (const service of options.health.services()) {
+      if (service === LIVENESS_SERVICE) continue;
+      options.health.set(service, ok ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    }
     if (ok) options.logger.info({}, "backend reachable again: serving");
     else options.logger.warn({}, "backend unreachable: not serving");
   };

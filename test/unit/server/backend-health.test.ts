@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import {
+  createHealthState,
+  LIVENESS_SERVICE,
+  ServingStatus,
+} from "../../../src/api/health-service.js";
+import { watchBackendHealth } from "../../../src/server/backend-health.js";
+import { createLogger } from "../../../src/server/logger.js";
+
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("backend health", () => {
+  it("reports NOT_SERVING while the backend is unreachable and SERVING once it answers again", async () => {
+    const health = createHealthState(["tether.v1.TurnService"]);
+    health.setAll(ServingStatus.SERVING);
+    let reachable = true;
+    const watcher = watchBackendHealth({
+      ping: () => (reachable ? Promise.resolve() : Promise.reject(new Error("connection refused"))),
+      health,
+      logger: createLogger({ level: "silent" }),
+      intervalMs: 20,
+      draining: new AbortController().signal,
+    });
+    try {
+      reachable = false;
+      await tick(80);
+      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.NOT_SERVING);
+      // Liveness is process health: a Redis outage must not restart the replica.
+      expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
+      reachable = true;
+      await tick(80);
+      expect(health.get("")).toBe(ServingStatus.SERVING);
+      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.SERVING);
+    } finally {
+      watcher.stop();
+    }
+  });
+
+  it("leaves health alone once draining has started", async () => {
+    const health = createHealthState();
+    health.setAll(ServingStatus.NOT_SERVING);
+    const draining = new AbortController();
+    draining.abort();
+    const watcher = watchBackendHealth({
+      ping: () => Promise.resolve(),
+      health,
+      logger: createLogger({ level: "silent" }),
+      intervalMs: 20,
+      draining: draining.signal,
+    });
+    await tick(60);
+    watcher.stop();
+    expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+  });
+});
