@@ -1,0 +1,391 @@
+// StreamTurn throughput and latency on the real server (memory store), against a bare
+// connect-node server that streams the same TurnService messages with no runtime behind it (the
+// transport ceiling). Both are served in this process over h2c and read by the same gRPC client.
+//   (a) text deltas per second: lanes run burst turns (N deltas, no pause) back to back;
+//   (b) concurrent streams: paced turns (one delta every PACE_MS, like a model streaming
+//       tokens), ramping the number of concurrent turns until the p99 latency from a delta's
+//       emission by the provider to its receipt by the client passes 50 ms.
+// Every delta's text is its emission time (performance.now(), fixed width), so the client
+// measures latency even where deltas were merged. Prints a table, then one JSON line.
+import http2 from "node:http2";
+import net, { type AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import { createClient, type ConnectRouter, type ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { createTurnService } from "../../src/api/turn-service.js";
+import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
+import { FinishReason } from "../../src/gen/tether/v1/turn_pb.js";
+import type {
+  ModelProvider,
+  ModelResponse,
+  ModelStreamEvent,
+} from "../../src/ports/model-provider.js";
+import { systemSleep } from "../../src/ports/sleep.js";
+import { silentLogger } from "../../src/runtime/deps.js";
+import { createTetherRuntime } from "../../src/runtime/runtime.js";
+import { createSessionBus } from "../../src/runtime/session-bus.js";
+import { loadConfig } from "../../src/server/config.js";
+import { createLogger } from "../../src/server/logger.js";
+import { createMetrics } from "../../src/server/metrics.js";
+import { replicaOwner } from "../../src/server/runtime.js";
+import { createTetherServer } from "../../src/server/server.js";
+import { buildStore } from "../../src/server/store.js";
+import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
+import { percentile, printTable } from "../support/stats.js";
+
+const BURST_DELTAS = Number(process.env.BENCH_BURST_DELTAS ?? 256);
+const BURST_LANES = Number(process.env.BENCH_BURST_LANES ?? 4);
+const BURST_SECONDS = Number(process.env.BENCH_BURST_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PACED_DELTAS = Number(process.env.BENCH_PACED_DELTAS ?? 40);
+const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 25);
+const LEVELS = (process.env.BENCH_LEVELS ?? "5,10,25,50,100,200,400,800")
+  .split(",")
+  .map(Number);
+const P99_LIMIT_MS = 50;
+/** The whole run stops ramping past this, so it finishes in under two minutes. */
+const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 100_000);
+const STAMP_CHARS = 16;
+
+const started = performance.now();
+const stamp = (): string => performance.now().toFixed(3).padStart(STAMP_CHARS, "0");
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** "<deltas> <pace ms>": the turn's shape, read by the provider and by the ceiling. */
+const shape = (deltas: number, paceMs: number) => `${deltas} ${paceMs}`;
+function parseShape(text: string): { deltas: number; paceMs: number } {
+  const [deltas, paceMs] = text.split(" ").map(Number);
+  return { deltas: deltas ?? 0, paceMs: paceMs ?? 0 };
+}
+
+async function* stampedDeltas(text: string): AsyncGenerator<string> {
+  const { deltas, paceMs } = parseShape(text);
+  for (let i = 0; i < deltas; i++) {
+    if (paceMs > 0) await sleep(paceMs);
+    yield stamp();
+  }
+}
+
+function streamingProvider(): ModelProvider {
+  return {
+    name: "bench-stream",
+    capabilities: { images: false },
+    async *call(request): AsyncGenerator<ModelStreamEvent, ModelResponse, undefined> {
+      const last = request.messages.at(-1);
+      const text =
+        last?.role === "user" && last.content[0]?.type === "text" ? last.content[0].text : "";
+      let count = 0;
+      for await (const delta of stampedDeltas(text)) {
+        count++;
+        yield { type: "text_delta", text: delta };
+      }
+      // The final text stays small: what is measured is streaming, not the commit's size.
+      return { fullText: `${count} deltas`, parts: [{ type: "text", text: `${count} deltas` }] };
+    },
+  };
+}
+
+interface Target {
+  name: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+async function startTether(): Promise<Target> {
+  const config = loadConfig({
+    TETHER_HOST: "127.0.0.1",
+    TETHER_PORT: "0",
+    TETHER_METRICS_PORT: "0",
+    TETHER_LOG_LEVEL: "silent",
+  });
+  const logger = createLogger({ level: "silent" });
+  const built = await buildStore({ kind: "memory" }, logger);
+  const runtime = createTetherRuntime({
+    store: built.store,
+    log: built.log,
+    signals: built.signals,
+    ready: built.ready,
+    liveness: createProcLivenessProbe(),
+    bus: createSessionBus(),
+    provider: streamingProvider(),
+    sleep: systemSleep,
+    owner: replicaOwner("bench"),
+    leaseTtlMs: config.leaseTtlMs,
+    clientToolTimeoutMs: config.clientToolTimeoutMs,
+    defaults: {},
+    logger: silentLogger,
+  });
+  const server = await createTetherServer({
+    config,
+    store: built.store,
+    logger,
+    metrics: createMetrics({ defaultMetrics: false }),
+    routes: (router) => router.service(TurnService, createTurnService({ runtime })),
+  });
+  return {
+    name: "tether",
+    port: server.port,
+    close: async () => {
+      await server.close();
+      await built.close();
+    },
+  };
+}
+
+/** The same messages a turn streams (started, N deltas, completed), with nothing behind them. */
+async function startCeiling(): Promise<Target> {
+  const impl: Partial<ServiceImpl<typeof TurnService>> = {
+    async *streamTurn(req) {
+      const input = req.input[0]?.kind;
+      const text = input?.case === "text" ? input.value : "";
+      const base = { sessionId: req.sessionId, turnId: "turn-1" };
+      let cursor = 1n << 22n;
+      yield {
+        event: { ...base, cursor, event: { case: "turnStarted", value: { turnIndex: 1n } } },
+      };
+      let count = 0;
+      for await (const delta of stampedDeltas(text)) {
+        count++;
+        cursor += BigInt(STAMP_CHARS);
+        yield { event: { ...base, cursor, event: { case: "textDelta", value: { text: delta } } } };
+      }
+      yield {
+        event: {
+          ...base,
+          cursor: cursor + (1n << 22n),
+          event: {
+            case: "turnCompleted",
+            value: {
+              headRevision: 1n,
+              outcome: {
+                kind: {
+                  case: "finished",
+                  value: { reason: FinishReason.ASSISTANT_MESSAGE, value: `${count} deltas` },
+                },
+              },
+            },
+          },
+        },
+      };
+    },
+  };
+  const server = http2.createServer(
+    connectNodeAdapter({ routes: (router: ConnectRouter) => router.service(TurnService, impl) }),
+  );
+  const sessions = new Set<http2.Http2Session>();
+  server.on("connection", (socket: net.Socket) => socket.setNoDelay(true));
+  server.on("session", (s: http2.Http2Session) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    name: "ceiling",
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        for (const s of sessions) s.destroy();
+      }),
+  };
+}
+
+interface TurnTally {
+  deltas: number;
+  latenciesMs: number[];
+  completed: boolean;
+}
+
+type Client = ReturnType<typeof createClient<typeof TurnService>>;
+
+async function runTurn(client: Client, sessionId: string, text: string, keepLatency: boolean) {
+  const tally: TurnTally = { deltas: 0, latenciesMs: [], completed: false };
+  for await (const r of client.streamTurn({
+    sessionId,
+    input: [{ kind: { case: "text", value: text } }],
+  })) {
+    const e = r.event?.event;
+    if (e?.case === "textDelta") {
+      const now = performance.now();
+      const t = e.value.text;
+      for (let i = 0; i + STAMP_CHARS <= t.length; i += STAMP_CHARS) {
+        tally.deltas++;
+        if (keepLatency) tally.latenciesMs.push(now - Number(t.slice(i, i + STAMP_CHARS)));
+      }
+    } else if (e?.case === "turnCompleted") {
+      tally.completed = e.value.outcome?.kind.case === "finished";
+    }
+  }
+  if (!tally.completed) throw new Error(`${sessionId}: the turn did not finish`);
+  return tally;
+}
+
+let sessionSeq = 0;
+const nextSession = (prefix: string) => `${prefix}-${++sessionSeq}`;
+
+/** (a): lanes run burst turns back to back for a fixed time; deltas received per second. */
+async function burst(client: Client, name: string): Promise<number> {
+  const stopAt = performance.now() + BURST_SECONDS * 1000;
+  let deltas = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: BURST_LANES }, async () => {
+      while (performance.now() < stopAt) {
+        deltas += (
+          await runTurn(client, nextSession(`${name}-burst`), shape(BURST_DELTAS, 0), false)
+        ).deltas;
+      }
+    }),
+  );
+  return deltas / ((performance.now() - t0) / 1000);
+}
+
+interface LevelResult {
+  streams: number;
+  p50Ms: number;
+  p99Ms: number;
+  deltas: number;
+}
+
+/** (b): `streams` paced turns at once, starts spread over one pace interval. */
+async function paced(client: Client, name: string, streams: number): Promise<LevelResult> {
+  const latencies: number[] = [];
+  let deltas = 0;
+  await Promise.all(
+    Array.from({ length: streams }, async (_, i) => {
+      await sleep((i * PACE_MS) / streams);
+      const tally = await runTurn(
+        client,
+        nextSession(`${name}-paced`),
+        shape(PACED_DELTAS, PACE_MS),
+        true,
+      );
+      deltas += tally.deltas;
+      for (const l of tally.latenciesMs) latencies.push(l);
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { streams, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), deltas };
+}
+
+async function ramp(
+  client: Client,
+  name: string,
+): Promise<{ best: LevelResult | undefined; levels: LevelResult[] }> {
+  const levels: LevelResult[] = [];
+  let best: LevelResult | undefined;
+  for (const streams of LEVELS) {
+    if (performance.now() - started > BUDGET_MS) break;
+    const result = await paced(client, name, streams);
+    levels.push(result);
+    if (result.p99Ms > P99_LIMIT_MS) break;
+    best = result;
+  }
+  return { best, levels };
+}
+
+function clientFor(target: Target): Client {
+  return createClient(
+    TurnService,
+    createGrpcTransport({
+      baseUrl: `http://127.0.0.1:${target.port}`,
+      // Small frames go out at once: the latency measured is Tether's, not Nagle's.
+      nodeOptions: {
+        createConnection: () =>
+          net.connect({
+            host: "127.0.0.1",
+            port: target.port,
+            noDelay: true,
+          }),
+      },
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const tether = await startTether();
+  const ceiling = await startCeiling();
+  const clients = new Map([
+    [tether, clientFor(tether)],
+    [ceiling, clientFor(ceiling)],
+  ]);
+  try {
+    // Warm both paths (JIT, HTTP/2 sessions) before anything is measured.
+    for (const [target, client] of clients) {
+      await Promise.all(
+        Array.from({ length: BURST_LANES }, () =>
+          runTurn(client, nextSession(`${target.name}-warm`), shape(BURST_DELTAS, 0), false),
+        ),
+      );
+    }
+    // (a) rounds alternate between the two, and each keeps its best.
+    const rates = new Map<Target, number>([
+      [tether, 0],
+      [ceiling, 0],
+    ]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [target, client] of clients) {
+        rates.set(target, Math.max(rates.get(target) ?? 0, await burst(client, target.name)));
+      }
+    }
+    // (b) the ceiling first, so Tether's ramp is not cut short by the budget.
+    const ceilingRamp = await ramp(clients.get(ceiling) as Client, "ceiling");
+    const tetherRamp = await ramp(clients.get(tether) as Client, "tether");
+
+    const deltasS = rates.get(tether) ?? 0;
+    const ceilingDeltasS = rates.get(ceiling) ?? 0;
+    const rows: Record<string, string | number>[] = [];
+    rows.push({
+      measure: `burst: deltas/s (${BURST_LANES} lanes, ${BURST_DELTAS} deltas/turn)`,
+      tether: deltasS,
+      ceiling: ceilingDeltasS,
+      ratio: `${((deltasS / ceilingDeltasS) * 100).toFixed(0)}%`,
+    });
+    const byLevel = (r: LevelResult[], n: number) => r.find((l) => l.streams === n);
+    for (const n of LEVELS) {
+      const t = byLevel(tetherRamp.levels, n);
+      const c = byLevel(ceilingRamp.levels, n);
+      if (!t && !c) continue;
+      const cell = (l: LevelResult | undefined) =>
+        l ? `p50 ${l.p50Ms.toFixed(1)} / p99 ${l.p99Ms.toFixed(1)} ms` : "-";
+      rows.push({
+        measure: `paced: ${n} streams (1 delta / ${PACE_MS} ms)`,
+        tether: cell(t),
+        ceiling: cell(c),
+        ratio: "",
+      });
+    }
+    printTable(rows);
+    const report = {
+      bench: "stream",
+      deltas_s: Math.round(deltasS),
+      ceiling_deltas_s: Math.round(ceilingDeltasS),
+      ratio: Number((deltasS / ceilingDeltasS).toFixed(3)),
+      concurrent_streams: tetherRamp.best?.streams ?? 0,
+      p99_delta_ms: Number((tetherRamp.best?.p99Ms ?? Number.NaN).toFixed(2)),
+      ceiling_concurrent_streams: ceilingRamp.best?.streams ?? 0,
+      ceiling_p99_delta_ms: Number((ceilingRamp.best?.p99Ms ?? Number.NaN).toFixed(2)),
+      ramp_capped: (tetherRamp.best?.streams ?? 0) === LEVELS.at(-1),
+      burst: {
+        lanes: BURST_LANES,
+        deltas_per_turn: BURST_DELTAS,
+        seconds: BURST_SECONDS,
+        rounds: ROUNDS,
+      },
+      paced: { deltas_per_turn: PACED_DELTAS, pace_ms: PACE_MS, p99_limit_ms: P99_LIMIT_MS },
+      seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+    };
+    console.log(JSON.stringify(report));
+  } finally {
+    await tether.close();
+    await ceiling.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
