@@ -9,4 +9,6 @@ export interface ReadyIndex {
   markIdle(sessionId: SessionId): Promise<void>;
   /** Up to `limit` sessions, oldest hint first. */
   listReady(limit: number): Promise<SessionId[]>;
+  /** How many sessions are hinted (a gauge of sessions with waiting work). */
+  size(): Promise<number>;
 }

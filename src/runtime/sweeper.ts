@@ -17,6 +17,8 @@ export interface SweeperOptions {
   /** Sessions offered per sweep. */
   batch?: number;
   guard?: SingletonGuard;
+  /** Reports how many sessions have work waiting, once per sweep. */
+  metrics?: { setQueueDepth(kind: string, depth: number): void };
 }
 
 export interface Sweeper {
@@ -31,7 +33,11 @@ export function startSweeper(options: SweeperOptions): Sweeper {
 
   async function sweep(): Promise<number> {
     let started = 0;
-    const sessions = await options.ready.listReady(batch);
+    const [sessions, waiting] = await Promise.all([
+      options.ready.listReady(batch),
+      options.ready.size(),
+    ]);
+    options.metrics?.setQueueDepth("ready_sessions", waiting);
     for (const sessionId of sessions) {
       const outcome = await options.driver.ensureDriven(sessionId);
       if (outcome.kind === "driving") started++;

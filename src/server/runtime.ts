@@ -58,7 +58,7 @@ export function buildRuntime(
   config: TetherConfig,
   backend: BuiltStore,
   logger: Logger,
-  metrics?: RuntimeMetrics,
+  metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
 ): BuiltRuntime {
   const runtime = createTetherRuntime({
     store: backend.store,
@@ -81,6 +81,7 @@ export function buildRuntime(
     ready: backend.ready,
     logger,
     intervalMs: config.sweepIntervalMs,
+    ...(metrics ? { metrics } : {}),
     ...(backend.sweepGuard ? { guard: backend.sweepGuard } : {}),
   });
   return {

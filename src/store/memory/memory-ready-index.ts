@@ -14,5 +14,6 @@ export function createMemoryReadyIndex(): ReadyIndex {
       return Promise.resolve();
     },
     listReady: (limit) => Promise.resolve([...ready].slice(0, limit)),
+    size: () => Promise.resolve(ready.size),
   };
 }

@@ -29,6 +29,7 @@ export function createRedisReadyIndex(options: {
       guarded(async () => {
         await redis.zrem(key, sessionId);
       }),
+    size: () => guarded(() => redis.zcard(key)),
     listReady: (limit) =>
       guarded(async () => (await redis.zrange(key, "0", String(limit - 1))) as SessionId[]),
   };

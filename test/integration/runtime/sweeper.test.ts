@@ -1,0 +1,69 @@
+// The sweep picks up sessions nobody is driving: input left by a client that went away, or by a
+// holder that died, is run once the sweep offers the session.
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import type { SessionId } from "../../../src/domain/ids.js";
+import { createEchoProvider } from "../../../src/providers/scripted.js";
+import { silentLogger } from "../../../src/runtime/deps.js";
+import { encodeInputPayload } from "../../../src/runtime/input-payload.js";
+import { startSweeper } from "../../../src/runtime/sweeper.js";
+import { createRuntimeHarness } from "../../support/runtime-harness.js";
+
+const redis = new Redis(inject("redisUrl"));
+afterAll(() => redis.disconnect());
+
+for (const backend of [
+  { name: "memory", redis: undefined },
+  { name: "redis", redis },
+] as const) {
+  describe(`sweep on ${backend.name}`, () => {
+    it("drives a hinted session with waiting input and reports the waiting count", async () => {
+      const h = createRuntimeHarness({
+        provider: createEchoProvider(),
+        ...(backend.redis ? { redis: backend.redis } : {}),
+      });
+      const sessionId = "orphaned" as SessionId;
+      await h.store.submitInput({
+        sessionId,
+        delivery: { kind: "next_turn" },
+        payload: encodeInputPayload({
+          items: [{ type: "text", text: "left behind" }],
+          clientTools: [],
+          settings: {},
+        }),
+      });
+      await h.deps.ready.markReady(sessionId);
+      const depths: number[] = [];
+      const sweeper = startSweeper({
+        driver: h.runtime.driver,
+        ready: h.deps.ready,
+        logger: silentLogger,
+        intervalMs: 60_000,
+        metrics: { setQueueDepth: (_kind, depth) => depths.push(depth) },
+      });
+      try {
+        expect(await sweeper.sweepOnce()).toBe(1);
+        expect(depths).toEqual([1]);
+        for (
+          let i = 0;
+          i < 100 && (await h.store.loadSession(sessionId))?.headRevision !== 1;
+          i++
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const session = await h.store.loadSession(sessionId);
+        expect(session?.headRevision).toBe(1);
+        expect(session?.messages.join("")).toContain("left behind");
+        // Drained: the hint is cleared, so the next sweep offers nothing.
+        for (let i = 0; i < 100 && (await h.deps.ready.size()) !== 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(await sweeper.sweepOnce()).toBe(0);
+        expect(depths.at(-1)).toBe(0);
+      } finally {
+        sweeper.stop();
+        await h.runtime.drain(1_000);
+      }
+    });
+  });
+}
