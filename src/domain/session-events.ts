@@ -27,7 +27,19 @@ export type SessionEvent =
   | { type: "usage_reported"; usage: UsageTotals; iteration: number }
   | { type: "input_admitted"; inputIds: string[] }
   | { type: "tool_value"; valueJson: string }
-  | { type: "turn_completed"; outcome: TurnOutcome; headRevision: number; usage: UsageTotals }
+  | {
+      type: "turn_completed";
+      outcome: TurnOutcome;
+      headRevision: number;
+      usage: UsageTotals;
+      /** The lease generation that announced the commit (evidence for audits; not on the wire). */
+      fencingToken?: number;
+      /**
+       * Announced by a later lease holder: the committing replica stopped between its commit and
+       * this event, so the outcome is read back from the committed transcript.
+       */
+      recovered?: boolean;
+    }
   | {
       type: "gap";
       requestedAfterCursor: number;

@@ -4,6 +4,7 @@
 import type { SessionId } from "../domain/ids.js";
 import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
+import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "./deps.js";
 import { LeaseLostError, executeTurn } from "./turn-execution.js";
 
@@ -97,6 +98,12 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     }, renewEvery);
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     try {
+      try {
+        await announceCommittedTurn(deps, fence);
+      } catch (error) {
+        if (isTetherError(error, "session_execution_lease_expired")) return ended();
+        throw error;
+      }
       while (!lost.signal.aborted && !stopping) {
         let inputs, work;
         try {

@@ -170,6 +170,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       outcome: result.outcome,
       headRevision,
       usage: result.usage,
+      fencingToken: job.fence.fencingToken,
     });
     await writer.flush();
     deps.metrics?.countTurn(result.outcome.kind);
@@ -186,6 +187,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
         outcome: result.outcome.kind,
         reason: result.outcome.reason,
         headRevision,
+        fencingToken: job.fence.fencingToken,
       },
       "turn committed",
     );

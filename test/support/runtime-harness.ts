@@ -46,6 +46,8 @@ export interface RuntimeHarnessOptions {
   ownerId?: string;
   /** Interposes on the store (fault injection). */
   wrapStore?: (store: RuntimeStore) => RuntimeStore;
+  /** Interposes on the event log (fault injection). */
+  wrapLog?: (log: EventLog) => EventLog;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -54,9 +56,10 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const { redis } = options;
   const backing = redis ? createRedisStore({ redis, namespace }) : createMemoryStore();
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
-  const log = redis
+  const backingLog = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })
     : createMemoryEventLog({ maxEntries });
+  const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
   const deps: RuntimeDeps = {
     store,
     log,

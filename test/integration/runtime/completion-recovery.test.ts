@@ -1,0 +1,81 @@
+// A replica that commits a turn and stops before appending its turn_completed (a crash, a stall
+// past its lease, a lost Redis connection) leaves a committed turn no client sees end. The next
+// lease holder announces it, so a client waiting on the turn still reaches its end.
+import { Redis } from "ioredis";
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import type { SessionId } from "../../../src/domain/ids.js";
+import type { EventLog } from "../../../src/ports/event-log.js";
+import { createEchoProvider } from "../../../src/providers/scripted.js";
+import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
+
+const redis = new Redis(inject("redisUrl"));
+afterAll(() => redis.disconnect());
+
+/** A log that loses every turn_completed append, as if the replica died right after its commit. */
+function losesCompletions(log: EventLog): EventLog {
+  return {
+    ...log,
+    append(sessionId, entries, fence) {
+      if (entries.some((e) => e.event.type === "turn_completed")) {
+        return Promise.reject(new Error("connection lost after the commit"));
+      }
+      return log.append(sessionId, entries, fence);
+    },
+  };
+}
+
+describe("completion of a committed but unannounced turn (Redis)", () => {
+  it("the next lease holder announces it once, and later turns continue from it", async () => {
+    const namespace = `announce-${randomUUID()}`;
+    const a = createRuntimeHarness({
+      provider: createEchoProvider(),
+      redis,
+      namespace,
+      ownerId: "replica-a",
+      wrapLog: losesCompletions,
+    });
+    const b = createRuntimeHarness({
+      provider: createEchoProvider(),
+      redis,
+      namespace,
+      ownerId: "replica-b",
+    });
+    const sessionId = "announce-me" as SessionId;
+
+    // A commits the turn but never announces it; its client's stream waits in vain.
+    const waited = await collect(
+      a.runtime.streamTurn(textCommand(sessionId, "first words"), AbortSignal.timeout(1_500)),
+    ).catch(() => []);
+    expect(waited.some((e) => e.event.type === "turn_completed")).toBe(false);
+    expect((await b.store.loadSession(sessionId))?.headRevision).toBe(1);
+    expect(await a.store.currentLease(sessionId)).toBeUndefined();
+
+    // B takes the session (as the sweep would) and announces the committed turn.
+    const watch = collect(
+      b.runtime.watch(sessionId, sessionId, 0, true, AbortSignal.timeout(10_000)),
+    );
+    expect((await b.runtime.driver.ensureDriven(sessionId)).kind).toBe("driving");
+    const seen = await watch;
+    const done = seen.at(-1);
+    expect(done?.event).toMatchObject({
+      type: "turn_completed",
+      headRevision: 1,
+      recovered: true,
+      outcome: { kind: "finished", reason: "assistant_message", text: "first words" },
+    });
+    expect(done?.turnId).toBe(seen.find((e) => e.event.type === "turn_started")?.turnId);
+
+    // The next turn runs on B as revision 2; the log announces 1 and 2, each once.
+    const next = await collect(
+      b.runtime.streamTurn(textCommand(sessionId, "second words"), AbortSignal.timeout(10_000)),
+    );
+    expect(next.at(-1)?.event).toMatchObject({ type: "turn_completed", headRevision: 2 });
+    const announced = (await b.log.read(sessionId, 0, 100)).entries.flatMap((e) =>
+      e.event.type === "turn_completed" ? [e.event.headRevision] : [],
+    );
+    expect(announced).toEqual([1, 2]);
+    await a.runtime.drain(1_000);
+    await b.runtime.drain(1_000);
+  });
+});
