@@ -18,6 +18,17 @@ export default defineConfig({
         test: { name: "integration", include: ["test/integration/**/*.test.ts"] },
       },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
+      {
+        // The fault-injection suite: its own Redis servers and replica processes, minutes long.
+        extends: true,
+        test: {
+          name: "faults",
+          include: ["test/faults/**/*.test.ts"],
+          testTimeout: 15 * 60_000,
+          // After every other project: the suite loads both cores for minutes.
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,189 @@
+// The fault suite's verdict, from the records in Redis (session state through the store, the event
+// log) set against what the clients saw and what the replicas logged.
+import type { Cluster, Redis } from "ioredis";
+import { createTenantScope } from "../../src/api/tenancy.js";
+import type { SessionId } from "../../src/domain/ids.js";
+import { createRedisEventLog } from "../../src/store/redis/event-log.js";
+import { createRedisStore } from "../../src/store/redis/index.js";
+import type { InputRecord } from "./clients.js";
+import type { LogRecord } from "./replicas.js";
+
+export interface AuditReport {
+  acknowledged: number;
+  committed: number;
+  lost: number;
+  duplicated: number;
+  stale_commits: number;
+  revision_gaps: number;
+  /** Acknowledged inputs whose client never saw its turn_completed (even by cursor). */
+  incomplete_streams: number;
+  /** A client's turn_completed named a head revision whose commit does not hold its input. */
+  mismatched_revisions: number;
+  /** Committed user messages no client submitted. */
+  unknown_commits: number;
+  turns_abandoned_lease_lost: number;
+  recovered_announcements: number;
+  problems: string[];
+}
+
+const TOKEN = /tok[0-9a-f]{32}/gu;
+
+interface CommittedTurn {
+  revision: number;
+  tokens: string[];
+}
+
+export async function audit(
+  redis: Redis | Cluster,
+  inputs: InputRecord[],
+  sessions: string[],
+  logs: LogRecord[],
+): Promise<AuditReport> {
+  const store = createRedisStore({ redis });
+  const log = createRedisEventLog({ redis });
+  const scope = createTenantScope("default");
+  const problems: string[] = [];
+  const note = (text: string): void => {
+    if (problems.length < 40) problems.push(text);
+  };
+  const tokenCount = new Map<string, number>();
+  const tokenRevision = new Map<string, { sessionId: string; revision: number }>();
+  let committed = 0;
+  let revisionGaps = 0;
+  let staleCommits = 0;
+  let recovered = 0;
+  // (session, revision) -> the turn id and fencing token its announced completion carries.
+  const completions = new Map<string, { turnId: string; fencingToken: number | undefined }>();
+
+  for (const sessionId of sessions) {
+    const storeId = scope.toStore(sessionId, "session_id") as SessionId;
+    const snapshot = await store.loadSession(storeId);
+    const head = snapshot?.headRevision ?? 0;
+    if (snapshot && snapshot.turnIndex !== head) {
+      revisionGaps++;
+      note(`${sessionId}: turn index ${snapshot.turnIndex} but head revision ${head}`);
+    }
+    // The echo model commits [user, assistant] per turn: turn r holds messages 2r-2 and 2r-1.
+    const turns: CommittedTurn[] = [];
+    const messages = snapshot?.messages ?? [];
+    if (messages.length !== 2 * head) {
+      note(`${sessionId}: ${messages.length} messages for ${head} turn commits`);
+    }
+    for (let r = 1; r <= head; r++) {
+      const raw = messages[2 * r - 2] ?? "";
+      const parsed = JSON.parse(raw === "" ? "{}" : raw) as { role?: string };
+      const tokens = parsed.role === "user" ? (raw.match(TOKEN) ?? []) : [];
+      turns.push({ revision: r, tokens });
+      for (const token of tokens) {
+        committed++;
+        tokenCount.set(token, (tokenCount.get(token) ?? 0) + 1);
+        tokenRevision.set(token, { sessionId, revision: r });
+      }
+    }
+
+    // The log's turn_completed events must announce revisions 1..head, each once, in order,
+    // with fencing tokens that never go back to a superseded generation.
+    const announced: number[] = [];
+    let lastFence = 0;
+    let after = 0;
+    for (let page = 0; page < 10_000; page++) {
+      const read = await log.read(storeId, after, 512);
+      if (read.firstRetainedSeq > 1 && page === 0) note(`${sessionId}: log trimmed`);
+      if (read.entries.length === 0) break;
+      for (const entry of read.entries) {
+        after = entry.seq;
+        const event = entry.event;
+        if (event.type !== "turn_completed") continue;
+        announced.push(event.headRevision);
+        completions.set(`${sessionId}#${event.headRevision}`, {
+          turnId: entry.turnId,
+          fencingToken: event.fencingToken,
+        });
+        if (event.recovered === true) recovered++;
+        const fence = event.fencingToken ?? 0;
+        if (fence < lastFence) {
+          staleCommits++;
+          note(
+            `${sessionId}: revision ${event.headRevision} under generation ${fence} < ${lastFence}`,
+          );
+        }
+        lastFence = Math.max(lastFence, fence);
+      }
+    }
+    for (let i = 0; i < Math.max(announced.length, head); i++) {
+      if (announced[i] !== i + 1) {
+        revisionGaps++;
+        note(`${sessionId}: announced revisions ${JSON.stringify(announced)} for head ${head}`);
+        break;
+      }
+    }
+  }
+
+  // A replica that logged a commit must be the one whose completion the log announces for that
+  // revision: otherwise two writers both believe they committed it.
+  for (const record of logs) {
+    if (record.msg !== "turn committed") continue;
+    const sessionId = scope.toClient(String(record.sessionId));
+    const announced = completions.get(`${sessionId}#${String(record.headRevision)}`);
+    if (
+      !announced ||
+      announced.turnId !== record.turnId ||
+      (announced.fencingToken !== undefined && announced.fencingToken !== record.fencingToken)
+    ) {
+      staleCommits++;
+      note(
+        `${record.replica} logged ${String(record.turnId)} as revision ${String(record.headRevision)} of ${sessionId} (generation ${String(record.fencingToken)}), the log announces ${JSON.stringify(announced)}`,
+      );
+    }
+  }
+
+  const submitted = new Set(inputs.map((i) => i.token));
+  let lost = 0;
+  let duplicated = 0;
+  let incomplete = 0;
+  let mismatched = 0;
+  for (const input of inputs) {
+    const count = tokenCount.get(input.token) ?? 0;
+    if (count > 1) {
+      duplicated++;
+      note(`${input.token} committed ${count} times`);
+    }
+    if (!input.acknowledged) continue;
+    if (count === 0) {
+      lost++;
+      note(`${input.token} (${input.sessionId}) acknowledged but never committed`);
+    }
+    if (!input.completed) {
+      incomplete++;
+      note(
+        `${input.token} (${input.sessionId}): no turn_completed after ${input.attempts} attempts ${JSON.stringify(input.errors)}`,
+      );
+    } else {
+      const at = tokenRevision.get(input.token);
+      if (at?.revision !== input.headRevision) {
+        mismatched++;
+        note(
+          `${input.token}: client saw revision ${input.headRevision}, committed at ${JSON.stringify(at)}`,
+        );
+      }
+    }
+  }
+  let unknown = 0;
+  for (const token of tokenCount.keys()) if (!submitted.has(token)) unknown++;
+
+  await log.close();
+  return {
+    acknowledged: inputs.filter((i) => i.acknowledged).length,
+    committed,
+    lost,
+    duplicated,
+    stale_commits: staleCommits,
+    revision_gaps: revisionGaps,
+    incomplete_streams: incomplete,
+    mismatched_revisions: mismatched,
+    unknown_commits: unknown,
+    turns_abandoned_lease_lost: logs.filter((r) => r.msg === "turn abandoned: lease lost").length,
+    recovered_announcements: recovered,
+    problems,
+  };
+}

@@ -1,0 +1,172 @@
+// The fault suite's clients: each submits inputs with StreamTurn to a random replica and follows
+// the turn that consumes its input to turn_completed. On any stream error it retries, bounded in
+// attempts and time: it resubmits with the same client_request_id (the server follows the same
+// input) or, once it knows its turn, resumes with WatchSession from its last cursor elsewhere.
+import { randomUUID } from "node:crypto";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
+import type { TurnEvent } from "../../src/gen/tether/v1/turn_pb.js";
+
+export interface InputRecord {
+  sessionId: string;
+  requestId: string;
+  /** Unique text the committed user message must carry. */
+  token: string;
+  /** The client saw at least one event of a stream for this request (input_queued or turn_started naming its input). */
+  acknowledged: boolean;
+  inputId?: string;
+  turnId?: string;
+  /** Saw turn_completed of its turn. */
+  completed: boolean;
+  headRevision?: number;
+  attempts: number;
+  resumedByCursor: number;
+  resubmitted: number;
+  errors: Record<string, number>;
+}
+
+export interface WorkloadOptions {
+  addresses: string[];
+  sessions: string[];
+  clients: number;
+  /** No new inputs after this time; in-flight ones still finish. */
+  submitUntilMs: number;
+  /** Hard stop for every input, whatever happens. */
+  giveUpAtMs: number;
+  random: () => number;
+}
+
+export interface WorkloadReport {
+  inputs: InputRecord[];
+  operations: { streamTurn: number; watchSession: number };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A stream that says nothing for this long is presumed stuck behind a dead or paused replica. */
+const IDLE_MS = 4_000;
+const MAX_ATTEMPTS = 60;
+
+export async function runWorkload(options: WorkloadOptions): Promise<WorkloadReport> {
+  const clients: Client<typeof TurnService>[] = options.addresses.map((baseUrl) =>
+    createClient(TurnService, createGrpcTransport({ baseUrl })),
+  );
+  const pick = <T>(items: T[]): T => items[Math.floor(options.random() * items.length)] as T;
+  const inputs: InputRecord[] = [];
+  const operations = { streamTurn: 0, watchSession: 0 };
+
+  /** Reads one stream until our turn completes; returns normally only then. */
+  async function follow(
+    input: InputRecord,
+    stream: AsyncIterable<{ event?: TurnEvent }>,
+    state: { cursor: bigint },
+    abort: AbortController,
+  ): Promise<void> {
+    let idle = setTimeout(() => abort.abort(new Error("idle stream")), IDLE_MS);
+    try {
+      for await (const message of stream) {
+        clearTimeout(idle);
+        idle = setTimeout(() => abort.abort(new Error("idle stream")), IDLE_MS);
+        const event = message.event;
+        if (!event) continue;
+        const kind = event.event.case;
+        if (kind === "inputQueued") {
+          input.acknowledged = true;
+          input.inputId = event.event.value.inputId;
+        } else if (kind === "turnStarted") {
+          const ids = event.event.value.inputIds;
+          if (input.inputId === undefined || ids.includes(input.inputId)) {
+            // StreamTurn yields only turn_started of the turn consuming its input.
+            if (input.inputId === undefined) input.inputId = ids[0];
+            input.acknowledged = true;
+            input.turnId = event.turnId;
+          }
+        }
+        if (event.turnId !== "" && event.turnId === input.turnId) state.cursor = event.cursor;
+        if (kind === "turnCompleted" && event.turnId === input.turnId) {
+          input.completed = true;
+          input.headRevision = Number(event.event.value.headRevision);
+          return;
+        }
+      }
+      throw new Error("stream ended before turn_completed");
+    } finally {
+      clearTimeout(idle);
+    }
+  }
+
+  async function submit(sessionId: string): Promise<void> {
+    const input: InputRecord = {
+      sessionId,
+      requestId: `req-${randomUUID()}`,
+      token: `tok${randomUUID().replaceAll("-", "")}`,
+      acknowledged: false,
+      completed: false,
+      attempts: 0,
+      resumedByCursor: 0,
+      resubmitted: 0,
+      errors: {},
+    };
+    inputs.push(input);
+    const state = { cursor: 0n };
+    let backoff = 100;
+    while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAtMs) {
+      input.attempts++;
+      const abort = new AbortController();
+      const giveUp = setTimeout(
+        () => abort.abort(new Error("give up")),
+        Math.max(1, options.giveUpAtMs - Date.now()),
+      );
+      const client = pick(clients);
+      try {
+        // Once the turn is known, half the retries resume by cursor instead of resubmitting.
+        if (input.turnId !== undefined && input.attempts > 1 && options.random() < 0.5) {
+          operations.watchSession++;
+          input.resumedByCursor++;
+          await follow(
+            input,
+            client.watchSession(
+              { sessionId, afterCursor: state.cursor, untilTurnCompleted: false },
+              { signal: abort.signal },
+            ),
+            state,
+            abort,
+          );
+        } else {
+          operations.streamTurn++;
+          if (input.attempts > 1) input.resubmitted++;
+          await follow(
+            input,
+            client.streamTurn(
+              {
+                sessionId,
+                clientRequestId: input.requestId,
+                input: [{ kind: { case: "text", value: `say ${input.token}` } }],
+              },
+              { signal: abort.signal },
+            ),
+            state,
+            abort,
+          );
+        }
+      } catch (error) {
+        const code = error instanceof ConnectError ? Code[error.code] : "other";
+        input.errors[code] = (input.errors[code] ?? 0) + 1;
+        await sleep(backoff * (0.5 + options.random()));
+        backoff = Math.min(1_500, backoff * 2);
+      } finally {
+        clearTimeout(giveUp);
+        abort.abort();
+      }
+    }
+  }
+
+  await Promise.all(
+    Array.from({ length: options.clients }, async () => {
+      for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
+        await submit(pick(options.sessions));
+      }
+    }),
+  );
+  return { inputs, operations };
+}

@@ -1,0 +1,67 @@
+// Runs the fault-injection suite (test/faults/run.ts) as its own process and holds its verdict,
+// the JSON object on its last line, to the bar: nothing acknowledged lost or committed twice, no
+// commit from a superseded lease, no revision gap, every stream completed, and at least 20
+// injected faults of each kind.
+import { spawn } from "node:child_process";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+interface Verdict {
+  acknowledged: number;
+  committed: number;
+  lost: number;
+  duplicated: number;
+  stale_commits: number;
+  revision_gaps: number;
+  incomplete_streams: number;
+  mismatched_revisions: number;
+  unknown_commits: number;
+  faults: Record<string, number>;
+  runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
+}
+
+function runSuite(): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolveRun) => {
+    const child = spawn(
+      process.execPath,
+      [join(repo, "node_modules/tsx/dist/cli.mjs"), "test/faults/run.ts"],
+      {
+        cwd: repo,
+        env: process.env,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    child.stdout.on("data", (b: Buffer) => (output += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (output += b.toString()));
+    child.on("exit", (code) => resolveRun({ code, output }));
+  });
+}
+
+it("survives replica kills, pauses, restarts and Redis restarts without losing or repeating input", async () => {
+  const { code, output } = await runSuite();
+  const lines = output.trim().split("\n");
+  expect(code, lines.slice(-60).join("\n")).toBe(0);
+  const verdict = JSON.parse(lines.at(-1) ?? "{}") as Verdict;
+  const summary = lines.slice(-40).join("\n");
+  expect(verdict.acknowledged, summary).toBeGreaterThan(100);
+  expect(verdict.committed, summary).toBeGreaterThanOrEqual(verdict.acknowledged);
+  expect(verdict.lost, summary).toBe(0);
+  expect(verdict.duplicated, summary).toBe(0);
+  expect(verdict.stale_commits, summary).toBe(0);
+  expect(verdict.revision_gaps, summary).toBe(0);
+  expect(verdict.incomplete_streams, summary).toBe(0);
+  expect(verdict.mismatched_revisions, summary).toBe(0);
+  expect(verdict.unknown_commits, summary).toBe(0);
+  for (const kind of ["replica_kill", "replica_pause", "replica_restart", "redis_restart"]) {
+    expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
+    // The cluster run injects every kind too.
+    for (const [name, run] of Object.entries(verdict.runs)) {
+      expect(run.faults[kind], `${name} ${kind}\n${summary}`).toBeGreaterThan(0);
+    }
+  }
+  expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "standalone"]);
+});
