@@ -128,6 +128,7 @@ describe("redis store", () => {
       stamp: { operationId: "op", contentHash: "h" },
       metadataPatch: { k: "v" },
     });
+    await new Promise((resolve) => setImmediate(resolve)); // the unawaited index update goes out
 
     const keys = await redis.keys(`${namespace}:*`);
     const sessionScoped = keys.filter((k) => k !== `${namespace}:sessions`);
@@ -159,6 +160,7 @@ describe("redis store", () => {
         });
       };
       await cycle(sessionId("warm-up")); // loads every script on this connection
+      await new Promise((resolve) => setImmediate(resolve)); // and sends its index update
       const commands: string[] = [];
       const target = counted as unknown as { sendCommand: (command: { name: string }) => unknown };
       const send = target.sendCommand.bind(counted);
@@ -167,6 +169,8 @@ describe("redis store", () => {
         return send(command);
       };
       await cycle(sessionId(`counted-${randomUUID()}`));
+      // The index update goes out with the next turn of the event loop, unawaited.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(commands).toEqual(["evalsha", "evalsha", "evalsha", "evalsha", "zadd"]);
     } finally {
       await counted.quit();

@@ -3,6 +3,7 @@ import type { SessionId } from "../../domain/ids.js";
 import type { Clock } from "../../ports/clock.js";
 import type { LivenessProbe } from "../../ports/liveness-probe.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
+import type { StoreLogger } from "../shared/store-log.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
 import { emptyCell, type SessionCell } from "./session-cell.js";
 
@@ -14,6 +15,8 @@ export interface MemoryContext {
   probe: LivenessProbe;
   limits: StoreLimits;
   mutex: KeyedMutex;
+  /** Decision records (lease claims, refusals); undefined when nobody listens. */
+  log: StoreLogger | undefined;
   /** Test hook between a claim's lease validation and its mutation. */
   afterClaimValidation: (() => Promise<void> | void) | undefined;
 }

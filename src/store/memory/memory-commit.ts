@@ -6,12 +6,18 @@ import {
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
 import type { CommitReceipt, RuntimeCommit } from "../../domain/session.js";
+import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
 import { checkCommit } from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
 
 /** Every check of a commit; throws before anything is written. */
-function checkApplicable(cell: SessionCell, commit: RuntimeCommit, nowMs: number): void {
+function checkApplicable(
+  cell: SessionCell,
+  commit: RuntimeCommit,
+  nowMs: number,
+  log: StoreLogger | undefined,
+): void {
   if (commit.expectedHeadRevision !== cell.headRevision) {
     throw headRevisionConflict(cell.sessionId, commit.expectedHeadRevision, cell.headRevision);
   }
@@ -23,7 +29,11 @@ function checkApplicable(cell: SessionCell, commit: RuntimeCommit, nowMs: number
         const batch = cell.batches.get(id);
         return batch?.state === "claimed" && batch.claimId === completion.claimId;
       });
-    if (!held) throw queuedWorkClaimSuperseded(cell.sessionId, completion.claimId);
+    if (!held) {
+      const { claimId, fencingToken } = completion;
+      logClaimSuperseded(log, cell.sessionId, "queued_work", claimId, fencingToken);
+      throw queuedWorkClaimSuperseded(cell.sessionId, claimId);
+    }
   }
   for (const completion of commit.completeInputClaims ?? []) {
     const held =
@@ -32,7 +42,11 @@ function checkApplicable(cell: SessionCell, commit: RuntimeCommit, nowMs: number
         const input = cell.inputs.get(id);
         return input?.state === "claimed" && input.claimId === completion.claimId;
       });
-    if (!held) throw turnInputClaimSuperseded(cell.sessionId, completion.claimId);
+    if (!held) {
+      const { claimId, fencingToken } = completion;
+      logClaimSuperseded(log, cell.sessionId, "turn_input", claimId, fencingToken);
+      throw turnInputClaimSuperseded(cell.sessionId, claimId);
+    }
   }
 }
 
@@ -98,7 +112,7 @@ export function commitRuntimeState(
         return { ...seen.receipt, replayed: true };
       }
     }
-    checkApplicable(cell, commit, nowMs);
+    checkApplicable(cell, commit, nowMs, ctx.log);
     return apply(cell, commit);
   });
 }

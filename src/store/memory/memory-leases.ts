@@ -10,6 +10,7 @@ import {
   type LeaseReleaseOutcome,
   type SessionExecutionLease,
 } from "../../domain/lease.js";
+import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/store-log.js";
 import { checkFence, checkOwner, checkTtl } from "../shared/validate.js";
 import { atomically, nextGeneration, type MemoryContext } from "./context.js";
 import { copy, liveLease, type SessionCell } from "./session-cell.js";
@@ -42,14 +43,26 @@ export function tryClaimLease(
   checkOwner(owner);
   checkTtl(ttlMs);
   return atomically(ctx, sessionId, (cell, nowMs) => {
-    const current = liveLease(cell, nowMs);
-    if (!current) return acquire(ctx, cell, owner, ttlMs, nowMs);
-    if (sameHolder(current.owner, owner)) {
-      current.expiresAtMs = nowMs + ttlMs;
-      return { kind: "acquired", lease: copy(current), reentered: true };
-    }
-    return { kind: "busy", holder: copy(current) };
+    const outcome = claim(ctx, cell, owner, ttlMs, nowMs);
+    logLeaseClaim(ctx.log, sessionId, owner, ttlMs, outcome);
+    return outcome;
   });
+}
+
+function claim(
+  ctx: MemoryContext,
+  cell: SessionCell,
+  owner: LeaseOwner,
+  ttlMs: number,
+  nowMs: number,
+): LeaseClaimOutcome {
+  const current = liveLease(cell, nowMs);
+  if (!current) return acquire(ctx, cell, owner, ttlMs, nowMs);
+  if (sameHolder(current.owner, owner)) {
+    current.expiresAtMs = nowMs + ttlMs;
+    return { kind: "acquired", lease: copy(current), reentered: true };
+  }
+  return { kind: "busy", holder: copy(current) };
 }
 
 function matchesFence(lease: SessionExecutionLease | undefined, fence: LeaseFence): boolean {
@@ -70,6 +83,7 @@ export function renewLease(
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     const current = liveLease(cell, nowMs);
     if (!current || !matchesFence(current, fence)) {
+      logRenewalRefused(ctx.log, fence, ttlMs);
       throw leaseExpired(fence.sessionId, fence.fencingToken);
     }
     current.expiresAtMs = nowMs + ttlMs;
@@ -105,11 +119,12 @@ export function reclaimLease(
   const observedDead = ctx.probe.isProvablyDead(observed.owner, claimant);
   return atomically(ctx, sessionId, (cell, nowMs) => {
     const current = liveLease(cell, nowMs);
-    if (!current) return acquire(ctx, cell, claimant, ttlMs, nowMs);
-    if (matchesFence(current, observed) && observedDead) {
-      return acquire(ctx, cell, claimant, ttlMs, nowMs);
-    }
-    return { kind: "busy", holder: copy(current) };
+    const outcome: LeaseClaimOutcome =
+      !current || (matchesFence(current, observed) && observedDead)
+        ? acquire(ctx, cell, claimant, ttlMs, nowMs)
+        : { kind: "busy", holder: copy(current) };
+    logLeaseReclaim(ctx.log, sessionId, claimant, observed, observedDead, ttlMs, outcome);
+    return outcome;
   });
 }
 

@@ -1,6 +1,8 @@
 // The in-memory reference store: the embedded default and the oracle of the conformance suite.
 // Each operation is one serialized step per session (see keyed-mutex.ts).
+import { isTetherError } from "../../domain/errors.js";
 import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import type { LeaseFence } from "../../domain/lease.js";
 import type { SessionListPage, SessionSnapshot, VacuumReport } from "../../domain/session.js";
 import { systemClock, type Clock } from "../../ports/clock.js";
 import type { LivenessProbe } from "../../ports/liveness-probe.js";
@@ -10,6 +12,7 @@ import {
   type StoreLimits,
 } from "../../ports/runtime-store.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
+import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
 import { checkCount } from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { createKeyedMutex } from "./keyed-mutex.js";
@@ -23,6 +26,8 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   limits?: Partial<StoreLimits>;
   livenessProbe?: LivenessProbe;
+  /** Decision records: lease claims, reclaims, renewal and fencing refusals. None by default. */
+  logger?: StoreLogger;
 }
 
 export interface MemoryStore extends RuntimeStore {
@@ -39,6 +44,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     limits: { ...DEFAULT_STORE_LIMITS, ...options.limits },
     mutex: createKeyedMutex(),
     afterClaimValidation: undefined,
+    log: options.logger,
   };
 
   return rejectingNotThrowing({
@@ -97,14 +103,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     enqueueWork: (draft) => queue.enqueueWork(ctx, draft),
     listWork: (sessionId) => queue.listWork(ctx, sessionId),
     cancelWork: (sessionId, ids) => queue.cancelWork(ctx, sessionId, ids),
-    claimReadyWork: (fence, boundary, max) => queue.claimReadyWork(ctx, fence, boundary, max),
-    claimWorkByIds: (fence, ids) => queue.claimWorkByIds(ctx, fence, ids),
+    claimReadyWork: (fence, boundary, max) =>
+      fenced(ctx, "claimReadyWork", fence, queue.claimReadyWork(ctx, fence, boundary, max)),
+    claimWorkByIds: (fence, ids) =>
+      fenced(ctx, "claimWorkByIds", fence, queue.claimWorkByIds(ctx, fence, ids)),
 
     submitInput: (draft) => inputs.submitInput(ctx, draft),
     listInputs: (sessionId) => inputs.listInputs(ctx, sessionId),
     cancelInputs: (sessionId, selector) => inputs.cancelInputs(ctx, sessionId, selector),
-    claimInputs: (fence, point, max) => inputs.claimInputs(ctx, fence, point, max),
-    deferActiveInputs: (fence, turnId) => inputs.deferActiveInputs(ctx, fence, turnId),
+    claimInputs: (fence, point, max) =>
+      fenced(ctx, "claimInputs", fence, inputs.claimInputs(ctx, fence, point, max)),
+    deferActiveInputs: (fence, turnId) =>
+      fenced(ctx, "deferActiveInputs", fence, inputs.deferActiveInputs(ctx, fence, turnId)),
 
     vacuum(rawSessionId: SessionId): Promise<VacuumReport> {
       const sessionId = parseSessionId(rawSessionId);
@@ -129,6 +139,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     close: () => Promise.resolve(),
+  });
+}
+
+/** Records a fenced operation refused for an expired lease; untouched when nobody listens. */
+function fenced<T>(
+  ctx: MemoryContext,
+  operation: string,
+  fence: LeaseFence,
+  result: Promise<T>,
+): Promise<T> {
+  if (!ctx.log) return result;
+  return result.catch((error: unknown) => {
+    if (isTetherError(error, "session_execution_lease_expired")) {
+      logFenceRefused(ctx.log, operation, fence);
+    }
+    throw error;
   });
 }
 

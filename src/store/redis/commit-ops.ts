@@ -8,6 +8,7 @@ import {
 } from "../../domain/errors.js";
 import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
 import type { CommitReceipt, RuntimeCommit, SessionSnapshot } from "../../domain/session.js";
+import { logClaimSuperseded } from "../shared/store-log.js";
 import { checkCommit } from "../shared/validate.js";
 import { int, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
@@ -44,7 +45,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
   );
   switch (reply[0]) {
     case REPLY.OK:
-      noteSession(ctx, sessionId);
+      ctx.noteSession(sessionId);
       return { sessionId, headRevision: int(reply, 1), replayed: false };
     case REPLY.STAMP_REPLAYED:
       return { sessionId, headRevision: int(reply, 1), replayed: true };
@@ -52,20 +53,19 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       throw commitStampConflict(sessionId, input.stamp?.operationId ?? "");
     case REPLY.HEAD_CONFLICT:
       throw headRevisionConflict(sessionId, input.expectedHeadRevision, int(reply, 1));
-    case REPLY.QUEUE_CLAIM_SUPERSEDED:
-      throw queuedWorkClaimSuperseded(sessionId, str(reply, 1));
-    default:
-      throw turnInputClaimSuperseded(sessionId, str(reply, 1));
+    case REPLY.QUEUE_CLAIM_SUPERSEDED: {
+      const claimId = str(reply, 1);
+      const claim = input.completeQueueClaims?.find((c) => c.claimId === claimId);
+      logClaimSuperseded(ctx.log, sessionId, "queued_work", claimId, claim?.fencingToken);
+      throw queuedWorkClaimSuperseded(sessionId, claimId);
+    }
+    default: {
+      const claimId = str(reply, 1);
+      const claim = input.completeInputClaims?.find((c) => c.claimId === claimId);
+      logClaimSuperseded(ctx.log, sessionId, "turn_input", claimId, claim?.fencingToken);
+      throw turnInputClaimSuperseded(sessionId, claimId);
+    }
   }
-}
-
-/**
- * Repairs the session index after a commit. The index lives in another slot, so this is a
- * separate command; it is not awaited (ioredis keeps the order on the connection, so a later
- * listSessions sees it) and a failure is ignored: the index is a hint, never the truth.
- */
-function noteSession(ctx: RedisContext, sessionId: SessionId): void {
-  ctx.redis.zadd(ctx.indexKey, 0, sessionId).catch(() => undefined);
 }
 
 export async function loadSession(

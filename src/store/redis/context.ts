@@ -1,9 +1,10 @@
 // What every operation module of the Redis store shares: the script runner, key builders,
-// limits and the liveness probe.
+// limits, the liveness probe, the decision log and the session index updates.
 import type { Cluster, Redis } from "ioredis";
 import type { SessionId } from "../../domain/ids.js";
 import type { LivenessProbe } from "../../ports/liveness-probe.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
+import type { StoreLogger } from "../shared/store-log.js";
 import { sessionIndexKey, sessionKeys, type SessionKeys } from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
 
@@ -12,8 +13,14 @@ export interface RedisContext {
   scripts: ScriptRunner;
   limits: StoreLimits;
   probe: LivenessProbe;
+  /** Decision records (lease claims, refusals); undefined when nobody listens. */
+  log: StoreLogger | undefined;
   keys(sessionId: SessionId): SessionKeys;
   indexKey: string;
+  /** Adds a committed session to the index hint with the next index update (unawaited). */
+  noteSession(sessionId: SessionId): void;
+  /** Sends the pending index update now, so a command sent after it sees it. */
+  flushIndex(): void;
 }
 
 export function createRedisContext(
@@ -22,13 +29,30 @@ export function createRedisContext(
   namespace: string,
   limits: StoreLimits,
   probe: LivenessProbe,
+  log: StoreLogger | undefined,
 ): RedisContext {
+  const indexKey = sessionIndexKey(namespace);
+  // Commits landing in one turn of the event loop share one ZADD: the index is a hint, and one
+  // command per turn instead of one per commit is a command less on most turn cycles.
+  let pending: (string | number)[] = [];
+  const flushIndex = (): void => {
+    if (pending.length === 0) return;
+    const members = pending;
+    pending = [];
+    redis.zadd(indexKey, ...members).catch(() => undefined);
+  };
   return {
     redis,
     scripts,
     limits,
     probe,
+    log,
     keys: (sessionId) => sessionKeys(namespace, sessionId),
-    indexKey: sessionIndexKey(namespace),
+    indexKey,
+    noteSession(sessionId) {
+      if (pending.length === 0) setImmediate(flushIndex);
+      pending.push(0, sessionId);
+    },
+    flushIndex,
   };
 }

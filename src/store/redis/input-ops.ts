@@ -22,6 +22,7 @@ import type {
 import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
+import { logFenceRefused } from "../shared/store-log.js";
 import {
   checkCancelSelector,
   checkClaimPoint,
@@ -120,7 +121,10 @@ export async function claimInputs(
     [k.lease, k.inputs, k.inputPayloads, k.inputIndex],
     [fence.leaseToken, fence.fencingToken, point.kind, turnId, checkpoint, maxInputs, claimId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(sessionId, fence.fencingToken);
+  if (reply[0] === REPLY.LEASE_EXPIRED) {
+    logFenceRefused(ctx.log, "claimInputs", fence);
+    throw leaseExpired(sessionId, fence.fencingToken);
+  }
   if (reply[0] === REPLY.NONE) return undefined;
   const inputs = pairs(reply, 1, (meta, payload) => decodeInput(sessionId, meta, payload));
   return { claimId, sessionId, fencingToken: fence.fencingToken, inputs };
@@ -139,6 +143,9 @@ export async function deferActiveInputs(
     [k.lease, k.inputs, k.inputIndex],
     [fence.leaseToken, fence.fencingToken, turnId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(fence.sessionId, fence.fencingToken);
+  if (reply[0] === REPLY.LEASE_EXPIRED) {
+    logFenceRefused(ctx.log, "deferActiveInputs", fence);
+    throw leaseExpired(fence.sessionId, fence.fencingToken);
+  }
   return { deferredInputIds: reply.slice(1).map((_, i) => str(reply, i + 1) as InputId) };
 }

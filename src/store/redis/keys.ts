@@ -43,25 +43,61 @@ export function checkNamespace(namespace: string): string {
   return namespace;
 }
 
+/**
+ * The keys of one session, each built when an operation asks for it: an operation uses two to
+ * eight of them, so building all fifteen per call would be wasted work on the hot path.
+ */
+class LazySessionKeys implements SessionKeys {
+  constructor(private readonly p: string) {}
+  get lease() {
+    return `${this.p}lease`;
+  }
+  get generation() {
+    return `${this.p}gen`;
+  }
+  get head() {
+    return `${this.p}head`;
+  }
+  get messages() {
+    return `${this.p}messages`;
+  }
+  get metadata() {
+    return `${this.p}metadata`;
+  }
+  get stamps() {
+    return `${this.p}stamps`;
+  }
+  get sequences() {
+    return `${this.p}seq`;
+  }
+  get work() {
+    return `${this.p}work`;
+  }
+  get workPayloads() {
+    return `${this.p}work:payloads`;
+  }
+  get workIndex() {
+    return `${this.p}work:index`;
+  }
+  get workSources() {
+    return `${this.p}work:sources`;
+  }
+  get inputs() {
+    return `${this.p}inputs`;
+  }
+  get inputPayloads() {
+    return `${this.p}inputs:payloads`;
+  }
+  get inputIndex() {
+    return `${this.p}inputs:index`;
+  }
+  get inputSources() {
+    return `${this.p}inputs:sources`;
+  }
+}
+
 export function sessionKeys(namespace: string, sessionId: SessionId): SessionKeys {
-  const p = `${namespace}:{${sessionId}}:`;
-  return {
-    lease: `${p}lease`,
-    generation: `${p}gen`,
-    head: `${p}head`,
-    messages: `${p}messages`,
-    metadata: `${p}metadata`,
-    stamps: `${p}stamps`,
-    sequences: `${p}seq`,
-    work: `${p}work`,
-    workPayloads: `${p}work:payloads`,
-    workIndex: `${p}work:index`,
-    workSources: `${p}work:sources`,
-    inputs: `${p}inputs`,
-    inputPayloads: `${p}inputs:payloads`,
-    inputIndex: `${p}inputs:index`,
-    inputSources: `${p}inputs:sources`,
-  };
+  return new LazySessionKeys(`${namespace}:{${sessionId}}:`);
 }
 
 /**

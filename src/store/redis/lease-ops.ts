@@ -10,6 +10,7 @@ import type {
   LeaseReleaseOutcome,
   SessionExecutionLease,
 } from "../../domain/lease.js";
+import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/store-log.js";
 import { checkFence, checkOwner, checkTtl } from "../shared/validate.js";
 import { decodeLease, ownerArgs } from "./codec.js";
 import type { RedisContext } from "./context.js";
@@ -37,7 +38,9 @@ export async function tryClaimLease(
     [k.lease, k.generation],
     [...ownerArgs(owner), randomUUID(), ttlMs],
   );
-  return claimOutcome(sessionId, reply);
+  const outcome = claimOutcome(sessionId, reply);
+  logLeaseClaim(ctx.log, sessionId, owner, ttlMs, outcome);
+  return outcome;
 }
 
 export async function renewLease(
@@ -52,7 +55,10 @@ export async function renewLease(
     [ctx.keys(fence.sessionId).lease],
     [fence.leaseToken, fence.fencingToken, ttlMs],
   );
-  if (reply[0] !== REPLY.OK) throw leaseExpired(fence.sessionId, fence.fencingToken);
+  if (reply[0] !== REPLY.OK) {
+    logRenewalRefused(ctx.log, fence, ttlMs);
+    throw leaseExpired(fence.sessionId, fence.fencingToken);
+  }
   return decodeLease(fence.sessionId, reply);
 }
 
@@ -96,7 +102,9 @@ export async function reclaimLease(
       observedDead ? "1" : "0",
     ],
   );
-  return claimOutcome(sessionId, reply);
+  const outcome = claimOutcome(sessionId, reply);
+  logLeaseReclaim(ctx.log, sessionId, claimant, observed, observedDead, ttlMs, outcome);
+  return outcome;
 }
 
 export async function currentLease(

@@ -21,6 +21,7 @@ import type {
   QueuedWorkDraft,
 } from "../../domain/queue.js";
 import { queuedWorkHash } from "../shared/content-hash.js";
+import { logFenceRefused } from "../shared/store-log.js";
 import {
   checkBoundary,
   checkCount,
@@ -140,7 +141,10 @@ export async function claimReadyWork(
     [k.lease, k.work, k.workPayloads, k.workIndex],
     [fence.leaseToken, fence.fencingToken, boundary, maxBatches, claimId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(sessionId, fence.fencingToken);
+  if (reply[0] === REPLY.LEASE_EXPIRED) {
+    logFenceRefused(ctx.log, "claimReadyWork", fence);
+    throw leaseExpired(sessionId, fence.fencingToken);
+  }
   if (reply[0] === REPLY.NONE) return undefined;
   const batches = pairs(reply, 1, (meta, payload) => decodeBatch(sessionId, meta, payload));
   return claimOf(sessionId, claimId, fence, batches);
@@ -162,7 +166,10 @@ export async function claimWorkByIds(
     [k.lease, k.work, k.workPayloads],
     [fence.leaseToken, fence.fencingToken, claimId, ...ids],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) throw leaseExpired(sessionId, fence.fencingToken);
+  if (reply[0] === REPLY.LEASE_EXPIRED) {
+    logFenceRefused(ctx.log, "claimWorkByIds", fence);
+    throw leaseExpired(sessionId, fence.fencingToken);
+  }
   if (reply[0] === REPLY.UNKNOWN_IDS) {
     throw unknownBatchIds(
       sessionId,

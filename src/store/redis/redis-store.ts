@@ -8,6 +8,7 @@ import {
   type StoreLimits,
 } from "../../ports/runtime-store.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
+import type { StoreLogger } from "../shared/store-log.js";
 import * as commits from "./commit-ops.js";
 import { createRedisContext } from "./context.js";
 import * as inputs from "./input-ops.js";
@@ -24,6 +25,8 @@ export interface RedisStoreOptions {
   namespace?: string;
   limits?: Partial<StoreLimits>;
   livenessProbe?: LivenessProbe;
+  /** Decision records: lease claims, reclaims, renewal and fencing refusals. None by default. */
+  logger?: StoreLogger;
 }
 
 export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
@@ -36,6 +39,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
     namespace,
     limits,
     probe,
+    options.logger,
   );
   return {
     commit: (c) => commits.commit(ctx, c),

@@ -30,6 +30,8 @@ export async function deleteSession(ctx: RedisContext, rawSessionId: SessionId):
     [],
   );
   try {
+    // A pending index update of an earlier commit goes first, so it cannot re-add the session.
+    ctx.flushIndex();
     await ctx.redis.zrem(ctx.indexKey, sessionId);
   } catch {
     // The index is a hint; the session's own keys are gone, which is what counts.
@@ -56,6 +58,7 @@ export async function listSessions(
     prefix.length === 0 ? "+" : Buffer.concat([Buffer.from("["), prefix, Buffer.from([0xff])]);
   let ids: string[];
   try {
+    ctx.flushIndex();
     ids = await ctx.redis.zrangebylex(ctx.indexKey, min, max, "LIMIT", 0, options.limit + 1);
   } catch (error) {
     throw toStoreError(error);
