@@ -128,6 +128,9 @@ export async function* watchSession(
       const read = await deps.log.read(sessionId, logSeq, READ_BATCH);
       batch = read.entries;
       if (batch.length > 0 || pending.length > 0) continue;
+      // An abort during the read above fired no listener of the wait below: stop here instead of
+      // sleeping a whole poll interval.
+      if (signal.aborted) break;
       // Block until the log or the bus has something, or the wait times out.
       const busWoke = new Promise<void>((resolve) => {
         wake = resolve;

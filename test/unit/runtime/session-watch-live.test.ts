@@ -91,3 +91,42 @@ describe("live deltas across a text window boundary", () => {
     stop.abort();
   });
 });
+
+describe("a watcher whose call ends during a log read", () => {
+  it("stops at once instead of sleeping through its poll interval", async () => {
+    const inner = createMemoryEventLog();
+    let reads = 0;
+    let readStarted: () => void = () => undefined;
+    const secondRead = new Promise<void>((r) => (readStarted = r));
+    const log: EventLog = {
+      ...inner,
+      read: async (...args) => {
+        if (++reads === 2) {
+          readStarted();
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        return inner.read(...args);
+      },
+    };
+    const stop = new AbortController();
+    const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
+    const watcher = watchSession(
+      { log, bus: createSessionBus(), store },
+      {
+        sessionId,
+        publicSessionId: "live-window",
+        afterCursor: 0,
+        signal: stop.signal,
+        pollMs: 60_000,
+      },
+    )[Symbol.asyncIterator]();
+    const ended = watcher.next();
+    await secondRead;
+    stop.abort();
+    const outcome = await Promise.race([
+      ended,
+      new Promise<"still waiting">((r) => setTimeout(() => r("still waiting"), 5_000).unref()),
+    ]);
+    expect(outcome).toEqual({ done: true, value: undefined });
+  });
+});
