@@ -121,9 +121,11 @@ export async function audit(
 
   // A replica that logged a commit must be the one whose completion the log announces for that
   // revision: otherwise two writers both believe they committed it.
+  const audited = new Set(sessions);
   for (const record of logs) {
     if (record.msg !== "turn committed") continue;
     const sessionId = scope.toClient(String(record.sessionId));
+    if (!audited.has(sessionId)) continue;
     const announced = completions.get(`${sessionId}#${String(record.headRevision)}`);
     if (
       !announced ||

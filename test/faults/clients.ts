@@ -24,6 +24,8 @@ export interface InputRecord {
   resumedByCursor: number;
   resubmitted: number;
   errors: Record<string, number>;
+  /** The last error message per code, for the report. */
+  messages: Record<string, string>;
 }
 
 export interface WorkloadOptions {
@@ -106,6 +108,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
       resumedByCursor: 0,
       resubmitted: 0,
       errors: {},
+      messages: {},
     };
     inputs.push(input);
     const state = { cursor: 0n };
@@ -152,6 +155,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
       } catch (error) {
         const code = error instanceof ConnectError ? Code[error.code] : "other";
         input.errors[code] = (input.errors[code] ?? 0) + 1;
+        input.messages[code] = error instanceof Error ? error.message : String(error);
         await sleep(backoff * (0.5 + options.random()));
         backoff = Math.min(1_500, backoff * 2);
       } finally {

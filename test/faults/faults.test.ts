@@ -21,6 +21,7 @@ interface Verdict {
   unknown_commits: number;
   faults: Record<string, number>;
   runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
+  outage?: Record<string, number>;
 }
 
 function runSuite(): Promise<{ code: number | null; output: string }> {
@@ -64,4 +65,13 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
     }
   }
   expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "standalone"]);
+  // A long Redis outage: every replica NOT_SERVING and refusing with UNAVAILABLE while it lasts,
+  // serving and running turns again after it, without a restart.
+  expect(verdict.outage, summary).toEqual({
+    replicas: 3,
+    not_serving_while_down: 3,
+    unavailable_while_down: 3,
+    serving_after: 3,
+    turn_after: 3,
+  });
 });

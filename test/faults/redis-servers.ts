@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "../support/redis-harness.js";
+import { track } from "./processes.js";
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,7 +57,7 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
   ];
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    child = spawn("redis-server", args, { stdio: "ignore" });
+    child = track(spawn("redis-server", args, { stdio: "ignore" }));
     await ping(port, 20_000);
   };
   const kill = async (signal: NodeJS.Signals): Promise<void> => {

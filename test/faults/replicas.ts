@@ -3,6 +3,7 @@
 // is kept for the audit.
 import { spawn, type ChildProcess } from "node:child_process";
 import { freePort } from "../support/redis-harness.js";
+import { track } from "./processes.js";
 
 export interface ReplicaOptions {
   index: number;
@@ -61,25 +62,41 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     }
   };
 
+  /** Like a supervisor: a start that fails (Redis down at boot) is tried again shortly. */
   const start = async (): Promise<void> => {
+    const deadline = Date.now() + 30_000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await startOnce();
+        return;
+      } catch (error) {
+        if (attempt >= 30 || Date.now() > deadline) throw error;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  };
+
+  const startOnce = async (): Promise<void> => {
     incarnation++;
-    const proc = spawn(process.execPath, [options.mainJs], {
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        TETHER_HOST: "127.0.0.1",
-        TETHER_PORT: String(port),
-        TETHER_METRICS_PORT: "0",
-        TETHER_STORE: "redis",
-        TETHER_OWNER_ID: ownerId,
-        TETHER_LEASE_TTL_MS: String(options.leaseTtlMs),
-        TETHER_SWEEP_INTERVAL_MS: String(options.sweepIntervalMs),
-        TETHER_DRAIN_TIMEOUT_MS: "2000",
-        TETHER_LOG_LEVEL: "info",
-        TETHER_PROVIDER: "echo",
-        ...options.env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const proc = track(
+      spawn(process.execPath, [options.mainJs], {
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          TETHER_HOST: "127.0.0.1",
+          TETHER_PORT: String(port),
+          TETHER_METRICS_PORT: "0",
+          TETHER_STORE: "redis",
+          TETHER_OWNER_ID: ownerId,
+          TETHER_LEASE_TTL_MS: String(options.leaseTtlMs),
+          TETHER_SWEEP_INTERVAL_MS: String(options.sweepIntervalMs),
+          TETHER_DRAIN_TIMEOUT_MS: "2000",
+          TETHER_LOG_LEVEL: "info",
+          TETHER_PROVIDER: "echo",
+          ...options.env,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     child = proc;
     paused = false;
     let buffered = "";

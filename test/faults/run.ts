@@ -11,7 +11,9 @@ import { promisify } from "node:util";
 import { Cluster, Redis } from "ioredis";
 import { audit, type AuditReport } from "./audit.js";
 import { runWorkload } from "./clients.js";
-import { createReplica, type Replica } from "./replicas.js";
+import { probeOutage, type OutageReport } from "./outage.js";
+import { killAll } from "./processes.js";
+import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
   startRestartableCluster,
   startStandalone,
@@ -45,6 +47,12 @@ interface RunReport extends AuditReport {
   resumed_by_cursor: number;
   resubmitted: number;
   client_errors: Record<string, number>;
+  /** A sample message per error code other than UNAVAILABLE and CANCELED. */
+  client_error_samples: Record<string, string>;
+  /** Error records the replicas logged, by message and cause, with counts. */
+  replica_errors: Record<string, number>;
+  /** The long Redis outage after the workload (standalone run only). */
+  outage?: OutageReport;
 }
 
 function mulberry32(seed: number): () => number {
@@ -154,7 +162,13 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
 
     // The controller: one fault per tick, kinds in rotation, never two at once on one target.
     const busy = new Set<string>();
-    const running: Promise<void>[] = [];
+    const pending: Promise<void>[] = [];
+    const faultFailures: string[] = [];
+    // Each fault's steps run in the background; a failure is recorded, never left unhandled.
+    const running = {
+      push: (step: Promise<void>) =>
+        pending.push(step.catch((error: unknown) => void faultFailures.push(String(error)))),
+    };
     const inject = async (kind: FaultKind): Promise<boolean> => {
       if (kind === "redis_restart") {
         if (busy.has("redis")) return false;
@@ -207,15 +221,18 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       if (await inject(kind)) next++;
       await sleep(options.faultIntervalMs);
     }
-    const faultErrors = (await Promise.allSettled(running)).filter((r) => r.status === "rejected");
-    for (const failure of faultErrors) {
-      process.stdout.write(
-        `fault step failed: ${String((failure as PromiseRejectedResult).reason)}\n`,
-      );
-    }
+    await Promise.all(pending);
+    for (const failure of faultFailures) process.stdout.write(`fault step failed: ${failure}\n`);
     // Every replica serves again while the clients finish.
     for (const replica of replicas) if (!replica.isServing()) await replica.start();
     const report = await workload;
+    const outage = standalone
+      ? await probeOutage(
+          standalone,
+          replicas.map((r) => r.address),
+          4_000,
+        )
+      : undefined;
 
     const auditRedis = standalone
       ? new Redis(`redis://127.0.0.1:${standalone.port}`)
@@ -228,9 +245,13 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       auditRedis.disconnect();
     }
     const clientErrors: Record<string, number> = {};
+    const samples: Record<string, string> = {};
     for (const input of report.inputs) {
       for (const [code, count] of Object.entries(input.errors)) {
         clientErrors[code] = (clientErrors[code] ?? 0) + count;
+      }
+      for (const [code, message] of Object.entries(input.messages)) {
+        if (code !== "Unavailable" && code !== "Canceled") samples[code] ??= message;
       }
     }
     if (verdict.problems.length > 0) {
@@ -246,6 +267,9 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       resumed_by_cursor: report.inputs.reduce((n, i) => n + i.resumedByCursor, 0),
       resubmitted: report.inputs.reduce((n, i) => n + i.resubmitted, 0),
       client_errors: clientErrors,
+      client_error_samples: samples,
+      replica_errors: replicaErrors(logs),
+      ...(outage ? { outage } : {}),
       ...verdict,
     };
   } finally {
@@ -253,6 +277,17 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     await standalone?.stop();
     await cluster?.stop();
   }
+}
+
+function replicaErrors(logs: LogRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const record of logs) {
+    if (typeof record.level !== "number" || record.level < 50) continue;
+    const err = (record.err ?? record.error) as { message?: string; code?: string } | undefined;
+    const key = `${record.msg ?? ""}: ${err?.message ?? err?.code ?? ""}`.slice(0, 160);
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
 }
 
 function table(reports: RunReport[]): string {
@@ -274,6 +309,13 @@ function table(reports: RunReport[]): string {
     ["streams incomplete", (r) => r.incomplete_streams],
     ["turns abandoned (lease lost)", (r) => r.turns_abandoned_lease_lost],
     ["completions announced by a successor", (r) => r.recovered_announcements],
+    [
+      "long Redis outage: replicas NOT_SERVING / UNAVAILABLE / serving again / turn after",
+      (r) =>
+        r.outage
+          ? `${r.outage.not_serving_while_down}/${r.outage.unavailable_while_down}/${r.outage.serving_after}/${r.outage.turn_after}`
+          : "-",
+    ],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   const header = `${"".padEnd(width)}  ${reports.map((r) => r.name.padStart(10)).join("  ")}`;
@@ -343,6 +385,7 @@ async function main(): Promise<void> {
     mismatched_revisions: sum((r) => r.mismatched_revisions),
     unknown_commits: sum((r) => r.unknown_commits),
     faults,
+    outage: reports.find((r) => r.outage)?.outage,
     seed,
     seconds: Math.round((Date.now() - started) / 1000),
     runs: Object.fromEntries(
@@ -359,6 +402,7 @@ async function main(): Promise<void> {
 const watchdog = setTimeout(
   () => {
     process.stderr.write("fault suite: watchdog expired\n");
+    killAll();
     process.exit(3);
   },
   envNumber("FAULTS_WATCHDOG_MS", 14 * 60_000),
@@ -368,6 +412,7 @@ main().then(
   () => process.exit(0),
   (error: unknown) => {
     process.stderr.write(`fault suite failed: ${(error as Error).stack ?? String(error)}\n`);
+    killAll();
     process.exit(1);
   },
 );

@@ -1,0 +1,91 @@
+// One long Redis outage after the workload: while Redis is down every replica reports NOT_SERVING
+// and a StreamTurn call fails with UNAVAILABLE; once it is back, every replica serves again and
+// runs a turn, without a restart.
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus,
+} from "../../src/gen/grpc/health/v1/health_pb.js";
+import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
+import type { RestartableRedis } from "./redis-servers.js";
+
+export interface OutageReport {
+  replicas: number;
+  not_serving_while_down: number;
+  unavailable_while_down: number;
+  serving_after: number;
+  turn_after: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(check: () => Promise<boolean>, deadlineMs: number): Promise<boolean> {
+  const until = Date.now() + deadlineMs;
+  for (let i = 0; i < 1_000 && Date.now() < until; i++) {
+    if (await check().catch(() => false)) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+export async function probeOutage(
+  redis: RestartableRedis,
+  addresses: string[],
+  downMs: number,
+): Promise<OutageReport> {
+  const report: OutageReport = {
+    replicas: addresses.length,
+    not_serving_while_down: 0,
+    unavailable_while_down: 0,
+    serving_after: 0,
+    turn_after: 0,
+  };
+  const clients = addresses.map((baseUrl) => {
+    const transport = createGrpcTransport({ baseUrl });
+    return { health: createClient(Health, transport), turns: createClient(TurnService, transport) };
+  });
+  const status = async (i: number) =>
+    (await clients[i]!.health.check({ service: "" }, { timeoutMs: 1_000 })).status;
+  const runTurn = async (i: number, text: string): Promise<void> => {
+    for await (const message of clients[i]!.turns.streamTurn(
+      { sessionId: `outage-probe-${i}`, input: [{ kind: { case: "text", value: text } }] },
+      { timeoutMs: 5_000 },
+    )) {
+      if (message.event?.event.case === "turnCompleted") return;
+    }
+    throw new Error("no turn_completed");
+  };
+
+  const restarted = redis.restart("SIGKILL", downMs);
+  await Promise.all(
+    clients.map(async (_, i) => {
+      const down = await waitFor(
+        async () => (await status(i)) === HealthCheckResponse_ServingStatus.NOT_SERVING,
+        downMs - 200,
+      );
+      if (down) report.not_serving_while_down++;
+      try {
+        await runTurn(i, "while Redis is down");
+      } catch (error) {
+        if (error instanceof ConnectError && error.code === Code.Unavailable) {
+          report.unavailable_while_down++;
+        }
+      }
+    }),
+  );
+  await restarted;
+  await Promise.all(
+    clients.map(async (_, i) => {
+      const up = await waitFor(
+        async () => (await status(i)) === HealthCheckResponse_ServingStatus.SERVING,
+        10_000,
+      );
+      if (up) report.serving_after++;
+      if (await waitFor(() => runTurn(i, "Redis is back").then(() => true), 10_000)) {
+        report.turn_after++;
+      }
+    }),
+  );
+  return report;
+}
