@@ -117,9 +117,17 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         try {
           await executeTurn(deps, { fence, inputs, work, signal: lost.signal });
         } catch (error) {
-          if (error instanceof LeaseLostError) {
+          // A fenced write (an event, a deferral) refused mid-turn is the same loss of the lease.
+          if (
+            error instanceof LeaseLostError ||
+            isTetherError(error, "session_execution_lease_expired")
+          ) {
             deps.logger.warn(
-              { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error: error.cause },
+              {
+                sessionId: fence.sessionId,
+                fencingToken: fence.fencingToken,
+                error: error instanceof LeaseLostError ? error.cause : error,
+              },
               "turn abandoned: lease lost",
             );
             return ended();

@@ -43,11 +43,16 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   let closed = false;
 
   const acquire = (): Connection => {
-    const conn =
-      idle.pop() ??
-      ("isCluster" in redis && redis.isCluster
-        ? (redis as Cluster).duplicate()
-        : (redis as Redis).duplicate());
+    let conn = idle.pop();
+    if (!conn) {
+      conn =
+        "isCluster" in redis && redis.isCluster
+          ? (redis as Cluster).duplicate()
+          : (redis as Redis).duplicate();
+      // A reader's failures reach it through its XREAD; without a listener ioredis would print
+      // every reconnect attempt as an unhandled error event while Redis is away.
+      conn.on("error", () => undefined);
+    }
     busy.add(conn);
     return conn;
   };

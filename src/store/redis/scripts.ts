@@ -97,6 +97,15 @@ export function toStoreError(error: unknown): TetherError {
   if (error instanceof TetherError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const isReply = error instanceof Error && error.name === "ReplyError";
+  if (isReply && message.startsWith("EXECABORT")) {
+    // A MULTI whose queued commands were refused: as available as the reasons it was refused
+    // for (a cluster node restarting answers CLUSTERDOWN, TRYAGAIN or LOADING while queueing).
+    const previous = (error as { previousErrors?: unknown[] }).previousErrors ?? [];
+    const reasons = previous.map((e) => (e instanceof Error ? e.message : String(e)));
+    if (reasons.length > 0 && reasons.every((r) => UNAVAILABLE_REPLY.test(r))) {
+      return storeUnavailable("Redis refused a transaction while unavailable", error);
+    }
+  }
   if (isReply && !UNAVAILABLE_REPLY.test(message)) {
     return new TetherError("internal", "the Redis store rejected a script call", { cause: error });
   }

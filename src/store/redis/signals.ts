@@ -37,6 +37,8 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       "isCluster" in redis && redis.isCluster
         ? (redis as Cluster).duplicate()
         : (redis as Redis).duplicate();
+    // Failures surface on subscribe; a listener keeps reconnect attempts off stderr.
+    conn.on("error", () => undefined);
     conn.on("message", (channel: string, raw: string) => {
       let message: Message;
       try {
