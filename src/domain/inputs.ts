@@ -7,8 +7,7 @@ export type TurnCheckpoint = "after_work" | "before_completion";
 export const CHECKPOINT_ORDER: readonly TurnCheckpoint[] = ["after_work", "before_completion"];
 
 export type InputDelivery =
-  | { kind: "next_turn" }
-  | { kind: "active_turn"; turnId: string; minBoundary: TurnCheckpoint };
+  { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: TurnCheckpoint };
 
 export interface TurnInputDraft {
   sessionId: SessionId;
@@ -40,8 +39,7 @@ export interface SubmitInputReceipt {
 
 /** Where inputs are claimed: between turns, or at a checkpoint of a running turn. */
 export type InputClaimPoint =
-  | { kind: "idle" }
-  | { kind: "checkpoint"; turnId: string; checkpoint: TurnCheckpoint };
+  { kind: "idle" } | { kind: "checkpoint"; turnId: string; checkpoint: TurnCheckpoint };
 
 export interface TurnInputClaim {
   claimId: ClaimId;

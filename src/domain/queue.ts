@@ -81,11 +81,7 @@ export interface ClaimByIdsReport {
 }
 
 export type CancelStatus =
-  | "cancelled"
-  | "already_claimed"
-  | "already_completed"
-  | "already_cancelled"
-  | "not_found";
+  "cancelled" | "already_claimed" | "already_completed" | "already_cancelled" | "not_found";
 
 export interface CancelReport<Id extends string> {
   outcomes: { id: Id; status: CancelStatus }[];

@@ -43,7 +43,11 @@ export interface SessionCommitStore {
   /** Removes the session's state, queue and inputs; the lease generation counter survives. */
   deleteSession(sessionId: SessionId): Promise<boolean>;
   /** Sessions with at least one commit, in id order; the index is a hint repaired on commit. */
-  listSessions(options: { prefix?: string; cursor?: string; limit: number }): Promise<SessionListPage>;
+  listSessions(options: {
+    prefix?: string;
+    cursor?: string;
+    limit: number;
+  }): Promise<SessionListPage>;
 }
 
 export interface SessionExecutionLeaseStore {
@@ -99,7 +103,8 @@ export interface StoreMaintenance {
 }
 
 export interface RuntimeStore
-  extends SessionCommitStore,
+  extends
+    SessionCommitStore,
     SessionExecutionLeaseStore,
     QueuedWorkStore,
     TurnInputStore,

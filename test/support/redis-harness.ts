@@ -50,12 +50,18 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisProcess
   const child = spawn(
     "redis-server",
     [
-      "--port", String(port),
-      "--bind", "127.0.0.1",
-      "--dir", dir,
-      "--save", "",
-      "--appendonly", "no",
-      "--protected-mode", "no",
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--protected-mode",
+      "no",
       ...extraArgs,
     ],
     { stdio: "ignore" },
@@ -86,11 +92,25 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
   const nodes: RedisProcess[] = [];
   for (let i = 0; i < masters; i++) {
     nodes.push(
-      await startRedis(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--cluster-config-file", "nodes.conf"]),
+      await startRedis([
+        "--cluster-enabled",
+        "yes",
+        "--cluster-node-timeout",
+        "2000",
+        "--cluster-config-file",
+        "nodes.conf",
+      ]),
     );
   }
   const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-  await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
+  await run("redis-cli", [
+    "--cluster",
+    "create",
+    ...addresses,
+    "--cluster-replicas",
+    "0",
+    "--cluster-yes",
+  ]);
   // Wait until every node reports the cluster as ok.
   const started = Date.now();
   for (const node of nodes) {

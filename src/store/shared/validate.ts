@@ -42,7 +42,12 @@ export function checkFence(fence: LeaseFence, field = "fence"): void {
   checkCount(`${field}.fencing_token`, fence.fencingToken, 1);
 }
 
-export function checkCount(field: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): void {
+export function checkCount(
+  field: string,
+  value: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): void {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw invalidArgument(field, `must be an integer between ${min} and ${max}`);
   }
@@ -65,8 +70,14 @@ export function checkQueuedWorkDraft(draft: QueuedWorkDraft, limits: StoreLimits
   if (!WORK_CLASS_ORDER.includes(draft.workClass)) {
     throw invalidArgument("work_class", "must be session_command or turn_work");
   }
-  if (draft.deliveryPolicy !== "earliest_safe_boundary" && draft.deliveryPolicy !== "after_current_turn_commit") {
-    throw invalidArgument("delivery_policy", "must be earliest_safe_boundary or after_current_turn_commit");
+  if (
+    draft.deliveryPolicy !== "earliest_safe_boundary" &&
+    draft.deliveryPolicy !== "after_current_turn_commit"
+  ) {
+    throw invalidArgument(
+      "delivery_policy",
+      "must be earliest_safe_boundary or after_current_turn_commit",
+    );
   }
   if (draft.slotPolicy !== "join" && draft.slotPolicy !== "exclusive") {
     throw invalidArgument("slot_policy", "must be join or exclusive");
