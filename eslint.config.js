@@ -3,7 +3,17 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "src/gen/**", "node_modules/**", "helm/**", "**/*.js"] },
+  {
+    ignores: [
+      "dist/**",
+      "src/gen/**",
+      "node_modules/**",
+      "helm/**",
+      "**/*.js",
+      ".tmp/**",
+      "test/interop/**/gen/**",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
