@@ -47,6 +47,13 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   const lines = output.trim().split("\n");
   expect(code, lines.slice(-60).join("\n")).toBe(0);
   const verdict = JSON.parse(lines.at(-1) ?? "{}") as Verdict;
+  // The table and the verdict belong in the CI log, pass or fail.
+  process.stdout.write(
+    `${lines
+      .filter((l) => !l.startsWith('{"level"'))
+      .slice(-26)
+      .join("\n")}\n`,
+  );
   const summary = lines.slice(-40).join("\n");
   expect(verdict.acknowledged, summary).toBeGreaterThan(100);
   expect(verdict.committed, summary).toBeGreaterThanOrEqual(verdict.acknowledged);
