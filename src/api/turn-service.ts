@@ -28,7 +28,7 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
   const { runtime } = options;
 
   return {
-    async *streamTurn(req, ctx) {
+    streamTurn(req, ctx) {
       const scope = scopeOf(ctx.values);
       const sessionId = scope.toStore(req.sessionId, "session_id");
       const items = inputFromProto(req.input);
@@ -45,10 +45,10 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         },
         ctx.signal,
       );
-      for await (const item of events) yield { event: eventToProto(item, scope) };
+      return mapEvents(events, (item) => ({ event: eventToProto(item, scope) }));
     },
 
-    async *watchSession(req, ctx) {
+    watchSession(req, ctx) {
       const scope = scopeOf(ctx.values);
       const sessionId = scope.toStore(req.sessionId, "session_id");
       const after = fromUint64(req.afterCursor, "after_cursor");
@@ -60,7 +60,7 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         req.untilTurnCompleted,
         ctx.signal,
       );
-      for await (const item of events) yield { event: eventToProto(item, scope) };
+      return mapEvents(events, (item) => ({ event: eventToProto(item, scope) }));
     },
 
     async submitToolResults(req, ctx) {
@@ -101,6 +101,30 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         req.turnId === "" ? undefined : req.turnId,
       );
       return { cancelled };
+    },
+  };
+}
+
+/**
+ * Converts each runtime event as the transport pulls it. A plain iterator rather than another
+ * async generator: every generator layer costs extra promise hops per streamed delta.
+ */
+function mapEvents<T, R>(source: AsyncIterable<T>, convert: (item: T) => R): AsyncIterable<R> {
+  return {
+    [Symbol.asyncIterator]() {
+      const inner = source[Symbol.asyncIterator]();
+      return {
+        async next() {
+          const step = await inner.next();
+          return step.done
+            ? { done: true, value: undefined }
+            : { done: false, value: convert(step.value) };
+        },
+        async return() {
+          await inner.return?.();
+          return { done: true, value: undefined };
+        },
+      };
     },
   };
 }

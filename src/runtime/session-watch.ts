@@ -42,7 +42,12 @@ export async function* watchSession(
     pending.push(event);
     wake?.();
   });
-  const onAbort = (): void => wake?.();
+  // Ends the pending blocking wait on the log (it holds a Redis connection) when the watch ends.
+  const logWaits = new AbortController();
+  const onAbort = (): void => {
+    logWaits.abort();
+    wake?.();
+  };
   signal.addEventListener("abort", onAbort);
 
   const asClient = (cursor: number, turnId: string, event: SessionEvent): CursoredEvent => ({
@@ -112,12 +117,17 @@ export async function* watchSession(
       lastCursor = entryCursor(logSeq);
     }
     let batch = first.entries.filter((e) => e.seq > logSeq);
+    // One blocking wait on the log stays armed across bus wake-ups: the log is read only when it
+    // may hold something new (or a poll interval passed), never once per live delta.
+    let logMayHaveMore = false;
+    let logWait: Promise<void> | undefined;
     while (!signal.aborted) {
       for (const entry of batch) {
         logSeq = Math.max(logSeq, entry.seq);
         const event = admit(fromLog(entry));
         if (event) yield event;
       }
+      batch = [];
       while (pending.length > 0 && !signal.aborted) {
         const next = pending.shift() as CursoredEvent;
         const event = admit(next, true);
@@ -125,30 +135,27 @@ export async function* watchSession(
         if (event) yield { ...event, sessionId: options.publicSessionId };
       }
       if (signal.aborted) break;
-      const read = await deps.log.read(sessionId, logSeq, READ_BATCH);
-      batch = read.entries;
-      if (batch.length > 0 || pending.length > 0) continue;
-      // An abort during the read above fired no listener of the wait below: stop here instead of
-      // sleeping a whole poll interval.
-      if (signal.aborted) break;
-      // Block until the log or the bus has something, or the wait times out.
-      const busWoke = new Promise<void>((resolve) => {
+      if (logMayHaveMore) {
+        logMayHaveMore = false;
+        batch = (await deps.log.read(sessionId, logSeq, READ_BATCH)).entries;
+        // A full batch means more may follow at once; otherwise wait for news.
+        if (batch.length === READ_BATCH) logMayHaveMore = true;
+        continue;
+      }
+      logWait ??= deps.log.waitForEntries(sessionId, logSeq, pollMs, logWaits.signal).then(() => {
+        logWait = undefined;
+        logMayHaveMore = true;
+        wake?.();
+      });
+      if (pending.length > 0 || logMayHaveMore || signal.aborted) continue;
+      await new Promise<void>((resolve) => {
         wake = resolve;
       });
-      const logController = new AbortController();
-      const stopLogWait = (): void => logController.abort();
-      signal.addEventListener("abort", stopLogWait, { once: true });
-      await Promise.race([
-        deps.log.waitForEntries(sessionId, logSeq, pollMs, logController.signal),
-        busWoke,
-      ]);
-      logController.abort();
-      signal.removeEventListener("abort", stopLogWait);
       wake = undefined;
-      batch = [];
     }
   } finally {
     unsubscribe();
     signal.removeEventListener("abort", onAbort);
+    logWaits.abort();
   }
 }

@@ -121,6 +121,9 @@ describe("a watcher whose call ends during a log read", () => {
       },
     )[Symbol.asyncIterator]();
     const ended = watcher.next();
+    // News in the log wakes the watcher's wait, which reads the log a second time.
+    await new Promise((r) => setTimeout(r, 10));
+    await inner.append(sessionId, [{ turnId: "t1", event: { type: "text_delta", text: "x" } }]);
     await secondRead;
     stop.abort();
     const outcome = await Promise.race([
