@@ -6,7 +6,6 @@ import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
-import { Duplex } from "node:stream";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 
 /** The request handler connectNodeAdapter returns (its type is not exported by name). */
@@ -139,44 +138,16 @@ function sniff(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): voi
     if (isPrefix && seen.length < H2_PREFACE.length) return; // need more bytes to decide
     socket.off("data", onData);
     socket.pause();
+    // Both servers start from the socket's buffered data, so the sniffed bytes go back into it
+    // and the connection stays a native socket (HTTP/2 then runs on the native handle).
+    socket.unshift(seen);
     if (isPrefix) {
-      h2c.emit("connection", replaying(socket, seen));
+      h2c.emit("connection", socket);
     } else {
-      // The HTTP/1 parser reads through the stream, so unshifted bytes reach it.
-      socket.unshift(seen);
       h1.emit("connection", socket);
       socket.resume();
     }
   };
   socket.on("data", onData);
   socket.on("error", () => socket.destroy());
-}
-
-/**
- * The HTTP/2 session reads a net.Socket's native handle directly and would miss bytes already
- * read from it; a plain Duplex that replays them first makes Node drive the session from JS.
- */
-function replaying(socket: net.Socket, head: Buffer): Duplex {
-  const proxy = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk: Buffer, _encoding, callback) {
-      socket.write(chunk, callback);
-    },
-    final(callback) {
-      socket.end(callback);
-    },
-    destroy(error, callback) {
-      socket.destroy(error ?? undefined);
-      callback(error);
-    },
-  });
-  proxy.push(head);
-  socket.on("data", (chunk: Buffer) => {
-    if (!proxy.push(chunk)) socket.pause();
-  });
-  socket.on("end", () => proxy.push(null));
-  socket.on("close", () => proxy.destroy());
-  return proxy;
 }
