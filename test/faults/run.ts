@@ -230,7 +230,9 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       ? await probeOutage(
           standalone,
           replicas.map((r) => r.address),
-          4_000,
+          // Long enough that every replica notices (health checks run each second) and still
+          // refuses a turn before Redis returns; 4 s left one probe racing the restart.
+          8_000,
         )
       : undefined;
 
