@@ -8,6 +8,7 @@ import type { SessionEvent } from "../../domain/session-events.js";
 import type { EventLog, LogEntry } from "../../ports/event-log.js";
 import { sessionEventKeys, sessionKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
+import { duplicateConnection } from "./connections.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
 export interface RedisEventLogOptions {
@@ -45,13 +46,8 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const acquire = (): Connection => {
     let conn = idle.pop();
     if (!conn) {
-      conn =
-        "isCluster" in redis && redis.isCluster
-          ? (redis as Cluster).duplicate()
-          : (redis as Redis).duplicate();
-      // A reader's failures reach it through its XREAD; without a listener ioredis would print
-      // every reconnect attempt as an unhandled error event while Redis is away.
-      conn.on("error", () => undefined);
+      // A reader's failures reach it through its XREAD.
+      conn = duplicateConnection(redis);
     }
     busy.add(conn);
     return conn;

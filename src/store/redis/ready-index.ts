@@ -4,7 +4,7 @@ import type { Cluster, Redis } from "ioredis";
 import type { SessionId } from "../../domain/ids.js";
 import type { ReadyIndex } from "../../ports/ready-index.js";
 import { readyIndexKey } from "./keys.js";
-import { toStoreError } from "./scripts.js";
+import { withStoreErrors as guarded } from "./connections.js";
 
 export function createRedisReadyIndex(options: {
   redis: Redis | Cluster;
@@ -12,13 +12,6 @@ export function createRedisReadyIndex(options: {
 }): ReadyIndex {
   const { redis } = options;
   const key = readyIndexKey(options.namespace ?? "tether");
-  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (error) {
-      throw toStoreError(error);
-    }
-  };
   return {
     markReady: (sessionId) =>
       guarded(async () => {

@@ -9,7 +9,7 @@ import type {
   TurnListener,
 } from "../../ports/session-signals.js";
 import { sessionEventKeys } from "./keys.js";
-import { toStoreError } from "./scripts.js";
+import { duplicateConnection, withStoreErrors as guarded } from "./connections.js";
 
 export interface RedisSignalsOptions {
   redis: Redis | Cluster;
@@ -33,12 +33,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
 
   const subscriberConnection = (): Redis | Cluster => {
     if (subscriber) return subscriber;
-    const conn =
-      "isCluster" in redis && redis.isCluster
-        ? (redis as Cluster).duplicate()
-        : (redis as Redis).duplicate();
-    // Failures surface on subscribe; a listener keeps reconnect attempts off stderr.
-    conn.on("error", () => undefined);
+    const conn = duplicateConnection(redis);
     conn.on("message", (channel: string, raw: string) => {
       let message: Message;
       try {
@@ -53,14 +48,6 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
     });
     subscriber = conn;
     return conn;
-  };
-
-  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (error) {
-      throw toStoreError(error);
-    }
   };
 
   return {
