@@ -22,6 +22,8 @@ export type StoreConfig =
       /** host:port seeds of a Redis Cluster. */
       clusterNodes: { host: string; port: number }[];
       password: string | undefined;
+      /** A command with no reply by then fails as UNAVAILABLE (its outcome is unknown). */
+      commandTimeoutMs: number;
     };
 
 /** Passed through to the runtime that builds the ModelProvider; validated here only for shape. */
@@ -148,7 +150,13 @@ function parseStore(env: Env): StoreConfig {
   if (url !== undefined && !/^rediss?:\/\//u.test(url)) {
     throw new ConfigError("TETHER_REDIS_URL", "must start with redis:// or rediss://");
   }
-  return { kind, url, clusterNodes, password: text(env, "TETHER_REDIS_PASSWORD") };
+  return {
+    kind,
+    url,
+    clusterNodes,
+    password: text(env, "TETHER_REDIS_PASSWORD"),
+    commandTimeoutMs: integer(env, "TETHER_REDIS_COMMAND_TIMEOUT_MS", 5_000, 100, 10 * 60 * 1000),
+  };
 }
 
 function parseProvider(env: Env): ProviderConfig {

@@ -1,7 +1,7 @@
 // Builds the configured RuntimeStore: the embedded memory store, or the Redis store on a
 // standalone server or a cluster. The returned close() also quits the Redis connection, which
 // the store itself never owns.
-import { Cluster, Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
 import { createRedisStore } from "../store/redis/index.js";
@@ -14,6 +14,7 @@ import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SingletonGuard } from "../runtime/sweeper.js";
 import { createMemoryReadyIndex } from "../store/memory/memory-ready-index.js";
 import { createRedisReadyIndex } from "../store/redis/ready-index.js";
+import { replicaConnectionOptions } from "../store/redis/connections.js";
 import { createRedlockGuard } from "./sweep-guard.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { StoreConfig } from "./config.js";
@@ -47,12 +48,10 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
       close: () => store.close(),
     };
   }
-  const common: RedisOptions = {
-    ...(config.password === undefined ? {} : { password: config.password }),
-    // Fail calls fast while Redis is down; the edge maps the failure to UNAVAILABLE.
-    maxRetriesPerRequest: 2,
-    enableOfflineQueue: true,
-  };
+  const common = replicaConnectionOptions({
+    password: config.password,
+    commandTimeoutMs: config.commandTimeoutMs,
+  });
   const redis =
     config.clusterNodes.length > 0
       ? new Cluster(config.clusterNodes, { redisOptions: common })

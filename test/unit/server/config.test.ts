@@ -24,6 +24,14 @@ describe("loadConfig", () => {
     expect(config.provider).toEqual({ kind: "echo" });
   });
 
+  test("a Redis store gets a command timeout, 5 s unless set", () => {
+    const redis = { TETHER_STORE: "redis", TETHER_REDIS_URL: "redis://r:6379" };
+    expect(loadConfig(redis).store).toMatchObject({ kind: "redis", commandTimeoutMs: 5_000 });
+    expect(loadConfig({ ...redis, TETHER_REDIS_COMMAND_TIMEOUT_MS: "750" }).store).toMatchObject({
+      commandTimeoutMs: 750,
+    });
+  });
+
   test("API keys map to tenants", () => {
     const config = loadConfig({ TETHER_API_KEYS: "k1=tenantA, k2=tenantB" });
     expect([...(config.apiKeys ?? [])]).toEqual([
@@ -40,6 +48,14 @@ describe("loadConfig", () => {
     [{ TETHER_STORE: "redis" }, "TETHER_REDIS_URL"],
     [{ TETHER_STORE: "redis", TETHER_REDIS_URL: "localhost:6379" }, "TETHER_REDIS_URL"],
     [{ TETHER_STORE: "redis", TETHER_REDIS_CLUSTER_NODES: "a:1,b" }, "TETHER_REDIS_CLUSTER_NODES"],
+    [
+      {
+        TETHER_STORE: "redis",
+        TETHER_REDIS_URL: "redis://r:6379",
+        TETHER_REDIS_COMMAND_TIMEOUT_MS: "5s",
+      },
+      "TETHER_REDIS_COMMAND_TIMEOUT_MS",
+    ],
     [{ TETHER_API_KEYS: "justakey" }, "TETHER_API_KEYS"],
     [{ TETHER_API_KEYS: "k=bad tenant" }, "TETHER_API_KEYS"],
     [{ TETHER_TLS_CERT_FILE: "/c.pem" }, "TETHER_TLS_KEY_FILE"],
