@@ -11,11 +11,21 @@ export interface BackendHealthOptions {
   intervalMs: number;
   /** Once draining, health stays NOT_SERVING whatever the backend does. */
   draining: AbortSignal;
+  /** False when the backend did not answer at start: health begins NOT_SERVING. */
+  initiallyReachable?: boolean;
 }
 
 export function watchBackendHealth(options: BackendHealthOptions): { stop(): void } {
   let reachable = true;
   let checking = false;
+  const apply = (ok: boolean): void => {
+    reachable = ok;
+    // Liveness is about this process; restarting replicas heals no Redis outage (ADR 0301).
+    for (const service of options.health.services()) {
+      if (service === LIVENESS_SERVICE) continue;
+      options.health.set(service, ok ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    }
+  };
   const check = async (): Promise<void> => {
     if (checking || options.draining.aborted) return;
     checking = true;
@@ -28,15 +38,11 @@ export function watchBackendHealth(options: BackendHealthOptions): { stop(): voi
       checking = false;
     }
     if (options.draining.aborted || ok === reachable) return;
-    reachable = ok;
-    // Liveness is about this process; restarting replicas heals no Redis outage (ADR 0301).
-    for (const service of options.health.services()) {
-      if (service === LIVENESS_SERVICE) continue;
-      options.health.set(service, ok ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
-    }
+    apply(ok);
     if (ok) options.logger.info({}, "backend reachable again: serving");
     else options.logger.warn({}, "backend unreachable: not serving");
   };
+  if (options.initiallyReachable === false) apply(false);
   const timer = setInterval(() => void check(), options.intervalMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     logger,
     intervalMs: 1_000,
     draining: server.draining,
+    initiallyReachable: built.reachableAtStart,
   });
   logger.info(
     {

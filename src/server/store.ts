@@ -28,6 +28,8 @@ export interface BuiltStore {
   ready: ReadyIndex;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
+  /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
+  reachableAtStart: boolean;
   /** Guards the sweep so one replica runs it at a time (redlock on Redis). */
   sweepGuard: SingletonGuard | undefined;
   /** Closes the store, then its connection. */
@@ -44,6 +46,7 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       ping: () => Promise.resolve(),
+      reachableAtStart: true,
       sweepGuard: undefined,
       close: () => store.close(),
     };
@@ -57,11 +60,21 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
       ? new Cluster(config.clusterNodes, { redisOptions: common })
       : new Redis(config.url ?? "", common);
   redis.on("error", (error: Error) => logger.warn({ err: error }, "redis connection error"));
+  let reachableAtStart = true;
   try {
     await redis.ping();
   } catch (error) {
-    redis.disconnect();
-    throw new Error(`cannot reach Redis: ${(error as Error).message}`, { cause: error });
+    // Redis refusing us (a wrong password, a missing ACL) will not heal by waiting; say so now.
+    // Redis not answering may heal: start NOT_SERVING and let the health watch follow it.
+    if (error instanceof Error && error.name === "ReplyError") {
+      redis.disconnect();
+      throw new Error(`Redis refused the connection: ${error.message}`, { cause: error });
+    }
+    reachableAtStart = false;
+    logger.warn(
+      { err: error },
+      "Redis is unreachable at start: not serving until it answers (liveness stays SERVING)",
+    );
   }
   logger.info(
     config.clusterNodes.length > 0
@@ -80,6 +93,7 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
     async ping() {
       await redis.ping();
     },
+    reachableAtStart,
     sweepGuard: createRedlockGuard(redis, "tether:sweeper"),
     async close() {
       await signals.close();

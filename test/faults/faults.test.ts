@@ -21,7 +21,7 @@ interface Verdict {
   unknown_commits: number;
   faults: Record<string, number>;
   runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
-  outage?: Record<string, number>;
+  outage?: Record<string, number> & { refusals: string[] };
 }
 
 function runSuite(): Promise<{ code: number | null; output: string }> {
@@ -42,36 +42,8 @@ function runSuite(): Promise<{ code: number | null; output: string }> {
   });
 }
 
-/** The zero-tolerance part of the verdict, for deciding whether a second run is owed. */
-function passed(code: number | null, output: string): boolean {
-  if (code !== 0) return false;
-  try {
-    const v = JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as Verdict;
-    const o = v.outage ?? {};
-    return (
-      v.lost === 0 &&
-      v.duplicated === 0 &&
-      v.stale_commits === 0 &&
-      v.revision_gaps === 0 &&
-      v.incomplete_streams === 0 &&
-      o.unavailable_while_down === o.replicas
-    );
-  } catch {
-    return false;
-  }
-}
-
 it("survives replica kills, pauses, restarts and Redis restarts without losing or repeating input", async () => {
-  let { code, output } = await runSuite();
-  if (!passed(code, output)) {
-    // Known open flake (see the issue note): an unannounced revision or an outage probe racing
-    // the Redis restart in about one run in four. The failed verdict is printed, never hidden,
-    // and a second run with a new seed must pass every assertion below.
-    process.stdout.write(
-      `FIRST FAULT RUN FAILED, verdict:\n${output.trim().split("\n").at(-1) ?? ""}\n`,
-    );
-    ({ code, output } = await runSuite());
-  }
+  const { code, output } = await runSuite();
   const lines = output.trim().split("\n");
   expect(code, lines.slice(-60).join("\n")).toBe(0);
   const verdict = JSON.parse(lines.at(-1) ?? "{}") as Verdict;
@@ -94,15 +66,16 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   expect(verdict.unknown_commits, summary).toBe(0);
   for (const kind of ["replica_kill", "replica_pause", "replica_restart", "redis_restart"]) {
     expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
-    // The cluster run injects every kind too.
+    // The standalone and the cluster run each inject 20 of every kind.
     for (const [name, run] of Object.entries(verdict.runs)) {
-      expect(run.faults[kind], `${name} ${kind}\n${summary}`).toBeGreaterThan(0);
+      expect(run.faults[kind], `${name} ${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
     }
   }
   expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "standalone"]);
   // A long Redis outage: every replica NOT_SERVING and refusing with UNAVAILABLE while it lasts,
   // serving and running turns again after it, without a restart.
-  expect(verdict.outage, summary).toEqual({
+  expect(verdict.outage?.refusals, summary).toEqual(["Unavailable", "Unavailable", "Unavailable"]);
+  expect(verdict.outage, summary).toMatchObject({
     replicas: 3,
     not_serving_while_down: 3,
     unavailable_while_down: 3,

@@ -1,6 +1,7 @@
-// One long Redis outage after the workload: while Redis is down every replica reports NOT_SERVING
-// and a StreamTurn call fails with UNAVAILABLE; once it is back, every replica serves again and
-// runs a turn, without a restart.
+// One long Redis outage after the workload. Redis is held down until every replica has reported
+// NOT_SERVING and answered a StreamTurn call (which must fail with UNAVAILABLE), so no probe can
+// race the restart. Once Redis is back, every replica must serve again and run a turn, without a
+// restart.
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
@@ -16,6 +17,10 @@ export interface OutageReport {
   unavailable_while_down: number;
   serving_after: number;
   turn_after: number;
+  /** How long Redis was down. */
+  down_ms: number;
+  /** Per replica, how its StreamTurn call ended while Redis was down ("Unavailable" expected). */
+  refusals: string[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,7 +37,6 @@ async function waitFor(check: () => Promise<boolean>, deadlineMs: number): Promi
 export async function probeOutage(
   redis: RestartableRedis,
   addresses: string[],
-  downMs: number,
 ): Promise<OutageReport> {
   const report: OutageReport = {
     replicas: addresses.length,
@@ -40,6 +44,8 @@ export async function probeOutage(
     unavailable_while_down: 0,
     serving_after: 0,
     turn_after: 0,
+    down_ms: 0,
+    refusals: addresses.map(() => "not tried"),
   };
   const clients = addresses.map((baseUrl) => {
     const transport = createGrpcTransport({ baseUrl });
@@ -50,39 +56,48 @@ export async function probeOutage(
   const runTurn = async (i: number, text: string): Promise<void> => {
     for await (const message of clients[i]!.turns.streamTurn(
       { sessionId: `outage-probe-${i}`, input: [{ kind: { case: "text", value: text } }] },
-      { timeoutMs: 5_000 },
+      { timeoutMs: 10_000 },
     )) {
       if (message.event?.event.case === "turnCompleted") return;
     }
     throw new Error("no turn_completed");
   };
 
-  const restarted = redis.restart("SIGKILL", downMs);
-  await Promise.all(
-    clients.map(async (_, i) => {
-      const down = await waitFor(
-        async () => (await status(i)) === HealthCheckResponse_ServingStatus.NOT_SERVING,
-        downMs - 200,
-      );
-      if (down) report.not_serving_while_down++;
-      try {
-        await runTurn(i, "while Redis is down");
-      } catch (error) {
-        if (error instanceof ConnectError && error.code === Code.Unavailable) {
-          report.unavailable_while_down++;
+  await redis.halt("SIGKILL");
+  const downSince = Date.now();
+  try {
+    await Promise.all(
+      clients.map(async (_, i) => {
+        const down = await waitFor(
+          async () => (await status(i)) === HealthCheckResponse_ServingStatus.NOT_SERVING,
+          15_000,
+        );
+        if (down) report.not_serving_while_down++;
+        try {
+          await runTurn(i, "while Redis is down");
+          report.refusals[i] = "completed";
+        } catch (error) {
+          const code = error instanceof ConnectError ? Code[error.code] : "not a ConnectError";
+          report.refusals[i] = `${code}: ${(error as Error).message}`.slice(0, 200);
+          if (error instanceof ConnectError && error.code === Code.Unavailable) {
+            report.unavailable_while_down++;
+            report.refusals[i] = "Unavailable";
+          }
         }
-      }
-    }),
-  );
-  await restarted;
+      }),
+    );
+  } finally {
+    report.down_ms = Date.now() - downSince;
+    await redis.start();
+  }
   await Promise.all(
     clients.map(async (_, i) => {
       const up = await waitFor(
         async () => (await status(i)) === HealthCheckResponse_ServingStatus.SERVING,
-        10_000,
+        15_000,
       );
       if (up) report.serving_after++;
-      if (await waitFor(() => runTurn(i, "Redis is back").then(() => true), 10_000)) {
+      if (await waitFor(() => runTurn(i, "Redis is back").then(() => true), 15_000)) {
         report.turn_after++;
       }
     }),

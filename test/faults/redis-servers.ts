@@ -17,6 +17,10 @@ export interface RestartableRedis {
   readonly dir: string;
   /** Stops the server (SIGTERM: clean shutdown; SIGKILL: crash) and starts it again. */
   restart(signal: "SIGTERM" | "SIGKILL", downMs: number): Promise<void>;
+  /** Stops the server and keeps it down until `start`. */
+  halt(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** Starts a halted server on its port and directory; resolves once it answers PONG. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +82,8 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
       await sleep(downMs);
       await launch();
     },
+    halt: (signal) => kill(signal),
+    start: launch,
     async stop() {
       await kill("SIGKILL");
       await rm(dir, { recursive: true, force: true });

@@ -16,6 +16,10 @@ export function replicaConnectionOptions(settings: ReplicaConnectionSettings): R
     // Fail calls fast while Redis is down; the edge maps the failure to UNAVAILABLE.
     maxRetriesPerRequest: 2,
     enableOfflineQueue: true,
+    // Reconnect at least every second (ioredis backs off to 5 s): a call made late in an outage
+    // fails within about two seconds, and the replica serves again soon after Redis returns.
+    retryStrategy: (attempt: number) =>
+      Math.min(50 * 2 ** (attempt - 1), 1_000) + Math.floor(Math.random() * 100),
     // A command whose connection dropped before its reply may already have run. The scripts are
     // not idempotent (a log append, a claim), so running one again on the next connection could
     // write twice: it is not resent, and fails as UNAVAILABLE, so the caller's recovery runs.

@@ -37,6 +37,34 @@ describe("backend health", () => {
     }
   });
 
+  it("starts NOT_SERVING when the backend did not answer at start, and serves once it does", async () => {
+    const health = createHealthState(["tether.v1.TurnService"]);
+    health.setAll(ServingStatus.SERVING);
+    let reachable = false;
+    const watcher = watchBackendHealth({
+      ping: () => (reachable ? Promise.resolve() : Promise.reject(new Error("connection refused"))),
+      health,
+      logger: createLogger({ level: "silent" }),
+      intervalMs: 20,
+      draining: new AbortController().signal,
+      initiallyReachable: false,
+    });
+    try {
+      // Before the first check: no window in which a load balancer sees SERVING.
+      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.NOT_SERVING);
+      expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
+      await tick(60);
+      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+      reachable = true;
+      await tick(80);
+      expect(health.get("")).toBe(ServingStatus.SERVING);
+      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.SERVING);
+    } finally {
+      watcher.stop();
+    }
+  });
+
   it("leaves health alone once draining has started", async () => {
     const health = createHealthState();
     health.setAll(ServingStatus.NOT_SERVING);
