@@ -109,6 +109,16 @@ for f in "${cases[@]}"; do
   fi
 done
 
+# A startup probe that follows Redis renders fine but breaks an invariant the checker must catch.
+if "$HELM" template tether "$CHART" --kube-version "$KUBE_VERSION" --set 'probes.startup.service=' \
+  >"$work/startup-on-redis.yaml" 2>"$work/out" \
+  && ! "$check" "$work/startup-on-redis.yaml" >"$work/out" 2>&1 \
+  && grep -q 'startup probe must ask a process-health service' "$work/out"; then
+  pass "the invariant checks refuse a startup probe that follows Redis"
+else
+  fail "a startup probe asking \"\" was not refused for that reason: $(cat "$work/out")"
+fi
+
 # --- bad values are refused, each for its own reason -------------------------------------------
 for f in test/helm/bad-values/*.yaml; do
   name="$(basename "$f" .yaml)"

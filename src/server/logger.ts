@@ -1,6 +1,6 @@
 // The structured logger: pino, with every place a secret can hide redacted (authorization
 // headers, API keys, Redis passwords, provider keys), so a debug dump never leaks credentials.
-import { pino, type Logger } from "pino";
+import { pino, stdSerializers, type Logger } from "pino";
 import type { LogLevel } from "./config.js";
 
 export type { Logger };
@@ -20,6 +20,11 @@ export const REDACTED_PATHS = [
   "*.*.password",
   "redisUrl",
   "*.redisUrl",
+  // ioredis errors carry the failed command with its arguments: AUTH/HELLO hold the password,
+  // scripts hold user content.
+  "*.command.args",
+  "*.cause.command.args",
+  "*.previousErrors[*].command.args",
 ];
 
 export interface LoggerOptions {
@@ -34,6 +39,9 @@ export function createLogger(options: LoggerOptions): Logger {
       level: options.level,
       base: { service: "tether" },
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+      // Errors are logged under `err` or `error`; both get pino's error serializer, or an Error
+      // under `error` would print as {} (its message and stack are not enumerable).
+      serializers: { err: stdSerializers.err, error: stdSerializers.err },
     },
     options.destination ?? process.stdout,
   );

@@ -190,6 +190,9 @@ func checkProbes(c *checker, ctr *corev1.Container, grpcPort int32, tls bool) {
 			c.failf("container: %s probe must be a native gRPC health probe", name)
 		case p.GRPC.Port != grpcPort:
 			c.failf("container: %s probe asks port %d, the gRPC port is %d", name, p.GRPC.Port, grpcPort)
+		case name != "readiness" && (p.GRPC.Service == nil || *p.GRPC.Service == ""):
+			// "" follows Redis: restarting replicas over a Redis outage heals nothing (ADR 0301).
+			c.failf("container: the %s probe must ask a process-health service, not \"\"", name)
 		}
 	}
 }
