@@ -19,6 +19,8 @@ export interface EventWriterOptions {
   lastSeq: number;
   windowMs?: number;
   windowChars?: number;
+  /** Called once, with the first failed write: the turn can stop instead of running on unseen. */
+  onFailure?: (error: unknown) => void;
 }
 
 export interface EventWriter {
@@ -50,7 +52,9 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     chain = write.then(
       () => undefined,
       (error: unknown) => {
-        failure ??= error;
+        if (failure !== undefined) return;
+        failure = error;
+        options.onFailure?.(error);
       },
     );
     return write;

@@ -67,6 +67,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const clientTools = createClientToolBridge(payloads.flatMap((p) => p.clientTools));
   const clientToolNames = new Set(clientTools.definitions().map((d) => d.name));
 
+  const cancel = new AbortController();
   const writer = createEventWriter({
     log: deps.log,
     bus: deps.bus,
@@ -74,11 +75,13 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     turnId,
     fence: job.fence,
     lastSeq: await deps.log.lastSeq(sessionId),
+    // A turn whose events no longer reach the log will not commit (see below): stop its model
+    // and tool calls now rather than spend them.
+    onFailure: (error) => cancel.abort(error),
   });
   const inputClaims: TurnInputClaim[] = job.inputs ? [job.inputs] : [];
   const workClaims: QueuedWorkClaim[] = job.work ? [job.work] : [];
 
-  const cancel = new AbortController();
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   job.signal.addEventListener("abort", abortTurn, { once: true });
   await signals.setActiveTurn(sessionId, turnId, deps.leaseTtlMs);
@@ -156,6 +159,11 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       sink,
     });
     if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);
+    // Every event of the turn must be in the log before it commits. A write that failed (Redis
+    // dropped, the lease lapsed) surfaces here; the engine may have taken it for a model failure
+    // and ended the turn short, so committing now would store a cut-off turn. Not committing
+    // leaves the claims for the next drive, which runs the turn again under the same id.
+    await writer.flush();
 
     await store.deferActiveInputs(job.fence, turnId);
     const headRevision = await commitTurn(deps, job.fence, snapshot?.headRevision ?? 0, {
