@@ -15,6 +15,8 @@ export interface AuditReport {
   duplicated: number;
   stale_commits: number;
   revision_gaps: number;
+  /** Committed turns that are not one user message and its echo (a turn cut short). */
+  malformed_turns: number;
   /** Acknowledged inputs whose client never saw its turn_completed (even by cursor). */
   incomplete_streams: number;
   /** A client's turn_completed named a head revision whose commit does not hold its input. */
@@ -28,9 +30,10 @@ export interface AuditReport {
 
 const TOKEN = /tok[0-9a-f]{32}/gu;
 
-interface CommittedTurn {
-  revision: number;
-  tokens: string[];
+function parseMessage(raw: string | undefined): { role: string; tokens: string[] } {
+  if (raw === undefined) return { role: "none", tokens: [] };
+  const parsed = JSON.parse(raw) as { role?: string };
+  return { role: parsed.role ?? "unknown", tokens: raw.match(TOKEN) ?? [] };
 }
 
 export async function audit(
@@ -52,6 +55,7 @@ export async function audit(
   let revisionGaps = 0;
   let staleCommits = 0;
   let recovered = 0;
+  let malformedTurns = 0;
   // (session, revision) -> the turn id and fencing token its announced completion carries.
   const completions = new Map<string, { turnId: string; fencingToken: number | undefined }>();
 
@@ -63,22 +67,34 @@ export async function audit(
       revisionGaps++;
       note(`${sessionId}: turn index ${snapshot.turnIndex} but head revision ${head}`);
     }
-    // The echo model commits [user, assistant] per turn: turn r holds messages 2r-2 and 2r-1.
-    const turns: CommittedTurn[] = [];
+    // The echo model commits [user, assistant] per turn, the reply repeating the user's text.
+    // Anything else is a turn committed cut short (or twice over): counted, and its tokens still
+    // counted where they sit, so one bad turn does not shift every later one into "lost".
     const messages = snapshot?.messages ?? [];
-    if (messages.length !== 2 * head) {
-      note(`${sessionId}: ${messages.length} messages for ${head} turn commits`);
-    }
-    for (let r = 1; r <= head; r++) {
-      const raw = messages[2 * r - 2] ?? "";
-      const parsed = JSON.parse(raw === "" ? "{}" : raw) as { role?: string };
-      const tokens = parsed.role === "user" ? (raw.match(TOKEN) ?? []) : [];
-      turns.push({ revision: r, tokens });
-      for (const token of tokens) {
+    let revision = 0;
+    for (let i = 0; i < messages.length;) {
+      revision++;
+      const user = parseMessage(messages[i]);
+      const reply = parseMessage(messages[i + 1]);
+      const whole =
+        user.role === "user" &&
+        reply.role === "assistant" &&
+        user.tokens.join() === reply.tokens.join();
+      if (!whole) {
+        malformedTurns++;
+        note(
+          `${sessionId}: revision ${revision} is not a user message and its echo: ${user.role} ${JSON.stringify(user.tokens)}, then ${reply.role} ${JSON.stringify(reply.tokens)}`,
+        );
+      }
+      for (const token of user.role === "user" ? user.tokens : []) {
         committed++;
         tokenCount.set(token, (tokenCount.get(token) ?? 0) + 1);
-        tokenRevision.set(token, { sessionId, revision: r });
+        tokenRevision.set(token, { sessionId, revision });
       }
+      i += whole ? 2 : 1;
+    }
+    if (revision !== head) {
+      note(`${sessionId}: ${messages.length} messages read as ${revision} turns, head ${head}`);
     }
 
     // The log's turn_completed events must announce revisions 1..head, each once, in order,
@@ -181,6 +197,7 @@ export async function audit(
     duplicated,
     stale_commits: staleCommits,
     revision_gaps: revisionGaps,
+    malformed_turns: malformedTurns,
     incomplete_streams: incomplete,
     mismatched_revisions: mismatched,
     unknown_commits: unknown,

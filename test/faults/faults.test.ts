@@ -16,6 +16,7 @@ interface Verdict {
   duplicated: number;
   stale_commits: number;
   revision_gaps: number;
+  malformed_turns: number;
   incomplete_streams: number;
   mismatched_revisions: number;
   unknown_commits: number;
@@ -61,6 +62,7 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   expect(verdict.duplicated, summary).toBe(0);
   expect(verdict.stale_commits, summary).toBe(0);
   expect(verdict.revision_gaps, summary).toBe(0);
+  expect(verdict.malformed_turns, summary).toBe(0);
   expect(verdict.incomplete_streams, summary).toBe(0);
   expect(verdict.mismatched_revisions, summary).toBe(0);
   expect(verdict.unknown_commits, summary).toBe(0);
