@@ -42,7 +42,10 @@ export interface EventLog {
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<void>;
-  /** Drops the session's log (on session delete). */
+  /**
+   * Drops the session's entries (on session delete). The sequence counter survives, so a session
+   * created again under the same id never reuses a cursor an old client may still hold.
+   */
   remove(sessionId: SessionId): Promise<void>;
   close(): Promise<void>;
 }

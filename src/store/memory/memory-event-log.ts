@@ -46,10 +46,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       const log = logs.get(sessionId);
       if (!log) return Promise.resolve({ entries: [], firstRetainedSeq: 1 });
       const firstRetainedSeq = log.entries[0]?.seq ?? log.lastSeq + 1;
-      const entries = log.entries
-        .filter((e) => e.seq > afterSeq)
-        .slice(0, limit)
-        .map((e) => structuredClone(e));
+      // Retained entries are numbered without holes (appends count up, trimming drops the
+      // oldest), so the first one after `afterSeq` sits at a known index: no scan.
+      const start = Math.max(0, afterSeq + 1 - firstRetainedSeq);
+      const entries = log.entries.slice(start, start + limit).map((e) => structuredClone(e));
       return Promise.resolve({ entries, firstRetainedSeq });
     },
 
@@ -70,7 +70,9 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     },
 
     remove(sessionId) {
-      logs.delete(sessionId);
+      const log = logs.get(sessionId);
+      // Entries go; the counter stays (see the port), as in the Redis log.
+      if (log) log.entries = [];
       return Promise.resolve();
     },
 

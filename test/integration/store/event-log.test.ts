@@ -1,0 +1,86 @@
+// The EventLog port, the same cases on the memory log and the Redis log: sequence numbers count
+// up from 1 without holes, reads page from any point, the retained window is trimmed from the
+// oldest end and says where it starts, waiters wake on an append, and remove drops the log.
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it, inject } from "vitest";
+import { sessionId } from "../../../src/domain/ids.js";
+import type { SessionEvent } from "../../../src/domain/session-events.js";
+import type { EventLog } from "../../../src/ports/event-log.js";
+import { createMemoryEventLog } from "../../../src/store/memory/memory-event-log.js";
+import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
+import { freshNamespace } from "../../support/redis-store-factory.js";
+
+const redis = new Redis(inject("redisUrl"));
+afterAll(() => redis.disconnect());
+
+const backends: [string, (maxEntries: number) => EventLog][] = [
+  ["memory", (maxEntries) => createMemoryEventLog({ maxEntries })],
+  [
+    "redis",
+    (maxEntries) => createRedisEventLog({ redis, namespace: freshNamespace("log"), maxEntries }),
+  ],
+];
+
+const delta = (text: string): { turnId: string; event: SessionEvent } => ({
+  turnId: "t",
+  event: { type: "text_delta", text },
+});
+const texts = (entries: { event: SessionEvent }[]) =>
+  entries.map((e) => (e.event.type === "text_delta" ? e.event.text : e.event.type));
+
+describe.each(backends)("the %s event log", (_name, make) => {
+  it("numbers entries from 1 without holes and pages from any point", async () => {
+    const log = make(100);
+    const s = sessionId("numbering");
+    expect(await log.lastSeq(s)).toBe(0);
+    expect(await log.append(s, [delta("a"), delta("b")])).toEqual([1, 2]);
+    expect(await log.append(s, [delta("c")])).toEqual([3]);
+    expect(await log.lastSeq(s)).toBe(3);
+    const all = await log.read(s, 0, 10);
+    expect(all.entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(texts(all.entries)).toEqual(["a", "b", "c"]);
+    expect(all.firstRetainedSeq).toBe(1);
+    expect(texts((await log.read(s, 1, 1)).entries)).toEqual(["b"]);
+    expect((await log.read(s, 3, 10)).entries).toEqual([]);
+    expect((await log.read(sessionId("never-written"), 0, 10)).entries).toEqual([]);
+    await log.close();
+  });
+
+  it("trims the oldest entries past its bound and says where the retained window starts", async () => {
+    const log = make(5);
+    const s = sessionId("trimmed");
+    for (const text of ["1", "2", "3", "4", "5", "6", "7", "8"]) await log.append(s, [delta(text)]);
+    const read = await log.read(s, 0, 100);
+    expect(read.firstRetainedSeq).toBe(4);
+    expect(read.entries.map((e) => e.seq)).toEqual([4, 5, 6, 7, 8]);
+    expect(texts((await log.read(s, 5, 2)).entries)).toEqual(["6", "7"]);
+    expect((await log.read(s, 1, 2)).entries.map((e) => e.seq)).toEqual([4, 5]);
+    await log.close();
+  });
+
+  it("wakes a waiter on an append, and lets one go at its timeout", async () => {
+    const log = make(100);
+    const s = sessionId("waiting");
+    const signal = new AbortController().signal;
+    const woken = log.waitForEntries(s, 0, 5_000, signal).then(() => "woken");
+    await new Promise((r) => setTimeout(r, 20));
+    await log.append(s, [delta("x")]);
+    expect(await woken).toBe("woken");
+    const started = Date.now();
+    await log.waitForEntries(s, 1, 100, signal);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    await log.close();
+  });
+
+  it("drops a session's entries on remove, and never reuses a sequence number", async () => {
+    const log = make(100);
+    const s = sessionId("removed");
+    await log.append(s, [delta("x"), delta("y")]);
+    await log.remove(s);
+    const read = await log.read(s, 0, 10);
+    expect(read.entries).toEqual([]);
+    expect(read.firstRetainedSeq).toBe(3);
+    expect(await log.append(s, [delta("z")])).toEqual([3]);
+    await log.close();
+  });
+});
