@@ -9,26 +9,34 @@ import { createLogger } from "../../../src/server/logger.js";
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A served health state watched against a backend the test switches on and off. */
+function watchSwitchableBackend(reachableAtStart: boolean) {
+  const health = createHealthState(["tether.v1.TurnService"]);
+  health.setAll(ServingStatus.SERVING);
+  const backend = { reachable: reachableAtStart };
+  const watcher = watchBackendHealth({
+    ping: () =>
+      backend.reachable ? Promise.resolve() : Promise.reject(new Error("connection refused")),
+    health,
+    logger: createLogger({ level: "silent" }),
+    intervalMs: 20,
+    draining: new AbortController().signal,
+    initiallyReachable: reachableAtStart,
+  });
+  return { health, backend, watcher };
+}
+
 describe("backend health", () => {
   it("reports NOT_SERVING while the backend is unreachable and SERVING once it answers again", async () => {
-    const health = createHealthState(["tether.v1.TurnService"]);
-    health.setAll(ServingStatus.SERVING);
-    let reachable = true;
-    const watcher = watchBackendHealth({
-      ping: () => (reachable ? Promise.resolve() : Promise.reject(new Error("connection refused"))),
-      health,
-      logger: createLogger({ level: "silent" }),
-      intervalMs: 20,
-      draining: new AbortController().signal,
-    });
+    const { health, backend, watcher } = watchSwitchableBackend(true);
     try {
-      reachable = false;
+      backend.reachable = false;
       await tick(80);
       expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
       expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.NOT_SERVING);
       // Liveness is process health: a Redis outage must not restart the replica.
       expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
-      reachable = true;
+      backend.reachable = true;
       await tick(80);
       expect(health.get("")).toBe(ServingStatus.SERVING);
       expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.SERVING);
@@ -38,17 +46,7 @@ describe("backend health", () => {
   });
 
   it("starts NOT_SERVING when the backend did not answer at start, and serves once it does", async () => {
-    const health = createHealthState(["tether.v1.TurnService"]);
-    health.setAll(ServingStatus.SERVING);
-    let reachable = false;
-    const watcher = watchBackendHealth({
-      ping: () => (reachable ? Promise.resolve() : Promise.reject(new Error("connection refused"))),
-      health,
-      logger: createLogger({ level: "silent" }),
-      intervalMs: 20,
-      draining: new AbortController().signal,
-      initiallyReachable: false,
-    });
+    const { health, backend, watcher } = watchSwitchableBackend(false);
     try {
       // Before the first check: no window in which a load balancer sees SERVING.
       expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
@@ -56,7 +54,7 @@ describe("backend health", () => {
       expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
       await tick(60);
       expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
-      reachable = true;
+      backend.reachable = true;
       await tick(80);
       expect(health.get("")).toBe(ServingStatus.SERVING);
       expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.SERVING);
