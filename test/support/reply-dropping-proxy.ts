@@ -13,9 +13,7 @@ export interface ReplyDroppingProxy {
   close(): Promise<void>;
 }
 
-export async function startReplyDroppingProxy(
-  upstreamPort: number,
-): Promise<ReplyDroppingProxy> {
+export async function startReplyDroppingProxy(upstreamPort: number): Promise<ReplyDroppingProxy> {
   let armed = false;
   let dropped = 0;
   const sockets = new Set<Socket>();
