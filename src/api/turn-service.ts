@@ -15,6 +15,7 @@ import {
   settingsFromProto,
 } from "./convert/turn.js";
 import { fromUint64 } from "./convert/scalars.js";
+import { mapEvents } from "./map-events.js";
 import { scopeOf } from "./tenancy.js";
 
 export interface TurnServiceOptions {
@@ -101,30 +102,6 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         req.turnId === "" ? undefined : req.turnId,
       );
       return { cancelled };
-    },
-  };
-}
-
-/**
- * Converts each runtime event as the transport pulls it. A plain iterator rather than another
- * async generator: every generator layer costs extra promise hops per streamed delta.
- */
-function mapEvents<T, R>(source: AsyncIterable<T>, convert: (item: T) => R): AsyncIterable<R> {
-  return {
-    [Symbol.asyncIterator]() {
-      const inner = source[Symbol.asyncIterator]();
-      return {
-        async next() {
-          const step = await inner.next();
-          return step.done
-            ? { done: true, value: undefined }
-            : { done: false, value: convert(step.value) };
-        },
-        async return() {
-          await inner.return?.();
-          return { done: true, value: undefined };
-        },
-      };
     },
   };
 }
