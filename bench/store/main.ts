@@ -1,6 +1,8 @@
 // Store benchmark: the Redis store's turn cycle against BullMQ job cycles, redlock lock cycles
 // and redis-benchmark's EVALSHA ceiling, all on one throwaway redis-server in the same run.
-// Usage: npm run bench:store [-- --sessions N --concurrency C --rounds R --record]
+// Usage: npm run bench:store [-- --sessions N --concurrency C --rounds R --connections K --record]
+// --connections is how many connections the store spreads its calls over (the server's setting
+// by default, see src/server/store.ts).
 // The turn cycle and BullMQ alternate for R rounds and each reports its median round, so a burst
 // of load from other processes on the machine lands on both rather than on whichever ran then.
 import { readFile, writeFile } from "node:fs/promises";
@@ -8,6 +10,7 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import type { SessionId } from "../../src/domain/ids.js";
 import { createRedisStore } from "../../src/store/redis/redis-store.js";
+import { REDIS_EXTRA_CONNECTIONS } from "../../src/server/store.js";
 import { startRedis } from "../../test/support/redis-harness.js";
 import { printTable, runConcurrently, summarize, type RunStats } from "../support/stats.js";
 import { bullmqJobCycles, evalshaCeiling, redlockCycles } from "./peers.js";
@@ -19,17 +22,25 @@ const { values } = parseArgs({
     sessions: { type: "string", default: "5000" },
     concurrency: { type: "string", default: "32" },
     rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: String(1 + REDIS_EXTRA_CONNECTIONS) },
     record: { type: "boolean", default: false },
   },
 });
 const sessions = Number(values.sessions);
 const concurrency = Number(values.concurrency);
 const rounds = Number(values.rounds);
+const connections = Number(values.connections);
 
 async function turnCycles(port: number, prefix: string, count: number): Promise<RunStats> {
   const redis = new Redis({ host: "127.0.0.1", port, enableAutoPipelining: true });
-  const store = createRedisStore({ redis, namespace: "bench" });
-  await turnCycle(store, `${prefix}-warmup` as SessionId);
+  const store = createRedisStore({
+    redis,
+    namespace: "bench",
+    extraConnections: connections - 1,
+  });
+  for (let lane = 0; lane < 4 * connections; lane++) {
+    await turnCycle(store, `${prefix}-warmup-${lane}` as SessionId);
+  }
   const { latenciesMs, seconds } = await runConcurrently(count, concurrency, (i) =>
     turnCycle(store, `${prefix}-${i}` as SessionId),
   );
@@ -60,7 +71,8 @@ async function recordResults(table: string, json: string): Promise<void> {
     "## Store",
     "",
     `Measured by \`npm run bench:store -- --record\` on ${new Date().toISOString().slice(0, 10)}`,
-    `(${sessions} sessions, concurrency ${concurrency}, median of ${rounds} alternating rounds,`,
+    `(${sessions} sessions, concurrency ${concurrency}, ${connections} store connection(s),`,
+    `median of ${rounds} alternating rounds,`,
     "one local redis-server, 2 cores).",
     "",
     "```",
@@ -126,6 +138,7 @@ async function main(): Promise<void> {
       bullmq_rounds_ops_s: bullmqs.map((b) => Math.round(b.opsPerSecond)),
       sessions,
       concurrency,
+      connections,
       rounds,
       seconds: round((performance.now() - started) / 1000),
     };

@@ -20,6 +20,9 @@ import type { SessionSignals } from "../ports/session-signals.js";
 import type { StoreConfig } from "./config.js";
 import { redactUrl, type Logger } from "./logger.js";
 
+/** Connections the Redis store opens besides the replica's own, on a standalone server. */
+export const REDIS_EXTRA_CONNECTIONS = 1;
+
 export interface BuiltStore {
   store: RuntimeStore;
   /** The session event log and turn signals on the same backend as the store. */
@@ -82,7 +85,12 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
       : { store: "redis", url: redactUrl(config.url ?? "") },
     "using the Redis store",
   );
-  const store = createRedisStore({ redis });
+  const store = createRedisStore({
+    redis,
+    // A cluster client already has a connection per master; a standalone server gets a second
+    // one so that one connection's pipeline is written while the other's runs (ADR 0004).
+    extraConnections: config.clusterNodes.length > 0 ? 0 : REDIS_EXTRA_CONNECTIONS,
+  });
   const log = createRedisEventLog({ redis });
   const signals = createRedisSignals({ redis });
   return {

@@ -1,4 +1,5 @@
-// The conformance suite against the Redis store on the standalone redis-server of the test run.
+// The conformance suite against the Redis store on the standalone redis-server of the test run:
+// on the caller's connection alone, and with the store's calls spread over three connections.
 import { afterAll, beforeAll, describe, inject } from "vitest";
 import type { Redis } from "ioredis";
 import { connectStandalone, redisStoreFactory } from "../support/redis-store-factory.js";
@@ -20,5 +21,18 @@ describe("redis store conformance (standalone)", () => {
       if (!redis) throw new Error("no Redis connection");
       return redis;
     }, "standalone"),
+  );
+});
+
+describe("redis store conformance (standalone, calls spread over three connections)", () => {
+  defineStoreConformance(
+    redisStoreFactory(
+      () => {
+        if (!redis) throw new Error("no Redis connection");
+        return redis;
+      },
+      "lanes",
+      2,
+    ),
   );
 });

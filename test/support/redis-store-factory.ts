@@ -25,11 +25,16 @@ export function freshNamespace(label: string): string {
  * A factory over a connection the test file owns. The Redis backend reads the server clock, so
  * advancing time is a real sleep (with a small margin for timer granularity).
  */
-export function redisStoreFactory(connection: () => Redis | Cluster, label: string): StoreFactory {
+export function redisStoreFactory(
+  connection: () => Redis | Cluster,
+  label: string,
+  extraConnections = 0,
+): StoreFactory {
   return async (options?: { limits?: Partial<StoreLimits> }) => {
     const store = createRedisStore({
       redis: connection(),
       namespace: freshNamespace(label),
+      extraConnections,
       ...(options?.limits ? { limits: options.limits } : {}),
     });
     return {

@@ -1,5 +1,6 @@
-// Connection helpers shared by the Redis log, signals and ready index: extra connections of the
-// same kind as the caller's, and plain commands whose failures become typed store errors.
+// Connection helpers shared by the Redis store, log, signals and ready index: the replica's
+// connection settings, extra connections of the same kind as the caller's, and plain commands
+// whose failures become typed store errors.
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { toStoreError } from "./scripts.js";
 
@@ -30,21 +31,33 @@ export function replicaConnectionOptions(settings: ReplicaConnectionSettings): R
 }
 
 /**
- * A new connection like the caller's, for blocking reads and pub/sub (which need their own). Its
- * failures surface on the commands it runs; the listener keeps reconnect attempts off stderr.
+ * A new connection with the caller's settings, changed by `overrides`. Its failures surface on
+ * the commands it runs; the listener keeps reconnect attempts off stderr.
  */
-export function duplicateConnection(redis: Redis | Cluster): Redis | Cluster {
-  // These connections only read (XREAD BLOCK) and subscribe, which are safe to send again after a
-  // reconnect, and they block on purpose: so resend, and no command timeout.
-  const readOnly = { commandTimeout: undefined, autoResendUnfulfilledCommands: true };
+export function duplicateConnection(
+  redis: Redis | Cluster,
+  overrides: Partial<RedisOptions> = {},
+): Redis | Cluster {
   const conn =
     "isCluster" in redis && redis.isCluster
       ? (redis as Cluster).duplicate([], {
-          redisOptions: { ...(redis as Cluster).options.redisOptions, ...readOnly },
+          redisOptions: { ...(redis as Cluster).options.redisOptions, ...overrides },
         })
-      : (redis as Redis).duplicate(readOnly);
+      : (redis as Redis).duplicate(overrides);
   conn.on("error", () => undefined);
   return conn;
+}
+
+/**
+ * A connection for blocking reads (XREAD BLOCK) and pub/sub, which need their own. Their commands
+ * are reads, safe to send again after a reconnect, and they block on purpose: so they are resent,
+ * with no command timeout.
+ */
+export function readerConnection(redis: Redis | Cluster): Redis | Cluster {
+  return duplicateConnection(redis, {
+    commandTimeout: undefined,
+    autoResendUnfulfilledCommands: true,
+  });
 }
 
 /** Runs plain Redis commands; any failure leaves as a typed store error, never Redis text. */

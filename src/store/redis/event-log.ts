@@ -8,7 +8,7 @@ import type { SessionEvent } from "../../domain/session-events.js";
 import type { EventLog, LogEntry } from "../../ports/event-log.js";
 import { sessionEventKeys, sessionKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
-import { duplicateConnection } from "./connections.js";
+import { readerConnection } from "./connections.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
 export interface RedisEventLogOptions {
@@ -47,7 +47,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
     let conn = idle.pop();
     if (!conn) {
       // A reader's failures reach it through its XREAD.
-      conn = duplicateConnection(redis);
+      conn = readerConnection(redis);
     }
     busy.add(conn);
     return conn;

@@ -15,6 +15,7 @@ import * as inputs from "./input-ops.js";
 import { checkNamespace } from "./keys.js";
 import * as leases from "./lease-ops.js";
 import * as queue from "./queue-ops.js";
+import { duplicateConnection } from "./connections.js";
 import { createScriptRunner } from "./scripts.js";
 import * as sessions from "./session-ops.js";
 
@@ -27,6 +28,24 @@ export interface RedisStoreOptions {
   livenessProbe?: LivenessProbe;
   /** Decision records: lease claims, reclaims, renewal and fencing refusals. None by default. */
   logger?: StoreLogger;
+  /**
+   * Extra connections the store opens (duplicates of `redis`, closed by `close`) to spread its
+   * script calls over, by session. ioredis keeps one pipeline in flight per connection, so on
+   * one connection Node and Redis take turns; with more, one connection's batch is written
+   * while another's runs. 0 by default: everything on `redis`. ADR 0004.
+   */
+  extraConnections?: number;
+}
+
+/** FNV-1a over the id's UTF-16 units: cheap, and stable for a session, so its calls keep order. */
+function laneOf(sessionId: unknown, lanes: number): number {
+  const text = typeof sessionId === "string" ? sessionId : "";
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % lanes;
 }
 
 export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
@@ -41,30 +60,42 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
     probe,
     options.logger,
   );
+  const owned = Array.from({ length: options.extraConnections ?? 0 }, () =>
+    duplicateConnection(options.redis),
+  );
+  // Each lane runs scripts on its own connection; the session index (ctx.redis) stays on the
+  // caller's connection for every lane, so its updates keep their order against list and delete.
+  const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: createScriptRunner(conn) }))];
+  const on = (sessionId: unknown) =>
+    lanes.length === 1 ? ctx : (lanes[laneOf(sessionId, lanes.length)] ?? ctx);
   return {
-    commit: (c) => commits.commit(ctx, c),
-    loadSession: (id) => commits.loadSession(ctx, id),
-    deleteSession: (id) => sessions.deleteSession(ctx, id),
+    commit: (c) => commits.commit(on(c?.sessionId), c),
+    loadSession: (id) => commits.loadSession(on(id), id),
+    deleteSession: (id) => sessions.deleteSession(on(id), id),
     listSessions: (o) => sessions.listSessions(ctx, o),
-    tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(ctx, id, owner, ttl),
-    renewLease: (fence, ttl) => leases.renewLease(ctx, fence, ttl),
-    releaseLease: (fence) => leases.releaseLease(ctx, fence),
+    tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),
+    renewLease: (fence, ttl) => leases.renewLease(on(fence?.sessionId), fence, ttl),
+    releaseLease: (fence) => leases.releaseLease(on(fence?.sessionId), fence),
     reclaimLease: (id, claimant, observed, ttl) =>
-      leases.reclaimLease(ctx, id, claimant, observed, ttl),
-    currentLease: (id) => leases.currentLease(ctx, id),
-    enqueueWork: (draft) => queue.enqueueWork(ctx, draft),
-    listWork: (id) => queue.listWork(ctx, id),
-    cancelWork: (id, ids) => queue.cancelWork(ctx, id, ids),
-    claimReadyWork: (fence, boundary, max) => queue.claimReadyWork(ctx, fence, boundary, max),
-    claimWorkByIds: (fence, ids) => queue.claimWorkByIds(ctx, fence, ids),
-    submitInput: (draft) => inputs.submitInput(ctx, draft),
-    listInputs: (id) => inputs.listInputs(ctx, id),
-    cancelInputs: (id, selector) => inputs.cancelInputs(ctx, id, selector),
-    claimInputs: (fence, point, max) => inputs.claimInputs(ctx, fence, point, max),
-    deferActiveInputs: (fence, turnId) => inputs.deferActiveInputs(ctx, fence, turnId),
-    vacuum: (id) => sessions.vacuum(ctx, id),
-    // The connection belongs to the caller (it may serve other stores or other code), so close
-    // releases nothing of it; the caller quits it after closing the store.
-    close: () => Promise.resolve(),
+      leases.reclaimLease(on(id), id, claimant, observed, ttl),
+    currentLease: (id) => leases.currentLease(on(id), id),
+    enqueueWork: (draft) => queue.enqueueWork(on(draft?.sessionId), draft),
+    listWork: (id) => queue.listWork(on(id), id),
+    cancelWork: (id, ids) => queue.cancelWork(on(id), id, ids),
+    claimReadyWork: (fence, boundary, max) =>
+      queue.claimReadyWork(on(fence?.sessionId), fence, boundary, max),
+    claimWorkByIds: (fence, ids) => queue.claimWorkByIds(on(fence?.sessionId), fence, ids),
+    submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
+    listInputs: (id) => inputs.listInputs(on(id), id),
+    cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
+    claimInputs: (fence, point, max) => inputs.claimInputs(on(fence?.sessionId), fence, point, max),
+    deferActiveInputs: (fence, turnId) =>
+      inputs.deferActiveInputs(on(fence?.sessionId), fence, turnId),
+    vacuum: (id) => sessions.vacuum(on(id), id),
+    // The caller's connection stays open (it may serve other stores or other code; the caller
+    // quits it after closing the store); the extra connections are the store's own.
+    close: async () => {
+      await Promise.all(owned.map((conn) => conn.quit().catch(() => conn.disconnect())));
+    },
   };
 }

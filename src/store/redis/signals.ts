@@ -9,7 +9,7 @@ import type {
   TurnListener,
 } from "../../ports/session-signals.js";
 import { sessionEventKeys } from "./keys.js";
-import { duplicateConnection, withStoreErrors as guarded } from "./connections.js";
+import { readerConnection, withStoreErrors as guarded } from "./connections.js";
 
 export interface RedisSignalsOptions {
   redis: Redis | Cluster;
@@ -33,7 +33,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
 
   const subscriberConnection = (): Redis | Cluster => {
     if (subscriber) return subscriber;
-    const conn = duplicateConnection(redis);
+    const conn = readerConnection(redis);
     conn.on("message", (channel: string, raw: string) => {
       let message: Message;
       try {
