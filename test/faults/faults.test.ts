@@ -1,7 +1,8 @@
 // Runs the fault-injection suite (test/faults/run.ts) as its own process and holds its verdict,
 // the JSON object on its last line, to the bar: nothing acknowledged lost or committed twice, no
-// commit from a superseded lease, no revision gap, every stream completed, and at least 20
-// injected faults of each kind.
+// commit from a superseded lease, no revision gap, no turn committed cut short, every stream
+// completed, every replica refusing turns while Redis is down and serving after, and at least 20
+// injected faults of each kind in each run (standalone and cluster). One run, no retry.
 import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
