@@ -188,7 +188,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       const entry = { done: Promise.resolve(), stop, poked: false };
       entry.done = drive(sessionId, outcome.lease, stop)
         .catch((error: unknown) => {
-          deps.logger.error({ sessionId, error }, "session loop failed");
+          // Redis going away is an outage the replica rides out (the ready hint stays, and the
+          // sweep or a waiting client drives the session again), not a fault of this process.
+          if (isTetherError(error, "store_unavailable")) {
+            deps.logger.warn({ sessionId, error }, "session loop stopped: store unavailable");
+          } else {
+            deps.logger.error({ sessionId, error }, "session loop failed");
+          }
         })
         .finally(() => {
           loops.delete(sessionId);
