@@ -9,6 +9,14 @@ import { createLogger } from "../../../src/server/logger.js";
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The whole server ("") and an API service report `status`; liveness stays SERVING. */
+function expectReadiness(health: ReturnType<typeof createHealthState>, status: ServingStatus) {
+  expect(health.get("")).toBe(status);
+  expect(health.get("tether.v1.TurnService")).toBe(status);
+  // Liveness is process health: a Redis outage must not restart the replica.
+  expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
+}
+
 /** A served health state watched against a backend the test switches on and off. */
 function watchSwitchableBackend(reachableAtStart: boolean) {
   const health = createHealthState(["tether.v1.TurnService"]);
@@ -32,14 +40,10 @@ describe("backend health", () => {
     try {
       backend.reachable = false;
       await tick(80);
-      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
-      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.NOT_SERVING);
-      // Liveness is process health: a Redis outage must not restart the replica.
-      expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
+      expectReadiness(health, ServingStatus.NOT_SERVING);
       backend.reachable = true;
       await tick(80);
-      expect(health.get("")).toBe(ServingStatus.SERVING);
-      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.SERVING);
+      expectReadiness(health, ServingStatus.SERVING);
     } finally {
       watcher.stop();
     }
@@ -49,15 +53,12 @@ describe("backend health", () => {
     const { health, backend, watcher } = watchSwitchableBackend(false);
     try {
       // Before the first check: no window in which a load balancer sees SERVING.
-      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
-      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.NOT_SERVING);
-      expect(health.get(LIVENESS_SERVICE)).toBe(ServingStatus.SERVING);
+      expectReadiness(health, ServingStatus.NOT_SERVING);
       await tick(60);
-      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+      expectReadiness(health, ServingStatus.NOT_SERVING);
       backend.reachable = true;
       await tick(80);
-      expect(health.get("")).toBe(ServingStatus.SERVING);
-      expect(health.get("tether.v1.TurnService")).toBe(ServingStatus.SERVING);
+      expectReadiness(health, ServingStatus.SERVING);
     } finally {
       watcher.stop();
     }
