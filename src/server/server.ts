@@ -1,6 +1,7 @@
 // The composition root of the network service: routes, interceptors, one listener for every
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
+import { setMaxListeners } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
@@ -50,6 +51,9 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   const health = createHealthState();
   const draining = new AbortController();
   const shutdown = new AbortController();
+  // Every call in flight listens on both (connect links each call's signal to shutdown; streams
+  // end on drain), so their listener count follows the number of open calls, with no bound.
+  setMaxListeners(0, draining.signal, shutdown.signal);
 
   const handler = connectNodeAdapter({
     routes: createTetherRoutes({

@@ -2,6 +2,7 @@
 // bytes, wrong content types, oversize messages, credentials, tenancy, deadlines, metrics and
 // drain. After every refusal the server must still serve.
 import { execFile } from "node:child_process";
+import { setMaxListeners } from "node:events";
 import * as http2 from "node:http2";
 import { createServer, type AddressInfo } from "node:net";
 import { promisify } from "node:util";
@@ -223,5 +224,31 @@ describe("operations", () => {
     expect(h.server.draining.aborted).toBe(true);
     const fresh = createGrpcTransport({ baseUrl: h.baseUrl });
     await expect(createClient(Health, fresh).check({})).rejects.toThrow();
+  });
+
+  test("holds many concurrent streams without a listener-leak warning", async () => {
+    h = await startApiServer();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    const stop = new AbortController();
+    // The client's one signal for all calls is the test's choice, not the server's concern.
+    setMaxListeners(0, stop.signal);
+    const health = createClient(Health, h.transport);
+    try {
+      // Each open call links its own signal to the server's shutdown and drain signals.
+      const streams = Array.from({ length: 24 }, async () => {
+        for await (const update of health.watch({}, { signal: stop.signal })) {
+          expect(update.status).toBe(ServingStatus.SERVING);
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      stop.abort();
+      await Promise.allSettled(streams);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.startsWith("MaxListenersExceededWarning"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });
