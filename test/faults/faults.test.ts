@@ -7,23 +7,28 @@ import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
+import type { AuditReport } from "./audit.js";
+import type { OutageReport } from "./outage.js";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
-interface Verdict {
-  acknowledged: number;
-  committed: number;
-  lost: number;
-  duplicated: number;
-  stale_commits: number;
-  revision_gaps: number;
-  malformed_turns: number;
-  incomplete_streams: number;
-  mismatched_revisions: number;
-  unknown_commits: number;
+/** The summary line run.ts prints: the audit's totals over both runs, plus faults and outage. */
+interface Verdict extends Pick<
+  AuditReport,
+  | "acknowledged"
+  | "committed"
+  | "lost"
+  | "duplicated"
+  | "stale_commits"
+  | "revision_gaps"
+  | "malformed_turns"
+  | "incomplete_streams"
+  | "mismatched_revisions"
+  | "unknown_commits"
+> {
   faults: Record<string, number>;
   runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
-  outage?: Record<string, number> & { refusals: string[] };
+  outage?: OutageReport;
 }
 
 function runSuite(): Promise<{ code: number | null; output: string }> {

@@ -1,15 +1,13 @@
 // Restartable redis-server processes for the fault suite: each keeps its port and directory
 // across restarts, with AOF on (fsync on every write), so a restart loses nothing acknowledged.
 // A cluster node restarts with its nodes.conf and rejoins under the same node id.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { freePort } from "../support/redis-harness.js";
+import { formCluster, freePort, waitForClusterOk, waitForPing } from "../support/redis-harness.js";
 import { track } from "./processes.js";
 
-const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface RestartableRedis {
@@ -22,21 +20,6 @@ export interface RestartableRedis {
   /** Starts a halted server on its port and directory; resolves once it answers PONG. */
   start(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function ping(port: number, deadlineMs: number): Promise<void> {
-  const started = Date.now();
-  for (let attempt = 0; attempt < 2_000; attempt++) {
-    try {
-      const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), "ping"]);
-      if (stdout.trim() === "PONG") return;
-    } catch {
-      // not up yet (or still loading the AOF)
-    }
-    if (Date.now() - started > deadlineMs) break;
-    await sleep(50);
-  }
-  throw new Error(`redis on ${port} did not answer PONG within ${deadlineMs} ms`);
 }
 
 async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> {
@@ -62,7 +45,7 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
     child = track(spawn("redis-server", args, { stdio: "ignore" }));
-    await ping(port, 20_000);
+    await waitForPing(port, 20_000);
   };
   const kill = async (signal: NodeJS.Signals): Promise<void> => {
     const current = child;
@@ -117,30 +100,11 @@ export async function startRestartableCluster(masters = 3): Promise<RestartableC
       ]),
     );
   }
-  await run("redis-cli", [
-    "--cluster",
-    "create",
-    ...nodes.map((n) => `127.0.0.1:${n.port}`),
-    "--cluster-replicas",
-    "0",
-    "--cluster-yes",
-  ]);
+  const ports = nodes.map((n) => n.port);
+  await formCluster(ports);
   const cluster: RestartableCluster = {
     nodes,
-    async waitOk(deadlineMs) {
-      const started = Date.now();
-      for (const node of nodes) {
-        for (let attempt = 0; attempt < 2_000; attempt++) {
-          const info = await run("redis-cli", ["-p", String(node.port), "cluster", "info"]).then(
-            (r) => r.stdout,
-            () => "",
-          );
-          if (info.includes("cluster_state:ok")) break;
-          if (Date.now() - started > deadlineMs) throw new Error("cluster did not reach state ok");
-          await sleep(100);
-        }
-      }
-    },
+    waitOk: (deadlineMs) => waitForClusterOk(ports, deadlineMs),
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
     },

@@ -30,7 +30,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
+/** Resolves once redis-server on `port` answers PONG (it may be starting or loading its AOF). */
+export async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
   const started = Date.now();
   for (;;) {
     try {
@@ -102,29 +103,41 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
       ]),
     );
   }
-  const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-  await run("redis-cli", [
-    "--cluster",
-    "create",
-    ...addresses,
-    "--cluster-replicas",
-    "0",
-    "--cluster-yes",
-  ]);
-  // Wait until every node reports the cluster as ok.
-  const started = Date.now();
-  for (const node of nodes) {
-    for (;;) {
-      const { stdout } = await run("redis-cli", ["-p", String(node.port), "cluster", "info"]);
-      if (stdout.includes("cluster_state:ok")) break;
-      if (Date.now() - started > 20_000) throw new Error("cluster did not reach state ok");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const ports = nodes.map((n) => n.port);
+  await formCluster(ports);
+  await waitForClusterOk(ports, 20_000);
   return {
-    ports: nodes.map((n) => n.port),
+    ports,
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
     },
   };
+}
+
+/** Joins empty cluster-enabled nodes into one cluster of masters, the slots spread over them. */
+export async function formCluster(ports: readonly number[]): Promise<void> {
+  await run("redis-cli", [
+    "--cluster",
+    "create",
+    ...ports.map((port) => `127.0.0.1:${port}`),
+    "--cluster-replicas",
+    "0",
+    "--cluster-yes",
+  ]);
+}
+
+/** Waits until every node reports cluster_state:ok; a node not answering yet counts as not ok. */
+export async function waitForClusterOk(ports: readonly number[], deadlineMs: number) {
+  const started = Date.now();
+  for (const port of ports) {
+    for (;;) {
+      const info = await run("redis-cli", ["-p", String(port), "cluster", "info"]).then(
+        (r) => r.stdout,
+        () => "",
+      );
+      if (info.includes("cluster_state:ok")) break;
+      if (Date.now() - started > deadlineMs) throw new Error("cluster did not reach state ok");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
