@@ -21,6 +21,11 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   session_execution_lease_expired: Code.FailedPrecondition,
   session_busy: Code.Aborted,
   turn_not_running: Code.FailedPrecondition,
+  session_already_exists: Code.AlreadyExists,
+  unauthenticated: Code.Unauthenticated,
+  deadline_exceeded: Code.DeadlineExceeded,
+  unknown_service: Code.NotFound,
+  server_shutting_down: Code.Unavailable,
   store_unavailable: Code.Unavailable,
   internal: Code.Internal,
 };
@@ -56,30 +61,39 @@ function metadataOf(fields: Record<string, unknown>, tenant: string | undefined)
 }
 
 /**
+ * The wire form of one TetherError (any code but `internal`, whose detail belongs in the log only):
+ * its status from the table, ErrorInfo, and BadRequest when fields were refused. Exported for the interceptors that run outside the error interceptor
+ * (auth, default deadlines) and for the server's shutdown reason, so they build no status of their own.
+ */
+export function connectErrorOf(error: TetherError, tenant?: string): ConnectError {
+  const details: ConstructorParameters<typeof ConnectError>[3] = [
+    {
+      desc: ErrorInfoSchema,
+      value: {
+        reason: reasonOf(error.code),
+        domain: ERROR_DOMAIN,
+        metadata: metadataOf(error.fields, tenant),
+      },
+    },
+  ];
+  if (error.violations.length > 0) {
+    details.push({
+      desc: BadRequestSchema,
+      value: { fieldViolations: error.violations.map((v) => ({ ...v })) },
+    });
+  }
+  const message = stripTenant(error.message, tenant);
+  return new ConnectError(message, STATUS_OF[error.code], undefined, details, error);
+}
+
+/**
  * Converts anything thrown by a service into the ConnectError the client receives. ConnectErrors
- * pass through: they were already chosen deliberately (e.g. UNAUTHENTICATED, DEADLINE_EXCEEDED).
+ * pass through: they were already built here (connectErrorOf) or by Connect itself.
  */
 export function toConnectError(error: unknown, log: ErrorLog, tenant?: string): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof TetherError && error.code !== "internal") {
-    const details: ConstructorParameters<typeof ConnectError>[3] = [
-      {
-        desc: ErrorInfoSchema,
-        value: {
-          reason: reasonOf(error.code),
-          domain: ERROR_DOMAIN,
-          metadata: metadataOf(error.fields, tenant),
-        },
-      },
-    ];
-    if (error.violations.length > 0) {
-      details.push({
-        desc: BadRequestSchema,
-        value: { fieldViolations: error.violations.map((v) => ({ ...v })) },
-      });
-    }
-    const message = stripTenant(error.message, tenant);
-    return new ConnectError(message, STATUS_OF[error.code], undefined, details, error);
+    return connectErrorOf(error, tenant);
   }
   log.error({ err: error }, "unexpected error at the API edge");
   return new ConnectError(GENERIC_INTERNAL, Code.Internal, undefined, undefined, error);

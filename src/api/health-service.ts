@@ -1,7 +1,8 @@
 // grpc.health.v1 over a health state the server flips: "" is the server as a whole, every other
 // name one service. Shutdown flips everything to NOT_SERVING first, so balancers stop routing
 // new calls here while in-flight ones drain.
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { unknownService } from "../domain/errors.js";
 import type { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
 
@@ -68,9 +69,7 @@ export function createHealthService(
   return {
     check(req) {
       const status = state.get(req.service);
-      if (status === undefined) {
-        throw new ConnectError(`unknown service ${req.service}`, Code.NotFound);
-      }
+      if (status === undefined) throw unknownService(req.service);
       return { status };
     },
 

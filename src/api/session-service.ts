@@ -2,8 +2,13 @@
 // exists once it has a commit; creation is the commit from head 0, so two racing creates of one
 // id cannot both succeed.
 import { randomUUID } from "node:crypto";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, isTetherError, sessionNotFound } from "../domain/errors.js";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  invalidArgument,
+  isTetherError,
+  sessionAlreadyExists,
+  sessionNotFound,
+} from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
 import type { SessionSnapshot } from "../domain/session.js";
 import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
@@ -50,10 +55,7 @@ export function createSessionService(
         });
       } catch (error) {
         if (isTetherError(error, "head_revision_conflict")) {
-          throw new ConnectError(
-            `session ${scope.toClient(storeId)} already exists`,
-            Code.AlreadyExists,
-          );
+          throw sessionAlreadyExists(scope.toClient(storeId));
         }
         throw error;
       }

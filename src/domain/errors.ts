@@ -14,6 +14,11 @@ export type TetherErrorCode =
   | "unknown_batch_ids"
   | "session_busy"
   | "turn_not_running"
+  | "session_already_exists"
+  | "unauthenticated"
+  | "deadline_exceeded"
+  | "unknown_service"
+  | "server_shutting_down"
   | "store_unavailable"
   | "internal";
 
@@ -31,6 +36,12 @@ export interface TetherErrorOptions {
   cause?: unknown;
 }
 
+// A replica going away is as transient as a store outage: another replica can take the call.
+const RETRYABLE: ReadonlySet<TetherErrorCode> = new Set([
+  "store_unavailable",
+  "server_shutting_down",
+]);
+
 export class TetherError extends Error {
   readonly code: TetherErrorCode;
   readonly classification: ErrorClass;
@@ -42,7 +53,7 @@ export class TetherError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TetherError";
     this.code = code;
-    this.classification = code === "store_unavailable" ? "retryable" : "terminal";
+    this.classification = RETRYABLE.has(code) ? "retryable" : "terminal";
     this.fields = options.fields ?? {};
     this.violations = options.violations ?? [];
   }
@@ -141,4 +152,27 @@ export function unknownBatchIds(sessionId: string, batchIds: string[]): TetherEr
 
 export function storeUnavailable(message: string, cause?: unknown): TetherError {
   return new TetherError("store_unavailable", `store unavailable: ${message}`, { cause });
+}
+
+export function sessionAlreadyExists(sessionId: string): TetherError {
+  return new TetherError("session_already_exists", `session ${sessionId} already exists`, {
+    fields: { sessionId },
+  });
+}
+
+export function unauthenticated(message: string): TetherError {
+  return new TetherError("unauthenticated", message);
+}
+
+export function deadlineExceeded(): TetherError {
+  return new TetherError("deadline_exceeded", "the request's deadline passed");
+}
+
+/** grpc.health.v1 Check of a service this server does not report on. */
+export function unknownService(service: string): TetherError {
+  return new TetherError("unknown_service", `unknown service ${service}`, { fields: { service } });
+}
+
+export function serverShuttingDown(): TetherError {
+  return new TetherError("server_shutting_down", "the server is shutting down");
 }

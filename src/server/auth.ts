@@ -2,8 +2,10 @@
 // context to scope session ids. Health and reflection stay open so probes and grpcurl work
 // without credentials; they reveal no tenant data.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { Interceptor } from "@connectrpc/connect";
+import { connectErrorOf } from "../api/errors.js";
 import { DEFAULT_TENANT, tenantKey } from "../api/tenancy.js";
+import { unauthenticated } from "../domain/errors.js";
 
 const OPEN_PACKAGES = ["grpc.health.v1.", "grpc.reflection.v1.", "grpc.reflection.v1alpha."];
 
@@ -29,14 +31,14 @@ export function createAuthInterceptor(
     const header = req.header.get("authorization") ?? "";
     const match = /^Bearer\s+(\S+)\s*$/iu.exec(header);
     if (!match?.[1]) {
-      throw new ConnectError("missing bearer API key", Code.Unauthenticated);
+      throw connectErrorOf(unauthenticated("missing bearer API key"));
     }
     const presented = digest(match[1]);
     let tenant: string | undefined;
     for (const entry of entries) {
       if (timingSafeEqual(entry.digest, presented)) tenant = entry.tenant;
     }
-    if (tenant === undefined) throw new ConnectError("unknown API key", Code.Unauthenticated);
+    if (tenant === undefined) throw connectErrorOf(unauthenticated("unknown API key"));
     req.contextValues.set(tenantKey, tenant);
     return next(req);
   };

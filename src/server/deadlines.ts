@@ -1,6 +1,8 @@
 // A default deadline for unary calls whose client set none, so a stuck store call cannot hold a
 // request (and its memory) forever. Streams are exempt: watching a session is meant to last.
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { connectErrorOf } from "../api/errors.js";
+import { deadlineExceeded } from "../domain/errors.js";
 
 export function createDefaultDeadlineInterceptor(defaultTimeoutMs: number): Interceptor {
   return (next) => async (req) => {
@@ -12,11 +14,7 @@ export function createDefaultDeadlineInterceptor(defaultTimeoutMs: number): Inte
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => {
         const reason: unknown = signal.reason;
-        reject(
-          reason instanceof ConnectError
-            ? reason
-            : new ConnectError("the request's deadline passed", Code.DeadlineExceeded),
-        );
+        reject(reason instanceof ConnectError ? reason : connectErrorOf(deadlineExceeded()));
       };
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });

@@ -2,9 +2,10 @@
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
 import { setMaxListeners } from "node:events";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { connectErrorOf } from "../api/errors.js";
 import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
+import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
@@ -111,7 +112,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       closed ??= (async () => {
         health.setAll(ServingStatus.NOT_SERVING);
         draining.abort();
-        shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
+        shutdown.abort(connectErrorOf(serverShuttingDown()));
         listener.forceClose();
         await metricsListener?.close();
       })();
