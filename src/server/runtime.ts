@@ -4,8 +4,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { LeaseOwner } from "../domain/lease.js";
-import { createTurnService } from "../api/turn-service.js";
-import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
+import { routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
@@ -86,7 +85,7 @@ export function buildRuntime(
   });
   return {
     runtime,
-    routes: (router) => router.service(TurnService, createTurnService({ runtime })),
+    routes: (router) => routeTurnService(router, { runtime }),
     sweeper,
   };
 }

@@ -1,0 +1,60 @@
+// The services this layer serves, registered on a router. The generated service descriptors stay
+// behind this module, so the composition root (src/server) never imports src/gen.
+import type { ConnectRouter } from "@connectrpc/connect";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ReflectionV1alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { LeaseService } from "../gen/tether/v1/lease_service_pb.js";
+import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
+import { SessionService } from "../gen/tether/v1/session_service_pb.js";
+import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import { createHealthService, type HealthState } from "./health-service.js";
+import { createLeaseService } from "./lease-service.js";
+import { createQueueService } from "./queue-service.js";
+import { createReflectionServices } from "./reflection-service.js";
+import { createSessionService } from "./session-service.js";
+import { createTurnService, type TurnServiceOptions } from "./turn-service.js";
+
+/** SessionService, QueueService and LeaseService over one store. */
+export function routeStoreServices(router: ConnectRouter, store: RuntimeStore): void {
+  router.service(SessionService, createSessionService({ store }));
+  router.service(QueueService, createQueueService({ store }));
+  router.service(LeaseService, createLeaseService({ store }));
+}
+
+export function routeTurnService(router: ConnectRouter, options: TurnServiceOptions): void {
+  router.service(TurnService, createTurnService(options));
+}
+
+export interface OperationalRoutesOptions {
+  health: HealthState;
+  /** Ends health watches when the server drains. */
+  stopSignal?: AbortSignal | undefined;
+}
+
+/**
+ * Health and reflection, registered last: every service already on the router is what health
+ * reports on and reflection advertises.
+ */
+export function routeOperationalServices(
+  router: ConnectRouter,
+  options: OperationalRoutesOptions,
+): void {
+  const services = [
+    ...new Map(router.handlers.map((h) => [h.service.typeName, h.service])).values(),
+  ];
+  for (const service of services) {
+    options.health.set(service.typeName, options.health.get("") ?? 0);
+  }
+  router.service(
+    Health,
+    createHealthService(
+      options.health,
+      options.stopSignal ? { stopSignal: options.stopSignal } : {},
+    ),
+  );
+  const reflection = createReflectionServices([...services, Health]);
+  router.service(ReflectionV1, reflection.v1);
+  router.service(ReflectionV1alpha, reflection.v1alpha);
+}
