@@ -1,0 +1,176 @@
+// The checkers behind scripts/check-source.ts, on small samples: each must accept a good one and
+// name what is wrong with a bad one.
+import { describe, expect, test } from "vitest";
+import {
+  findCycles,
+  importGraph,
+  lineCount,
+  luaHeaderProblems,
+  oversizedFiles,
+} from "../../../scripts/source-gates.js";
+
+const tree = (files: Record<string, string>) => new Map(Object.entries(files));
+
+describe("import graph and cycles", () => {
+  test("resolves relative .js imports of every form to .ts modules, and drops packages", () => {
+    const graph = importGraph(
+      tree({
+        "src/a/one.ts": [
+          'import { x } from "./two.js";',
+          'import type { Y } from "../b/three.js";',
+          'export { z } from "../b/four.js";',
+          'const lazy = () => import("./five.js");',
+          'import { readFileSync } from "node:fs";',
+          'import { missing } from "./not-in-the-tree.js";',
+        ].join("\n"),
+        "src/a/two.ts": "export const x = 1;",
+        "src/a/five.ts": "export const v = 1;",
+        "src/b/three.ts": "export type Y = 1;",
+        "src/b/four.ts": "export const z = 1;",
+      }),
+    );
+    expect(graph.get("src/a/one.ts")).toEqual([
+      "src/a/five.ts",
+      "src/a/two.ts",
+      "src/b/four.ts",
+      "src/b/three.ts",
+    ]);
+    expect(graph.get("src/a/two.ts")).toEqual([]);
+  });
+
+  test("an acyclic tree, diamonds included, has no cycles", () => {
+    const graph = new Map([
+      ["a", ["b", "c"]],
+      ["b", ["d"]],
+      ["c", ["d"]],
+      ["d", []],
+    ]);
+    expect(findCycles(graph)).toEqual([]);
+  });
+
+  test("finds each cycle once, as a path from its first module back to it", () => {
+    const graph = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a", "d"]],
+      ["d", []],
+      ["e", ["f"]],
+      ["f", ["e"]],
+      ["g", ["g"]],
+    ]);
+    expect(findCycles(graph)).toEqual([
+      ["a", "b", "c", "a"],
+      ["e", "f", "e"],
+      ["g", "g"],
+    ]);
+  });
+
+  test("a cycle through type-only imports counts", () => {
+    const graph = importGraph(
+      tree({
+        "src/x.ts": 'import type { B } from "./y.js";\nexport type A = B;',
+        "src/y.ts": 'import type { A } from "./x.js";\nexport type B = A;',
+      }),
+    );
+    expect(findCycles(graph)).toEqual([["src/x.ts", "src/y.ts", "src/x.ts"]]);
+  });
+});
+
+describe("file size", () => {
+  test("counts lines as wc -l does, plus an unterminated last line", () => {
+    expect(lineCount("")).toBe(0);
+    expect(lineCount("a\nb\n")).toBe(2);
+    expect(lineCount("a\nb")).toBe(2);
+  });
+
+  test("lists files over the limit, longest first, except those allowed", () => {
+    const files = tree({
+      "src/ok.ts": "x\n".repeat(400),
+      "src/long.ts": "x\n".repeat(401),
+      "src/longer.ts": "x\n".repeat(450),
+      "src/allowed.ts": "x\n".repeat(900),
+    });
+    expect(oversizedFiles(files, 400, new Map([["src/allowed.ts", "reason"]]))).toEqual([
+      { path: "src/longer.ts", lines: 450 },
+      { path: "src/long.ts", lines: 401 },
+    ]);
+  });
+});
+
+describe("Lua script headers", () => {
+  const good = [
+    "-- renew: extend the lease under the exact fence.",
+    "-- KEYS[1] lease hash   KEYS[2] counter",
+    "-- ARGV[1] lease token   ARGV[2] ttl in ms   ARGV[3..] ids",
+    "-- Replies: {R.OK, exp}",
+    "--          {R.LEASE_EXPIRED}",
+    "local lease = redis.call('HGET', KEYS[1], ARGV[1]) -- KEYS[9] in a comment is no use",
+    "redis.call('INCR', KEYS[2])",
+    "for i = 3, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end",
+    "return { R.OK, ARGV[2] }",
+  ].join("\n");
+
+  test("a complete header passes", () => {
+    expect(luaHeaderProblems("renew-2.lua", good)).toEqual([]);
+  });
+
+  test("a slot read but not named is reported", () => {
+    const text = good.replace("   ARGV[2] ttl in ms", "");
+    expect(luaHeaderProblems("renew-2.lua", text)).toEqual([
+      "renew-2.lua: the script reads ARGV[2], which the header does not name",
+    ]);
+  });
+
+  test("the key count in the name must match the keys the header names", () => {
+    expect(luaHeaderProblems("renew-3.lua", good)).toEqual([
+      "renew-3.lua: the header does not name KEYS[3]",
+    ]);
+    expect(luaHeaderProblems("renew-1.lua", good)).toEqual([
+      "renew-1.lua: the header names KEYS[2] but the file name says 1 keys",
+    ]);
+    expect(luaHeaderProblems("renew.lua", good)).toEqual([
+      "renew.lua: the name must be <operation>-<number of KEYS>.lua",
+    ]);
+  });
+
+  test("a named slot the script never reads is reported (a stale header)", () => {
+    const text = good.replace("return { R.OK, ARGV[2] }", "return { R.OK }");
+    expect(luaHeaderProblems("renew-2.lua", text)).toEqual([
+      "renew-2.lua: the header names ARGV[2], which the script never reads",
+    ]);
+  });
+
+  test("slots chosen at run time need a range in the header", () => {
+    const text = good.replace("   ARGV[3..] ids", "");
+    expect(luaHeaderProblems("renew-2.lua", text)).toEqual([
+      "renew-2.lua: the script reads ARGV slots chosen at run time; the header must name them as a range (ARGV[k..])",
+    ]);
+  });
+
+  test("unpack(KEYS) reads every key the header names", () => {
+    const text = [
+      "-- drop: delete everything.",
+      "-- KEYS[1] a   KEYS[2] b",
+      "-- Replies: {R.OK}",
+      "redis.call('DEL', unpack(KEYS))",
+      "return { R.OK }",
+    ].join("\n");
+    expect(luaHeaderProblems("drop-2.lua", text)).toEqual([]);
+  });
+
+  test("the replies must be named", () => {
+    const text = good.replace("-- Replies: {R.OK, exp}\n--          {R.LEASE_EXPIRED}\n", "");
+    expect(luaHeaderProblems("renew-2.lua", text)).toEqual([
+      'renew-2.lua: the header does not name the replies ("-- Replies: ...")',
+    ]);
+  });
+
+  test("a shared helper file reads no slots", () => {
+    expect(
+      luaHeaderProblems("_shared.lua", "-- helpers\nlocal function f(k) return k end"),
+    ).toEqual([]);
+    expect(luaHeaderProblems("_shared.lua", "-- helpers\nlocal x = KEYS[1]")).toEqual([
+      "_shared.lua: a shared helper file must not read KEYS or ARGV",
+    ]);
+  });
+});
