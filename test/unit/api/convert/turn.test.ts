@@ -76,31 +76,14 @@ describe("input parts", () => {
       () => inputFromProto([part({ kind: { case: "image", value: { mimeType: "image/png" } } })]),
       "input[0].image",
     );
+    const inline = (mimeType: string, data: Uint8Array) =>
+      part({ kind: { case: "image", value: { mimeType, source: { case: "data", value: data } } } });
     expectRefusal(
-      () =>
-        inputFromProto([
-          part({
-            kind: {
-              case: "image",
-              value: {
-                mimeType: "image/tiff",
-                source: { case: "data", value: new Uint8Array([1]) },
-              },
-            },
-          }),
-        ]),
+      () => inputFromProto([inline("image/tiff", new Uint8Array([1]))]),
       "input[0].image.mime_type",
     );
     expectRefusal(
-      () =>
-        inputFromProto([
-          part({
-            kind: {
-              case: "image",
-              value: { mimeType: "image/png", source: { case: "data", value: new Uint8Array() } },
-            },
-          }),
-        ]),
+      () => inputFromProto([inline("image/png", new Uint8Array())]),
       "input[0].image.data",
     );
   });
