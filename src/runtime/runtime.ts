@@ -1,7 +1,7 @@
 // The runtime's surface for the API: submit input and follow the turn that consumes it, watch a
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
-import { TetherError } from "../domain/errors.js";
+import { sessionNotFound, TetherError } from "../domain/errors.js";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
 import type { SessionExecutionLease } from "../domain/lease.js";
@@ -138,6 +138,11 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     }
   }
 
+  /** Every call that names a session without delivering input to it needs it to exist. */
+  async function requireSession(sessionId: SessionId): Promise<void> {
+    if (!(await deps.store.loadSession(sessionId))) throw sessionNotFound(sessionId);
+  }
+
   async function* watch(
     sessionId: SessionId,
     publicSessionId: string,
@@ -145,6 +150,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     untilTurnCompleted: boolean,
     signal: AbortSignal,
   ): AsyncGenerator<CursoredEvent, void, undefined> {
+    // Answered at once, before any wait: an unknown session has no events to wait for.
+    await requireSession(sessionId);
     for await (const item of watchSession(deps, {
       sessionId,
       publicSessionId,
@@ -159,9 +166,14 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   return {
     streamTurn,
     watch,
-    submitToolResults: (sessionId, turnId, results) =>
-      deps.signals.submitToolResults(sessionId, turnId, results),
-    cancelTurn: (sessionId, turnId) => deps.signals.requestCancel(sessionId, turnId),
+    async submitToolResults(sessionId, turnId, results) {
+      await requireSession(sessionId);
+      return deps.signals.submitToolResults(sessionId, turnId, results);
+    },
+    async cancelTurn(sessionId, turnId) {
+      await requireSession(sessionId);
+      return deps.signals.requestCancel(sessionId, turnId);
+    },
     async drain(timeoutMs) {
       draining = true;
       await driver.drain(timeoutMs);

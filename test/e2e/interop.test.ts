@@ -266,7 +266,7 @@ describe("grpcurl, through server reflection", () => {
       sessionId: "grpcurl-turn",
       turnCompleted: {
         outcome: { finished: { reason: "FINISH_REASON_ASSISTANT_MESSAGE", value: "hi" } },
-        headRevision: "1",
+        headRevision: "2",
       },
     });
   });
@@ -446,13 +446,13 @@ describe("curl, speaking Connect", () => {
     const text = events.map((e) => (e.textDelta as { text?: string } | undefined)?.text ?? "");
     expect(text.join("")).toBe("over connect");
     expect(events.at(-1)).toMatchObject({
-      turnCompleted: { outcome: { finished: { value: "over connect" } }, headRevision: "1" },
+      turnCompleted: { outcome: { finished: { value: "over connect" } }, headRevision: "2" },
     });
     const read = split(
       await post("/tether.v1.SessionService/GetSession", '{"sessionId":"curl-stream"}'),
     );
     expect(JSON.parse(read.body)).toMatchObject({
-      session: { sessionId: "curl-stream", headRevision: "1" },
+      session: { sessionId: "curl-stream", headRevision: "2" },
     });
   });
 });
