@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type { InputItem, Message } from "../domain/conversation.js";
 import { isTetherError } from "../domain/errors.js";
-import type { SessionId } from "../domain/ids.js";
+import { clientSessionId, type SessionId } from "../domain/ids.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
@@ -264,7 +264,10 @@ interface MapperContext {
 /** Engine events to session events; the terminal event waits for the commit. */
 function createEventMapper(writer: EventWriter, ctx: MapperContext) {
   const argumentsByCall = new Map<string, string>();
-  const idempotencyKey = (callId: string): string => `${ctx.sessionId}/${ctx.turnId}/${callId}`;
+  // `session/turn/call` with the session as its client named it: tenant prefixes never reach a
+  // client or a tool (ADR 0003). The turn id makes the key repeat on every re-run of the turn.
+  const session = clientSessionId(ctx.sessionId);
+  const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
   return {
     async emit(event: TurnEvent): Promise<void> {
       switch (event.type) {
