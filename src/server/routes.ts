@@ -1,7 +1,7 @@
 // Which services the server routes and through which interceptors. Shared by the real server and
 // by tests that use the in-memory router transport, so both exercise the same composition.
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { createErrorInterceptor, type ErrorLog } from "../api/errors.js";
+import { createErrorInterceptor, ERROR_DETAIL_MESSAGES, type ErrorLog } from "../api/errors.js";
 import { createHealthService, type HealthState } from "../api/health-service.js";
 import { createLeaseService } from "../api/lease-service.js";
 import { createQueueService } from "../api/queue-service.js";
@@ -50,7 +50,7 @@ export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
         options.stopSignal ? { stopSignal: options.stopSignal } : {},
       ),
     );
-    const reflection = createReflectionServices([...services, Health]);
+    const reflection = createReflectionServices([...services, Health], ERROR_DETAIL_MESSAGES);
     router.service(ReflectionV1, reflection.v1);
     router.service(ReflectionV1alpha, reflection.v1alpha);
   };
