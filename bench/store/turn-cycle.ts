@@ -27,7 +27,8 @@ export async function turnCycle(store: RuntimeStore, sessionId: SessionId): Prom
   const fence = fenceOf(outcome.lease);
   const claim = await store.claimReadyWork(fence, "idle", 1);
   if (!claim) throw new Error(`session ${sessionId}: nothing to claim`);
-  const head = 0;
+  // The batch created the session (ADR 0003), as CreateSession would have: revision 1.
+  const head = 1;
   await store.commit({
     sessionId,
     expectedHeadRevision: head,

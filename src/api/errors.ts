@@ -2,6 +2,7 @@
 // it: every error a service throws leaves as a ConnectError carrying google.rpc.ErrorInfo (the
 // TetherError code as reason) and, when fields were refused, google.rpc.BadRequest. Errors that
 // are not TetherErrors become INTERNAL with a generic message; their detail only reaches the log.
+import type { DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { TetherError, type TetherErrorCode } from "../domain/errors.js";
 import { BadRequestSchema, ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
@@ -29,6 +30,12 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   store_unavailable: Code.Unavailable,
   internal: Code.Internal,
 };
+
+/**
+ * Every message the edge may attach as an error detail. Reflection serves their descriptors too:
+ * no service imports them, yet a client (grpcurl) needs them to decode the details.
+ */
+export const ERROR_DETAIL_MESSAGES: readonly DescMessage[] = [ErrorInfoSchema, BadRequestSchema];
 
 /** ErrorInfo.domain of every Tether error. */
 export const ERROR_DOMAIN = "tether.dev";

@@ -2,15 +2,15 @@
 // the caller's tenant. Validation of content stays in the store (one rule set for every backend);
 // this layer converts, scopes ids and refuses what the wire cannot express.
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument } from "../domain/errors.js";
-import type { BatchId, InputId } from "../domain/ids.js";
+import { invalidArgument, sessionNotFound } from "../domain/errors.js";
+import type { BatchId, InputId, SessionId } from "../domain/ids.js";
 import type { InputCancelSelector } from "../domain/inputs.js";
 import type { QueueService } from "../gen/tether/v1/queue_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { deliveryFromProto, inputToProto } from "./convert/inputs.js";
 import { batchToProto, cancelReportToProto, draftFromProto } from "./convert/queue.js";
 import { optionalText } from "./convert/scalars.js";
-import { scopeOf } from "./tenancy.js";
+import { scopeOf, type TenantScope } from "./tenancy.js";
 
 export interface QueueServiceOptions {
   store: RuntimeStore;
@@ -18,6 +18,17 @@ export interface QueueServiceOptions {
 
 export function createQueueService(options: QueueServiceOptions): ServiceImpl<typeof QueueService> {
   const { store } = options;
+
+  /**
+   * Reading or cancelling needs the session to exist for the caller's tenant (ADR 0003); only
+   * the RPCs that deliver input create it.
+   */
+  async function existing(scope: TenantScope, clientId: string): Promise<SessionId> {
+    const storeId = scope.toStore(clientId, "session_id");
+    if (!(await store.loadSession(storeId))) throw sessionNotFound(clientId);
+    return storeId;
+  }
+
   return {
     async enqueueWork(req, ctx) {
       const scope = scopeOf(ctx.values);
@@ -27,14 +38,14 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
 
     async listWork(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const batches = await store.listWork(scope.toStore(req.sessionId, "session_id"));
+      const batches = await store.listWork(await existing(scope, req.sessionId));
       return { batches: batches.map((b) => batchToProto(b, scope)) };
     },
 
     async cancelWork(req, ctx) {
       const scope = scopeOf(ctx.values);
       const report = await store.cancelWork(
-        scope.toStore(req.sessionId, "session_id"),
+        await existing(scope, req.sessionId),
         req.batchIds as BatchId[],
       );
       return { outcomes: cancelReportToProto(report) };
@@ -54,13 +65,12 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
 
     async listInputs(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const inputs = await store.listInputs(scope.toStore(req.sessionId, "session_id"));
+      const inputs = await store.listInputs(await existing(scope, req.sessionId));
       return { inputs: inputs.map((i) => inputToProto(i, scope)) };
     },
 
     async cancelInputs(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const sessionId = scope.toStore(req.sessionId, "session_id");
       let selector: InputCancelSelector;
       switch (req.selector.case) {
         case "inputIds":
@@ -72,7 +82,7 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
         default:
           throw invalidArgument("selector", "must be input_ids or from_input_id");
       }
-      const report = await store.cancelInputs(sessionId, selector);
+      const report = await store.cancelInputs(await existing(scope, req.sessionId), selector);
       return { outcomes: cancelReportToProto(report) };
     },
   };

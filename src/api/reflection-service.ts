@@ -1,5 +1,6 @@
 // gRPC server reflection (v1 and v1alpha, so both old and new grpcurl work) built from the
-// generated descriptors: the files of the registered services and everything they import.
+// generated descriptors: the files of the registered services and everything they import, and
+// the files of messages no service imports but clients must decode (error details).
 // Descriptors are serialized once, at construction; each answer is a lookup.
 import {
   create,
@@ -144,8 +145,14 @@ export interface ReflectionServices {
   v1alpha: ServiceImpl<typeof v1alpha.ServerReflection>;
 }
 
-/** `services` are the services to advertise; reflection advertises itself too. */
-export function createReflectionServices(services: readonly DescService[]): ReflectionServices {
+/**
+ * `services` are the services to advertise; reflection advertises itself too. `messages` are
+ * further types to resolve (by symbol or file) that no advertised service imports.
+ */
+export function createReflectionServices(
+  services: readonly DescService[],
+  messages: readonly DescMessage[] = [],
+): ReflectionServices {
   const index: ReflectionIndex = {
     services: [],
     byFile: new Map(),
@@ -155,6 +162,7 @@ export function createReflectionServices(services: readonly DescService[]): Refl
   const all = [...services, v1.ServerReflection, v1alpha.ServerReflection];
   index.services = [...new Set(all.map((s) => s.typeName))].sort();
   for (const service of all) indexFile(service.file, index);
+  for (const message of messages) indexFile(message.file, index);
 
   return {
     v1: {

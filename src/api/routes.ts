@@ -9,6 +9,7 @@ import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import { ERROR_DETAIL_MESSAGES } from "./errors.js";
 import { createHealthService, type HealthState } from "./health-service.js";
 import { createLeaseService } from "./lease-service.js";
 import { createQueueService } from "./queue-service.js";
@@ -54,7 +55,7 @@ export function routeOperationalServices(
       options.stopSignal ? { stopSignal: options.stopSignal } : {},
     ),
   );
-  const reflection = createReflectionServices([...services, Health]);
+  const reflection = createReflectionServices([...services, Health], ERROR_DETAIL_MESSAGES);
   router.service(ReflectionV1, reflection.v1);
   router.service(ReflectionV1alpha, reflection.v1alpha);
 }

@@ -1,6 +1,6 @@
 // SessionService over a RuntimeStore: create, read, list, delete and update metadata. A session
 // exists once it has a commit; creation is the commit from head 0, so two racing creates of one
-// id cannot both succeed.
+// id cannot both succeed, and a session its first input created (ADR 0003) is ALREADY_EXISTS.
 import { randomUUID } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {

@@ -3,7 +3,7 @@
 // another tenant's session is simply not found.
 import { createContextKey, type ContextValues } from "@connectrpc/connect";
 import { invalidArgument } from "../domain/errors.js";
-import type { SessionId } from "../domain/ids.js";
+import { clientSessionId, TENANT_SEPARATOR, type SessionId } from "../domain/ids.js";
 
 /** The tenant of an unauthenticated (embedded, auth-off) deployment. */
 export const DEFAULT_TENANT = "default";
@@ -40,12 +40,13 @@ export function checkClientSessionId(clientId: string, field: string): string {
 }
 
 export function createTenantScope(tenant: string): TenantScope {
-  const prefix = `${tenant}:`;
+  const prefix = `${tenant}${TENANT_SEPARATOR}`;
   return {
     tenant,
     prefix,
     toStore: (clientId, field) => `${prefix}${checkClientSessionId(clientId, field)}` as SessionId,
-    toClient: (storeId) => (storeId.startsWith(prefix) ? storeId.slice(prefix.length) : storeId),
+    toClient: (storeId) =>
+      storeId.startsWith(prefix) ? clientSessionId(storeId as SessionId) : storeId,
   };
 }
 

@@ -29,6 +29,19 @@ export function checkId(field: string, raw: unknown): string {
   return raw;
 }
 
+/**
+ * Session ids the API makes are `<tenant>:<client id>` (ADR 0003); neither part may contain the
+ * separator. Whatever reaches a client (an event, a tool's idempotency key) names the session
+ * by its client id alone.
+ */
+export const TENANT_SEPARATOR = ":";
+
+/** The id the client knows: the part after the tenant prefix (the whole id when there is none). */
+export function clientSessionId(id: SessionId): string {
+  const at = id.indexOf(TENANT_SEPARATOR);
+  return at < 0 ? id : id.slice(at + 1);
+}
+
 export const sessionId = (raw: string, field = "session_id"): SessionId =>
   checkId(field, raw) as SessionId;
 export const batchId = (raw: string, field = "batch_id"): BatchId => checkId(field, raw) as BatchId;

@@ -12,9 +12,15 @@ import type {
 export interface ClientToolBridge extends ToolExecutor {
   /** Called by the signal listener; results that arrive before the call waits are kept. */
   deliver(result: ClientToolResult): void;
+  /** Calls announced to the client and not answered yet. */
+  waiting(): number;
 }
 
-export function createClientToolBridge(definitions: readonly ToolDefinition[]): ClientToolBridge {
+/** `onWait` runs whenever a call starts waiting for the client's answer. */
+export function createClientToolBridge(
+  definitions: readonly ToolDefinition[],
+  onWait: () => void = () => undefined,
+): ClientToolBridge {
   const early = new Map<string, ClientToolResult>();
   const waiting = new Map<string, (result: ClientToolResult) => void>();
 
@@ -25,6 +31,7 @@ export function createClientToolBridge(definitions: readonly ToolDefinition[]): 
 
   return {
     definitions: () => definitions,
+    waiting: () => waiting.size,
     deliver(result) {
       const waiter = waiting.get(result.callId);
       if (waiter) waiter(result);
@@ -51,6 +58,7 @@ export function createClientToolBridge(definitions: readonly ToolDefinition[]): 
           context.signal.removeEventListener("abort", onAbort);
           resolve(asToolResult(result));
         });
+        onWait();
       });
     },
   };

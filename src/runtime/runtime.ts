@@ -1,7 +1,7 @@
 // The runtime's surface for the API: submit input and follow the turn that consumes it, watch a
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
-import { TetherError } from "../domain/errors.js";
+import { sessionNotFound, TetherError } from "../domain/errors.js";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
 import type { SessionExecutionLease } from "../domain/lease.js";
@@ -42,9 +42,26 @@ export interface TetherRuntime {
     results: ClientToolResult[],
   ): Promise<boolean>;
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
-  /** Refuse new turns, let running ones finish (up to the timeout), release leases. */
-  drain(timeoutMs: number): Promise<void>;
+  /**
+   * Refuses new turns and ends WatchSession streams at once; lets running turns finish (up to
+   * the timeout), handing over the ones that wait for a client; releases every lease; then ends
+   * the StreamTurn streams still open. Streams end with UNAVAILABLE: resume on another replica.
+   */
+  drain(timeoutMs: number): Promise<DrainReport>;
   readonly driver: SessionDriver;
+}
+
+export interface DrainReport {
+  /** Every session loop ended and released its lease: the clean exit of ADR 0302. */
+  released: boolean;
+}
+
+/** A stream ended by the drain: the client resumes from its last cursor on another replica. */
+function shuttingDown(): TetherError {
+  return new TetherError(
+    "store_unavailable",
+    "the server is shutting down: resume from the last cursor on another replica",
+  );
 }
 
 /** Refusal under the `reject` strategy: names the holder and when its lease expires. */
@@ -59,6 +76,10 @@ export function sessionBusy(sessionId: string, holder: SessionExecutionLease): T
 export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   const driver = createSessionDriver(deps);
   let draining = false;
+  // Aborted when the drain starts: watches end once they delivered what they had.
+  const watchStop = new AbortController();
+  // Aborted when the drain has released every lease: turn streams still open end then.
+  const turnStreamStop = new AbortController();
 
   async function* streamTurn(
     command: StreamTurnCommand,
@@ -100,6 +121,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       publicSessionId: command.publicSessionId,
       afterCursor: entryCursor(after),
       signal,
+      stop: turnStreamStop.signal,
     });
     await deps.ready.markReady(sessionId);
     await driver.ensureDriven(sessionId);
@@ -133,9 +155,15 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         yield item;
         if (event.type === "turn_completed") return;
       }
+      if (turnStreamStop.signal.aborted && !signal.aborted) throw shuttingDown();
     } finally {
       clearInterval(kick);
     }
+  }
+
+  /** Every call that names a session without delivering input to it needs it to exist. */
+  async function requireSession(sessionId: SessionId): Promise<void> {
+    if (!(await deps.store.loadSession(sessionId))) throw sessionNotFound(sessionId);
   }
 
   async function* watch(
@@ -145,26 +173,41 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     untilTurnCompleted: boolean,
     signal: AbortSignal,
   ): AsyncGenerator<CursoredEvent, void, undefined> {
+    // Answered at once, before any wait: an unknown session has no events to wait for.
+    await requireSession(sessionId);
+    if (draining) throw shuttingDown();
     for await (const item of watchSession(deps, {
       sessionId,
       publicSessionId,
       afterCursor,
       signal,
+      stop: watchStop.signal,
     })) {
       yield item;
       if (untilTurnCompleted && item.event.type === "turn_completed") return;
     }
+    if (watchStop.signal.aborted && !signal.aborted) throw shuttingDown();
   }
 
   return {
     streamTurn,
     watch,
-    submitToolResults: (sessionId, turnId, results) =>
-      deps.signals.submitToolResults(sessionId, turnId, results),
-    cancelTurn: (sessionId, turnId) => deps.signals.requestCancel(sessionId, turnId),
+    async submitToolResults(sessionId, turnId, results) {
+      await requireSession(sessionId);
+      return deps.signals.submitToolResults(sessionId, turnId, results);
+    },
+    async cancelTurn(sessionId, turnId) {
+      await requireSession(sessionId);
+      return deps.signals.requestCancel(sessionId, turnId);
+    },
     async drain(timeoutMs) {
       draining = true;
-      await driver.drain(timeoutMs);
+      watchStop.abort();
+      try {
+        return await driver.drain(timeoutMs);
+      } finally {
+        turnStreamStop.abort();
+      }
     },
     driver,
   };

@@ -6,7 +6,7 @@ import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "./deps.js";
-import { LeaseLostError, executeTurn } from "./turn-execution.js";
+import { LeaseLostError, TurnHandedOver, executeTurn } from "./turn-execution.js";
 
 export type DriveOutcome =
   | { kind: "driving" }
@@ -19,8 +19,11 @@ export interface SessionDriver {
   ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
   /** Loops running on this replica. */
   activeSessions(): number;
-  /** Stops taking new sessions; waits for running loops up to `timeoutMs`, then aborts them. */
-  drain(timeoutMs: number): Promise<void>;
+  /**
+   * Stops taking new sessions and hands over turns that wait for a client; waits for running
+   * loops up to `timeoutMs`, then aborts them. Reports whether every lease was released.
+   */
+  drain(timeoutMs: number): Promise<{ released: boolean }>;
 }
 
 const INPUTS_PER_TURN = 1;
@@ -32,6 +35,9 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     { done: Promise<void>; stop: AbortController; poked: boolean }
   >();
   let stopping = false;
+  // Told to every turn: a turn waiting for a client hands its session over when this aborts.
+  const draining = new AbortController();
+  let unreleased = 0;
 
   async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {
     let lease: SessionExecutionLease | undefined = first;
@@ -115,8 +121,23 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         }
         if (!inputs && !work) return "drained";
         try {
-          await executeTurn(deps, { fence, inputs, work, signal: lost.signal });
+          await executeTurn(deps, {
+            fence,
+            inputs,
+            work,
+            signal: lost.signal,
+            drain: draining.signal,
+          });
         } catch (error) {
+          if (error instanceof TurnHandedOver) {
+            // Its claims stay for a successor (the ready hint is still set), which re-runs the
+            // turn under the same id; the lease is released below.
+            deps.logger.info(
+              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
+              "turn handed over: the replica is draining and the turn waits for a client",
+            );
+            return "stopped";
+          }
           // A fenced write (an event, a deferral) refused mid-turn is the same loss of the lease.
           if (
             error instanceof LeaseLostError ||
@@ -139,7 +160,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     } finally {
       clearInterval(renewal);
       stopSignal.removeEventListener("abort", onStop);
-      await deps.store.releaseLease(fence).catch(() => undefined);
+      await deps.store.releaseLease(fence).catch((error: unknown) => {
+        unreleased++;
+        deps.logger.warn(
+          { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
+          "lease release failed; it expires after its TTL",
+        );
+      });
     }
   }
 
@@ -206,14 +233,20 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     activeSessions: () => loops.size,
     async drain(timeoutMs) {
       stopping = true;
+      unreleased = 0;
+      draining.abort();
       const all = Promise.all([...loops.values()].map((l) => l.done));
-      const timer = new Promise<"timeout">((resolve) =>
-        setTimeout(() => resolve("timeout"), timeoutMs),
-      );
-      if ((await Promise.race([all, timer])) === "timeout") {
+      let timeout: NodeJS.Timeout | undefined;
+      const timer = new Promise<"timeout">((resolve) => {
+        timeout = setTimeout(() => resolve("timeout"), timeoutMs);
+      });
+      const first = await Promise.race([all, timer]);
+      clearTimeout(timeout);
+      if (first === "timeout") {
         for (const loop of loops.values()) loop.stop.abort(new Error("drain timeout"));
         await all;
       }
+      return { released: unreleased === 0 };
     },
   };
   return driver;

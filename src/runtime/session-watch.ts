@@ -19,6 +19,11 @@ export interface WatchOptions {
   publicSessionId: string;
   afterCursor: number;
   signal: AbortSignal;
+  /**
+   * The replica is draining: deliver what was already received and what the log holds now, then
+   * end instead of waiting for more (the caller tells the client to resume elsewhere).
+   */
+  stop?: AbortSignal;
   /** How long one blocking wait on the log lasts before it is repeated. */
   pollMs?: number;
 }
@@ -49,6 +54,8 @@ export async function* watchSession(
     wake?.();
   };
   signal.addEventListener("abort", onAbort);
+  const onStop = (): void => wake?.();
+  options.stop?.addEventListener("abort", onStop);
 
   const asClient = (cursor: number, turnId: string, event: SessionEvent): CursoredEvent => ({
     cursor,
@@ -121,6 +128,7 @@ export async function* watchSession(
     // may hold something new (or a poll interval passed), never once per live delta.
     let logMayHaveMore = false;
     let logWait: Promise<void> | undefined;
+    let readAfterStop = false;
     while (!signal.aborted) {
       for (const entry of batch) {
         logSeq = Math.max(logSeq, entry.seq);
@@ -142,12 +150,21 @@ export async function* watchSession(
         if (batch.length === READ_BATCH) logMayHaveMore = true;
         continue;
       }
+      if (options.stop?.aborted) {
+        // One last read catches what reached the log before the stop, then the watch ends.
+        if (readAfterStop) break;
+        readAfterStop = true;
+        logMayHaveMore = true;
+        continue;
+      }
       logWait ??= deps.log.waitForEntries(sessionId, logSeq, pollMs, logWaits.signal).then(() => {
         logWait = undefined;
         logMayHaveMore = true;
         wake?.();
       });
-      if (pending.length > 0 || logMayHaveMore || signal.aborted) continue;
+      if (pending.length > 0 || logMayHaveMore || signal.aborted || options.stop?.aborted) {
+        continue;
+      }
       await new Promise<void>((resolve) => {
         wake = resolve;
       });
@@ -156,6 +173,7 @@ export async function* watchSession(
   } finally {
     unsubscribe();
     signal.removeEventListener("abort", onAbort);
+    options.stop?.removeEventListener("abort", onStop);
     logWaits.abort();
   }
 }

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type { InputItem, Message } from "../domain/conversation.js";
 import { isTetherError } from "../domain/errors.js";
-import type { SessionId } from "../domain/ids.js";
+import { clientSessionId, type SessionId } from "../domain/ids.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
@@ -25,6 +25,18 @@ export interface TurnWork {
   work: QueuedWorkClaim | undefined;
   /** Aborted when the lease is lost or the replica stops. */
   signal: AbortSignal;
+  /** Aborted when the replica starts draining: a turn waiting for a client hands over. */
+  drain?: AbortSignal;
+}
+
+/**
+ * The replica is draining and the turn waits for a client's tool answer, which may take longer
+ * than the drain: it stops uncommitted, and a successor re-runs it under the same turn id.
+ */
+export class TurnHandedOver extends Error {
+  constructor() {
+    super("the turn was handed over: the replica is draining and the turn waits for a client");
+  }
 }
 
 /** The turn could not commit because this replica no longer holds the session. */
@@ -64,10 +76,19 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     ...(job.work?.batches ?? []).map((b): InputItem => ({ type: "text", text: b.payload })),
   ];
   const settings: TurnSettings = { ...deps.defaults, ...payloads[0]?.settings };
-  const clientTools = createClientToolBridge(payloads.flatMap((p) => p.clientTools));
+  const cancel = new AbortController();
+  let handedOver = false;
+  const handOverIfWaiting = (): void => {
+    if (handedOver || !job.drain?.aborted || clientTools.waiting() === 0) return;
+    handedOver = true;
+    cancel.abort(new TurnHandedOver());
+  };
+  const clientTools = createClientToolBridge(
+    payloads.flatMap((p) => p.clientTools),
+    handOverIfWaiting,
+  );
   const clientToolNames = new Set(clientTools.definitions().map((d) => d.name));
 
-  const cancel = new AbortController();
   const writer = createEventWriter({
     log: deps.log,
     bus: deps.bus,
@@ -84,6 +105,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
 
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   job.signal.addEventListener("abort", abortTurn, { once: true });
+  job.drain?.addEventListener("abort", handOverIfWaiting, { once: true });
   await signals.setActiveTurn(sessionId, turnId, deps.leaseTtlMs);
   const stopListening = await signals.listen(sessionId, turnId, {
     onCancel: abortTurn,
@@ -158,6 +180,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       signal: cancel.signal,
       sink,
     });
+    if (handedOver) throw new TurnHandedOver();
     if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);
     // Every event of the turn must be in the log before it commits. A write that failed (Redis
     // dropped, the lease lapsed) surfaces here; the engine may have taken it for a model failure
@@ -202,6 +225,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     return result.outcome;
   } finally {
     job.signal.removeEventListener("abort", abortTurn);
+    job.drain?.removeEventListener("abort", handOverIfWaiting);
     await stopListening();
     await signals.setActiveTurn(sessionId, undefined, 0).catch(() => undefined);
   }
@@ -264,7 +288,10 @@ interface MapperContext {
 /** Engine events to session events; the terminal event waits for the commit. */
 function createEventMapper(writer: EventWriter, ctx: MapperContext) {
   const argumentsByCall = new Map<string, string>();
-  const idempotencyKey = (callId: string): string => `${ctx.sessionId}/${ctx.turnId}/${callId}`;
+  // `session/turn/call` with the session as its client named it: tenant prefixes never reach a
+  // client or a tool (ADR 0003). The turn id makes the key repeat on every re-run of the turn.
+  const session = clientSessionId(ctx.sessionId);
+  const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
   return {
     async emit(event: TurnEvent): Promise<void> {
       switch (event.type) {

@@ -52,6 +52,20 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
     options.handler(req, res);
   };
 
+  const sessionsClosed = (timeoutMs: number): Promise<void> => {
+    const open = [...sessions].filter((session) => !session.destroyed);
+    if (open.length === 0 || timeoutMs <= 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      void Promise.all(open.map((session) => new Promise((r) => session.once("close", r)))).then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      );
+    });
+  };
+
   const trackSession = (session: http2.Http2Session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
@@ -106,18 +120,25 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
       // HTTP/1.1 keep-alive connections close after their current response.
       h1?.on("request", (_req, res: http.ServerResponse) => res.setHeader("connection", "close"));
     },
-    waitForIdle(timeoutMs) {
-      if (inFlight === 0) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        const done = (drained: boolean) => {
-          clearTimeout(timer);
-          idleWaiters.delete(wake);
-          resolve(drained);
-        };
-        const wake = () => done(true);
-        const timer = setTimeout(() => done(inFlight === 0), timeoutMs);
-        idleWaiters.add(wake);
-      });
+    async waitForIdle(timeoutMs) {
+      const until = Date.now() + timeoutMs;
+      const idle =
+        inFlight === 0 ||
+        (await new Promise<boolean>((resolve) => {
+          const done = (drained: boolean) => {
+            clearTimeout(timer);
+            idleWaiters.delete(wake);
+            resolve(drained);
+          };
+          const wake = () => done(true);
+          const timer = setTimeout(() => done(inFlight === 0), timeoutMs);
+          idleWaiters.add(wake);
+        }));
+      // A call is done when its response closed, but its last frames (a stream's trailers) may
+      // still sit in the socket: HTTP/2 sessions asked to close (GOAWAY) close once those are
+      // written, so a forced close after this never cuts a finished call's status.
+      if (idle) await sessionsClosed(until - Date.now());
+      return idle;
     },
     forceClose() {
       accepting = false;

@@ -61,13 +61,16 @@ async function main(): Promise<void> {
     backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.
+    // Watch streams end at once and turn streams once their turns are settled, so the calls in
+    // flight end with the runtime's drain, not with the drain timeout.
     const serverDrained = server.drain();
-    await runtime.drain(config.drainTimeoutMs);
+    const { released } = await runtime.drain(config.drainTimeoutMs);
     const drained = await serverDrained;
     await server.close();
     await built.close();
-    logger.info({ drained }, "stopped");
-    process.exit(drained ? 0 : 1);
+    logger.info({ drained, released }, "stopped");
+    // Clean (ADR 0302): every lease released and every call ended within the drain timeout.
+    process.exit(drained && released ? 0 : 1);
   };
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => {

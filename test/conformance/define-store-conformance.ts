@@ -3,6 +3,7 @@
 import { describeBadInputLaws } from "./laws/bad-input.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeCommitLaws } from "./laws/commits.js";
+import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
 import { describeQueueLaws } from "./laws/queue.js";
@@ -19,6 +20,7 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeClaimLaws(factory);
   describeQueueLaws(factory);
   describeInputLaws(factory);
+  describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
   describeBadInputLaws(factory);
 }

@@ -244,6 +244,28 @@ describe("grpcurl, through server reflection", () => {
     expect(described).toMatch(/repeated \.tether\.v1\.ToolDefinition client_tools = 5;/u);
   });
 
+  it("decodes Tether's error details (ErrorInfo, BadRequest) from the server's descriptors", async () => {
+    const refused = await runProgram(
+      tools.GRPCURL ?? "grpcurl",
+      [
+        "-plaintext",
+        "-max-time",
+        "15",
+        "-d",
+        '{"session_id":"bad id"}',
+        address,
+        "tether.v1.SessionService/CreateSession",
+      ],
+      { timeoutMs: 20_000 },
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("Code: InvalidArgument");
+    expect(refused.stderr).not.toContain("is not recognized");
+    expect(refused.stderr).toContain('"reason": "INVALID_ARGUMENT"');
+    expect(refused.stderr).toContain('"@type": "type.googleapis.com/google.rpc.BadRequest"');
+    expect(refused.stderr).toContain('"field": "session_id"');
+  });
+
   it("checks health as SERVING", async () => {
     const out = (await grpcurl(address, "grpc.health.v1.Health/Check")).stdout;
     expect(JSON.parse(out)).toEqual({ status: "SERVING" });
@@ -266,7 +288,7 @@ describe("grpcurl, through server reflection", () => {
       sessionId: "grpcurl-turn",
       turnCompleted: {
         outcome: { finished: { reason: "FINISH_REASON_ASSISTANT_MESSAGE", value: "hi" } },
-        headRevision: "1",
+        headRevision: "2",
       },
     });
   });
@@ -446,13 +468,13 @@ describe("curl, speaking Connect", () => {
     const text = events.map((e) => (e.textDelta as { text?: string } | undefined)?.text ?? "");
     expect(text.join("")).toBe("over connect");
     expect(events.at(-1)).toMatchObject({
-      turnCompleted: { outcome: { finished: { value: "over connect" } }, headRevision: "1" },
+      turnCompleted: { outcome: { finished: { value: "over connect" } }, headRevision: "2" },
     });
     const read = split(
       await post("/tether.v1.SessionService/GetSession", '{"sessionId":"curl-stream"}'),
     );
     expect(JSON.parse(read.body)).toMatchObject({
-      session: { sessionId: "curl-stream", headRevision: "1" },
+      session: { sessionId: "curl-stream", headRevision: "2" },
     });
   });
 });

@@ -63,7 +63,9 @@ export async function audit(
     const storeId = scope.toStore(sessionId, "session_id") as SessionId;
     const snapshot = await store.loadSession(storeId);
     const head = snapshot?.headRevision ?? 0;
-    if (snapshot && snapshot.turnIndex !== head) {
+    // The session's first input created it at revision 1 (ADR 0003); each turn adds one after.
+    const created = snapshot ? 1 : 0;
+    if (snapshot && snapshot.turnIndex + created !== head) {
       revisionGaps++;
       note(`${sessionId}: turn index ${snapshot.turnIndex} but head revision ${head}`);
     }
@@ -71,7 +73,7 @@ export async function audit(
     // Anything else is a turn committed cut short (or twice over): counted, and its tokens still
     // counted where they sit, so one bad turn does not shift every later one into "lost".
     const messages = snapshot?.messages ?? [];
-    let revision = 0;
+    let revision = created;
     for (let i = 0; i < messages.length;) {
       revision++;
       const user = parseMessage(messages[i]);
@@ -94,10 +96,13 @@ export async function audit(
       i += whole ? 2 : 1;
     }
     if (revision !== head) {
-      note(`${sessionId}: ${messages.length} messages read as ${revision} turns, head ${head}`);
+      note(
+        `${sessionId}: ${messages.length} messages read as ${revision - created} turns, head ${head}`,
+      );
     }
 
-    // The log's turn_completed events must announce revisions 1..head, each once, in order,
+    // The log's turn_completed events must announce revisions 2..head (1 is the creation), each
+    // once, in order,
     // with fencing tokens that never go back to a superseded generation.
     const announced: number[] = [];
     let lastFence = 0;
@@ -126,8 +131,8 @@ export async function audit(
         lastFence = Math.max(lastFence, fence);
       }
     }
-    for (let i = 0; i < Math.max(announced.length, head); i++) {
-      if (announced[i] !== i + 1) {
+    for (let i = 0; i < Math.max(announced.length, head - created); i++) {
+      if (announced[i] !== i + 1 + created) {
         revisionGaps++;
         note(`${sessionId}: announced revisions ${JSON.stringify(announced)} for head ${head}`);
         break;

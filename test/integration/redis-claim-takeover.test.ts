@@ -121,7 +121,7 @@ async function runOnce(mode: Mode, namespace: string): Promise<Order> {
   const stale = await claimStore
     .commit({
       sessionId: s,
-      expectedHeadRevision: 0,
+      expectedHeadRevision: 1, // the batch created the session
       appendMessages: ["stale completion"],
       releaseLease: fenceOf(liveLease),
       completeQueueClaims: [queueClaimCompletion(staleClaim)],
@@ -132,8 +132,9 @@ async function runOnce(mode: Mode, namespace: string): Promise<Order> {
     );
   expect(isTetherError(stale, "queued_work_claim_superseded")).toBe(true);
 
-  // The refused commit changed nothing: no head, the lease held, the batch still the live claim's.
-  expect(await claimStore.loadSession(s)).toBeUndefined();
+  // The refused commit changed nothing: the head the batch created, the lease held, the batch
+  // still the live claim's.
+  expect((await claimStore.loadSession(s))?.headRevision).toBe(1);
   expect((await claimStore.currentLease(s))?.leaseToken).toBe(liveLease.leaseToken);
   const [retained] = await claimStore.listWork(s);
   expect(retained).toMatchObject({

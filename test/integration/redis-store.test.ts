@@ -103,13 +103,13 @@ describe("redis store", () => {
 
     const receipt = await store.commit({
       sessionId: s,
-      expectedHeadRevision: 0,
+      expectedHeadRevision: 1, // the batch created the session
       appendMessages: ['{"role":"assistant"}'],
       advanceTurn: true,
       completeQueueClaims: [queueClaimCompletion(claim)],
       releaseLease: fenceOf(lease),
     });
-    expect(receipt).toEqual({ sessionId: s, headRevision: 1, replayed: false });
+    expect(receipt).toEqual({ sessionId: s, headRevision: 2, replayed: false });
     expect(await store.listWork(s)).toEqual([]);
     expect(await store.currentLease(s)).toBeUndefined();
     expect((await store.loadSession(s))?.turnIndex).toBe(1);
@@ -123,7 +123,7 @@ describe("redis store", () => {
     await store.submitInput({ sessionId: s, delivery: { kind: "next_turn" }, payload: "hi" });
     await store.commit({
       sessionId: s,
-      expectedHeadRevision: 0,
+      expectedHeadRevision: 1,
       appendMessages: ["m"],
       stamp: { operationId: "op", contentHash: "h" },
       metadataPatch: { k: "v" },
@@ -146,20 +146,23 @@ describe("redis store", () => {
     const counted = new Redis(inject("redisUrl"));
     try {
       const store = createRedisStore({ redis: counted, namespace: freshNamespace("trips") });
-      const cycle = async (s: SessionId): Promise<void> => {
+      const cycle = async (s: SessionId, head: number): Promise<void> => {
         const lease = acquired(await store.tryClaimLease(s, owner("w"), 60_000));
         await store.enqueueWork(work(s, "p"));
         const claim = await store.claimReadyWork(fenceOf(lease), "idle", 1);
         if (!claim) throw new Error("nothing claimed");
         await store.commit({
           sessionId: s,
-          expectedHeadRevision: 0,
+          expectedHeadRevision: head,
           appendMessages: ["done"],
           completeQueueClaims: [queueClaimCompletion(claim)],
           releaseLease: fenceOf(lease),
         });
       };
-      await cycle(sessionId("warm-up")); // loads every script on this connection
+      // The first cycle loads every script on this connection and creates the session; the
+      // counted one is a turn cycle of a session that exists, as most are.
+      const s = sessionId(`counted-${randomUUID()}`);
+      await cycle(s, 1);
       await new Promise((resolve) => setImmediate(resolve)); // and sends its index update
       const commands: string[] = [];
       const target = counted as unknown as { sendCommand: (command: { name: string }) => unknown };
@@ -168,13 +171,23 @@ describe("redis store", () => {
         commands.push(command.name);
         return send(command);
       };
-      await cycle(sessionId(`counted-${randomUUID()}`));
+      await cycle(s, 2);
       // The index update goes out with the next turn of the event loop, unawaited.
       await new Promise((resolve) => setImmediate(resolve));
       expect(commands).toEqual(["evalsha", "evalsha", "evalsha", "evalsha", "zadd"]);
     } finally {
       await counted.quit();
     }
+  });
+
+  it("lists a session created by its first input or batch, as it lists one created by a commit", async () => {
+    const { store } = fresh();
+    const byInput = sessionId("made-by-input");
+    const byWork = sessionId("made-by-work");
+    await store.submitInput({ sessionId: byInput, delivery: { kind: "next_turn" }, payload: "hi" });
+    await store.enqueueWork(work(byWork, "wake"));
+    const page = await store.listSessions({ limit: 10 });
+    expect(page.sessionIds).toEqual(["made-by-input", "made-by-work"]);
   });
 
   it("maps an unreachable server to store_unavailable", async () => {

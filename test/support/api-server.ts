@@ -26,15 +26,19 @@ export interface ApiServerOptions {
   env?: Record<string, string>;
   limits?: Partial<StoreLimits>;
   routes?: RouteHook;
+  /** The store the server's services use (a fresh memory store on a manual clock otherwise). */
+  store?: MemoryStore;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHarness> {
   const clock = createManualClock();
-  const store = createMemoryStore({
-    clock,
-    livenessProbe: createProcLivenessProbe(),
-    ...(options.limits ? { limits: options.limits } : {}),
-  });
+  const store =
+    options.store ??
+    createMemoryStore({
+      clock,
+      livenessProbe: createProcLivenessProbe(),
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
   const config = loadConfig({
     TETHER_PORT: "0",
     TETHER_METRICS_PORT: "0",

@@ -3,6 +3,7 @@
 // runs over it. Session ids are the caller's client-visible ids; the server scopes them to the
 // caller's tenant. Errors come back as the TetherErrors the server's store threw (ADR 0003).
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { isTetherError } from "../../domain/errors.js";
 import type { InputId } from "../../domain/ids.js";
 import type { LeaseClaimOutcome } from "../../domain/lease.js";
 import { LeaseService, type ClaimLeaseResponse } from "../../gen/tether/v1/lease_service_pb.js";
@@ -57,6 +58,16 @@ function claimOutcome(
       return { kind: "busy", holder: leaseFromProto(res.result.value, ids, "busy") };
     default:
       throw new Error("the server answered a lease claim with neither acquired nor busy");
+  }
+}
+
+/** The answer for a session the server does not know, in place of its NOT_FOUND. */
+async function orNotFound<T, U>(call: Promise<T>, absent: U): Promise<T | U> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isTetherError(tetherErrorFromConnect(error), "session_not_found")) return absent;
+    throw error;
   }
 }
 
@@ -154,15 +165,18 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         return { batch: batchFromProto(res.batch, ids, "batch"), deduplicated: res.deduplicated };
       }),
 
+    // QueueService answers NOT_FOUND for a session that does not exist (ADR 0003); the port
+    // answers with what such a session holds: nothing, and every named id not found.
     listWork: (sessionId) =>
       call(async () => {
-        const res = await queue.listWork({ sessionId });
+        const res = await orNotFound(queue.listWork({ sessionId }), { batches: [] });
         return res.batches.map((b, i) => batchFromProto(b, ids, `batches[${i}]`));
       }),
 
     cancelWork: (sessionId, batchIds) =>
       call(async () => {
-        const res = await queue.cancelWork({ sessionId, batchIds });
+        const res = await orNotFound(queue.cancelWork({ sessionId, batchIds }), undefined);
+        if (!res) return { outcomes: batchIds.map((id) => ({ id, status: "not_found" as const })) };
         return cancelReportFromProto(res.outcomes, "outcomes");
       }),
 
@@ -204,19 +218,26 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
 
     listInputs: (sessionId) =>
       call(async () => {
-        const res = await queue.listInputs({ sessionId });
+        const res = await orNotFound(queue.listInputs({ sessionId }), { inputs: [] });
         return res.inputs.map((i, n) => inputFromProto(i, ids, `inputs[${n}]`));
       }),
 
     cancelInputs: (sessionId, selector) =>
       call(async () => {
-        const res = await queue.cancelInputs({
-          sessionId,
-          selector:
-            selector.kind === "ids"
-              ? { case: "inputIds", value: { ids: selector.inputIds } }
-              : { case: "fromInputId", value: selector.fromInputId },
-        });
+        const res = await orNotFound(
+          queue.cancelInputs({
+            sessionId,
+            selector:
+              selector.kind === "ids"
+                ? { case: "inputIds", value: { ids: selector.inputIds } }
+                : { case: "fromInputId", value: selector.fromInputId },
+          }),
+          undefined,
+        );
+        if (!res) {
+          const named = selector.kind === "ids" ? selector.inputIds : [selector.fromInputId];
+          return { outcomes: named.map((id) => ({ id, status: "not_found" as const })) };
+        }
         return cancelReportFromProto<InputId>(res.outcomes, "outcomes");
       }),
 

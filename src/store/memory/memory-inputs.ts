@@ -30,7 +30,7 @@ import {
   checkTurnInputDraft,
 } from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { copy, requireLiveFence } from "./session-cell.js";
+import { copy, createImplicitly, requireLiveFence } from "./session-cell.js";
 
 export function submitInput(
   ctx: MemoryContext,
@@ -61,6 +61,7 @@ export function submitInput(
       deferred: false,
     };
     cell.inputs.set(input.inputId, input);
+    createImplicitly(cell);
     if (draft.sourceKey)
       cell.inputSourceKeys.set(draft.sourceKey, { id: input.inputId, contentHash });
     return { input: copy(input), deduplicated: false };

@@ -29,7 +29,7 @@ import {
   checkQueuedWorkDraft,
 } from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { copy, requireLiveFence, type SessionCell } from "./session-cell.js";
+import { copy, createImplicitly, requireLiveFence, type SessionCell } from "./session-cell.js";
 
 export function enqueueWork(ctx: MemoryContext, draft: QueuedWorkDraft): Promise<EnqueueReceipt> {
   checkQueuedWorkDraft(draft, ctx.limits);
@@ -59,6 +59,7 @@ export function enqueueWork(ctx: MemoryContext, draft: QueuedWorkDraft): Promise
       claimId: "",
     };
     cell.batches.set(batch.batchId, batch);
+    createImplicitly(cell);
     if (draft.sourceKey)
       cell.workSourceKeys.set(draft.sourceKey, { id: batch.batchId, contentHash });
     return { batch: copy(batch), deduplicated: false };

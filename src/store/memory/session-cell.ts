@@ -69,6 +69,14 @@ export function requireLiveFence(
   return lease;
 }
 
+/**
+ * A session exists from its first acknowledged input (ADR 0003): an input or batch stored for a
+ * session without a commit creates it in the same step, as CreateSession would (head 1, empty).
+ */
+export function createImplicitly(cell: SessionCell): void {
+  if (cell.headRevision === 0) cell.headRevision = 1;
+}
+
 /** Deep copy for callers, so nothing they hold aliases the store's state. */
 export function copy<T>(value: T): T {
   return structuredClone(value);

@@ -53,7 +53,7 @@ export async function submitInput(
   const delivery = normalDelivery(draft.delivery);
   const reply = await ctx.scripts.run(
     "submitInput",
-    [k.inputs, k.inputPayloads, k.inputIndex, k.inputSources, k.sequences],
+    [k.inputs, k.inputPayloads, k.inputIndex, k.inputSources, k.sequences, k.head],
     [inputId, draft.sourceKey ?? "", turnInputHash(draft), JSON.stringify(delivery), draft.payload],
   );
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT)
@@ -61,6 +61,8 @@ export async function submitInput(
   if (reply[0] === REPLY.DEDUPLICATED) {
     return { input: decodeInput(sessionId, reply[1] ?? null, draft.payload), deduplicated: true };
   }
+  // The input created the session: the session list learns of it as it does of a commit.
+  if (int(reply, 2) === 1) ctx.noteSession(sessionId);
   return {
     input: {
       inputId,

@@ -44,7 +44,7 @@ export async function enqueueWork(
   const batchId = randomUUID() as BatchId;
   const reply = await ctx.scripts.run(
     "enqueueWork",
-    [k.work, k.workPayloads, k.workIndex, k.workSources, k.sequences],
+    [k.work, k.workPayloads, k.workIndex, k.workSources, k.sequences, k.head],
     [
       batchId,
       draft.sourceKey ?? "",
@@ -62,6 +62,8 @@ export async function enqueueWork(
   if (reply[0] === REPLY.DEDUPLICATED) {
     return { batch: decodeBatch(sessionId, reply[1] ?? null, draft.payload), deduplicated: true };
   }
+  // The batch created the session: the session list learns of it as it does of a commit.
+  if (int(reply, 2) === 1) ctx.noteSession(sessionId);
   return {
     batch: {
       batchId,

@@ -156,14 +156,14 @@ export function describeClaimLaws(factory: StoreFactory): void {
       await expectTetherError(
         () =>
           store.commit(
-            commitDraft(sid, 0, {
+            commitDraft(sid, 1, {
               releaseLease: fenceOf(live),
               completeQueueClaims: [queueClaimCompletion(staleClaim!)],
             }),
           ),
         "queued_work_claim_superseded",
       );
-      expect(await store.loadSession(sid)).toBeUndefined();
+      expect((await store.loadSession(sid))?.headRevision).toBe(1);
       expect(await store.currentLease(sid)).toBeDefined();
     });
 
@@ -178,14 +178,14 @@ export function describeClaimLaws(factory: StoreFactory): void {
       await expectTetherError(
         () =>
           store.commit(
-            commitDraft(sid, 0, {
+            commitDraft(sid, 1, {
               appendMessages: ["stale"],
               completeQueueClaims: [queueClaimCompletion(staleClaim!)],
             }),
           ),
         "queued_work_claim_superseded",
       );
-      expect(await store.loadSession(sid)).toBeUndefined();
+      expect((await store.loadSession(sid))?.headRevision).toBe(1);
       expect((await store.listWork(sid)).map((b) => b.state)).toEqual(["claimed"]);
     });
 
@@ -198,7 +198,7 @@ export function describeClaimLaws(factory: StoreFactory): void {
       const work = await store.claimReadyWork(fenceOf(held), "idle", 10);
       const inputs = await store.claimInputs(fenceOf(held), { kind: "idle" }, 10);
       const receipt = await store.commit(
-        commitDraft(sid, 0, {
+        commitDraft(sid, 1, {
           appendMessages: ["turn"],
           advanceTurn: true,
           releaseLease: fenceOf(held),
@@ -206,7 +206,7 @@ export function describeClaimLaws(factory: StoreFactory): void {
           completeInputClaims: [inputClaimCompletion(inputs!)],
         }),
       );
-      expect(receipt.headRevision).toBe(1);
+      expect(receipt.headRevision).toBe(2);
       expect(await store.listWork(sid)).toEqual([]);
       expect(await store.listInputs(sid)).toEqual([]);
       expect(await store.currentLease(sid)).toBeUndefined();

@@ -73,7 +73,7 @@ export function describeInputLaws(factory: StoreFactory): void {
       const held = await leaseFor(store, sid);
       const done = await store.claimInputs(fenceOf(held), { kind: "idle" }, 1);
       await store.commit(
-        commitDraft(sid, 0, { completeInputClaims: [inputClaimCompletion(done!)] }),
+        commitDraft(sid, 1, { completeInputClaims: [inputClaimCompletion(done!)] }),
       );
       const claimed = (await store.submitInput(inputDraft(sid, "claimed"))).input;
       await store.claimInputs(fenceOf(held), { kind: "idle" }, 1);

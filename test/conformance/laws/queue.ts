@@ -218,7 +218,7 @@ export function describeQueueLaws(factory: StoreFactory): void {
       const held = await leaseFor(store, sid);
       const doneClaim = await store.claimWorkByIds(fenceOf(held), [done.batchId]);
       await store.commit(
-        commitDraft(sid, 0, { completeQueueClaims: [queueClaimCompletion(doneClaim.claim!)] }),
+        commitDraft(sid, 1, { completeQueueClaims: [queueClaimCompletion(doneClaim.claim!)] }),
       );
       await store.cancelWork(sid, [cancelled.batchId]);
       await store.claimWorkByIds(fenceOf(held), [mine.batchId]);
@@ -270,7 +270,7 @@ export function describeQueueLaws(factory: StoreFactory): void {
       await store.claimWorkByIds(fenceOf(held), [claimed.batchId]);
       const doneClaim = await store.claimWorkByIds(fenceOf(held), [completed.batchId]);
       await store.commit(
-        commitDraft(sid, 0, { completeQueueClaims: [queueClaimCompletion(doneClaim.claim!)] }),
+        commitDraft(sid, 1, { completeQueueClaims: [queueClaimCompletion(doneClaim.claim!)] }),
       );
       await store.cancelWork(sid, [cancelled.batchId]);
       const missing = batchId("no-such-batch");

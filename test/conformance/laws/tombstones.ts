@@ -43,7 +43,7 @@ export function describeTombstoneLaws(factory: StoreFactory): void {
       const held = await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS);
       const claim = await store.claimInputs(fenceOf(held), { kind: "idle" }, 10);
       await store.commit(
-        commitDraft(sid, 0, { completeInputClaims: [inputClaimCompletion(claim!)] }),
+        commitDraft(sid, 1, { completeInputClaims: [inputClaimCompletion(claim!)] }),
       );
       const replay = await store.submitInput(inputDraft(sid, "hi", NEXT_TURN, "msg-1"));
       expect(replay.deduplicated).toBe(true);
@@ -72,7 +72,7 @@ export function describeTombstoneLaws(factory: StoreFactory): void {
       await store.cancelInputs(sid, { kind: "ids", inputIds: [cancelled.inputId] });
       await store.submitInput(inputDraft(sid, "pending"));
       await store.commit(
-        commitDraft(sid, 0, {
+        commitDraft(sid, 1, {
           completeQueueClaims: [queueClaimCompletion(workClaim.claim!)],
           completeInputClaims: [inputClaimCompletion(inputClaim!)],
         }),

@@ -107,6 +107,32 @@ describe("reflection", () => {
     ]);
   });
 
+  test("v1 and v1alpha resolve the error detail messages, so clients can decode them", async () => {
+    const files = async (symbol: string, alpha = false): Promise<string[]> => {
+      const out: string[] = [];
+      const request = one({
+        messageRequest: { case: "fileContainingSymbol" as const, value: symbol },
+      });
+      const stream = alpha
+        ? createClient(v1alpha.ServerReflection, h.transport).serverReflectionInfo(request)
+        : createClient(v1.ServerReflection, h.transport).serverReflectionInfo(request);
+      for await (const res of stream) {
+        if (res.messageResponse.case !== "fileDescriptorResponse") {
+          throw new Error(`${symbol}: ${JSON.stringify(res.messageResponse.value)}`);
+        }
+        for (const bytes of res.messageResponse.value.fileDescriptorProto) {
+          out.push(fromBinary(FileDescriptorProtoSchema, bytes).name);
+        }
+      }
+      return out;
+    };
+    expect(await files("google.rpc.ErrorInfo")).toEqual(["google/rpc/error_details.proto"]);
+    expect(await files("google.rpc.BadRequest")).toEqual(["google/rpc/error_details.proto"]);
+    expect(await files("google.rpc.BadRequest.FieldViolation", true)).toEqual([
+      "google/rpc/error_details.proto",
+    ]);
+  });
+
   test("v1 answers NOT_FOUND for an unknown symbol and keeps the stream open", async () => {
     const client = createClient(v1.ServerReflection, h.transport);
     async function* two() {

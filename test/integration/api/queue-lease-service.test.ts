@@ -202,7 +202,8 @@ describe.each(TARGETS)("QueueService and LeaseService via $name", ({ start }) =>
 
     const receipt = await leases().commit({
       sessionId: "w1",
-      expectedHeadRevision: 0n,
+      // The first batch created the session at revision 1.
+      expectedHeadRevision: 1n,
       appendMessages: ["done a"],
       completeQueueClaims: [
         {
@@ -214,9 +215,9 @@ describe.each(TARGETS)("QueueService and LeaseService via $name", ({ start }) =>
       ],
       releaseLease: held.fence,
     });
-    expect(receipt.receipt?.headRevision).toBe(1n);
+    expect(receipt.receipt?.headRevision).toBe(2n);
     await expectCode(
-      leases().commit({ sessionId: "w1", expectedHeadRevision: 0n, appendMessages: [] }),
+      leases().commit({ sessionId: "w1", expectedHeadRevision: 1n, appendMessages: [] }),
       Code.Aborted,
     );
 
@@ -233,7 +234,7 @@ describe.each(TARGETS)("QueueService and LeaseService via $name", ({ start }) =>
     await expectCode(
       leases().commit({
         sessionId: "w1",
-        expectedHeadRevision: 1n,
+        expectedHeadRevision: 2n,
         appendMessages: [],
         completeQueueClaims: [
           {

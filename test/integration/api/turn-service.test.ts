@@ -125,7 +125,7 @@ for (const [name, start] of [
       expect(textOf(events)).toBe("hello over the wire");
       const last = events.at(-1);
       expect(last?.event.case).toBe("turnCompleted");
-      if (last?.event.case === "turnCompleted") expect(last.event.value.headRevision).toBe(1n);
+      if (last?.event.case === "turnCompleted") expect(last.event.value.headRevision).toBe(2n);
       expect(events.every((e) => e.sessionId === "t1")).toBe(true);
       const cursors = events.map((e) => e.cursor);
       expect([...cursors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(cursors);
@@ -247,6 +247,12 @@ for (const [name, start] of [
         Code.InvalidArgument,
       );
       expect(badSchema.message).toContain("client_tools[0].parameters_json_schema");
+      // The server keeps serving.
+      expect(
+        textOf(
+          await collect(client.streamTurn({ sessionId: "t6", input: textInput("still here") })),
+        ),
+      ).toBe("still here");
       await expectCode(
         client.submitToolResults({
           sessionId: "t6",
@@ -255,12 +261,6 @@ for (const [name, start] of [
         }),
         Code.FailedPrecondition,
       );
-      // The server keeps serving.
-      expect(
-        textOf(
-          await collect(client.streamTurn({ sessionId: "t6", input: textInput("still here") })),
-        ),
-      ).toBe("still here");
     });
   });
 }

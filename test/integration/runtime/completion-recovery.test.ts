@@ -48,7 +48,7 @@ describe("completion of a committed but unannounced turn (Redis)", () => {
       a.runtime.streamTurn(textCommand(sessionId, "first words"), AbortSignal.timeout(1_500)),
     ).catch(() => []);
     expect(waited.some((e) => e.event.type === "turn_completed")).toBe(false);
-    expect((await b.store.loadSession(sessionId))?.headRevision).toBe(1);
+    expect((await b.store.loadSession(sessionId))?.headRevision).toBe(2);
     expect(await a.store.currentLease(sessionId)).toBeUndefined();
 
     // B takes the session (as the sweep would) and announces the committed turn.
@@ -60,21 +60,22 @@ describe("completion of a committed but unannounced turn (Redis)", () => {
     const done = seen.at(-1);
     expect(done?.event).toMatchObject({
       type: "turn_completed",
-      headRevision: 1,
+      headRevision: 2,
       recovered: true,
       outcome: { kind: "finished", reason: "assistant_message", text: "first words" },
     });
     expect(done?.turnId).toBe(seen.find((e) => e.event.type === "turn_started")?.turnId);
 
-    // The next turn runs on B as revision 2; the log announces 1 and 2, each once.
+    // The next turn runs on B as revision 3; the log announces 2 and 3, each once (the first
+    // input created the session at revision 1).
     const next = await collect(
       b.runtime.streamTurn(textCommand(sessionId, "second words"), AbortSignal.timeout(10_000)),
     );
-    expect(next.at(-1)?.event).toMatchObject({ type: "turn_completed", headRevision: 2 });
+    expect(next.at(-1)?.event).toMatchObject({ type: "turn_completed", headRevision: 3 });
     const announced = (await b.log.read(sessionId, 0, 100)).entries.flatMap((e) =>
       e.event.type === "turn_completed" ? [e.event.headRevision] : [],
     );
-    expect(announced).toEqual([1, 2]);
+    expect(announced).toEqual([2, 3]);
     await a.runtime.drain(1_000);
     await b.runtime.drain(1_000);
   });

@@ -92,7 +92,7 @@ describe("recovery across replicas (Redis)", () => {
       "survive the stall",
     );
     const done = rest.at(-1)?.event;
-    expect(done?.type === "turn_completed" && done.headRevision).toBe(1);
+    expect(done?.type === "turn_completed" && done.headRevision).toBe(2);
 
     // Whatever A does now is refused: its events and its commit come from a superseded lease.
     expect((await b.store.currentLease(sessionId))?.owner.ownerId).not.toBe("replica-a");
@@ -109,7 +109,7 @@ describe("recovery across replicas (Redis)", () => {
       );
     expect(isTetherError(appendError, "session_execution_lease_expired")).toBe(true);
     const session = await b.store.loadSession(sessionId);
-    expect(session?.headRevision).toBe(1);
+    expect(session?.headRevision).toBe(2);
     expect(session?.turnIndex).toBe(1);
     // Exactly one run landed: the user input and the survivor's answer.
     expect(session?.messages).toHaveLength(2);

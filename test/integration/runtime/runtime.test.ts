@@ -31,7 +31,7 @@ function describeRuntime(
   const signal = () => AbortSignal.timeout(10_000);
 
   describe(`runtime on ${name}: streaming turns`, () => {
-    it("streams a turn and commits it as head revision 1, consuming the input", async () => {
+    it("streams a turn and commits it as head revision 2 (its input created the session at 1), consuming the input", async () => {
       const { runtime, store } = createRuntimeHarness({
         provider: createEchoProvider({ chunkSize: 4 }),
       });
@@ -42,10 +42,10 @@ function describeRuntime(
       expect(types).toContain("usage_reported");
       expect(textOf(events)).toBe("hello tether");
       const done = events.at(-1)?.event;
-      expect(done?.type === "turn_completed" && done.headRevision).toBe(1);
+      expect(done?.type === "turn_completed" && done.headRevision).toBe(2);
       expect(done?.type === "turn_completed" && done.outcome.kind).toBe("finished");
       const session = await store.loadSession("s1" as SessionId);
-      expect(session?.headRevision).toBe(1);
+      expect(session?.headRevision).toBe(2);
       expect(session?.turnIndex).toBe(1);
       expect(await store.listInputs("s1" as SessionId)).toEqual([]);
       // Cursors only grow.
@@ -67,7 +67,7 @@ function describeRuntime(
         const last = events.at(-1)?.event;
         return last?.type === "turn_completed" ? last.headRevision : -1;
       });
-      expect(heads.sort()).toEqual([1, 2]);
+      expect(heads.sort()).toEqual([2, 3]);
       expect((await store.loadSession("s2" as SessionId))?.turnIndex).toBe(2);
     });
 
@@ -81,7 +81,7 @@ function describeRuntime(
       );
       expect(textOf(retry)).toBe("once");
       expect(retry.at(-1)?.cursor).toBe(first.at(-1)?.cursor);
-      expect((await store.loadSession("s3" as SessionId))?.headRevision).toBe(1);
+      expect((await store.loadSession("s3" as SessionId))?.headRevision).toBe(2);
     });
 
     it("runs a client-executed tool: the stream requests it and SubmitToolResults answers", async () => {
@@ -167,7 +167,7 @@ function describeRuntime(
         if (item.event.type === "turn_completed") outcome = item.event.outcome;
       }
       expect(outcome).toEqual({ kind: "stopped", reason: "cancelled" });
-      expect((await store.loadSession("s6" as SessionId))?.headRevision).toBe(1);
+      expect((await store.loadSession("s6" as SessionId))?.headRevision).toBe(2);
       expect(await store.listInputs("s6" as SessionId)).toEqual([]);
     });
 
@@ -287,7 +287,7 @@ function describeRuntime(
       expect(rest).toEqual(["stopped"]);
       expect(textOf(urgent)).toBe("right away");
       const done = urgent.at(-1)?.event;
-      expect(done?.type === "turn_completed" && done.headRevision).toBe(2);
+      expect(done?.type === "turn_completed" && done.headRevision).toBe(3);
       expect((await store.loadSession("it1" as SessionId))?.turnIndex).toBe(2);
     });
   });
@@ -329,7 +329,7 @@ function describeRuntime(
       );
       const gap = replay[0]?.event;
       expect(gap?.type).toBe("gap");
-      expect(gap?.type === "gap" && gap.snapshot?.headRevision).toBe(1);
+      expect(gap?.type === "gap" && gap.snapshot?.headRevision).toBe(2);
       expect(replay.at(-1)?.event.type).toBe("turn_completed");
     });
   });

@@ -46,13 +46,13 @@ for (const backend of [
         expect(depths).toEqual([1]);
         for (
           let i = 0;
-          i < 100 && (await h.store.loadSession(sessionId))?.headRevision !== 1;
+          i < 100 && (await h.store.loadSession(sessionId))?.headRevision !== 2;
           i++
         ) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         const session = await h.store.loadSession(sessionId);
-        expect(session?.headRevision).toBe(1);
+        expect(session?.headRevision).toBe(2);
         expect(session?.messages.join("")).toContain("left behind");
         // Drained: the hint is cleared, so the next sweep offers nothing.
         for (let i = 0; i < 100 && (await h.deps.ready.size()) !== 0; i++) {

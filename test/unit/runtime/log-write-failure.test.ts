@@ -52,10 +52,10 @@ describe("a log write that fails mid-turn", () => {
     expect(completed).toHaveLength(1);
     expect(completed[0]?.event).toMatchObject({
       outcome: { kind: "finished", text },
-      headRevision: 1,
+      headRevision: 2,
     });
     const snapshot = await h.store.loadSession("log-fails" as never);
-    expect(snapshot?.headRevision).toBe(1);
+    expect(snapshot?.headRevision).toBe(2);
     expect(snapshot?.messages.map((m) => decodeMessage(m).role)).toEqual(["user", "assistant"]);
 
     // The log shows the first attempt starting, then the re-run of the same turn to its end.

@@ -84,7 +84,7 @@ describe("memory store: claim validation serializes a takeover before mutation",
     const error = await store
       .commit({
         sessionId,
-        expectedHeadRevision: 0,
+        expectedHeadRevision: 1, // the batch created the session
         appendMessages: [],
         releaseLease: fenceOf(liveLease),
         completeQueueClaims: [queueClaimCompletion(staleClaim!)],
@@ -94,8 +94,9 @@ describe("memory store: claim validation serializes a takeover before mutation",
         (e: unknown) => e,
       );
     expect(isTetherError(error, "queued_work_claim_superseded")).toBe(true);
-    // The refused commit changed nothing: no head, the successor still holds lease and batch.
-    expect(await store.loadSession(sessionId)).toBeUndefined();
+    // The refused commit changed nothing: the head the batch created, the successor still holds
+    // lease and batch.
+    expect((await store.loadSession(sessionId))?.headRevision).toBe(1);
     expect((await store.currentLease(sessionId))?.fencingToken).toBe(liveLease.fencingToken);
     const [retained] = await store.listWork(sessionId);
     expect(retained?.claimFencingToken).toBe(liveLease.fencingToken);

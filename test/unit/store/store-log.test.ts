@@ -60,7 +60,7 @@ describe("store decision records", () => {
     await expect(
       store.commit({
         sessionId: s,
-        expectedHeadRevision: 0,
+        expectedHeadRevision: 1,
         appendMessages: [],
         completeQueueClaims: [queueClaimCompletion(claim)],
       }),

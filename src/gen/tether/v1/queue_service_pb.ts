@@ -438,7 +438,9 @@ export const CancelStatusSchema: GenEnum<CancelStatus> = /*@__PURE__*/
   enumDesc(file_tether_v1_queue_service, 0);
 
 /**
- * Durable queues of a session: queued work and pending turn input.
+ * Durable queues of a session: queued work and pending turn input. EnqueueWork and SubmitInput
+ * create the session with their first acknowledged input; listing and cancelling answer NOT_FOUND
+ * for a session that does not exist for the caller's tenant.
  *
  * @generated from service tether.v1.QueueService
  */

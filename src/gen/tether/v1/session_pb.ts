@@ -103,14 +103,15 @@ export type SessionSnapshot = Message<"tether.v1.SessionSnapshot"> & {
   sessionId: string;
 
   /**
-   * Advances by exactly one per commit; 0 before the first.
+   * Counts commits: advances by exactly one per commit (creation, turns, metadata updates);
+   * 0 before the first, so a session created by CreateSession or by its first input reads 1.
    *
    * @generated from field: uint64 head_revision = 2;
    */
   headRevision: bigint;
 
   /**
-   * Number of committed turns.
+   * Counts committed turns only (0 for a new session); see tether.v1.Session.
    *
    * @generated from field: uint64 turn_index = 3;
    */

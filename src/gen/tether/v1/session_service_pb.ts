@@ -30,14 +30,19 @@ export type Session = Message<"tether.v1.Session"> & {
   sessionId: string;
 
   /**
-   * Advances by exactly one per commit.
+   * Counts commits: every commit (a turn, a metadata update, and the session's creation itself)
+   * advances it by exactly one. Creation is the commit from revision 0, which is what makes two
+   * racing creates of one id safe (exactly one wins the compare-and-set), so a new session reads
+   * 1, and its first turn commits 2. Use it for compare-and-set (expected_head_revision), not as
+   * a turn count.
    *
    * @generated from field: uint64 head_revision = 2;
    */
   headRevision: bigint;
 
   /**
-   * Number of committed turns.
+   * Counts committed turns only: 0 for a new session, 1 after its first turn. Creation and
+   * metadata updates are commits that advance head_revision but not turn_index.
    *
    * @generated from field: uint64 turn_index = 3;
    */
@@ -334,7 +339,9 @@ export const UpdateSessionMetadataResponseSchema: GenMessage<UpdateSessionMetada
  */
 export const SessionService: GenService<{
   /**
-   * Creates a session. With a session_id that already exists, returns ALREADY_EXISTS.
+   * Creates a session. With a session_id that already exists, returns ALREADY_EXISTS; that
+   * includes a session created implicitly by its first acknowledged input (StreamTurn,
+   * SubmitInput, EnqueueWork), see ADR 0003.
    *
    * @generated from rpc tether.v1.SessionService.CreateSession
    */

@@ -297,6 +297,8 @@ export const CancelTurnResponseSchema: GenMessage<CancelTurnResponse> = /*@__PUR
 /**
  * Turns: submit input and stream the turn that consumes it, follow a session's event log,
  * answer client-executed tool calls, cancel a running turn. Any replica serves any call.
+ * StreamTurn creates the session with its input; the other RPCs answer NOT_FOUND, at once, for a
+ * session that does not exist for the caller's tenant.
  *
  * @generated from service tether.v1.TurnService
  */

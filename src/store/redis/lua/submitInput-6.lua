@@ -1,10 +1,13 @@
 -- submitInput: store a new pending turn input with the next sequence, or answer a source key
--- seen before (same content: the existing input; other content: a conflict).
+-- seen before (same content: the existing input; other content: a conflict). A stored input for
+-- a session without a commit creates the session (head revision 1, as CreateSession leaves it):
+-- a session exists from its first acknowledged input (ADR 0003).
 -- KEYS[1] input hash (input id -> JSON)   KEYS[2] input payload hash   KEYS[3] input index zset
--- KEYS[4] input source-key hash           KEYS[5] sequence hash
+-- KEYS[4] input source-key hash           KEYS[5] sequence hash        KEYS[6] head hash
 -- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
 -- ARGV[4] delivery JSON   ARGV[5] payload
--- Replies: {R.OK, seq}                    stored; the caller knows every other field
+-- Replies: {R.OK, seq, created}           stored; created is 1 when this input created the
+--                                         session; the caller knows every other field
 --          {R.DEDUPLICATED, inputJson}    the source key's input as it is now (same payload)
 --          {R.SOURCE_KEY_CONFLICT}
 local source_key = ARGV[2]
@@ -26,4 +29,5 @@ redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(input))
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[5])
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
 if source_key ~= '' then redis.call('HSET', KEYS[4], source_key, ARGV[3] .. ':' .. ARGV[1]) end
-return { R.OK, seq }
+local created = redis.call('HSETNX', KEYS[6], 'rev', 1)
+return { R.OK, seq, created }
