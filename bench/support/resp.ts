@@ -138,15 +138,18 @@ export function createConnectionCounter(
       return `EVALSHA ${scripts.get(sha) ?? sha.slice(0, 8)}`;
     }
     if (command.name === "EVAL" && first) {
-      const name = nameScript(first.toString("utf8")) ?? "?";
-      scripts.set(sha1(first), name);
+      const sha = sha1(first);
+      // Not one of ours: another library's script (redlock's, from the sweep guard).
+      const name = nameScript(first.toString("utf8")) ?? `other ${sha.slice(0, 8)}`;
+      scripts.set(sha, name);
       return `EVAL ${name}`;
     }
     if (WITH_SUBCOMMAND.has(command.name) && first) {
       const sub = first.toString("latin1").toUpperCase();
       const body = command.head[1];
       if (command.name === "SCRIPT" && sub === "LOAD" && body) {
-        scripts.set(sha1(body), nameScript(body.toString("utf8")) ?? "?");
+        const sha = sha1(body);
+        scripts.set(sha, nameScript(body.toString("utf8")) ?? `other ${sha.slice(0, 8)}`);
       }
       return `${command.name} ${sub}`;
     }

@@ -40,14 +40,17 @@ describe("RESP command counting", () => {
     feed(resp("EVALSHA", COMMIT_SHA, "1", "k", "a1", "a2"));
     feed(resp("EVAL", COMMIT_BODY, "1", "k", "a1", "a2"));
     feed(resp("EVALSHA", COMMIT_SHA, "1", "k", "a1", "a2"));
+    // A body that is none of the store's scripts keeps its sha as a name.
+    feed(resp("EVAL", "return 2 -- claimLease", "0"));
     feed(resp("EVALSHA", "eb8305f7a4f022a243de3bceed46422afc31b643", "0"));
-    expect(tally.commands).toBe(4);
+    expect(tally.commands).toBe(5);
     expect(Object.fromEntries(tally.byName)).toEqual({
       // Before the body was seen the script has no name yet: the sha's first 8 characters.
       "EVALSHA 07081591": 1,
       "EVAL commit": 1,
       "EVALSHA commit": 1,
-      "EVALSHA eb8305f7": 1,
+      "EVAL other eb8305f7": 1,
+      "EVALSHA other eb8305f7": 1,
     });
   });
 
