@@ -240,6 +240,9 @@ async function main(): Promise<void> {
     }
     const rounds = new Rounds();
     for (let r = 0; r < ROUNDS; r++) await measureRound(r, clients, rounds);
+    // Stopped first, so that no other process reloads scripts behind the proxy's back and the
+    // counted server has the machine to itself. The long session stays in Redis.
+    for (const server of servers.splice(0)) await server.stop();
     const counts = await countCommands(redis.port, logDir);
     report(rounds, counts, longCurve);
   } finally {
