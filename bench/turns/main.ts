@@ -26,8 +26,9 @@ import {
 } from "./workloads.js";
 
 const run = promisify(execFile);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const ROUNDS = size("BENCH_ROUNDS", 3);
+const ROUNDS = size("BENCH_ROUNDS", 5);
 const WARMUP = size("BENCH_WARMUP", 20);
 const SEQ_TURNS = size("BENCH_SEQ_TURNS", 100);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? "50,200").split(",").map(Number);
@@ -36,6 +37,9 @@ const ENQUEUED = size("BENCH_ENQUEUED", 20);
 const LONG_TURNS = size("BENCH_LONG_TURNS", 1000);
 const LONG_SAMPLE = size("BENCH_LONG_SAMPLE", 20);
 const COUNT_TURNS = size("BENCH_COUNT_TURNS", 50);
+const IDLE_TURNS = size("BENCH_IDLE_TURNS", 20);
+/** Long enough for the driver to release the lease after the turn: the next turn starts idle. */
+const IDLE_PAUSE_MS = 100;
 /** The concurrency whose turns/s are the headline (the issue's target is stated at 50). */
 const HEADLINE = CONCURRENCY[0] ?? 50;
 
@@ -139,10 +143,12 @@ async function prepareLongSession(client: TurnClient, backend: Backend) {
 }
 
 interface CountReport {
+  idle: ReturnType<typeof perTurn>;
   sequential: ReturnType<typeof perTurn>;
   concurrent: ReturnType<typeof perTurn>;
   enqueued: ReturnType<typeof perTurn>;
   long: ReturnType<typeof perTurn>;
+  breakdownIdle: Record<string, number>;
   breakdownSequential: Record<string, number>;
   breakdownOneTurn: Record<string, number>;
   breakdownConcurrent: Record<string, number>;
@@ -170,9 +176,18 @@ async function countCommands(redisPort: number, logDir: string): Promise<CountRe
     await sequentialTurns(client, "count-seq", COUNT_TURNS, WARMUP);
     const seqCounts = countsBetween(before, proxy.snapshot());
 
-    before = proxy.snapshot();
-    await runTurn(client, "count-seq", WARMUP + COUNT_TURNS);
-    const oneTurn = countsBetween(before, proxy.snapshot());
+    // A plain turn on an idle session: each turn's interval runs until the next one starts,
+    // so the lease release and whatever else follows the stream's end are counted with it.
+    await sleep(IDLE_PAUSE_MS);
+    const idleStart = proxy.snapshot();
+    let oneTurn = idleStart;
+    for (let n = 0; n < IDLE_TURNS; n++) {
+      before = proxy.snapshot();
+      await runTurn(client, "count-seq", WARMUP + COUNT_TURNS + n);
+      await sleep(IDLE_PAUSE_MS);
+      oneTurn = countsBetween(before, proxy.snapshot());
+    }
+    const idleCounts = countsBetween(idleStart, proxy.snapshot());
 
     // Sessions that already exist, as in steady state; then two counted turns each.
     await concurrentTurns(client, "count-conc", HEADLINE, 1);
@@ -198,10 +213,12 @@ async function countCommands(redisPort: number, logDir: string): Promise<CountRe
           .map(([name, n]) => [name, round(n / turns)]),
       );
     return {
+      idle: perTurn(idleCounts, IDLE_TURNS),
       sequential: perTurn(seqCounts, COUNT_TURNS),
       concurrent: perTurn(concCounts, conc.turns),
       enqueued: perTurn(enqCounts, ENQUEUED),
       long: perTurn(longCounts, 10),
+      breakdownIdle: perName(idleCounts, IDLE_TURNS),
       breakdownSequential: perName(seqCounts, COUNT_TURNS),
       breakdownOneTurn: perName(oneTurn, 1),
       breakdownConcurrent: perName(concCounts, conc.turns),
@@ -301,9 +318,10 @@ function report(
   console.log("");
   console.log("Redis, counted through the proxy (per turn; per input for enqueued)");
   printTable(
-    (["sequential", "concurrent", "enqueued", "long"] as const).map((k) => ({
+    (["idle", "sequential", "concurrent", "enqueued", "long"] as const).map((k) => ({
       workload: {
-        sequential: "1 session, sequential",
+        idle: "1 session, idle before each turn",
+        sequential: "1 session, back to back",
         concurrent: `${HEADLINE} sessions`,
         enqueued: `${ENQUEUED} enqueued inputs`,
         long: `1 session at ${LONG_TURNS}+ turns`,
@@ -316,7 +334,7 @@ function report(
   );
   console.log("");
   console.log(
-    `one plain turn: ${Object.entries(counts.breakdownOneTurn)
+    `one plain turn on an idle session: ${Object.entries(counts.breakdownOneTurn)
       .map(([name, n]) => `${name} ${n}`)
       .join(", ")}`,
   );
@@ -327,8 +345,8 @@ function report(
     memory_turns_s: headline(`memory.c${HEADLINE}.turns_s`),
     redis_turns_s: headline(`redis.c${HEADLINE}.turns_s`),
     redis_vs_memory: round(rounds.median(`c${HEADLINE}.redis_vs_memory`), 3),
-    redis_commands_per_turn: counts.sequential.commands,
-    redis_round_trips_per_turn: counts.sequential.roundTrips,
+    redis_commands_per_turn: counts.idle.commands,
+    redis_round_trips_per_turn: counts.idle.roundTrips,
     ttfd_p50_ms: headline("redis.seq.ttfd_p50"),
     ttfd_p99_ms: headline("redis.seq.ttfd_p99"),
     turn_ms_at_1000_turns_vs_first: round(rounds.median("redis.long_vs_first"), 3),
@@ -346,12 +364,14 @@ function report(
     redis: perBackend(rounds, "redis", longCurve.redis),
     redis_counts: {
       per_turn: {
+        idle: counts.idle,
         sequential: counts.sequential,
         [`sessions_${HEADLINE}`]: counts.concurrent,
         enqueued_per_input: counts.enqueued,
         [`at_${LONG_TURNS}_turns`]: counts.long,
       },
       one_plain_turn: counts.breakdownOneTurn,
+      idle_mean: counts.breakdownIdle,
       sequential_mean: counts.breakdownSequential,
       [`sessions_${HEADLINE}_mean`]: counts.breakdownConcurrent,
       enqueued_per_input_mean: counts.breakdownEnqueued,
@@ -365,6 +385,7 @@ function report(
       long_turns: LONG_TURNS,
       long_sample: LONG_SAMPLE,
       count_turns: COUNT_TURNS,
+      idle_turns: IDLE_TURNS,
     },
     node: process.version,
     seconds: round((performance.now() - started) / 1000, 1),
