@@ -304,7 +304,7 @@ function report(
   rows.push(
     both(`${ENQUEUED} enqueued inputs, 1 session: ms per input`, "enq.ms_per_input", ms),
     both(`${ENQUEUED} enqueued inputs: turns that ran`, "enq.turns", rate, ""),
-    both("turn at 1st-20th turn of a session", "first.ms", ms),
+    both(`turn at turns 1-${LONG_SAMPLE} of a new session`, "first.ms", ms),
     both(`turn at ${LONG_TURNS}+ turns`, "long.ms", ms),
     both(
       `turn at ${LONG_TURNS}+ turns / first turns`,
