@@ -4,29 +4,23 @@
 // Then a third server, whose Redis connections go through a counting proxy, runs the same kinds
 // of turns to count Redis commands and round trips per turn (the proxy stays out of the timed
 // runs). Prints tables, then one JSON line. Sizes: the BENCH_* variables below.
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { promisify } from "node:util";
 import { startRedis } from "../../test/support/redis-harness.js";
-import { startRedisProxy, countsBetween, type ProxyCounts } from "../support/redis-proxy.js";
-import { scriptNamerFromDir } from "../support/resp.js";
 import { percentile, printTable } from "../support/stats.js";
+import { countCommands, type CountReport } from "./counts.js";
 import { startTether, type TetherProcess } from "./server.js";
 import {
   concurrentTurns,
   enqueuedInputs,
-  runTurn,
   sequentialTurns,
   turnClient,
   type TurnClient,
   type TurnTiming,
 } from "./workloads.js";
 
-const run = promisify(execFile);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const ROUNDS = size("BENCH_ROUNDS", 5);
 const WARMUP = size("BENCH_WARMUP", 20);
@@ -38,8 +32,6 @@ const LONG_TURNS = size("BENCH_LONG_TURNS", 1000);
 const LONG_SAMPLE = size("BENCH_LONG_SAMPLE", 20);
 const COUNT_TURNS = size("BENCH_COUNT_TURNS", 50);
 const IDLE_TURNS = size("BENCH_IDLE_TURNS", 20);
-/** Long enough for the driver to release the lease after the turn: the next turn starts idle. */
-const IDLE_PAUSE_MS = 100;
 /** The concurrency whose turns/s are the headline (the issue's target is stated at 50). */
 const HEADLINE = CONCURRENCY[0] ?? 50;
 
@@ -72,16 +64,6 @@ class Rounds {
 
 const ttfds = (timings: readonly TurnTiming[]) => timings.map((t) => t.ttfdMs);
 const durations = (timings: readonly TurnTiming[]) => timings.map((t) => t.ms);
-
-/** Per-turn averages of a counted interval. */
-function perTurn(counts: ProxyCounts, turns: number) {
-  return {
-    commands: round(counts.commands / turns),
-    roundTrips: round(counts.roundTrips / turns),
-    connections: round(counts.connections / turns),
-    multiBlocks: round(counts.multiBlocks / turns),
-  };
-}
 
 async function measureRound(
   r: number,
@@ -142,94 +124,6 @@ async function prepareLongSession(client: TurnClient, backend: Backend) {
   return Object.fromEntries(depths.map((d) => [String(d), at(d)]));
 }
 
-interface CountReport {
-  idle: ReturnType<typeof perTurn>;
-  sequential: ReturnType<typeof perTurn>;
-  concurrent: ReturnType<typeof perTurn>;
-  enqueued: ReturnType<typeof perTurn>;
-  long: ReturnType<typeof perTurn>;
-  breakdownIdle: Record<string, number>;
-  breakdownSequential: Record<string, number>;
-  breakdownOneTurn: Record<string, number>;
-  breakdownConcurrent: Record<string, number>;
-  breakdownEnqueued: Record<string, number>;
-}
-
-/** Counts on a server whose Redis connections go through the proxy (no timing here). */
-async function countCommands(redisPort: number, logDir: string): Promise<CountReport> {
-  // The timed server loaded every script already; with the cache empty, each script's body
-  // crosses the proxy once more (EVAL after NOSCRIPT), so every EVALSHA gets its name.
-  await run("redis-cli", ["-h", "127.0.0.1", "-p", String(redisPort), "script", "flush"]);
-  const proxy = await startRedisProxy(redisPort, {
-    nameScript: scriptNamerFromDir("src/store/redis/lua"),
-  });
-  const tether = await startTether(
-    "redis-counted",
-    { TETHER_STORE: "redis", TETHER_REDIS_URL: `redis://127.0.0.1:${proxy.port}` },
-    logDir,
-  );
-  const client = turnClient(tether.address);
-  try {
-    // Warm-up: scripts get loaded (EVAL after NOSCRIPT), connections open, code paths JIT.
-    await sequentialTurns(client, "count-seq", WARMUP);
-    let before = proxy.snapshot();
-    await sequentialTurns(client, "count-seq", COUNT_TURNS, WARMUP);
-    const seqCounts = countsBetween(before, proxy.snapshot());
-
-    // A plain turn on an idle session: each turn's interval runs until the next one starts,
-    // so the lease release and whatever else follows the stream's end are counted with it.
-    await sleep(IDLE_PAUSE_MS);
-    const idleStart = proxy.snapshot();
-    let oneTurn = idleStart;
-    for (let n = 0; n < IDLE_TURNS; n++) {
-      before = proxy.snapshot();
-      await runTurn(client, "count-seq", WARMUP + COUNT_TURNS + n);
-      await sleep(IDLE_PAUSE_MS);
-      oneTurn = countsBetween(before, proxy.snapshot());
-    }
-    const idleCounts = countsBetween(idleStart, proxy.snapshot());
-
-    // Sessions that already exist, as in steady state; then two counted turns each.
-    await concurrentTurns(client, "count-conc", HEADLINE, 1);
-    before = proxy.snapshot();
-    const conc = await concurrentTurns(client, "count-conc", HEADLINE, 2);
-    const concCounts = countsBetween(before, proxy.snapshot());
-
-    await runTurn(client, "count-enq", 0);
-    before = proxy.snapshot();
-    await enqueuedInputs(client, "count-enq", ENQUEUED);
-    const enqCounts = countsBetween(before, proxy.snapshot());
-
-    // The long session the timed Redis server filled (same redis-server, same namespace).
-    await runTurn(client, "long-redis", 0);
-    before = proxy.snapshot();
-    await sequentialTurns(client, "long-redis", 10, 1);
-    const longCounts = countsBetween(before, proxy.snapshot());
-
-    const perName = (counts: ProxyCounts, turns: number) =>
-      Object.fromEntries(
-        [...counts.byName]
-          .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-          .map(([name, n]) => [name, round(n / turns)]),
-      );
-    return {
-      idle: perTurn(idleCounts, IDLE_TURNS),
-      sequential: perTurn(seqCounts, COUNT_TURNS),
-      concurrent: perTurn(concCounts, conc.turns),
-      enqueued: perTurn(enqCounts, ENQUEUED),
-      long: perTurn(longCounts, 10),
-      breakdownIdle: perName(idleCounts, IDLE_TURNS),
-      breakdownSequential: perName(seqCounts, COUNT_TURNS),
-      breakdownOneTurn: perName(oneTurn, 1),
-      breakdownConcurrent: perName(concCounts, conc.turns),
-      breakdownEnqueued: perName(enqCounts, ENQUEUED),
-    };
-  } finally {
-    await tether.stop();
-    await proxy.close();
-  }
-}
-
 async function main(): Promise<void> {
   const logDir = await mkdtemp(join(tmpdir(), "tether-bench-turns-"));
   const redis = await startRedis();
@@ -260,7 +154,16 @@ async function main(): Promise<void> {
     // Stopped first, so that no other process reloads scripts behind the proxy's back and the
     // counted server has the machine to itself. The long session stays in Redis.
     for (const server of servers.splice(0)) await server.stop();
-    const counts = await countCommands(redis.port, logDir);
+    const counts = await countCommands({
+      redisPort: redis.port,
+      logDir,
+      warmup: WARMUP,
+      countTurns: COUNT_TURNS,
+      idleTurns: IDLE_TURNS,
+      sessions: HEADLINE,
+      enqueued: ENQUEUED,
+      longSession: "long-redis",
+    });
     report(rounds, counts, longCurve);
   } finally {
     for (const server of servers) await server.stop();
