@@ -12,9 +12,9 @@ import type { SessionId } from "../../src/domain/ids.js";
 import { createRedisStore } from "../../src/store/redis/redis-store.js";
 import { REDIS_EXTRA_CONNECTIONS } from "../../src/server/store.js";
 import { startRedis } from "../../test/support/redis-harness.js";
+import { startRedisProxy } from "../support/redis-proxy.js";
 import { printTable, runConcurrently, summarize, type RunStats } from "../support/stats.js";
 import { bullmqJobCycles, evalshaCeiling, redlockCycles } from "./peers.js";
-import { startRoundTripCounter } from "./round-trip-counter.js";
 import { turnCycle } from "./turn-cycle.js";
 
 const { values } = parseArgs({
@@ -51,7 +51,7 @@ async function turnCycles(port: number, prefix: string, count: number): Promise<
 
 /** Round trips of one cycle, measured through a counting proxy with one cycle in flight. */
 async function measureRoundTrips(port: number, cycles: number): Promise<number> {
-  const counter = await startRoundTripCounter(port);
+  const counter = await startRedisProxy(port);
   const redis = new Redis({ host: "127.0.0.1", port: counter.port, enableAutoPipelining: true });
   const store = createRedisStore({ redis, namespace: "bench-rt" });
   await turnCycle(store, "rt-warmup" as SessionId);
