@@ -15,23 +15,5 @@ if ARGV[1] == 'suffix' then
 else
   for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
 end
-local reply = { R.OK }
-for _, id in ipairs(ids) do
-  local raw = redis.call('HGET', KEYS[1], id)
-  local status
-  if not raw then
-    status = 'not_found'
-  else
-    local input = cjson.decode(raw)
-    if input.state == 'pending' then
-      input.state = 'cancelled'
-      redis.call('HSET', KEYS[1], id, cjson.encode(input))
-      status = 'cancelled'
-    else
-      status = 'already_' .. input.state
-    end
-  end
-  reply[#reply + 1] = id
-  reply[#reply + 1] = status
-end
-return reply
+-- Tombstones stay in the index: a later suffix cancel orders by them.
+return cancel_items(KEYS[1], ids, 'pending', nil)

@@ -32,9 +32,4 @@ for i = 1, #ids do
   end
 end
 if #taken == 0 then return { R.NONE } end
-local reply = { R.OK }
-for _, input in ipairs(taken) do
-  reply[#reply + 1] = mark_claimed(KEYS[2], input.inputId, input, gen, ARGV[7])
-  reply[#reply + 1] = redis.call('HGET', KEYS[3], input.inputId)
-end
-return reply
+return append_claimed({ R.OK }, KEYS[2], KEYS[3], taken, 'inputId', gen, ARGV[7])

@@ -40,9 +40,4 @@ if leader.slotPolicy == 'join' then
     end
   end
 end
-local reply = { R.OK }
-for _, b in ipairs(taken) do
-  reply[#reply + 1] = mark_claimed(KEYS[2], b.batchId, b, gen, ARGV[5])
-  reply[#reply + 1] = redis.call('HGET', KEYS[3], b.batchId)
-end
-return reply
+return append_claimed({ R.OK }, KEYS[2], KEYS[3], taken, 'batchId', gen, ARGV[5])

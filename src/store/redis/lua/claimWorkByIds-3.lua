@@ -38,8 +38,4 @@ for i = 1, #ids do
 end
 local reply = { R.OK, #statuses / 2 }
 for _, s in ipairs(statuses) do reply[#reply + 1] = s end
-for _, b in ipairs(taken) do
-  reply[#reply + 1] = mark_claimed(KEYS[2], b.batchId, b, gen, ARGV[3])
-  reply[#reply + 1] = redis.call('HGET', KEYS[3], b.batchId)
-end
-return reply
+return append_claimed(reply, KEYS[2], KEYS[3], taken, 'batchId', gen, ARGV[3])

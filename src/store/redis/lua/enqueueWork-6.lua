@@ -12,24 +12,14 @@
 --          {R.DEDUPLICATED, batchJson}    the source key's batch, unchanged (same payload)
 --          {R.SOURCE_KEY_CONFLICT}
 local source_key = ARGV[2]
-if source_key ~= '' then
-  local seen = redis.call('HGET', KEYS[4], source_key)
-  if seen then
-    local sep = string.find(seen, ':', 1, true)
-    if string.sub(seen, 1, sep - 1) ~= ARGV[3] then return { R.SOURCE_KEY_CONFLICT } end
-    local existing = redis.call('HGET', KEYS[1], string.sub(seen, sep + 1))
-    if existing then return { R.DEDUPLICATED, existing } end
-  end
-end
+local seen = source_key_reply(KEYS[1], KEYS[4], source_key, ARGV[3])
+if seen then return seen end
 local seq = redis.call('HINCRBY', KEYS[5], 'work', 1)
 local batch = {
   batchId = ARGV[1], enqueueSeq = seq, workClass = ARGV[4], deliveryPolicy = ARGV[5],
   slotPolicy = ARGV[6], mergeKey = ARGV[7], sourceKey = source_key, state = 'ready',
   claimFencingToken = 0, claimId = '',
 }
-redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(batch))
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[8])
-redis.call('ZADD', KEYS[3], seq, ARGV[1])
-if source_key ~= '' then redis.call('HSET', KEYS[4], source_key, ARGV[3] .. ':' .. ARGV[1]) end
-local created = redis.call('HSETNX', KEYS[6], 'rev', 1)
+local keys = { items = KEYS[1], payloads = KEYS[2], index = KEYS[3], source_keys = KEYS[4], head = KEYS[6] }
+local created = store_new_item(keys, ARGV[1], seq, batch, ARGV[8], source_key, ARGV[3])
 return { R.OK, seq, created }
