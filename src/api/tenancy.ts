@@ -3,7 +3,12 @@
 // another tenant's session is simply not found.
 import { createContextKey, type ContextValues } from "@connectrpc/connect";
 import { invalidArgument } from "../domain/errors.js";
-import { clientSessionId, TENANT_SEPARATOR, type SessionId } from "../domain/ids.js";
+import {
+  clientSessionId,
+  parseSessionId,
+  TENANT_SEPARATOR,
+  type SessionId,
+} from "../domain/ids.js";
 
 /** The tenant of an unauthenticated (embedded, auth-off) deployment. */
 export const DEFAULT_TENANT = "default";
@@ -44,9 +49,9 @@ export function createTenantScope(tenant: string): TenantScope {
   return {
     tenant,
     prefix,
-    toStore: (clientId, field) => `${prefix}${checkClientSessionId(clientId, field)}` as SessionId,
-    toClient: (storeId) =>
-      storeId.startsWith(prefix) ? clientSessionId(storeId as SessionId) : storeId,
+    toStore: (clientId, field) =>
+      parseSessionId(`${prefix}${checkClientSessionId(clientId, field)}`, field),
+    toClient: (storeId) => (storeId.startsWith(prefix) ? clientSessionId(storeId) : storeId),
   };
 }
 

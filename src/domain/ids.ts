@@ -37,13 +37,18 @@ export function checkId(field: string, raw: unknown): string {
 export const TENANT_SEPARATOR = ":";
 
 /** The id the client knows: the part after the tenant prefix (the whole id when there is none). */
-export function clientSessionId(id: SessionId): string {
+export function clientSessionId(id: string): string {
   const at = id.indexOf(TENANT_SEPARATOR);
   return at < 0 ? id : id.slice(at + 1);
 }
 
-export const sessionId = (raw: string, field = "session_id"): SessionId =>
+// The parsers: the only way a raw string becomes a branded id (the store port and the API edge
+// call them; everything past those edges trusts the brand).
+export const parseSessionId = (raw: string, field = "session_id"): SessionId =>
   checkId(field, raw) as SessionId;
-export const batchId = (raw: string, field = "batch_id"): BatchId => checkId(field, raw) as BatchId;
-export const inputId = (raw: string, field = "input_id"): InputId => checkId(field, raw) as InputId;
-export const claimId = (raw: string, field = "claim_id"): ClaimId => checkId(field, raw) as ClaimId;
+export const parseBatchId = (raw: string, field = "batch_id"): BatchId =>
+  checkId(field, raw) as BatchId;
+export const parseInputId = (raw: string, field = "input_id"): InputId =>
+  checkId(field, raw) as InputId;
+export const parseClaimId = (raw: string, field = "claim_id"): ClaimId =>
+  checkId(field, raw) as ClaimId;

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { isTetherError } from "../../src/domain/errors.js";
-import { sessionId, type SessionId } from "../../src/domain/ids.js";
+import { parseSessionId, type SessionId } from "../../src/domain/ids.js";
 import { fenceOf, type LeaseOwner, type SessionExecutionLease } from "../../src/domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../../src/domain/queue.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
@@ -71,7 +71,7 @@ async function runOnce(mode: Mode, namespace: string): Promise<Order> {
     mode === "race"
       ? createRedisStore({ redis: reclaimConnection, namespace, livenessProbe: probe })
       : claimStore;
-  const s: SessionId = sessionId(`atomic-generation-claim-${randomUUID()}`);
+  const s: SessionId = parseSessionId(`atomic-generation-claim-${randomUUID()}`);
 
   const { batch } = await claimStore.enqueueWork({
     sessionId: s,

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { isTetherError } from "../../src/domain/errors.js";
-import { sessionId, type SessionId } from "../../src/domain/ids.js";
+import { parseSessionId, type SessionId } from "../../src/domain/ids.js";
 import { fenceOf, type LeaseOwner, type SessionExecutionLease } from "../../src/domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkDraft } from "../../src/domain/queue.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
@@ -52,7 +52,7 @@ function fresh(namespace = freshNamespace("integration")): {
 describe("redis store", () => {
   it("runs a lease cycle: acquire, re-enter, busy, renew, release, a higher token after", async () => {
     const { store } = fresh();
-    const s = sessionId("lease-cycle");
+    const s = parseSessionId("lease-cycle");
     const first = acquired(await store.tryClaimLease(s, owner("a"), 60_000));
     expect(first.fencingToken).toBe(1);
 
@@ -76,7 +76,7 @@ describe("redis store", () => {
 
   it("applies exactly one of two commits from the same head", async () => {
     const { store } = fresh();
-    const s = sessionId("commit-cas");
+    const s = parseSessionId("commit-cas");
     const results = await Promise.allSettled([
       store.commit({ sessionId: s, expectedHeadRevision: 0, appendMessages: ["left"] }),
       store.commit({ sessionId: s, expectedHeadRevision: 0, appendMessages: ["right"] }),
@@ -93,7 +93,7 @@ describe("redis store", () => {
 
   it("claims a batch and settles it in the commit that releases the lease", async () => {
     const { store } = fresh();
-    const s = sessionId("queue-claim");
+    const s = parseSessionId("queue-claim");
     const lease = acquired(await store.tryClaimLease(s, owner("worker"), 60_000));
     const { batch } = await store.enqueueWork(work(s, "wake"));
     const claim = await store.claimReadyWork(fenceOf(lease), "idle", 8);
@@ -117,7 +117,7 @@ describe("redis store", () => {
 
   it("keeps every key of a session under its hash tag, and its generation across deletion", async () => {
     const { store, namespace } = fresh();
-    const s = sessionId("layout");
+    const s = parseSessionId("layout");
     const lease = acquired(await store.tryClaimLease(s, owner("a"), 60_000));
     await store.enqueueWork({ ...work(s, "x"), sourceKey: "src-1" });
     await store.submitInput({ sessionId: s, delivery: { kind: "next_turn" }, payload: "hi" });
@@ -161,7 +161,7 @@ describe("redis store", () => {
       };
       // The first cycle loads every script on this connection and creates the session; the
       // counted one is a turn cycle of a session that exists, as most are.
-      const s = sessionId(`counted-${randomUUID()}`);
+      const s = parseSessionId(`counted-${randomUUID()}`);
       await cycle(s, 1);
       await new Promise((resolve) => setImmediate(resolve)); // and sends its index update
       const commands: string[] = [];
@@ -182,8 +182,8 @@ describe("redis store", () => {
 
   it("lists a session created by its first input or batch, as it lists one created by a commit", async () => {
     const { store } = fresh();
-    const byInput = sessionId("made-by-input");
-    const byWork = sessionId("made-by-work");
+    const byInput = parseSessionId("made-by-input");
+    const byWork = parseSessionId("made-by-work");
     await store.submitInput({ sessionId: byInput, delivery: { kind: "next_turn" }, payload: "hi" });
     await store.enqueueWork(work(byWork, "wake"));
     const page = await store.listSessions({ limit: 10 });
@@ -200,7 +200,7 @@ describe("redis store", () => {
       retryStrategy: () => null,
     });
     const store = createRedisStore({ redis: down, namespace: freshNamespace("down") });
-    const error = await store.currentLease(sessionId("any")).catch((e: unknown) => e);
+    const error = await store.currentLease(parseSessionId("any")).catch((e: unknown) => e);
     expect(isTetherError(error, "store_unavailable")).toBe(true);
     expect(isTetherError(error) && error.classification).toBe("retryable");
     down.disconnect();
@@ -209,7 +209,9 @@ describe("redis store", () => {
   it("maps a script fault to internal, never a raw Redis message", async () => {
     const { store, namespace } = fresh();
     await redis.set(`${namespace}:{broken}:work`, "not a hash");
-    const error = await store.enqueueWork(work(sessionId("broken"), "x")).catch((e: unknown) => e);
+    const error = await store
+      .enqueueWork(work(parseSessionId("broken"), "x"))
+      .catch((e: unknown) => e);
     expect(isTetherError(error, "internal")).toBe(true);
     expect(error instanceof Error && error.message).not.toMatch(/WRONGTYPE/);
   });

@@ -12,8 +12,8 @@ import {
   type TetherRuntime,
 } from "../../src/runtime/runtime.js";
 import { createSessionBus } from "../../src/runtime/session-bus.js";
-import { createMemoryEventLog } from "../../src/store/memory/memory-event-log.js";
-import { createMemorySignals } from "../../src/store/memory/memory-signals.js";
+import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
+import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
 import { randomUUID } from "node:crypto";
@@ -21,7 +21,7 @@ import type { Cluster, Redis } from "ioredis";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
 import { createRedisSignals } from "../../src/store/redis/signals.js";
 import { createRedisReadyIndex } from "../../src/store/redis/ready-index.js";
-import { createMemoryReadyIndex } from "../../src/store/memory/memory-ready-index.js";
+import { createMemoryReadyIndex } from "../../src/store/memory/ready-index.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 

@@ -6,10 +6,9 @@ import {
   queuedWorkClaimSuperseded,
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
-import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import type { SessionId } from "../../domain/ids.js";
 import type { CommitReceipt, RuntimeCommit, SessionSnapshot } from "../../domain/session.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
-import { checkCommit } from "../shared/validate.js";
 import { int, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
@@ -35,7 +34,6 @@ function commitSpec(commit: RuntimeCommit): string {
 }
 
 export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<CommitReceipt> {
-  checkCommit(input, ctx.limits);
   const sessionId = input.sessionId;
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
@@ -70,9 +68,8 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
 
 export async function loadSession(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
 ): Promise<SessionSnapshot | undefined> {
-  const sessionId = parseSessionId(rawSessionId);
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run("loadSession", [k.head, k.messages, k.metadata], []);
   if (reply[0] !== REPLY.OK) return undefined;

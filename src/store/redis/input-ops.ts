@@ -1,13 +1,7 @@
 // Pending turn input operations of the Redis store: submit, list, cancel, claim, defer.
 import { randomUUID } from "node:crypto";
 import { leaseExpired, sourceKeyConflict } from "../../domain/errors.js";
-import {
-  checkId,
-  sessionId as parseSessionId,
-  type ClaimId,
-  type InputId,
-  type SessionId,
-} from "../../domain/ids.js";
+import { type ClaimId, type InputId, type SessionId } from "../../domain/ids.js";
 import type {
   DeferReport,
   InputCancelReport,
@@ -23,13 +17,6 @@ import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
 import { logFenceRefused } from "../shared/store-log.js";
-import {
-  checkCancelSelector,
-  checkClaimPoint,
-  checkCount,
-  checkFence,
-  checkTurnInputDraft,
-} from "../shared/validate.js";
 import { decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { statusPairs } from "./queue-ops.js";
@@ -46,7 +33,6 @@ export async function submitInput(
   ctx: RedisContext,
   draft: TurnInputDraft,
 ): Promise<SubmitInputReceipt> {
-  checkTurnInputDraft(draft, ctx.limits);
   const sessionId = draft.sessionId;
   const k = ctx.keys(sessionId);
   const inputId = randomUUID() as InputId;
@@ -82,9 +68,8 @@ export async function submitInput(
 
 export async function listInputs(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
 ): Promise<PendingTurnInput[]> {
-  const sessionId = parseSessionId(rawSessionId);
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run("listInputs", [k.inputs, k.inputPayloads, k.inputIndex], []);
   return pairs(reply, 1, (meta, payload) => decodeInput(sessionId, meta, payload));
@@ -92,11 +77,9 @@ export async function listInputs(
 
 export async function cancelInputs(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   selector: InputCancelSelector,
 ): Promise<InputCancelReport> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkCancelSelector(selector, ctx.limits.maxBatchesPerClaim);
   const k = ctx.keys(sessionId);
   const args =
     selector.kind === "ids" ? ["ids", ...selector.inputIds] : ["suffix", selector.fromInputId];
@@ -110,9 +93,6 @@ export async function claimInputs(
   point: InputClaimPoint,
   maxInputs: number,
 ): Promise<TurnInputClaim | undefined> {
-  checkFence(fence);
-  checkClaimPoint(point);
-  checkCount("max_inputs", maxInputs, 1, ctx.limits.maxBatchesPerClaim);
   const sessionId = fence.sessionId;
   const k = ctx.keys(sessionId);
   const claimId = randomUUID() as ClaimId;
@@ -137,8 +117,6 @@ export async function deferActiveInputs(
   fence: LeaseFence,
   turnId: string,
 ): Promise<DeferReport> {
-  checkFence(fence);
-  checkId("turn_id", turnId);
   const k = ctx.keys(fence.sessionId);
   const reply = await ctx.scripts.run(
     "deferActiveInputs",

@@ -2,7 +2,7 @@
 // call; tokens are generated here and the expiry is decided by the Redis clock.
 import { randomUUID } from "node:crypto";
 import { leaseExpired } from "../../domain/errors.js";
-import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import type { SessionId } from "../../domain/ids.js";
 import type {
   LeaseClaimOutcome,
   LeaseFence,
@@ -11,7 +11,6 @@ import type {
   SessionExecutionLease,
 } from "../../domain/lease.js";
 import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/store-log.js";
-import { checkFence, checkOwner, checkTtl } from "../shared/validate.js";
 import { decodeLease, ownerArgs } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
@@ -25,13 +24,10 @@ function claimOutcome(sessionId: SessionId, reply: ScriptReply): LeaseClaimOutco
 
 export async function tryClaimLease(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   owner: LeaseOwner,
   ttlMs: number,
 ): Promise<LeaseClaimOutcome> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkOwner(owner);
-  checkTtl(ttlMs);
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
     "claimLease",
@@ -48,8 +44,6 @@ export async function renewLease(
   fence: LeaseFence,
   ttlMs: number,
 ): Promise<SessionExecutionLease> {
-  checkFence(fence);
-  checkTtl(ttlMs);
   const reply = await ctx.scripts.run(
     "renewLease",
     [ctx.keys(fence.sessionId).lease],
@@ -66,7 +60,6 @@ export async function releaseLease(
   ctx: RedisContext,
   fence: LeaseFence,
 ): Promise<LeaseReleaseOutcome> {
-  checkFence(fence);
   const reply = await ctx.scripts.run(
     "releaseLease",
     [ctx.keys(fence.sessionId).lease],
@@ -77,15 +70,11 @@ export async function releaseLease(
 
 export async function reclaimLease(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   claimant: LeaseOwner,
   observed: LeaseFence,
   ttlMs: number,
 ): Promise<LeaseClaimOutcome> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkOwner(claimant, "claimant");
-  checkFence(observed, "observed");
-  checkTtl(ttlMs);
   // The pid lives on the claimant's host, so the claimant judges liveness; the script then
   // decides atomically whether the observed holder is still the current one.
   const observedDead = ctx.probe.isProvablyDead(observed.owner, claimant);
@@ -109,9 +98,8 @@ export async function reclaimLease(
 
 export async function currentLease(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
 ): Promise<SessionExecutionLease | undefined> {
-  const sessionId = parseSessionId(rawSessionId);
   const reply = await ctx.scripts.run("readLease", [ctx.keys(sessionId).lease], []);
   return reply[0] === REPLY.OK ? decodeLease(sessionId, reply) : undefined;
 }

@@ -1,13 +1,7 @@
 // Queued-work operations of the Redis store: enqueue, list, cancel and the two claims.
 import { randomUUID } from "node:crypto";
 import { leaseExpired, sourceKeyConflict, unknownBatchIds } from "../../domain/errors.js";
-import {
-  batchId as parseBatchId,
-  sessionId as parseSessionId,
-  type BatchId,
-  type ClaimId,
-  type SessionId,
-} from "../../domain/ids.js";
+import { type BatchId, type ClaimId, type SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type {
   CancelReport,
@@ -22,13 +16,6 @@ import type {
 } from "../../domain/queue.js";
 import { queuedWorkHash } from "../shared/content-hash.js";
 import { logFenceRefused } from "../shared/store-log.js";
-import {
-  checkBoundary,
-  checkCount,
-  checkFence,
-  checkIdList,
-  checkQueuedWorkDraft,
-} from "../shared/validate.js";
 import { decodeBatch, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
@@ -38,7 +25,6 @@ export async function enqueueWork(
   ctx: RedisContext,
   draft: QueuedWorkDraft,
 ): Promise<EnqueueReceipt> {
-  checkQueuedWorkDraft(draft, ctx.limits);
   const sessionId = draft.sessionId;
   const k = ctx.keys(sessionId);
   const batchId = randomUUID() as BatchId;
@@ -85,9 +71,8 @@ export async function enqueueWork(
 
 export async function listWork(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
 ): Promise<QueuedWorkBatch[]> {
-  const sessionId = parseSessionId(rawSessionId);
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run("listWork", [k.work, k.workPayloads, k.workIndex], []);
   return pairs(reply, 1, (meta, payload) => decodeBatch(sessionId, meta, payload));
@@ -95,11 +80,9 @@ export async function listWork(
 
 export async function cancelWork(
   ctx: RedisContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   ids: BatchId[],
 ): Promise<CancelReport<BatchId>> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkIdList("batch_ids", ids, ctx.limits.maxBatchesPerClaim);
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run("cancelWork", [k.work, k.workIndex], ids);
   return { outcomes: statusPairs<BatchId, CancelStatus>(reply, 1, reply.length) };
@@ -132,9 +115,6 @@ export async function claimReadyWork(
   boundary: ClaimBoundary,
   maxBatches: number,
 ): Promise<QueuedWorkClaim | undefined> {
-  checkFence(fence);
-  checkBoundary(boundary);
-  checkCount("max_batches", maxBatches, 1, ctx.limits.maxBatchesPerClaim);
   const sessionId = fence.sessionId;
   const k = ctx.keys(sessionId);
   const claimId = randomUUID() as ClaimId;
@@ -155,11 +135,8 @@ export async function claimReadyWork(
 export async function claimWorkByIds(
   ctx: RedisContext,
   fence: LeaseFence,
-  rawIds: BatchId[],
+  ids: BatchId[],
 ): Promise<ClaimByIdsReport> {
-  checkFence(fence);
-  checkIdList("batch_ids", rawIds, ctx.limits.maxBatchesPerClaim);
-  const ids = rawIds.map((id, i) => parseBatchId(id, `batch_ids[${i}]`));
   const sessionId = fence.sessionId;
   const k = ctx.keys(sessionId);
   const claimId = randomUUID() as ClaimId;

@@ -7,6 +7,7 @@ import {
   type RuntimeStore,
   type StoreLimits,
 } from "../../ports/runtime-store.js";
+import { withInputChecks } from "../shared/checked-store.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import type { StoreLogger } from "../shared/store-log.js";
 import * as commits from "./commit-ops.js";
@@ -68,34 +69,38 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
   const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: createScriptRunner(conn) }))];
   const on = (sessionId: unknown) =>
     lanes.length === 1 ? ctx : (lanes[laneOf(sessionId, lanes.length)] ?? ctx);
-  return {
-    commit: (c) => commits.commit(on(c?.sessionId), c),
-    loadSession: (id) => commits.loadSession(on(id), id),
-    deleteSession: (id) => sessions.deleteSession(on(id), id),
-    listSessions: (o) => sessions.listSessions(ctx, o),
-    tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),
-    renewLease: (fence, ttl) => leases.renewLease(on(fence?.sessionId), fence, ttl),
-    releaseLease: (fence) => leases.releaseLease(on(fence?.sessionId), fence),
-    reclaimLease: (id, claimant, observed, ttl) =>
-      leases.reclaimLease(on(id), id, claimant, observed, ttl),
-    currentLease: (id) => leases.currentLease(on(id), id),
-    enqueueWork: (draft) => queue.enqueueWork(on(draft?.sessionId), draft),
-    listWork: (id) => queue.listWork(on(id), id),
-    cancelWork: (id, ids) => queue.cancelWork(on(id), id, ids),
-    claimReadyWork: (fence, boundary, max) =>
-      queue.claimReadyWork(on(fence?.sessionId), fence, boundary, max),
-    claimWorkByIds: (fence, ids) => queue.claimWorkByIds(on(fence?.sessionId), fence, ids),
-    submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
-    listInputs: (id) => inputs.listInputs(on(id), id),
-    cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
-    claimInputs: (fence, point, max) => inputs.claimInputs(on(fence?.sessionId), fence, point, max),
-    deferActiveInputs: (fence, turnId) =>
-      inputs.deferActiveInputs(on(fence?.sessionId), fence, turnId),
-    vacuum: (id) => sessions.vacuum(on(id), id),
-    // The caller's connection stays open (it may serve other stores or other code; the caller
-    // quits it after closing the store); the extra connections are the store's own.
-    close: async () => {
-      await Promise.all(owned.map((conn) => conn.quit().catch(() => conn.disconnect())));
+  return withInputChecks(
+    {
+      commit: (c) => commits.commit(on(c?.sessionId), c),
+      loadSession: (id) => commits.loadSession(on(id), id),
+      deleteSession: (id) => sessions.deleteSession(on(id), id),
+      listSessions: (o) => sessions.listSessions(ctx, o),
+      tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),
+      renewLease: (fence, ttl) => leases.renewLease(on(fence?.sessionId), fence, ttl),
+      releaseLease: (fence) => leases.releaseLease(on(fence?.sessionId), fence),
+      reclaimLease: (id, claimant, observed, ttl) =>
+        leases.reclaimLease(on(id), id, claimant, observed, ttl),
+      currentLease: (id) => leases.currentLease(on(id), id),
+      enqueueWork: (draft) => queue.enqueueWork(on(draft?.sessionId), draft),
+      listWork: (id) => queue.listWork(on(id), id),
+      cancelWork: (id, ids) => queue.cancelWork(on(id), id, ids),
+      claimReadyWork: (fence, boundary, max) =>
+        queue.claimReadyWork(on(fence?.sessionId), fence, boundary, max),
+      claimWorkByIds: (fence, ids) => queue.claimWorkByIds(on(fence?.sessionId), fence, ids),
+      submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
+      listInputs: (id) => inputs.listInputs(on(id), id),
+      cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
+      claimInputs: (fence, point, max) =>
+        inputs.claimInputs(on(fence?.sessionId), fence, point, max),
+      deferActiveInputs: (fence, turnId) =>
+        inputs.deferActiveInputs(on(fence?.sessionId), fence, turnId),
+      vacuum: (id) => sessions.vacuum(on(id), id),
+      // The caller's connection stays open (it may serve other stores or other code; the caller
+      // quits it after closing the store); the extra connections are the store's own.
+      close: async () => {
+        await Promise.all(owned.map((conn) => conn.quit().catch(() => conn.disconnect())));
+      },
     },
-  };
+    limits,
+  );
 }

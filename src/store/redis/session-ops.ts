@@ -1,13 +1,11 @@
 // Session maintenance of the Redis store: delete, list (from the index hint) and vacuum.
-import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import type { SessionId } from "../../domain/ids.js";
 import type { SessionListPage, VacuumReport } from "../../domain/session.js";
-import { checkCount } from "../shared/validate.js";
 import { int } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { toStoreError } from "./scripts.js";
 
-export async function deleteSession(ctx: RedisContext, rawSessionId: SessionId): Promise<boolean> {
-  const sessionId = parseSessionId(rawSessionId);
+export async function deleteSession(ctx: RedisContext, sessionId: SessionId): Promise<boolean> {
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
     "deleteSession",
@@ -39,13 +37,10 @@ export async function deleteSession(ctx: RedisContext, rawSessionId: SessionId):
   return int(reply, 1) === 1;
 }
 
-const MAX_PAGE = 1000;
-
 export async function listSessions(
   ctx: RedisContext,
   options: { prefix?: string; cursor?: string; limit: number },
 ): Promise<SessionListPage> {
-  checkCount("limit", options.limit, 1, MAX_PAGE);
   const prefix = Buffer.from(options.prefix ?? "", "utf8");
   const cursor = Buffer.from(options.cursor ?? "", "utf8");
   // A lexicographic (byte) range of the index: from after the cursor, or from the prefix, to the
@@ -68,8 +63,7 @@ export async function listSessions(
   return { sessionIds: page, nextCursor: more ? (page[page.length - 1] ?? "") : "" };
 }
 
-export async function vacuum(ctx: RedisContext, rawSessionId: SessionId): Promise<VacuumReport> {
-  const sessionId = parseSessionId(rawSessionId);
+export async function vacuum(ctx: RedisContext, sessionId: SessionId): Promise<VacuumReport> {
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
     "vacuum",

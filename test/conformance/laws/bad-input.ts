@@ -2,7 +2,7 @@
 // unknown_batch_ids) naming the offending field, and nothing changes.
 import { describe, expect, test } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
-import { batchId } from "../../../src/domain/ids.js";
+import { parseBatchId } from "../../../src/domain/ids.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { acquire, expectTetherError, violationFields } from "../support/expectations.js";
 import {
@@ -96,7 +96,8 @@ export function describeBadInputLaws(factory: StoreFactory): void {
       const sid = freshSessionId();
       const held = await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS);
       const error = await expectTetherError(
-        () => store.claimWorkByIds(fenceOf(held), [batchId("ghost-1"), batchId("ghost-2")]),
+        () =>
+          store.claimWorkByIds(fenceOf(held), [parseBatchId("ghost-1"), parseBatchId("ghost-2")]),
         "unknown_batch_ids",
       );
       expectFieldNamed(violationFields(error), /batch_ids/);

@@ -1,7 +1,12 @@
 // Laws 1-3: the head CAS authorizes a commit and advances the head by one; a lease in a commit is
 // advisory; stamps answer replays with the original receipt.
 import { describe, expect, test } from "vitest";
-import { claimId, sessionId as toSessionId, batchId, inputId } from "../../../src/domain/ids.js";
+import {
+  parseClaimId,
+  parseSessionId,
+  parseBatchId,
+  parseInputId,
+} from "../../../src/domain/ids.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { usage } from "../../../src/domain/usage.js";
 import { acquire, expectSameLease, expectTetherError } from "../support/expectations.js";
@@ -149,17 +154,17 @@ export function describeCommitLaws(factory: StoreFactory): void {
     test("law 2: a commit whose claim completion names another session is session_mismatch", async () => {
       const { store } = harness();
       const sid = freshSessionId();
-      const other = toSessionId(`${sid}-other`);
+      const other = parseSessionId(`${sid}-other`);
       await expectTetherError(
         () =>
           store.commit(
             commitDraft(sid, 0, {
               completeQueueClaims: [
                 {
-                  claimId: claimId("claim-elsewhere"),
+                  claimId: parseClaimId("claim-elsewhere"),
                   sessionId: other,
                   fencingToken: 1,
-                  batchIds: [batchId("batch-elsewhere")],
+                  batchIds: [parseBatchId("batch-elsewhere")],
                 },
               ],
             }),
@@ -172,10 +177,10 @@ export function describeCommitLaws(factory: StoreFactory): void {
             commitDraft(sid, 0, {
               completeInputClaims: [
                 {
-                  claimId: claimId("claim-elsewhere"),
+                  claimId: parseClaimId("claim-elsewhere"),
                   sessionId: other,
                   fencingToken: 1,
-                  inputIds: [inputId("input-elsewhere")],
+                  inputIds: [parseInputId("input-elsewhere")],
                 },
               ],
             }),

@@ -1,7 +1,7 @@
 // Laws 16-19: pending turn inputs are ordered and idempotent, cancel reports typed outcomes,
 // admission follows the turn's checkpoints, and missed steers become next-turn input once.
 import { describe, expect, test } from "vitest";
-import { inputId, type SessionId } from "../../../src/domain/ids.js";
+import { parseInputId, type SessionId } from "../../../src/domain/ids.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../../../src/domain/inputs.js";
 import { fenceOf, type SessionExecutionLease } from "../../../src/domain/lease.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
@@ -80,7 +80,7 @@ export function describeInputLaws(factory: StoreFactory): void {
       const pending = (await store.submitInput(inputDraft(sid, "pending"))).input;
       const cancelled = (await store.submitInput(inputDraft(sid, "cancelled"))).input;
       await store.cancelInputs(sid, { kind: "ids", inputIds: [cancelled.inputId] });
-      const missing = inputId("no-such-input");
+      const missing = parseInputId("no-such-input");
 
       const report = await store.cancelInputs(sid, {
         kind: "ids",
@@ -138,7 +138,7 @@ export function describeInputLaws(factory: StoreFactory): void {
       const { store } = harness();
       const sid = freshSessionId();
       await store.submitInput(inputDraft(sid, "kept"));
-      const missing = inputId("no-such-input");
+      const missing = parseInputId("no-such-input");
       const report = await store.cancelInputs(sid, { kind: "suffix", fromInputId: missing });
       expect(report.outcomes).toEqual([{ id: missing, status: "not_found" }]);
       expect((await store.listInputs(sid)).map((i) => i.state)).toEqual(["pending"]);

@@ -1,7 +1,7 @@
 // Laws 11, 13 and 15: enqueue order and source-key idempotency, how a claim is composed (class,
 // boundary, join/exclusive, max), claims by id and cancellation of unclaimed batches.
 import { describe, expect, test } from "vitest";
-import { batchId } from "../../../src/domain/ids.js";
+import { parseBatchId } from "../../../src/domain/ids.js";
 import { fenceOf, type SessionExecutionLease } from "../../../src/domain/lease.js";
 import type { QueuedWorkClaim } from "../../../src/domain/queue.js";
 import { queueClaimCompletion } from "../../../src/domain/queue.js";
@@ -252,7 +252,7 @@ export function describeQueueLaws(factory: StoreFactory): void {
       const known = (await store.enqueueWork(workDraft(sid, "known"))).batch;
       const held = await leaseFor(store, sid);
       const error = await expectTetherError(
-        () => store.claimWorkByIds(fenceOf(held), [known.batchId, batchId("no-such-batch")]),
+        () => store.claimWorkByIds(fenceOf(held), [known.batchId, parseBatchId("no-such-batch")]),
         "unknown_batch_ids",
       );
       expect(error.violations.map((v) => v.field)).toContain("batch_ids");
@@ -273,7 +273,7 @@ export function describeQueueLaws(factory: StoreFactory): void {
         commitDraft(sid, 1, { completeQueueClaims: [queueClaimCompletion(doneClaim.claim!)] }),
       );
       await store.cancelWork(sid, [cancelled.batchId]);
-      const missing = batchId("no-such-batch");
+      const missing = parseBatchId("no-such-batch");
 
       const report = await store.cancelWork(sid, [
         ready.batchId,

@@ -1,7 +1,7 @@
 // Owners, drafts and commits the laws are written with. Every test takes a fresh session id, so
 // backends that share one server across tests never see another test's keys.
 import { randomUUID } from "node:crypto";
-import { sessionId, type SessionId } from "../../../src/domain/ids.js";
+import { parseSessionId, type SessionId } from "../../../src/domain/ids.js";
 import type { InputDelivery, TurnCheckpoint, TurnInputDraft } from "../../../src/domain/inputs.js";
 import type { LeaseOwner } from "../../../src/domain/lease.js";
 import type { QueuedWorkDraft } from "../../../src/domain/queue.js";
@@ -16,7 +16,7 @@ export const SHORT_TTL_MS = 150;
 export const PAST_SHORT_TTL_MS = 300;
 
 export function freshSessionId(): SessionId {
-  return sessionId(`conf-${randomUUID()}`);
+  return parseSessionId(`conf-${randomUUID()}`);
 }
 
 export function opaqueOwner(name: string, incarnation = "inc-1"): LeaseOwner {

@@ -3,10 +3,10 @@
 // oldest end and says where it starts, waiters wake on an append, and remove drops the log.
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, inject } from "vitest";
-import { sessionId } from "../../../src/domain/ids.js";
+import { parseSessionId } from "../../../src/domain/ids.js";
 import type { SessionEvent } from "../../../src/domain/session-events.js";
 import type { EventLog } from "../../../src/ports/event-log.js";
-import { createMemoryEventLog } from "../../../src/store/memory/memory-event-log.js";
+import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
 import { freshNamespace } from "../../support/redis-store-factory.js";
 
@@ -31,7 +31,7 @@ const texts = (entries: { event: SessionEvent }[]) =>
 describe.each(backends)("the %s event log", (_name, make) => {
   it("numbers entries from 1 without holes and pages from any point", async () => {
     const log = make(100);
-    const s = sessionId("numbering");
+    const s = parseSessionId("numbering");
     expect(await log.lastSeq(s)).toBe(0);
     expect(await log.append(s, [delta("a"), delta("b")])).toEqual([1, 2]);
     expect(await log.append(s, [delta("c")])).toEqual([3]);
@@ -42,13 +42,13 @@ describe.each(backends)("the %s event log", (_name, make) => {
     expect(all.firstRetainedSeq).toBe(1);
     expect(texts((await log.read(s, 1, 1)).entries)).toEqual(["b"]);
     expect((await log.read(s, 3, 10)).entries).toEqual([]);
-    expect((await log.read(sessionId("never-written"), 0, 10)).entries).toEqual([]);
+    expect((await log.read(parseSessionId("never-written"), 0, 10)).entries).toEqual([]);
     await log.close();
   });
 
   it("trims the oldest entries past its bound and says where the retained window starts", async () => {
     const log = make(5);
-    const s = sessionId("trimmed");
+    const s = parseSessionId("trimmed");
     for (const text of ["1", "2", "3", "4", "5", "6", "7", "8"]) await log.append(s, [delta(text)]);
     const read = await log.read(s, 0, 100);
     expect(read.firstRetainedSeq).toBe(4);
@@ -60,7 +60,7 @@ describe.each(backends)("the %s event log", (_name, make) => {
 
   it("wakes a waiter on an append, and lets one go at its timeout", async () => {
     const log = make(100);
-    const s = sessionId("waiting");
+    const s = parseSessionId("waiting");
     const signal = new AbortController().signal;
     const woken = log.waitForEntries(s, 0, 5_000, signal).then(() => "woken");
     await new Promise((r) => setTimeout(r, 20));
@@ -74,7 +74,7 @@ describe.each(backends)("the %s event log", (_name, make) => {
 
   it("drops a session's entries on remove, and never reuses a sequence number", async () => {
     const log = make(100);
-    const s = sessionId("removed");
+    const s = parseSessionId("removed");
     await log.append(s, [delta("x"), delta("y")]);
     await log.remove(s);
     const read = await log.read(s, 0, 10);

@@ -4,7 +4,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { isTetherError } from "../../../src/domain/errors.js";
-import { sessionId } from "../../../src/domain/ids.js";
+import { parseSessionId } from "../../../src/domain/ids.js";
 import { replicaConnectionOptions } from "../../../src/store/redis/connections.js";
 import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
 import { freshNamespace } from "../../support/redis-store-factory.js";
@@ -30,7 +30,7 @@ describe("a reply lost with the connection", () => {
       replicaConnectionOptions({ commandTimeoutMs: 1_000 }),
     );
     const log = createRedisEventLog({ redis, namespace: freshNamespace("lost-reply") });
-    const session = sessionId("lost-reply-session");
+    const session = parseSessionId("lost-reply-session");
     try {
       // The first append loads the script, so the dropped reply below is the append's own.
       await log.append(session, [{ turnId: "t1", event: { type: "text_delta", text: "one" } }]);

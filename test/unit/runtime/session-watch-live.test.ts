@@ -8,7 +8,7 @@ import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { createEventWriter } from "../../../src/runtime/event-writer.js";
 import { createSessionBus } from "../../../src/runtime/session-bus.js";
 import { watchSession } from "../../../src/runtime/session-watch.js";
-import { createMemoryEventLog } from "../../../src/store/memory/memory-event-log.js";
+import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 
 const sessionId = "live-window" as SessionId;
 

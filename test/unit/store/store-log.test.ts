@@ -1,7 +1,7 @@
 // The stores' decision records: one per lease claim, reclaim, renewal refusal and fencing
 // refusal, with inputs and outcome, and never a lease token.
 import { describe, expect, it } from "vitest";
-import { sessionId } from "../../../src/domain/ids.js";
+import { parseSessionId } from "../../../src/domain/ids.js";
 import { fenceOf, type LeaseOwner, type SessionExecutionLease } from "../../../src/domain/lease.js";
 import { queueClaimCompletion } from "../../../src/domain/queue.js";
 import { createManualClock } from "../../../src/ports/clock.js";
@@ -40,7 +40,7 @@ describe("store decision records", () => {
     const clock = createManualClock();
     const { logger, records } = recorder();
     const store = createMemoryStore({ clock, logger });
-    const s = sessionId("logged");
+    const s = parseSessionId("logged");
 
     const lease = acquired(await store.tryClaimLease(s, owner("a"), 1_000));
     await store.tryClaimLease(s, owner("b"), 1_000);

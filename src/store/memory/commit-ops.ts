@@ -5,9 +5,9 @@ import {
   queuedWorkClaimSuperseded,
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
-import type { CommitReceipt, RuntimeCommit } from "../../domain/session.js";
+import type { SessionId } from "../../domain/ids.js";
+import type { CommitReceipt, RuntimeCommit, SessionSnapshot } from "../../domain/session.js";
 import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
-import { checkCommit } from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
 
@@ -101,7 +101,6 @@ export function commitRuntimeState(
   ctx: MemoryContext,
   commit: RuntimeCommit,
 ): Promise<CommitReceipt> {
-  checkCommit(commit, ctx.limits);
   return atomically(ctx, commit.sessionId, (cell, nowMs) => {
     if (commit.stamp) {
       const seen = cell.stamps.get(commit.stamp.operationId);
@@ -115,4 +114,22 @@ export function commitRuntimeState(
     checkApplicable(cell, commit, nowMs, ctx.log);
     return apply(cell, commit);
   });
+}
+
+export function loadSession(
+  ctx: MemoryContext,
+  sessionId: SessionId,
+): Promise<SessionSnapshot | undefined> {
+  return atomically(ctx, sessionId, (cell) =>
+    cell.headRevision === 0
+      ? undefined
+      : {
+          sessionId,
+          headRevision: cell.headRevision,
+          turnIndex: cell.turnIndex,
+          messages: [...cell.messages],
+          usage: { ...cell.usage },
+          metadata: { ...cell.metadata },
+        },
+  );
 }

@@ -1,13 +1,7 @@
 // Pending turn input operations of the memory store.
 import { randomUUID } from "node:crypto";
 import { sourceKeyConflict } from "../../domain/errors.js";
-import {
-  checkId,
-  sessionId as parseSessionId,
-  type ClaimId,
-  type InputId,
-  type SessionId,
-} from "../../domain/ids.js";
+import { type ClaimId, type InputId, type SessionId } from "../../domain/ids.js";
 import {
   CHECKPOINT_ORDER,
   type DeferReport,
@@ -22,13 +16,6 @@ import {
 import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
-import {
-  checkCancelSelector,
-  checkClaimPoint,
-  checkCount,
-  checkFence,
-  checkTurnInputDraft,
-} from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { copy, createImplicitly, requireLiveFence } from "./session-cell.js";
 
@@ -36,7 +23,6 @@ export function submitInput(
   ctx: MemoryContext,
   draft: TurnInputDraft,
 ): Promise<SubmitInputReceipt> {
-  checkTurnInputDraft(draft, ctx.limits);
   const contentHash = turnInputHash(draft);
   return atomically(ctx, draft.sessionId, (cell) => {
     if (draft.sourceKey) {
@@ -68,11 +54,7 @@ export function submitInput(
   });
 }
 
-export function listInputs(
-  ctx: MemoryContext,
-  rawSessionId: SessionId,
-): Promise<PendingTurnInput[]> {
-  const sessionId = parseSessionId(rawSessionId);
+export function listInputs(ctx: MemoryContext, sessionId: SessionId): Promise<PendingTurnInput[]> {
   return atomically(ctx, sessionId, (cell) =>
     [...cell.inputs.values()]
       .filter((i) => i.state === "pending" || i.state === "claimed")
@@ -82,11 +64,9 @@ export function listInputs(
 
 export function cancelInputs(
   ctx: MemoryContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   selector: InputCancelSelector,
 ): Promise<InputCancelReport> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkCancelSelector(selector, ctx.limits.maxBatchesPerClaim);
   return atomically(ctx, sessionId, (cell) => {
     let ids: InputId[];
     if (selector.kind === "ids") {
@@ -128,9 +108,6 @@ export function claimInputs(
   point: InputClaimPoint,
   maxInputs: number,
 ): Promise<TurnInputClaim | undefined> {
-  checkFence(fence);
-  checkClaimPoint(point);
-  checkCount("max_inputs", maxInputs, 1, ctx.limits.maxBatchesPerClaim);
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();
@@ -164,8 +141,6 @@ export function deferActiveInputs(
   fence: LeaseFence,
   turnId: string,
 ): Promise<DeferReport> {
-  checkFence(fence);
-  checkId("turn_id", turnId);
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     const moved: InputId[] = [];

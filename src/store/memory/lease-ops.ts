@@ -1,7 +1,7 @@
 // Lease operations of the memory store: claim, renew, release, reclaim.
 import { randomUUID } from "node:crypto";
-import { leaseExpired, sessionMismatch } from "../../domain/errors.js";
-import { sessionId as parseSessionId, type SessionId } from "../../domain/ids.js";
+import { leaseExpired } from "../../domain/errors.js";
+import type { SessionId } from "../../domain/ids.js";
 import {
   sameHolder,
   type LeaseClaimOutcome,
@@ -11,7 +11,6 @@ import {
   type SessionExecutionLease,
 } from "../../domain/lease.js";
 import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/store-log.js";
-import { checkFence, checkOwner, checkTtl } from "../shared/validate.js";
 import { atomically, nextGeneration, type MemoryContext } from "./context.js";
 import { copy, liveLease, type SessionCell } from "./session-cell.js";
 
@@ -35,13 +34,10 @@ function acquire(
 
 export function tryClaimLease(
   ctx: MemoryContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   owner: LeaseOwner,
   ttlMs: number,
 ): Promise<LeaseClaimOutcome> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkOwner(owner);
-  checkTtl(ttlMs);
   return atomically(ctx, sessionId, (cell, nowMs) => {
     const outcome = claim(ctx, cell, owner, ttlMs, nowMs);
     logLeaseClaim(ctx.log, sessionId, owner, ttlMs, outcome);
@@ -78,8 +74,6 @@ export function renewLease(
   fence: LeaseFence,
   ttlMs: number,
 ): Promise<SessionExecutionLease> {
-  checkFence(fence);
-  checkTtl(ttlMs);
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     const current = liveLease(cell, nowMs);
     if (!current || !matchesFence(current, fence)) {
@@ -92,7 +86,6 @@ export function renewLease(
 }
 
 export function releaseLease(ctx: MemoryContext, fence: LeaseFence): Promise<LeaseReleaseOutcome> {
-  checkFence(fence);
   return atomically(ctx, fence.sessionId, (cell) => {
     if (!matchesFence(cell.lease, fence)) return { kind: "not_held" };
     cell.lease = undefined;
@@ -102,18 +95,11 @@ export function releaseLease(ctx: MemoryContext, fence: LeaseFence): Promise<Lea
 
 export function reclaimLease(
   ctx: MemoryContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   claimant: LeaseOwner,
   observed: LeaseFence,
   ttlMs: number,
 ): Promise<LeaseClaimOutcome> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkOwner(claimant, "claimant");
-  checkFence(observed, "observed");
-  checkTtl(ttlMs);
-  if (observed.sessionId !== sessionId) {
-    throw sessionMismatch(sessionId, "observed.session_id", observed.sessionId);
-  }
   // The liveness verdict concerns the observed holder; the step below decides whether that
   // holder is still the current one.
   const observedDead = ctx.probe.isProvablyDead(observed.owner, claimant);
@@ -130,9 +116,8 @@ export function reclaimLease(
 
 export function currentLease(
   ctx: MemoryContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
 ): Promise<SessionExecutionLease | undefined> {
-  const sessionId = parseSessionId(rawSessionId);
   return atomically(ctx, sessionId, (cell, nowMs) => {
     const lease = liveLease(cell, nowMs);
     return lease ? copy(lease) : undefined;

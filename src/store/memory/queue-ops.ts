@@ -1,13 +1,7 @@
 // Queued-work operations of the memory store: enqueue, list, cancel and the two claims.
 import { randomUUID } from "node:crypto";
 import { sourceKeyConflict, unknownBatchIds } from "../../domain/errors.js";
-import {
-  batchId as parseBatchId,
-  sessionId as parseSessionId,
-  type BatchId,
-  type ClaimId,
-  type SessionId,
-} from "../../domain/ids.js";
+import { type BatchId, type ClaimId, type SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import {
   WORK_CLASS_ORDER,
@@ -21,18 +15,10 @@ import {
   type QueuedWorkDraft,
 } from "../../domain/queue.js";
 import { queuedWorkHash } from "../shared/content-hash.js";
-import {
-  checkBoundary,
-  checkCount,
-  checkFence,
-  checkIdList,
-  checkQueuedWorkDraft,
-} from "../shared/validate.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { copy, createImplicitly, requireLiveFence, type SessionCell } from "./session-cell.js";
 
 export function enqueueWork(ctx: MemoryContext, draft: QueuedWorkDraft): Promise<EnqueueReceipt> {
-  checkQueuedWorkDraft(draft, ctx.limits);
   const contentHash = queuedWorkHash(draft);
   return atomically(ctx, draft.sessionId, (cell) => {
     if (draft.sourceKey) {
@@ -66,8 +52,7 @@ export function enqueueWork(ctx: MemoryContext, draft: QueuedWorkDraft): Promise
   });
 }
 
-export function listWork(ctx: MemoryContext, rawSessionId: SessionId): Promise<QueuedWorkBatch[]> {
-  const sessionId = parseSessionId(rawSessionId);
+export function listWork(ctx: MemoryContext, sessionId: SessionId): Promise<QueuedWorkBatch[]> {
   return atomically(ctx, sessionId, (cell) =>
     [...cell.batches.values()]
       .filter((b) => b.state === "ready" || b.state === "claimed")
@@ -77,11 +62,9 @@ export function listWork(ctx: MemoryContext, rawSessionId: SessionId): Promise<Q
 
 export function cancelWork(
   ctx: MemoryContext,
-  rawSessionId: SessionId,
+  sessionId: SessionId,
   ids: BatchId[],
 ): Promise<CancelReport<BatchId>> {
-  const sessionId = parseSessionId(rawSessionId);
-  checkIdList("batch_ids", ids, ctx.limits.maxBatchesPerClaim);
   return atomically(ctx, sessionId, (cell) => ({
     outcomes: ids.map((id) => {
       const batch = cell.batches.get(id);
@@ -128,9 +111,6 @@ export function claimReadyWork(
   boundary: ClaimBoundary,
   maxBatches: number,
 ): Promise<QueuedWorkClaim | undefined> {
-  checkFence(fence);
-  checkBoundary(boundary);
-  checkCount("max_batches", maxBatches, 1, ctx.limits.maxBatchesPerClaim);
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();
@@ -163,11 +143,8 @@ export function claimReadyWork(
 export function claimWorkByIds(
   ctx: MemoryContext,
   fence: LeaseFence,
-  rawIds: BatchId[],
+  ids: BatchId[],
 ): Promise<ClaimByIdsReport> {
-  checkFence(fence);
-  checkIdList("batch_ids", rawIds, ctx.limits.maxBatchesPerClaim);
-  const ids = rawIds.map((id, i) => parseBatchId(id, `batch_ids[${i}]`));
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();

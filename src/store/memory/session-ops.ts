@@ -1,0 +1,51 @@
+// Session maintenance of the memory store: delete, list and vacuum (as redis/session-ops.ts).
+import type { SessionId } from "../../domain/ids.js";
+import type { SessionListPage, VacuumReport } from "../../domain/session.js";
+import { atomically, type MemoryContext } from "./context.js";
+import { copy } from "./session-cell.js";
+
+export function deleteSession(ctx: MemoryContext, sessionId: SessionId): Promise<boolean> {
+  return atomically(ctx, sessionId, (cell) => {
+    const existed = cell.headRevision > 0 || cell.batches.size > 0 || cell.inputs.size > 0;
+    ctx.cells.delete(sessionId);
+    return existed;
+  });
+}
+
+export function listSessions(
+  ctx: MemoryContext,
+  { prefix = "", cursor = "", limit }: { prefix?: string; cursor?: string; limit: number },
+): Promise<SessionListPage> {
+  const ids = [...ctx.cells.values()]
+    .filter((c) => c.headRevision > 0 && c.sessionId.startsWith(prefix) && c.sessionId > cursor)
+    .map((c) => c.sessionId)
+    .sort();
+  const page = ids.slice(0, limit);
+  const more = ids.length > limit;
+  return Promise.resolve({
+    sessionIds: page,
+    nextCursor: more ? (page[page.length - 1] ?? "") : "",
+  });
+}
+
+/** Drops completed and cancelled tombstones from the records and from the source-key index. */
+export function vacuum(ctx: MemoryContext, sessionId: SessionId): Promise<VacuumReport> {
+  return atomically(ctx, sessionId, (cell) => {
+    const report: VacuumReport = { removedBatches: 0, removedInputs: 0 };
+    for (const [id, batch] of cell.batches) {
+      if (batch.state === "completed" || batch.state === "cancelled") {
+        cell.batches.delete(id);
+        if (batch.sourceKey) cell.workSourceKeys.delete(batch.sourceKey);
+        report.removedBatches++;
+      }
+    }
+    for (const [id, input] of cell.inputs) {
+      if (input.state === "completed" || input.state === "cancelled") {
+        cell.inputs.delete(id);
+        if (input.sourceKey) cell.inputSourceKeys.delete(input.sourceKey);
+        report.removedInputs++;
+      }
+    }
+    return copy(report);
+  });
+}
