@@ -32,6 +32,33 @@ export interface PendingTurnInput {
   deferred: boolean;
 }
 
+/** Only the fields of the delivery kind, so stored records never carry stray properties. */
+export function normalDelivery(d: InputDelivery): InputDelivery {
+  return d.kind === "active_turn"
+    ? { kind: "active_turn", turnId: d.turnId, minBoundary: d.minBoundary }
+    : { kind: "next_turn" };
+}
+
+/** An input as submitting stores it: pending, unclaimed, with the sequence the store assigned. */
+export function newTurnInput(
+  draft: TurnInputDraft,
+  inputId: InputId,
+  seq: number,
+): PendingTurnInput {
+  return {
+    inputId,
+    sessionId: draft.sessionId,
+    seq,
+    delivery: normalDelivery(draft.delivery),
+    sourceKey: draft.sourceKey ?? "",
+    payload: draft.payload,
+    state: "pending",
+    claimFencingToken: 0,
+    claimId: "",
+    deferred: false,
+  };
+}
+
 export interface SubmitInputReceipt {
   input: PendingTurnInput;
   deduplicated: boolean;

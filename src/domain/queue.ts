@@ -43,6 +43,28 @@ export interface QueuedWorkBatch {
   claimId: string;
 }
 
+/** A batch as enqueueing stores it: ready, unclaimed, with the sequence the store assigned. */
+export function newQueuedBatch(
+  draft: QueuedWorkDraft,
+  batchId: BatchId,
+  enqueueSeq: number,
+): QueuedWorkBatch {
+  return {
+    batchId,
+    sessionId: draft.sessionId,
+    enqueueSeq,
+    workClass: draft.workClass,
+    deliveryPolicy: draft.deliveryPolicy,
+    slotPolicy: draft.slotPolicy,
+    mergeKey: draft.mergeKey ?? "",
+    sourceKey: draft.sourceKey ?? "",
+    payload: draft.payload,
+    state: "ready",
+    claimFencingToken: 0,
+    claimId: "",
+  };
+}
+
 export interface EnqueueReceipt {
   batch: QueuedWorkBatch;
   /** True when a source key matched an existing batch and nothing new was stored. */

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { sourceKeyConflict } from "../../domain/errors.js";
 import { type ClaimId, type InputId, type SessionId } from "../../domain/ids.js";
 import {
+  newTurnInput,
   CHECKPOINT_ORDER,
   type DeferReport,
   type InputCancelReport,
@@ -34,18 +35,7 @@ export function submitInput(
         if (existing) return { input: copy(existing), deduplicated: true };
       }
     }
-    const input: PendingTurnInput = {
-      inputId: randomUUID() as InputId,
-      sessionId: cell.sessionId,
-      seq: ++cell.inputSeq,
-      delivery: copy(draft.delivery),
-      sourceKey: draft.sourceKey ?? "",
-      payload: draft.payload,
-      state: "pending",
-      claimFencingToken: 0,
-      claimId: "",
-      deferred: false,
-    };
+    const input = newTurnInput(draft, randomUUID() as InputId, ++cell.inputSeq);
     cell.inputs.set(input.inputId, input);
     createImplicitly(cell);
     if (draft.sourceKey)

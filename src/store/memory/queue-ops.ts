@@ -4,6 +4,7 @@ import { sourceKeyConflict, unknownBatchIds } from "../../domain/errors.js";
 import { type BatchId, type ClaimId, type SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import {
+  newQueuedBatch,
   WORK_CLASS_ORDER,
   type CancelReport,
   type CancelStatus,
@@ -30,20 +31,7 @@ export function enqueueWork(ctx: MemoryContext, draft: QueuedWorkDraft): Promise
         if (existing) return { batch: copy(existing), deduplicated: true };
       }
     }
-    const batch: QueuedWorkBatch = {
-      batchId: randomUUID() as BatchId,
-      sessionId: cell.sessionId,
-      enqueueSeq: ++cell.workSeq,
-      workClass: draft.workClass,
-      deliveryPolicy: draft.deliveryPolicy,
-      slotPolicy: draft.slotPolicy,
-      mergeKey: draft.mergeKey ?? "",
-      sourceKey: draft.sourceKey ?? "",
-      payload: draft.payload,
-      state: "ready",
-      claimFencingToken: 0,
-      claimId: "",
-    };
+    const batch = newQueuedBatch(draft, randomUUID() as BatchId, ++cell.workSeq);
     cell.batches.set(batch.batchId, batch);
     createImplicitly(cell);
     if (draft.sourceKey)

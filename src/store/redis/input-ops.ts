@@ -2,16 +2,17 @@
 import { randomUUID } from "node:crypto";
 import { leaseExpired, sourceKeyConflict } from "../../domain/errors.js";
 import { type ClaimId, type InputId, type SessionId } from "../../domain/ids.js";
-import type {
-  DeferReport,
-  InputCancelReport,
-  InputCancelSelector,
-  InputClaimPoint,
-  InputDelivery,
-  PendingTurnInput,
-  SubmitInputReceipt,
-  TurnInputClaim,
-  TurnInputDraft,
+import {
+  newTurnInput,
+  normalDelivery,
+  type DeferReport,
+  type InputCancelReport,
+  type InputCancelSelector,
+  type InputClaimPoint,
+  type PendingTurnInput,
+  type SubmitInputReceipt,
+  type TurnInputClaim,
+  type TurnInputDraft,
 } from "../../domain/inputs.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
@@ -21,13 +22,6 @@ import { decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { statusPairs } from "./queue-ops.js";
 import { REPLY } from "./replies.js";
-
-/** Only the fields of the delivery kind, so stored records never carry stray properties. */
-function normalDelivery(d: InputDelivery): InputDelivery {
-  return d.kind === "active_turn"
-    ? { kind: "active_turn", turnId: d.turnId, minBoundary: d.minBoundary }
-    : { kind: "next_turn" };
-}
 
 export async function submitInput(
   ctx: RedisContext,
@@ -50,18 +44,7 @@ export async function submitInput(
   // The input created the session: the session list learns of it as it does of a commit.
   if (int(reply, 2) === 1) ctx.noteSession(sessionId);
   return {
-    input: {
-      inputId,
-      sessionId,
-      seq: int(reply, 1),
-      delivery,
-      sourceKey: draft.sourceKey ?? "",
-      payload: draft.payload,
-      state: "pending",
-      claimFencingToken: 0,
-      claimId: "",
-      deferred: false,
-    },
+    input: newTurnInput(draft, inputId, int(reply, 1)),
     deduplicated: false,
   };
 }

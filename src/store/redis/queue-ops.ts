@@ -3,16 +3,17 @@ import { randomUUID } from "node:crypto";
 import { leaseExpired, sourceKeyConflict, unknownBatchIds } from "../../domain/errors.js";
 import { type BatchId, type ClaimId, type SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
-import type {
-  CancelReport,
-  CancelStatus,
-  ClaimBoundary,
-  ClaimByIdStatus,
-  ClaimByIdsReport,
-  EnqueueReceipt,
-  QueuedWorkBatch,
-  QueuedWorkClaim,
-  QueuedWorkDraft,
+import {
+  newQueuedBatch,
+  type CancelReport,
+  type CancelStatus,
+  type ClaimBoundary,
+  type ClaimByIdStatus,
+  type ClaimByIdsReport,
+  type EnqueueReceipt,
+  type QueuedWorkBatch,
+  type QueuedWorkClaim,
+  type QueuedWorkDraft,
 } from "../../domain/queue.js";
 import { queuedWorkHash } from "../shared/content-hash.js";
 import { logFenceRefused } from "../shared/store-log.js";
@@ -51,20 +52,7 @@ export async function enqueueWork(
   // The batch created the session: the session list learns of it as it does of a commit.
   if (int(reply, 2) === 1) ctx.noteSession(sessionId);
   return {
-    batch: {
-      batchId,
-      sessionId,
-      enqueueSeq: int(reply, 1),
-      workClass: draft.workClass,
-      deliveryPolicy: draft.deliveryPolicy,
-      slotPolicy: draft.slotPolicy,
-      mergeKey: draft.mergeKey ?? "",
-      sourceKey: draft.sourceKey ?? "",
-      payload: draft.payload,
-      state: "ready",
-      claimFencingToken: 0,
-      claimId: "",
-    },
+    batch: newQueuedBatch(draft, batchId, int(reply, 1)),
     deduplicated: false,
   };
 }
