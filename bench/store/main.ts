@@ -2,7 +2,7 @@
 // and redis-benchmark's EVALSHA ceiling, all on one throwaway redis-server in the same run.
 // Usage: npm run bench:store [-- --sessions N --concurrency C --rounds R --connections K --record]
 // --connections is how many connections the store spreads its calls over (the server's setting
-// by default, see src/server/store.ts).
+// by default, see src/server/build-store.ts).
 // The turn cycle and BullMQ alternate for R rounds and each reports its median round, so a burst
 // of load from other processes on the machine lands on both rather than on whichever ran then.
 import { readFile, writeFile } from "node:fs/promises";
@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import type { SessionId } from "../../src/domain/ids.js";
 import { createRedisStore } from "../../src/store/redis/redis-store.js";
-import { REDIS_EXTRA_CONNECTIONS } from "../../src/server/store.js";
+import { REDIS_EXTRA_CONNECTIONS } from "../../src/server/build-store.js";
 import { startRedis } from "../../test/support/redis-harness.js";
 import { startRedisProxy } from "../support/redis-proxy.js";
 import { printTable, runConcurrently, summarize, type RunStats } from "../support/stats.js";

@@ -27,9 +27,9 @@ import { createSessionBus } from "../../src/runtime/session-bus.js";
 import { loadConfig } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { createMetrics } from "../../src/server/metrics.js";
-import { replicaOwner } from "../../src/server/runtime.js";
+import { replicaOwner } from "../../src/server/build-runtime.js";
 import { createTetherServer } from "../../src/server/server.js";
-import { buildStore } from "../../src/server/store.js";
+import { buildStore } from "../../src/server/build-store.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { percentile, printTable } from "../support/stats.js";
 

@@ -6,8 +6,8 @@ import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
 import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
-import { buildRuntime } from "./runtime.js";
-import { buildStore } from "./store.js";
+import { buildRuntime } from "./build-runtime.js";
+import { buildStore } from "./build-store.js";
 
 async function main(): Promise<void> {
   let config;

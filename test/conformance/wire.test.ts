@@ -3,7 +3,7 @@
 // manual clock. Every law the memory store keeps must survive the trip through the API, except
 // the session id length, which the API narrows to 128 characters (the harness says so).
 import { describe, expect, test } from "vitest";
-import { createWireStore } from "../../src/api/client/wire-store.js";
+import { createWireStore } from "../support/wire-store.js";
 import type { SessionId } from "../../src/domain/ids.js";
 import { startApiServer } from "../support/api-server.js";
 import { defineStoreConformance } from "./define-store-conformance.js";

@@ -1,22 +1,22 @@
-// A RuntimeStore whose every operation is one RPC to LeaseService, QueueService or SessionService.
-// Workers that bring their own agent loop use it like a local store, and the conformance suite
-// runs over it. Session ids are the caller's client-visible ids; the server scopes them to the
+// A RuntimeStore whose every operation is one RPC to LeaseService, QueueService or SessionService:
+// the conformance suite runs every store law over it, so the wire keeps the store's semantics for
+// workers that bring their own agent loop (they call those services from their own language). Session ids are the caller's client-visible ids; the server scopes them to the
 // caller's tenant. Errors come back as the TetherErrors the server's store threw (ADR 0003).
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
-import { isTetherError } from "../../domain/errors.js";
-import type { InputId } from "../../domain/ids.js";
-import type { LeaseClaimOutcome } from "../../domain/lease.js";
-import { LeaseService, type ClaimLeaseResponse } from "../../gen/tether/v1/lease_service_pb.js";
-import { QueueService } from "../../gen/tether/v1/queue_service_pb.js";
-import { SessionService } from "../../gen/tether/v1/session_service_pb.js";
-import type { RuntimeStore } from "../../ports/runtime-store.js";
+import { isTetherError } from "../../src/domain/errors.js";
+import type { InputId } from "../../src/domain/ids.js";
+import type { LeaseClaimOutcome } from "../../src/domain/lease.js";
+import { LeaseService, type ClaimLeaseResponse } from "../../src/gen/tether/v1/lease_service_pb.js";
+import { QueueService } from "../../src/gen/tether/v1/queue_service_pb.js";
+import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
+import type { RuntimeStore } from "../../src/ports/runtime-store.js";
 import {
   claimPointToProto,
   deliveryToProto,
   inputClaimFromProto,
   inputFromProto,
-} from "../convert/inputs.js";
-import { fenceToProto, leaseFromProto, ownerToProto } from "../convert/lease.js";
+} from "../../src/api/convert/inputs.js";
+import { fenceToProto, leaseFromProto, ownerToProto } from "../../src/api/convert/lease.js";
 import {
   batchFromProto,
   cancelReportFromProto,
@@ -24,10 +24,14 @@ import {
   claimByIdStatuses,
   draftToProto,
   workClaimFromProto,
-} from "../convert/queue.js";
-import { PASS_THROUGH_IDS as ids, toUint32, toUint64 } from "../convert/scalars.js";
-import { commitToProto, receiptFromProto, snapshotFromProto } from "../convert/session.js";
-import { tetherErrorFromConnect } from "../errors.js";
+} from "../../src/api/convert/queue.js";
+import { PASS_THROUGH_IDS as ids, toUint32, toUint64 } from "../../src/api/convert/scalars.js";
+import {
+  commitToProto,
+  receiptFromProto,
+  snapshotFromProto,
+} from "../../src/api/convert/session.js";
+import { tetherErrorFromConnect } from "../../src/api/errors.js";
 
 export interface WireStoreOptions {
   /** The caller owns the transport (and its connections). */

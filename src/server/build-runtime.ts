@@ -15,7 +15,7 @@ import { startSweeper, type Sweeper } from "../runtime/sweeper.js";
 import { createProcLivenessProbe, currentLiveness } from "../store/shared/local-process.js";
 import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";
-import type { BuiltStore } from "./store.js";
+import type { BuiltStore } from "./build-store.js";
 
 const DEFAULT_MODELS = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" } as const;
 
