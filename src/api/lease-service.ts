@@ -10,7 +10,12 @@ import { claimPointFromProto, inputClaimToProto } from "./convert/inputs.js";
 import { fenceFromProto, leaseToProto, ownerFromProto } from "./convert/lease.js";
 import { claimBoundaries, claimByIdStatuses, workClaimToProto } from "./convert/queue.js";
 import { fromUint64, type SessionIdMap } from "./convert/scalars.js";
-import { commitFromProto, receiptToProto, snapshotToProto } from "./convert/session.js";
+import {
+  commitFromProto,
+  markFromProto,
+  receiptToProto,
+  snapshotToProto,
+} from "./convert/session.js";
 import { scopeOf } from "./tenancy.js";
 
 export interface LeaseServiceOptions {
@@ -121,7 +126,10 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
 
     async loadSession(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const snapshot = await store.loadSession(scope.toStore(req.sessionId, "session_id"));
+      const snapshot = await store.loadSession(
+        scope.toStore(req.sessionId, "session_id"),
+        markFromProto(req.since, "since"),
+      );
       return snapshot ? { snapshot: snapshotToProto(snapshot, scope) } : {};
     },
 

@@ -25,10 +25,37 @@ export interface SessionSnapshot {
   /** 0 before the first commit; every commit advances it by exactly one. */
   headRevision: number;
   turnIndex: number;
-  /** Committed transcript entries, opaque to the store (JSON written by the runtime). */
+  /**
+   * Committed transcript entries, opaque to the store (JSON written by the runtime): the whole
+   * transcript, or for a load since a mark only the entries from index `messagesFrom` on.
+   */
   messages: string[];
+  /** Transcript index of `messages[0]`: 0 for a whole transcript. */
+  messagesFrom: number;
+  /**
+   * Names this incarnation of the transcript. Commits only ever append to a transcript of one
+   * epoch; a session deleted and created again gets a new one. "" for a session stored before
+   * epochs existed (never matched by a mark, so it always loads whole).
+   */
+  transcriptEpoch: string;
   usage: UsageTotals;
   metadata: Record<string, string>;
+}
+
+/** What a reader already holds of a transcript: load only what came after it. */
+export interface TranscriptMark {
+  epoch: string;
+  messageCount: number;
+}
+
+/** Where a load since `mark` starts: the mark's count when it names this transcript, else 0. */
+export function markedCount(
+  mark: TranscriptMark | undefined,
+  epoch: string,
+  stored: number,
+): number {
+  if (!mark || epoch === "" || mark.epoch !== epoch || mark.messageCount > stored) return 0;
+  return mark.messageCount;
 }
 
 /** Identifies a turn commit so a retry after an unknown outcome is answered, not applied twice. */

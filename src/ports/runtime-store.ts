@@ -32,14 +32,19 @@ import type {
   RuntimeCommit,
   SessionListPage,
   SessionSnapshot,
+  TranscriptMark,
   VacuumReport,
 } from "../domain/session.js";
 
 export interface SessionCommitStore {
   /** Applies the commit in one atomic step (head CAS, stamp, claim completions, lease release). */
   commit(commit: RuntimeCommit): Promise<CommitReceipt>;
-  /** Undefined when the session has no commit yet (or was deleted). */
-  loadSession(sessionId: SessionId): Promise<SessionSnapshot | undefined>;
+  /**
+   * Undefined when the session has no commit yet (or was deleted). With a mark whose epoch is
+   * the transcript's, only the messages after the mark's count are returned (`messagesFrom`);
+   * otherwise the whole transcript, as without a mark.
+   */
+  loadSession(sessionId: SessionId, since?: TranscriptMark): Promise<SessionSnapshot | undefined>;
   /** Removes the session's state, queue and inputs; the lease generation counter survives. */
   deleteSession(sessionId: SessionId): Promise<boolean>;
   /** Sessions with at least one commit, in id order; the index is a hint repaired on commit. */

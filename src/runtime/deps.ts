@@ -1,4 +1,5 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
+import type { TranscriptCache } from "./transcript-cache.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
@@ -36,6 +37,8 @@ export interface RuntimeDeps {
   bus: SessionBus;
   provider: ModelProvider;
   serverTools?: ToolExecutor;
+  /** Decoded transcripts this replica holds (see transcript-cache.ts). */
+  transcripts: TranscriptCache;
   sleep: Sleep;
   /** This replica as a lease holder. */
   owner: LeaseOwner;

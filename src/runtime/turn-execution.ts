@@ -17,7 +17,7 @@ import { combineExecutors, createClientToolBridge } from "./client-tools.js";
 import type { RuntimeDeps } from "./deps.js";
 import { createEventWriter, type EventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
-import { decodeMessage, encodeMessage } from "./message-codec.js";
+import { encodeMessage } from "./message-codec.js";
 
 export interface TurnWork {
   fence: LeaseFence;
@@ -67,8 +67,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const { store, signals } = deps;
   const sessionId = job.fence.sessionId;
   const turnId = stableTurnId(sessionId, job);
-  const snapshot = await store.loadSession(sessionId);
-  const history = (snapshot?.messages ?? []).map(decodeMessage);
+  const { snapshot, history } = await deps.transcripts.load(sessionId);
 
   const payloads = (job.inputs?.inputs ?? []).map((i) => decodeInputPayload(i.payload));
   const items: InputItem[] = [

@@ -1,5 +1,6 @@
 // Builds this replica's runtime: the configured model provider, its lease identity (a new
 // incarnation per process start), and the TurnService route that serves it.
+import { createTranscriptCache } from "../runtime/transcript-cache.js";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -61,6 +62,7 @@ export function buildRuntime(
 ): BuiltRuntime {
   const runtime = createTetherRuntime({
     store: backend.store,
+    transcripts: createTranscriptCache(backend.store),
     log: backend.log,
     signals: backend.signals,
     ready: backend.ready,

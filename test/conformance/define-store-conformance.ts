@@ -9,6 +9,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
+import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
 export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
@@ -22,5 +23,6 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeInputLaws(factory);
   describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
+  describeTranscriptMarkLaws(factory);
   describeBadInputLaws(factory);
 }

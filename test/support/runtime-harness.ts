@@ -1,4 +1,5 @@
 // Builds a runtime on the memory backend for tests: memory store, log and signals, one bus.
+import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
 import type { SessionId } from "../../src/domain/ids.js";
 import type { CursoredEvent } from "../../src/domain/session-events.js";
 import type { ModelProvider } from "../../src/ports/model-provider.js";
@@ -62,6 +63,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
   const deps: RuntimeDeps = {
     store,
+    transcripts: createTranscriptCache(store),
     log,
     signals: redis ? createRedisSignals({ redis, namespace }) : createMemorySignals(),
     ready: redis ? createRedisReadyIndex({ redis, namespace }) : createMemoryReadyIndex(),

@@ -29,6 +29,7 @@ import { PASS_THROUGH_IDS as ids, toUint32, toUint64 } from "../../src/api/conve
 import {
   commitToProto,
   receiptFromProto,
+  markToProto,
   snapshotFromProto,
 } from "../../src/api/convert/session.js";
 import { tetherErrorFromConnect } from "../../src/api/errors.js";
@@ -87,9 +88,9 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         return receiptFromProto(res.receipt, ids);
       }),
 
-    loadSession: (sessionId) =>
+    loadSession: (sessionId, since) =>
       call(async () => {
-        const res = await leases.loadSession({ sessionId });
+        const res = await leases.loadSession({ sessionId, since: markToProto(since) });
         return snapshotFromProto(res.snapshot, ids, "snapshot");
       }),
 

@@ -6,6 +6,7 @@ import type {
   CommitReceipt,
   RuntimeCommit,
   SessionSnapshot,
+  TranscriptMark,
   UsageTotals,
 } from "../../domain/session.js";
 import type { CommitRequest } from "../../gen/tether/v1/lease_service_pb.js";
@@ -13,9 +14,11 @@ import { SessionSchema, type Session } from "../../gen/tether/v1/session_service
 import {
   CommitReceiptSchema,
   SessionSnapshotSchema,
+  TranscriptMarkSchema,
   UsageSchema,
   type CommitReceipt as CommitReceiptPb,
   type SessionSnapshot as SessionSnapshotPb,
+  type TranscriptMark as TranscriptMarkPb,
   type Usage as UsagePb,
 } from "../../gen/tether/v1/session_pb.js";
 import { fenceFromProto, fenceToProto, leaseToProto } from "./lease.js";
@@ -44,12 +47,30 @@ export function usageToProto(u: UsageTotals, field = "usage"): UsagePb {
   });
 }
 
+export function markToProto(mark: TranscriptMark | undefined): TranscriptMarkPb | undefined {
+  if (!mark) return undefined;
+  return create(TranscriptMarkSchema, {
+    epoch: mark.epoch,
+    messageCount: toUint64(mark.messageCount, "since.message_count"),
+  });
+}
+
+export function markFromProto(
+  pb: TranscriptMarkPb | undefined,
+  field: string,
+): TranscriptMark | undefined {
+  if (!pb) return undefined;
+  return { epoch: pb.epoch, messageCount: fromUint64(pb.messageCount, `${field}.message_count`) };
+}
+
 export function snapshotToProto(s: SessionSnapshot, ids: SessionIdMap): SessionSnapshotPb {
   return create(SessionSnapshotSchema, {
     sessionId: ids.toClient(s.sessionId),
     headRevision: BigInt(s.headRevision),
     turnIndex: BigInt(s.turnIndex),
     messages: s.messages,
+    messagesFrom: toUint64(s.messagesFrom, "messages_from"),
+    transcriptEpoch: s.transcriptEpoch,
     usage: usageToProto(s.usage),
     metadata: s.metadata,
   });
@@ -66,6 +87,8 @@ export function snapshotFromProto(
     headRevision: fromUint64(pb.headRevision, `${field}.head_revision`),
     turnIndex: fromUint64(pb.turnIndex, `${field}.turn_index`),
     messages: [...pb.messages],
+    messagesFrom: fromUint64(pb.messagesFrom, `${field}.messages_from`),
+    transcriptEpoch: pb.transcriptEpoch,
     usage: usageFromProto(pb.usage, `${field}.usage`) ?? {
       inputTokens: 0,
       outputTokens: 0,

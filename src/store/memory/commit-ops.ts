@@ -6,7 +6,13 @@ import {
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
-import type { CommitReceipt, RuntimeCommit, SessionSnapshot } from "../../domain/session.js";
+import {
+  markedCount,
+  type CommitReceipt,
+  type RuntimeCommit,
+  type SessionSnapshot,
+  type TranscriptMark,
+} from "../../domain/session.js";
 import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
@@ -119,17 +125,20 @@ export function commitRuntimeState(
 export function loadSession(
   ctx: MemoryContext,
   sessionId: SessionId,
+  since: TranscriptMark | undefined,
 ): Promise<SessionSnapshot | undefined> {
-  return atomically(ctx, sessionId, (cell) =>
-    cell.headRevision === 0
-      ? undefined
-      : {
-          sessionId,
-          headRevision: cell.headRevision,
-          turnIndex: cell.turnIndex,
-          messages: [...cell.messages],
-          usage: { ...cell.usage },
-          metadata: { ...cell.metadata },
-        },
-  );
+  return atomically(ctx, sessionId, (cell) => {
+    if (cell.headRevision === 0) return undefined;
+    const from = markedCount(since, cell.transcriptEpoch, cell.messages.length);
+    return {
+      sessionId,
+      headRevision: cell.headRevision,
+      turnIndex: cell.turnIndex,
+      messages: cell.messages.slice(from),
+      messagesFrom: from,
+      transcriptEpoch: cell.transcriptEpoch,
+      usage: { ...cell.usage },
+      metadata: { ...cell.metadata },
+    };
+  });
 }

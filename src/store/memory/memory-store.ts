@@ -53,7 +53,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
       commit: (commit) => commits.commitRuntimeState(ctx, commit),
 
-      loadSession: (sessionId) => commits.loadSession(ctx, sessionId),
+      loadSession: (sessionId, since) => commits.loadSession(ctx, sessionId, since),
       deleteSession: (sessionId) => sessions.deleteSession(ctx, sessionId),
       listSessions: (options) => sessions.listSessions(ctx, options),
 

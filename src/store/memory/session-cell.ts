@@ -1,4 +1,5 @@
 // The in-memory record of one session: committed state, lease, queue and inputs.
+import { randomUUID } from "node:crypto";
 import type { BatchId, InputId, SessionId } from "../../domain/ids.js";
 import type { PendingTurnInput } from "../../domain/inputs.js";
 import type { LeaseFence, SessionExecutionLease } from "../../domain/lease.js";
@@ -16,6 +17,8 @@ export interface SessionCell {
   sessionId: SessionId;
   lease: SessionExecutionLease | undefined;
   headRevision: number;
+  /** See SessionSnapshot.transcriptEpoch: a cell is made once per incarnation of a session. */
+  transcriptEpoch: string;
   turnIndex: number;
   messages: string[];
   usage: UsageTotals;
@@ -36,6 +39,7 @@ export function emptyCell(sessionId: SessionId): SessionCell {
     headRevision: 0,
     turnIndex: 0,
     messages: [],
+    transcriptEpoch: randomUUID(),
     usage: { ...ZERO_USAGE },
     metadata: {},
     stamps: new Map(),

@@ -7,7 +7,12 @@ import {
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
-import type { CommitReceipt, RuntimeCommit, SessionSnapshot } from "../../domain/session.js";
+import type {
+  CommitReceipt,
+  RuntimeCommit,
+  SessionSnapshot,
+  TranscriptMark,
+} from "../../domain/session.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
 import { int, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
@@ -69,20 +74,30 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
 export async function loadSession(
   ctx: RedisContext,
   sessionId: SessionId,
+  since: TranscriptMark | undefined,
 ): Promise<SessionSnapshot | undefined> {
   const k = ctx.keys(sessionId);
-  const reply = await ctx.scripts.run("loadSession", [k.head, k.messages, k.metadata], []);
+  const reply = await ctx.scripts.run(
+    "loadSession",
+    [k.head, k.messages, k.metadata],
+    [since?.epoch ?? "", since?.messageCount ?? 0],
+  );
   if (reply[0] !== REPLY.OK) return undefined;
-  const count = int(reply, 8);
+  const count = int(reply, 10);
+  const first = 11;
   const messages: string[] = [];
-  for (let i = 0; i < count; i++) messages.push(str(reply, 9 + i));
+  for (let i = 0; i < count; i++) messages.push(str(reply, first + i));
   const metadata: Record<string, string> = {};
-  for (let i = 9 + count; i + 1 < reply.length; i += 2) metadata[str(reply, i)] = str(reply, i + 1);
+  for (let i = first + count; i + 1 < reply.length; i += 2) {
+    metadata[str(reply, i)] = str(reply, i + 1);
+  }
   return {
     sessionId,
     headRevision: int(reply, 1),
     turnIndex: int(reply, 2),
     messages,
+    messagesFrom: int(reply, 9),
+    transcriptEpoch: str(reply, 8),
     usage: {
       inputTokens: int(reply, 3),
       outputTokens: int(reply, 4),

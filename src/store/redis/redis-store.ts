@@ -72,7 +72,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
   return withInputChecks(
     {
       commit: (c) => commits.commit(on(c?.sessionId), c),
-      loadSession: (id) => commits.loadSession(on(id), id),
+      loadSession: (id, since) => commits.loadSession(on(id), id, since),
       deleteSession: (id) => sessions.deleteSession(on(id), id),
       listSessions: (o) => sessions.listSessions(ctx, o),
       tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),

@@ -15,6 +15,7 @@ import {
   checkIdList,
   checkOwner,
   checkQueuedWorkDraft,
+  checkTranscriptMark,
   checkTtl,
   checkTurnInputDraft,
 } from "./validate.js";
@@ -35,7 +36,11 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
       checkCommit(commit, limits);
       return inner.commit(commit);
     },
-    loadSession: async (id) => inner.loadSession(session(id)),
+    loadSession: async (id, since) => {
+      const sessionId = session(id);
+      if (since) checkTranscriptMark(since);
+      return inner.loadSession(sessionId, since);
+    },
     deleteSession: async (id) => inner.deleteSession(session(id)),
     listSessions: async (options) => {
       checkCount("limit", options?.limit, 1, MAX_SESSION_PAGE);

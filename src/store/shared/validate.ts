@@ -8,7 +8,7 @@ import type { LeaseFence, LeaseOwner } from "../../domain/lease.js";
 import { MAX_LEASE_TTL_MS } from "../../domain/lease.js";
 import type { ClaimBoundary, QueuedWorkDraft } from "../../domain/queue.js";
 import { WORK_CLASS_ORDER } from "../../domain/queue.js";
-import type { RuntimeCommit } from "../../domain/session.js";
+import type { RuntimeCommit, TranscriptMark } from "../../domain/session.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
 
 const MAX_KEY_LENGTH = 512;
@@ -40,6 +40,11 @@ export function checkFence(fence: LeaseFence, field = "fence"): void {
   checkOwner(fence.owner, `${field}.owner`);
   checkText(`${field}.lease_token`, fence.leaseToken, MAX_KEY_LENGTH, false);
   checkCount(`${field}.fencing_token`, fence.fencingToken, 1);
+}
+
+export function checkTranscriptMark(mark: TranscriptMark, field = "since"): void {
+  checkText(`${field}.epoch`, mark?.epoch, MAX_KEY_LENGTH, true);
+  checkCount(`${field}.message_count`, mark.messageCount, 0);
 }
 
 export function checkCount(

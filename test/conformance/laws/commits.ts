@@ -215,6 +215,8 @@ export function describeCommitLaws(factory: StoreFactory): void {
         headRevision: 3,
         turnIndex: 2,
         messages: ['{"role":"user"}', '{"role":"assistant"}', '{"role":"tool"}'],
+        messagesFrom: 0,
+        transcriptEpoch: expect.stringMatching(/.+/u),
         usage: {
           inputTokens: 11,
           outputTokens: 5,

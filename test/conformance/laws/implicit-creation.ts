@@ -19,6 +19,8 @@ const NEW_SESSION = {
   headRevision: 1,
   turnIndex: 0,
   messages: [],
+  messagesFrom: 0,
+  transcriptEpoch: expect.stringMatching(/.+/u),
   metadata: {},
   usage: {
     inputTokens: 0,

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/session.proto.
  */
 export const file_tether_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("Chd0ZXRoZXIvdjEvc2Vzc2lvbi5wcm90bxIJdGV0aGVyLnYxIoUBCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoBCI5CgtDb21taXRTdGFtcBIUCgxvcGVyYXRpb25faWQYASABKAkSFAoMY29udGVudF9oYXNoGAIgASgJIvABCg9TZXNzaW9uU25hcHNob3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSEAoIbWVzc2FnZXMYBCADKAkSHwoFdXNhZ2UYBSABKAsyEC50ZXRoZXIudjEuVXNhZ2USOgoIbWV0YWRhdGEYBiADKAsyKC50ZXRoZXIudjEuU2Vzc2lvblNuYXBzaG90Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkwKDUNvbW1pdFJlY2VpcHQSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhAKCHJlcGxheWVkGAMgASgIYgZwcm90bzM");
+  fileDesc("Chd0ZXRoZXIvdjEvc2Vzc2lvbi5wcm90bxIJdGV0aGVyLnYxIoUBCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoBCI5CgtDb21taXRTdGFtcBIUCgxvcGVyYXRpb25faWQYASABKAkSFAoMY29udGVudF9oYXNoGAIgASgJIqECCg9TZXNzaW9uU25hcHNob3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSEAoIbWVzc2FnZXMYBCADKAkSHwoFdXNhZ2UYBSABKAsyEC50ZXRoZXIudjEuVXNhZ2USOgoIbWV0YWRhdGEYBiADKAsyKC50ZXRoZXIudjEuU2Vzc2lvblNuYXBzaG90Lk1ldGFkYXRhRW50cnkSGAoQdHJhbnNjcmlwdF9lcG9jaBgHIAEoCRIVCg1tZXNzYWdlc19mcm9tGAggASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI2Cg5UcmFuc2NyaXB0TWFyaxINCgVlcG9jaBgBIAEoCRIVCg1tZXNzYWdlX2NvdW50GAIgASgEIkwKDUNvbW1pdFJlY2VpcHQSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhAKCHJlcGxheWVkGAMgASgIYgZwcm90bzM");
 
 /**
  * Token counts of one model call, a turn or a session.
@@ -137,6 +137,22 @@ export type SessionSnapshot = Message<"tether.v1.SessionSnapshot"> & {
    * @generated from field: map<string, string> metadata = 6;
    */
   metadata: { [key: string]: string };
+
+  /**
+   * Names this incarnation of the transcript: commits only append to it; a session deleted and
+   * created again gets another. Empty for sessions stored before epochs existed.
+   *
+   * @generated from field: string transcript_epoch = 7;
+   */
+  transcriptEpoch: string;
+
+  /**
+   * Transcript index of the first entry of `messages`: 0 for a whole transcript, the mark's
+   * count for a LoadSession with a matching `since` mark.
+   *
+   * @generated from field: uint64 messages_from = 8;
+   */
+  messagesFrom: bigint;
 };
 
 /**
@@ -145,6 +161,34 @@ export type SessionSnapshot = Message<"tether.v1.SessionSnapshot"> & {
  */
 export const SessionSnapshotSchema: GenMessage<SessionSnapshot> = /*@__PURE__*/
   messageDesc(file_tether_v1_session, 2);
+
+/**
+ * What a reader already holds of a transcript (LeaseService.LoadSession loads only what follows).
+ *
+ * @generated from message tether.v1.TranscriptMark
+ */
+export type TranscriptMark = Message<"tether.v1.TranscriptMark"> & {
+  /**
+   * The transcript epoch the reader saw.
+   *
+   * @generated from field: string epoch = 1;
+   */
+  epoch: string;
+
+  /**
+   * How many messages the reader holds.
+   *
+   * @generated from field: uint64 message_count = 2;
+   */
+  messageCount: bigint;
+};
+
+/**
+ * Describes the message tether.v1.TranscriptMark.
+ * Use `create(TranscriptMarkSchema)` to create a new message.
+ */
+export const TranscriptMarkSchema: GenMessage<TranscriptMark> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session, 3);
 
 /**
  * Acknowledgement of a commit.
@@ -179,5 +223,5 @@ export type CommitReceipt = Message<"tether.v1.CommitReceipt"> & {
  * Use `create(CommitReceiptSchema)` to create a new message.
  */
 export const CommitReceiptSchema: GenMessage<CommitReceipt> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session, 3);
+  messageDesc(file_tether_v1_session, 4);
 

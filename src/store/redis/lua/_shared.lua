@@ -85,6 +85,14 @@ local function source_key_reply(items_key, source_keys_key, source_key, content_
   return nil
 end
 
+-- Every incarnation of a session gets a transcript epoch when its head is created (see
+-- SessionSnapshot.transcriptEpoch): the Redis clock in microseconds, distinct for a session
+-- deleted and created again. Readers that cache a transcript compare it.
+local function ensure_epoch(head_key)
+  local t = redis.call('TIME')
+  redis.call('HSETNX', head_key, 'ep', t[1] .. string.format('%06d', tonumber(t[2])))
+end
+
 -- Stores a new item, its payload, its index entry and its source key. A session without a
 -- commit is created by its first stored item (ADR 0003). Returns 1 when it created the session.
 local function store_new_item(keys, id, seq, item, payload, source_key, content_hash)
@@ -92,7 +100,9 @@ local function store_new_item(keys, id, seq, item, payload, source_key, content_
   redis.call('HSET', keys.payloads, id, payload)
   redis.call('ZADD', keys.index, seq, id)
   if source_key ~= '' then redis.call('HSET', keys.source_keys, source_key, content_hash .. ':' .. id) end
-  return redis.call('HSETNX', keys.head, 'rev', 1)
+  local created = redis.call('HSETNX', keys.head, 'rev', 1)
+  if created == 1 then ensure_epoch(keys.head) end
+  return created
 end
 
 -- Cancels items still in their open state; every id gets a status, in order:

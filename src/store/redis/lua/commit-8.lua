@@ -54,6 +54,7 @@ if stale then return { R.INPUT_CLAIM_SUPERSEDED, stale } end
 -- Every check passed: write.
 local rev = head + 1
 redis.call('HSET', KEYS[1], 'rev', rev)
+if head == 0 then ensure_epoch(KEYS[1]) end
 if spec.t then redis.call('HINCRBY', KEYS[1], 'turn', 1) end
 local usage_fields = { 'in', 'out', 'cr', 'cw', 'rs' }
 for n, field in ipairs(usage_fields) do

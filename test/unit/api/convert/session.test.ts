@@ -83,6 +83,8 @@ describe("SessionSnapshot", () => {
       headRevision: MAX_SAFE,
       turnIndex: 3,
       messages: ['{"role":"user"}', ""],
+      messagesFrom: 12,
+      transcriptEpoch: "1764800000123456",
       usage: fullUsage,
       metadata: { topic: "x", empty: "" },
     };
@@ -97,6 +99,8 @@ describe("SessionSnapshot", () => {
       headRevision: 0,
       turnIndex: 0,
       messages: [],
+      messagesFrom: 0,
+      transcriptEpoch: "",
       usage: zeroUsage,
       metadata: {},
     };
@@ -125,6 +129,8 @@ describe("Session", () => {
     headRevision: 2,
     turnIndex: 1,
     messages: ["m"],
+    messagesFrom: 0,
+    transcriptEpoch: "e",
     usage: fullUsage,
     metadata: { a: "b" },
   };
