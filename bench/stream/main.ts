@@ -7,6 +7,7 @@
 //       emission by the provider to its receipt by the client passes 50 ms.
 // Every delta's text is its emission time (performance.now(), fixed width), so the client
 // measures latency even where deltas were merged. Prints a table, then one JSON line.
+import { systemClock } from "../../src/ports/clock.js";
 import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
 import http2 from "node:http2";
 import net, { type AddressInfo } from "node:net";
@@ -102,6 +103,7 @@ async function startTether(): Promise<Target> {
   const built = await buildStore({ kind: "memory" }, logger);
   const runtime = createTetherRuntime({
     store: built.store,
+    clock: systemClock,
     transcripts: createTranscriptCache(built.store),
     log: built.log,
     signals: built.signals,

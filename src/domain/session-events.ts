@@ -1,13 +1,14 @@
 // Events of a session's log, as clients see them: the runtime's view of a turn (engine events
 // mapped, plus turn start and completion with the commit's head revision).
 import type { TurnOutcome } from "./turn-outcome.js";
+import type { TextDelta } from "./turn-events.js";
 import type { UsageTotals } from "./usage.js";
 import type { SessionSnapshot } from "./session.js";
 
 export type SessionEvent =
   | { type: "input_queued"; inputId: string }
   | { type: "turn_started"; inputIds: string[]; turnIndex: number }
-  | { type: "text_delta"; text: string }
+  | TextDelta
   | {
       type: "tool_call_started";
       callId: string;

@@ -7,11 +7,22 @@ import type { UsageTotals } from "./usage.js";
 
 export type ToolResultStatus = "ok" | "error" | "cancelled" | "timed_out";
 
+/**
+ * Assistant text as the provider streams it. One shape from the provider to the wire: the
+ * provider port, the engine's events and the session log all carry this object.
+ */
+export interface TextDelta {
+  type: "text_delta";
+  text: string;
+}
+
 export type TurnEvent =
-  /** Assistant text, forwarded as the provider streams it. */
-  | { type: "text_delta"; text: string }
-  /** The model asked for a tool call; emitted for every call of a response, in order. */
-  | { type: "tool_call_requested"; callId: string; toolName: string; argumentsJson: string }
+  | TextDelta
+  /**
+   * The model proposed a tool call; emitted for every call of a response, in order, whoever runs
+   * it. (The session log's `tool_call_requested` is narrower: a call handed to the client.)
+   */
+  | { type: "tool_call_proposed"; callId: string; toolName: string; argumentsJson: string }
   /** The executor began running a call (unknown tools and malformed arguments never start). */
   | { type: "tool_call_started"; callId: string; toolName: string }
   | {

@@ -44,7 +44,7 @@ export async function dispatchToolCalls(
 ): Promise<ToolCallRecord[]> {
   for (const call of calls) {
     const r = options.events.emit({
-      type: "tool_call_requested",
+      type: "tool_call_proposed",
       callId: call.callId,
       toolName: call.toolName,
       argumentsJson: call.argumentsJson,

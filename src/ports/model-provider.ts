@@ -1,6 +1,7 @@
 // The model port: one call streams events, then returns the final response. Adapters in
 // src/providers translate the conversation to a vendor's wire format and back.
 import type { Message, OutputPart } from "../domain/conversation.js";
+import type { TextDelta } from "../domain/turn-events.js";
 import type { UsageTotals } from "../domain/usage.js";
 import type { ToolDefinition } from "./tool-executor.js";
 
@@ -23,9 +24,7 @@ export interface ModelRequest {
  * which `reasoningTokens` breaks out. A streamed usage event is a cumulative snapshot of the call.
  */
 export type ModelStreamEvent =
-  | { type: "text_delta"; text: string }
-  | { type: "part"; part: OutputPart }
-  | { type: "usage"; usage: UsageTotals };
+  TextDelta | { type: "part"; part: OutputPart } | { type: "usage"; usage: UsageTotals };
 
 export interface ModelResponse {
   /** All assistant text; may be empty when the adapter only streamed. */

@@ -1,4 +1,5 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
+import type { Clock } from "../ports/clock.js";
 import type { TranscriptCache } from "./transcript-cache.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
@@ -40,6 +41,7 @@ export interface RuntimeDeps {
   /** Decoded transcripts this replica holds (see transcript-cache.ts). */
   transcripts: TranscriptCache;
   sleep: Sleep;
+  clock: Clock;
   /** This replica as a lease holder. */
   owner: LeaseOwner;
   leaseTtlMs: number;

@@ -4,20 +4,20 @@
 import { createHash } from "node:crypto";
 import type { InputItem, Message } from "../domain/conversation.js";
 import { isTetherError } from "../domain/errors.js";
-import { clientSessionId, type SessionId } from "../domain/ids.js";
+import type { SessionId } from "../domain/ids.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
-import type { TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import type { UsageTotals } from "../domain/usage.js";
 import { createTurnEngine } from "../engine/index.js";
 import type { CheckpointAdmission, TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import { combineExecutors, createClientToolBridge } from "./client-tools.js";
 import type { RuntimeDeps } from "./deps.js";
-import { createEventWriter, type EventWriter } from "./event-writer.js";
+import { createEventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
 import { encodeMessage } from "./message-codec.js";
+import { createTurnEventMapper } from "./turn-event-mapper.js";
 
 export interface TurnWork {
   fence: LeaseFence;
@@ -166,11 +166,12 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
       toolTimeoutMs: deps.clientToolTimeoutMs,
     });
-    const sink = createEventMapper(writer, {
+    const sink = createTurnEventMapper(writer, {
       sessionId,
       turnId,
       clientToolNames,
       clientToolTimeoutMs: deps.clientToolTimeoutMs,
+      clock: deps.clock,
     });
     const result = await engine.runTurn({
       turnId,
@@ -275,77 +276,4 @@ async function commitTurn(
       throw error;
     }
   }
-}
-
-interface MapperContext {
-  sessionId: SessionId;
-  turnId: string;
-  clientToolNames: ReadonlySet<string>;
-  clientToolTimeoutMs: number;
-}
-
-/** Engine events to session events; the terminal event waits for the commit. */
-function createEventMapper(writer: EventWriter, ctx: MapperContext) {
-  const argumentsByCall = new Map<string, string>();
-  // `session/turn/call` with the session as its client named it: tenant prefixes never reach a
-  // client or a tool (ADR 0003). The turn id makes the key repeat on every re-run of the turn.
-  const session = clientSessionId(ctx.sessionId);
-  const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
-  return {
-    async emit(event: TurnEvent): Promise<void> {
-      switch (event.type) {
-        case "text_delta":
-          await writer.emit({ type: "text_delta", text: event.text });
-          return;
-        case "tool_call_requested":
-          argumentsByCall.set(event.callId, event.argumentsJson);
-          return;
-        case "tool_call_started": {
-          const argumentsJson = argumentsByCall.get(event.callId) ?? "";
-          const common = { callId: event.callId, toolName: event.toolName, argumentsJson };
-          await writer.emit(
-            ctx.clientToolNames.has(event.toolName)
-              ? {
-                  type: "tool_call_requested",
-                  ...common,
-                  deadlineMs: Date.now() + ctx.clientToolTimeoutMs,
-                  idempotencyKey: idempotencyKey(event.callId),
-                }
-              : {
-                  type: "tool_call_started",
-                  ...common,
-                  idempotencyKey: idempotencyKey(event.callId),
-                },
-          );
-          return;
-        }
-        case "tool_result":
-          await writer.emit({
-            type: "tool_call_finished",
-            callId: event.callId,
-            output: event.content,
-            isError: event.status !== "ok",
-          });
-          return;
-        case "usage":
-          await writer.emit({
-            type: "usage_reported",
-            usage: event.usage,
-            iteration: event.iteration,
-          });
-          return;
-        case "input_admitted":
-          await writer.emit({ type: "input_admitted", inputIds: event.sources.map((s) => s.id) });
-          return;
-        case "tool_value":
-          await writer.emit({ type: "tool_value", valueJson: JSON.stringify(event.value) });
-          return;
-        case "final_value":
-        case "provider_retry":
-        case "terminal":
-          // The outcome is announced as turn_completed once the commit has landed.
-          return;
-      }
-    },
-  };
 }

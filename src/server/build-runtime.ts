@@ -1,5 +1,6 @@
 // Builds this replica's runtime: the configured model provider, its lease identity (a new
 // incarnation per process start), and the TurnService route that serves it.
+import { systemClock } from "../ports/clock.js";
 import { createTranscriptCache } from "../runtime/transcript-cache.js";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -62,6 +63,7 @@ export function buildRuntime(
 ): BuiltRuntime {
   const runtime = createTetherRuntime({
     store: backend.store,
+    clock: systemClock,
     transcripts: createTranscriptCache(backend.store),
     log: backend.log,
     signals: backend.signals,

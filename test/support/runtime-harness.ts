@@ -1,4 +1,5 @@
 // Builds a runtime on the memory backend for tests: memory store, log and signals, one bus.
+import { systemClock } from "../../src/ports/clock.js";
 import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
 import type { SessionId } from "../../src/domain/ids.js";
 import type { CursoredEvent } from "../../src/domain/session-events.js";
@@ -63,6 +64,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
   const deps: RuntimeDeps = {
     store,
+    clock: systemClock,
     transcripts: createTranscriptCache(store),
     log,
     signals: redis ? createRedisSignals({ redis, namespace }) : createMemorySignals(),

@@ -88,11 +88,11 @@ describe("turn loop", () => {
     ]);
     expect(sink.types()).toEqual([
       "usage",
-      "tool_call_requested",
+      "tool_call_proposed",
       "tool_call_started",
       "tool_result",
       "usage",
-      "tool_call_requested",
+      "tool_call_proposed",
       "tool_call_started",
       "tool_result",
       "text_delta",
@@ -398,8 +398,8 @@ describe("asynchronous sinks", () => {
     expect(overlapped).toBe(false);
     expect(seen).toEqual([
       "usage",
-      "tool_call_requested",
-      "tool_call_requested",
+      "tool_call_proposed",
+      "tool_call_proposed",
       "tool_call_started",
       "tool_call_started",
       "tool_result:c2",

@@ -1,0 +1,81 @@
+// The engine's events as the session log records them: one place where the engine's vocabulary
+// (what the model and the executor did) becomes the client's (what the stream shows). Events the
+// client sees elsewhere map to nothing here: the outcome is announced as turn_completed once the
+// commit has landed, and retries and final values live on in the outcome and the logs.
+import { clientSessionId, type SessionId } from "../domain/ids.js";
+import type { SessionEvent } from "../domain/session-events.js";
+import type { TurnEvent } from "../domain/turn-events.js";
+import type { Clock } from "../ports/clock.js";
+
+export interface TurnEventMapperContext {
+  sessionId: SessionId;
+  turnId: string;
+  /** Tools the client runs: their calls are handed over as tool_call_requested. */
+  clientToolNames: ReadonlySet<string>;
+  clientToolTimeoutMs: number;
+  clock: Clock;
+}
+
+export interface SessionEventSink {
+  emit(event: SessionEvent): Promise<unknown>;
+}
+
+/** Maps each engine event to at most one session event, in order, and emits it to `sink`. */
+export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapperContext) {
+  const argumentsByCall = new Map<string, string>();
+  // `session/turn/call` with the session as its client named it: tenant prefixes never reach a
+  // client or a tool (ADR 0003). The turn id makes the key repeat on every re-run of the turn.
+  const session = clientSessionId(ctx.sessionId);
+  const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
+
+  function map(event: TurnEvent): SessionEvent | undefined {
+    switch (event.type) {
+      case "text_delta":
+        return event;
+      case "tool_call_proposed":
+        // Shown when the call starts, with its arguments: a call that never starts (unknown
+        // tool, malformed arguments) is seen only through its error result.
+        argumentsByCall.set(event.callId, event.argumentsJson);
+        return undefined;
+      case "tool_call_started": {
+        const call = {
+          callId: event.callId,
+          toolName: event.toolName,
+          argumentsJson: argumentsByCall.get(event.callId) ?? "",
+          idempotencyKey: idempotencyKey(event.callId),
+        };
+        return ctx.clientToolNames.has(event.toolName)
+          ? {
+              type: "tool_call_requested",
+              ...call,
+              deadlineMs: ctx.clock.nowMs() + ctx.clientToolTimeoutMs,
+            }
+          : { type: "tool_call_started", ...call };
+      }
+      case "tool_result":
+        return {
+          type: "tool_call_finished",
+          callId: event.callId,
+          output: event.content,
+          isError: event.status !== "ok",
+        };
+      case "usage":
+        return { type: "usage_reported", usage: event.usage, iteration: event.iteration };
+      case "input_admitted":
+        return { type: "input_admitted", inputIds: event.sources.map((s) => s.id) };
+      case "tool_value":
+        return { type: "tool_value", valueJson: JSON.stringify(event.value) };
+      case "final_value":
+      case "provider_retry":
+      case "terminal":
+        return undefined;
+    }
+  }
+
+  return {
+    async emit(event: TurnEvent): Promise<void> {
+      const mapped = map(event);
+      if (mapped) await sink.emit(mapped);
+    },
+  };
+}
