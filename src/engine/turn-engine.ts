@@ -211,15 +211,8 @@ class TurnRun implements ModelCallContext {
       if (this.iterations >= this.maxIterations) {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
-      const used = budgetTokens(this.total);
-      if (this.tokenBudget !== undefined && used >= this.tokenBudget) {
-        return {
-          kind: "stopped",
-          reason: "budget_exhausted",
-          usedTokens: used,
-          budgetTokens: this.tokenBudget,
-        };
-      }
+      const spentBefore = this.budgetSpent();
+      if (spentBefore) return spentBefore;
       const iteration = ++this.iterations;
       const request = {
         messages: this.view.messages,
@@ -259,6 +252,22 @@ class TurnRun implements ModelCallContext {
 
       const calls: ToolCallPart[] = [];
       for (const p of response.parts) if (p.type === "tool_call") calls.push(p);
+      // The budget is checked after every model call: a call that reaches it ends the turn here,
+      // before its tools run. Its answer stays (the client saw it stream); each call it asked
+      // for gets an error result, so the stored transcript stays valid for strict providers.
+      const spent = this.budgetSpent();
+      if (spent) {
+        for (const call of calls) {
+          this.append({
+            role: "tool",
+            callId: call.callId,
+            toolName: call.toolName,
+            content: "not run: the turn's token budget is spent",
+            isError: true,
+          });
+        }
+        return spent;
+      }
       if (calls.length === 0) {
         const admitted =
           this.config.checkpoints === undefined ? 0 : await this.admit("before_completion");
@@ -274,6 +283,18 @@ class TurnRun implements ModelCallContext {
         return CANCELLED;
       }
     }
+  }
+
+  /** The budget_exhausted outcome once the turn's tokens reach its budget. */
+  private budgetSpent(): TurnOutcome | undefined {
+    const used = budgetTokens(this.total);
+    if (this.tokenBudget === undefined || used < this.tokenBudget) return undefined;
+    return {
+      kind: "stopped",
+      reason: "budget_exhausted",
+      usedTokens: used,
+      budgetTokens: this.tokenBudget,
+    };
   }
 
   /** Runs one batch; an outcome when the batch ends the turn (control or cancellation). */

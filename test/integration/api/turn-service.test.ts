@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHealthState } from "../../../src/api/health-service.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
 import { BusyStrategy, StopReason, type TurnEvent } from "../../../src/gen/tether/v1/turn_pb.js";
+import { ZERO_USAGE } from "../../../src/domain/usage.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import { createTetherInterceptors, createTetherRoutes } from "../../../src/server/routes.js";
@@ -42,6 +43,10 @@ function testProvider(): ModelProvider {
             ],
           },
         };
+      }
+      if (text === "spend tokens") {
+        const usage = { ...ZERO_USAGE, inputTokens: 400, outputTokens: 60 };
+        return { events: [{ type: "text_delta", text }], response: { fullText: text, usage } };
       }
       if (text === "hang") return { events: [{ type: "text_delta", text: "working" }], hang: true };
       if (last?.role === "tool") {
@@ -162,6 +167,27 @@ for (const [name, start] of [
       }
       expect(seen).toContain("toolCallRequested");
       expect(seen).toContain("toolCallFinished");
+    });
+
+    it("token_budget is checked after every model call: a one-call turn over it stops BUDGET_EXHAUSTED", async () => {
+      const events = await collect(
+        client.streamTurn({
+          sessionId: "t-budget",
+          input: textInput("spend tokens"),
+          options: { tokenBudget: 3n },
+        }),
+      );
+      // The answer streamed and stays; the outcome says the budget ended the turn.
+      expect(textOf(events)).toBe("spend tokens");
+      const last = events.at(-1);
+      expect(last?.event.case).toBe("turnCompleted");
+      const outcome =
+        last?.event.case === "turnCompleted" ? last.event.value.outcome?.kind : undefined;
+      expect(outcome).toMatchObject({
+        case: "stopped",
+        value: { reason: StopReason.BUDGET_EXHAUSTED },
+      });
+      expect(events.find((e) => e.event.case === "usageReported")).toBeDefined();
     });
 
     it("CancelTurn from another call stops the running turn as cancelled", async () => {

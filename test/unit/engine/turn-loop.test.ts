@@ -142,6 +142,40 @@ describe("turn loop", () => {
     });
     expect(provider.callCount).toBe(2);
     expect(turn.usage.inputTokens).toBe(30);
+    // The call that reached the budget asked for c2: it never ran, and its result says why.
+    expect(turn.toolCalls.map((c) => c.callId)).toEqual(["c1"]);
+    expect(unansweredToolCalls(turn.messages)).toEqual([]);
+    expect(turn.messages.at(-1)).toMatchObject({ role: "tool", callId: "c2", isError: true });
+  });
+
+  it("checks the budget after the only model call of a turn, keeping its answer", async () => {
+    const { engine, provider } = engineWith(
+      [
+        {
+          response: { ...usageOf(400, 60), fullText: "long answer", parts: [text("long answer")] },
+        },
+      ],
+      { tokenBudget: 3 },
+    );
+    const turn = await engine.runTurn({ turnId: "one-call", input: go });
+
+    expect(turn.outcome).toEqual({
+      kind: "stopped",
+      reason: "budget_exhausted",
+      usedTokens: 460,
+      budgetTokens: 3,
+    });
+    expect(provider.callCount).toBe(1);
+    expect(turn.messages.at(-1)).toEqual({ role: "assistant", parts: [text("long answer")] });
+  });
+
+  it("finishes normally while the turn stays under its budget", async () => {
+    const { engine } = engineWith(
+      [{ response: { ...usageOf(10, 5), fullText: "short", parts: [text("short")] } }],
+      { tokenBudget: 16 },
+    );
+    const turn = await engine.runTurn({ turnId: "under", input: go });
+    expect(turn.outcome).toEqual({ kind: "finished", reason: "assistant_message", text: "short" });
   });
 
   it("answers an unknown tool with an error result and calls the model again", async () => {

@@ -165,7 +165,9 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
   maxIterations: number;
 
   /**
-   * Total tokens per turn; 0 for no budget.
+   * Total tokens per turn (input, output and cache tokens of every model call); 0 for no budget.
+   * Checked after every model call: the call that reaches it ends the turn with
+   * STOP_REASON_BUDGET_EXHAUSTED (its answer kept, the tools it asked for not run).
    *
    * @generated from field: uint64 token_budget = 5;
    */
