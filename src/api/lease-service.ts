@@ -17,6 +17,7 @@ import {
   snapshotToProto,
 } from "./convert/session.js";
 import { scopeOf } from "./tenancy.js";
+import { toolAnswerFromProto, toolCallStateToProto } from "./convert/tool-calls.js";
 
 export interface LeaseServiceOptions {
   store: RuntimeStore;
@@ -131,6 +132,40 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
         markFromProto(req.since, "since"),
       );
       return snapshot ? { snapshot: snapshotToProto(snapshot, scope) } : {};
+    },
+
+    async recordToolCalls(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const fence = fenceFromProto(req.fence, scope, "fence");
+      const states = await store.recordToolCalls(fence, req.turnId, [...req.callIds]);
+      return { calls: states.map(toolCallStateToProto) };
+    },
+
+    async answerToolCalls(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const report = await store.answerToolCalls(
+        scope.toStore(req.sessionId, "session_id"),
+        req.turnId,
+        req.answers.map(toolAnswerFromProto),
+      );
+      return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
+    },
+
+    async closeToolCalls(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const fence = fenceFromProto(req.fence, scope, "fence");
+      const named = req.allCalls ? undefined : [...req.callIds];
+      const states = await store.closeToolCalls(fence, req.turnId, named);
+      return { calls: states.map(toolCallStateToProto) };
+    },
+
+    async readToolCalls(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const states = await store.readToolCalls(
+        scope.toStore(req.sessionId, "session_id"),
+        req.turnId,
+      );
+      return { calls: states.map(toolCallStateToProto) };
     },
 
     async vacuum(req, ctx) {

@@ -107,6 +107,16 @@ export function sessionMismatch(sessionId: string, field: string, other: string)
   );
 }
 
+/**
+ * Tool answers for a turn that waits for none: it never asked for a client tool, or its records
+ * expired. Names the turn only: the store's session id carries the tenant (ADR 0003).
+ */
+export function turnNotRunning(_sessionId: string, turnId: string): TetherError {
+  return new TetherError("turn_not_running", `turn ${turnId} is not waiting for tool results`, {
+    fields: { turnId },
+  });
+}
+
 export function leaseExpired(sessionId: string, fencingToken: number): TetherError {
   return new TetherError(
     "session_execution_lease_expired",

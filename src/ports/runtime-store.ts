@@ -1,5 +1,6 @@
 // The store port: commits, leases, queued work, turn inputs and maintenance. Every backend passes
 // the shared conformance suite (test/conformance); the in-memory store is the reference.
+import type { ClientToolResult, ToolAnswerReport, ToolCallState } from "../domain/tool-calls.js";
 import type { BatchId, SessionId } from "../domain/ids.js";
 import type {
   DeferReport,
@@ -101,6 +102,32 @@ export interface TurnInputStore {
   deferActiveInputs(fence: LeaseFence, turnId: string): Promise<DeferReport>;
 }
 
+/** Client tool calls a turn waits on; see domain/tool-calls.ts. */
+export interface ToolCallStore {
+  /**
+   * The lease holder records calls its turn `turnId` waits on. A call already recorded keeps its
+   * state (a re-run of the turn finds the answers given to the earlier run). States in order.
+   */
+  recordToolCalls(fence: LeaseFence, turnId: string, callIds: string[]): Promise<ToolCallState[]>;
+  /**
+   * Any replica: for each answer, the first one for a pending call is stored; duplicates, closed
+   * calls and call ids the turn never recorded are ignored. A turn with no record at all (never
+   * waited on a client, or its records expired) is turn_not_running.
+   */
+  answerToolCalls(
+    sessionId: SessionId,
+    turnId: string,
+    answers: ClientToolResult[],
+  ): Promise<ToolAnswerReport>;
+  /**
+   * The lease holder closes the named calls, or every call of the turn when none are named:
+   * pending ones become closed, answered ones keep their answer. States after closing, in order.
+   */
+  closeToolCalls(fence: LeaseFence, turnId: string, callIds?: string[]): Promise<ToolCallState[]>;
+  /** Every recorded call of the turn ([] when it has none). */
+  readToolCalls(sessionId: SessionId, turnId: string): Promise<ToolCallState[]>;
+}
+
 export interface StoreMaintenance {
   /** Removes completed and cancelled tombstones of a session. */
   vacuum(sessionId: SessionId): Promise<VacuumReport>;
@@ -113,6 +140,7 @@ export interface RuntimeStore
     SessionExecutionLeaseStore,
     QueuedWorkStore,
     TurnInputStore,
+    ToolCallStore,
     StoreMaintenance {}
 
 export interface StoreLimits {

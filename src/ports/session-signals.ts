@@ -1,12 +1,9 @@
 // Signals between replicas about a running turn: cancel requests, client tool results and which
 // turn is active. Any replica may send; the replica holding the session's lease listens.
 import type { SessionId } from "../domain/ids.js";
+import type { ClientToolResult } from "../domain/tool-calls.js";
 
-export interface ClientToolResult {
-  callId: string;
-  output: string;
-  isError: boolean;
-}
+export type { ClientToolResult };
 
 export interface TurnListener {
   onCancel(): void;

@@ -9,6 +9,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
+import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
@@ -24,5 +25,6 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
   describeTranscriptMarkLaws(factory);
+  describeToolCallLaws(factory);
   describeBadInputLaws(factory);
 }

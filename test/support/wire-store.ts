@@ -2,6 +2,7 @@
 // the conformance suite runs every store law over it, so the wire keeps the store's semantics for
 // workers that bring their own agent loop (they call those services from their own language). Session ids are the caller's client-visible ids; the server scopes them to the
 // caller's tenant. Errors come back as the TetherErrors the server's store threw (ADR 0003).
+import { toolAnswerToProto, toolCallStateFromProto } from "../../src/api/convert/tool-calls.js";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { isTetherError } from "../../src/domain/errors.js";
 import type { InputId } from "../../src/domain/ids.js";
@@ -263,6 +264,43 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
           turnId,
         });
         return { deferredInputIds: res.deferredInputIds as InputId[] };
+      }),
+
+    recordToolCalls: (fence, turnId, callIds) =>
+      call(async () => {
+        const res = await leases.recordToolCalls({
+          fence: fenceToProto(fence, ids, "fence"),
+          turnId,
+          callIds,
+        });
+        return res.calls.map((c, i) => toolCallStateFromProto(c, `calls[${i}]`));
+      }),
+
+    answerToolCalls: (sessionId, turnId, answers) =>
+      call(async () => {
+        const res = await leases.answerToolCalls({
+          sessionId,
+          turnId,
+          answers: answers.map(toolAnswerToProto),
+        });
+        return { accepted: res.acceptedCallIds, ignored: res.ignoredCallIds };
+      }),
+
+    closeToolCalls: (fence, turnId, callIds) =>
+      call(async () => {
+        const res = await leases.closeToolCalls({
+          fence: fenceToProto(fence, ids, "fence"),
+          turnId,
+          callIds: callIds ?? [],
+          allCalls: callIds === undefined,
+        });
+        return res.calls.map((c, i) => toolCallStateFromProto(c, `calls[${i}]`));
+      }),
+
+    readToolCalls: (sessionId, turnId) =>
+      call(async () => {
+        const res = await leases.readToolCalls({ sessionId, turnId });
+        return res.calls.map((c, i) => toolCallStateFromProto(c, `calls[${i}]`));
       }),
 
     vacuum: (sessionId) =>

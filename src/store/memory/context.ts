@@ -5,12 +5,21 @@ import type { LivenessProbe } from "../../ports/liveness-probe.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
 import type { StoreLogger } from "../shared/store-log.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
+import type { ToolCallState } from "../../domain/tool-calls.js";
 import { emptyCell, type SessionCell } from "./session-cell.js";
+
+/** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
+export interface TurnToolCalls {
+  calls: Map<string, ToolCallState>;
+  expiresAtMs: number;
+}
 
 export interface MemoryContext {
   cells: Map<SessionId, SessionCell>;
   /** Lease generations outlive deleted sessions, so fencing tokens never repeat. */
   generations: Map<SessionId, number>;
+  /** Tool call records by session and turn (tool-call-ops.ts); they outlive deleted sessions. */
+  toolCalls: Map<string, TurnToolCalls>;
   clock: Clock;
   probe: LivenessProbe;
   limits: StoreLimits;

@@ -19,6 +19,7 @@ import * as inputs from "./input-ops.js";
 import * as leases from "./lease-ops.js";
 import * as queue from "./queue-ops.js";
 import * as sessions from "./session-ops.js";
+import * as toolCalls from "./tool-call-ops.js";
 
 export interface MemoryStoreOptions {
   clock?: Clock;
@@ -37,6 +38,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const ctx: MemoryContext = {
     cells: new Map(),
     generations: new Map(),
+    toolCalls: new Map(),
     clock: options.clock ?? systemClock,
     probe: options.livenessProbe ?? createProcLivenessProbe(),
     limits: { ...DEFAULT_STORE_LIMITS, ...options.limits },
@@ -80,6 +82,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         fenced(ctx, "claimInputs", fence, inputs.claimInputs(ctx, fence, point, max)),
       deferActiveInputs: (fence, turnId) =>
         fenced(ctx, "deferActiveInputs", fence, inputs.deferActiveInputs(ctx, fence, turnId)),
+
+      recordToolCalls: (fence, turnId, callIds) =>
+        fenced(
+          ctx,
+          "recordToolCalls",
+          fence,
+          toolCalls.recordToolCalls(ctx, fence, turnId, callIds),
+        ),
+      answerToolCalls: (sessionId, turnId, answers) =>
+        toolCalls.answerToolCalls(ctx, sessionId, turnId, answers),
+      closeToolCalls: (fence, turnId, callIds) =>
+        fenced(ctx, "closeToolCalls", fence, toolCalls.closeToolCalls(ctx, fence, turnId, callIds)),
+      readToolCalls: (sessionId, turnId) => toolCalls.readToolCalls(ctx, sessionId, turnId),
 
       vacuum: (sessionId) => sessions.vacuum(ctx, sessionId),
       close: () => Promise.resolve(),

@@ -33,6 +33,8 @@ export interface SessionKeys {
   /** Sorted set of every input id (tombstones too, for suffix cancels), scored by sequence. */
   inputIndex: string;
   inputSources: string;
+  /** Hash per turn: call id -> JSON state of a client tool call; expires (TOOL_CALL_RETENTION_MS). */
+  toolCalls(turnId: string): string;
 }
 
 /** Braces in the namespace would change which part of a key Redis hashes. */
@@ -93,6 +95,9 @@ class LazySessionKeys implements SessionKeys {
   }
   get inputSources() {
     return `${this.p}inputs:sources`;
+  }
+  toolCalls(turnId: string) {
+    return `${this.p}tool-calls:${turnId}`;
   }
 }
 

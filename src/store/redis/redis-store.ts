@@ -19,6 +19,7 @@ import * as queue from "./queue-ops.js";
 import { duplicateConnection } from "./connections.js";
 import { createScriptRunner } from "./scripts.js";
 import * as sessions from "./session-ops.js";
+import * as toolCalls from "./tool-call-ops.js";
 
 export interface RedisStoreOptions {
   /** A connection the caller owns: the store defines its scripts on it but never closes it. */
@@ -94,6 +95,13 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
         inputs.claimInputs(on(fence?.sessionId), fence, point, max),
       deferActiveInputs: (fence, turnId) =>
         inputs.deferActiveInputs(on(fence?.sessionId), fence, turnId),
+      recordToolCalls: (fence, turnId, ids) =>
+        toolCalls.recordToolCalls(on(fence?.sessionId), fence, turnId, ids),
+      answerToolCalls: (id, turnId, answers) =>
+        toolCalls.answerToolCalls(on(id), id, turnId, answers),
+      closeToolCalls: (fence, turnId, ids) =>
+        toolCalls.closeToolCalls(on(fence?.sessionId), fence, turnId, ids),
+      readToolCalls: (id, turnId) => toolCalls.readToolCalls(on(id), id, turnId),
       vacuum: (id) => sessions.vacuum(on(id), id),
       // The caller's connection stays open (it may serve other stores or other code; the caller
       // quits it after closing the store); the extra connections are the store's own.

@@ -28,6 +28,10 @@ export const SCRIPT_NAMES = [
   "deleteSession",
   "vacuum",
   "appendEvents",
+  "recordToolCalls",
+  "answerToolCalls",
+  "closeToolCalls",
+  "readToolCalls",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -2,6 +2,7 @@
 // operation sees ids, fences and drafts that were validated here, once, with the same typed
 // error on every backend; the operations themselves trust their branded types. The bad-input
 // conformance laws (test/conformance) keep it honest on memory, Redis, Cluster and the wire.
+import { MAX_TOOL_CALLS_PER_REQUEST } from "../../domain/tool-calls.js";
 import { sessionMismatch } from "../../domain/errors.js";
 import { checkId, parseSessionId, type SessionId } from "../../domain/ids.js";
 import type { RuntimeStore, StoreLimits } from "../../ports/runtime-store.js";
@@ -15,6 +16,7 @@ import {
   checkIdList,
   checkOwner,
   checkQueuedWorkDraft,
+  checkToolAnswers,
   checkTranscriptMark,
   checkTtl,
   checkTurnInputDraft,
@@ -116,6 +118,30 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
       checkFence(fence);
       checkId("turn_id", turnId);
       return inner.deferActiveInputs(fence, turnId);
+    },
+
+    recordToolCalls: async (fence, turnId, callIds) => {
+      checkFence(fence);
+      checkId("turn_id", turnId);
+      checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
+      return inner.recordToolCalls(fence, turnId, callIds);
+    },
+    answerToolCalls: async (id, turnId, answers) => {
+      const sessionId = session(id);
+      checkId("turn_id", turnId);
+      checkToolAnswers(answers, limits);
+      return inner.answerToolCalls(sessionId, turnId, answers);
+    },
+    closeToolCalls: async (fence, turnId, callIds) => {
+      checkFence(fence);
+      checkId("turn_id", turnId);
+      if (callIds !== undefined) checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
+      return inner.closeToolCalls(fence, turnId, callIds);
+    },
+    readToolCalls: async (id, turnId) => {
+      const sessionId = session(id);
+      checkId("turn_id", turnId);
+      return inner.readToolCalls(sessionId, turnId);
     },
 
     vacuum: async (id) => inner.vacuum(session(id)),

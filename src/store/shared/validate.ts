@@ -1,5 +1,6 @@
 // Input checks shared by every store backend, so bad input gets the same typed error everywhere
 // and no backend ever sees an empty id, a negative ttl or an oversize payload.
+import { MAX_TOOL_CALLS_PER_REQUEST, type ClientToolResult } from "../../domain/tool-calls.js";
 import { invalidArgument, sessionMismatch } from "../../domain/errors.js";
 import { checkId } from "../../domain/ids.js";
 import type { InputCancelSelector, InputClaimPoint, TurnInputDraft } from "../../domain/inputs.js";
@@ -40,6 +41,22 @@ export function checkFence(fence: LeaseFence, field = "fence"): void {
   checkOwner(fence.owner, `${field}.owner`);
   checkText(`${field}.lease_token`, fence.leaseToken, MAX_KEY_LENGTH, false);
   checkCount(`${field}.fencing_token`, fence.fencingToken, 1);
+}
+
+export function checkToolAnswers(answers: ClientToolResult[], limits: StoreLimits): void {
+  if (!Array.isArray(answers) || answers.length === 0) {
+    throw invalidArgument("results", "must not be empty");
+  }
+  if (answers.length > MAX_TOOL_CALLS_PER_REQUEST) {
+    throw invalidArgument("results", `must hold at most ${MAX_TOOL_CALLS_PER_REQUEST} results`);
+  }
+  answers.forEach((a, i) => {
+    checkId(`results[${i}].call_id`, a?.callId);
+    checkText(`results[${i}].output`, a.output, limits.maxPayloadBytes, true);
+    if (typeof a.isError !== "boolean") {
+      throw invalidArgument(`results[${i}].is_error`, "must be a boolean");
+    }
+  });
 }
 
 export function checkTranscriptMark(mark: TranscriptMark, field = "since"): void {

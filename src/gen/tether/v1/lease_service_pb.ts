@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/lease_service.proto.
  */
 export const file_tether_v1_lease_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXRoZXIvdjEvbGVhc2Vfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIl0KEUNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJAoFb3duZXIYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchIOCgZ0dGxfbXMYAyABKAQimQEKEkNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAEhEKCXJlZW50ZXJlZBgDIAEoCEIICgZyZXN1bHQiSQoRUmVuZXdMZWFzZVJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIOCgZ0dGxfbXMYAiABKAQiRQoSUmVuZXdMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSI7ChNSZWxlYXNlTGVhc2VSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2UiKAoUUmVsZWFzZUxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiiwEKE1JlY2xhaW1MZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCghjbGFpbWFudBgCIAEoCzIVLnRldGhlci52MS5MZWFzZU93bmVyEicKCG9ic2VydmVkGAMgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDgoGdHRsX21zGAQgASgEIogBChRSZWNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAQggKBnJlc3VsdCIlCg9HZXRMZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJDChBHZXRMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJ+ChVDbGFpbVJlYWR5V29ya1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIqCghib3VuZGFyeRgCIAEoDjIYLnRldGhlci52MS5DbGFpbUJvdW5kYXJ5EhMKC21heF9iYXRjaGVzGAMgASgNIkMKFkNsYWltUmVhZHlXb3JrUmVzcG9uc2USKQoFY2xhaW0YASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltIlAKEENsYWltQnlJZE91dGNvbWUSEAoIYmF0Y2hfaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGV0aGVyLnYxLkNsYWltQnlJZFN0YXR1cyJQChVDbGFpbVdvcmtCeUlkc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIRCgliYXRjaF9pZHMYAiADKAkicgoWQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRIpCgVjbGFpbRgBIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0SLQoIb3V0Y29tZXMYAiADKAsyGy50ZXRoZXIudjEuQ2xhaW1CeUlkT3V0Y29tZSKOAQoSQ2xhaW1JbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRItCgpjaGVja3BvaW50GAMgASgOMhkudGV0aGVyLnYxLlR1cm5DaGVja3BvaW50EhIKCm1heF9pbnB1dHMYBCABKA0iegoOVHVybklucHV0Q2xhaW0SEAoIY2xhaW1faWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAMgASgEEisKBmlucHV0cxgEIAMoCzIbLnRldGhlci52MS5QZW5kaW5nVHVybklucHV0Ij8KE0NsYWltSW5wdXRzUmVzcG9uc2USKAoFY2xhaW0YASABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0iUQoYRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCSI3ChlEZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEhoKEmRlZmVycmVkX2lucHV0X2lkcxgBIAMoCSLsAwoNQ29tbWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAiABKAQSFwoPYXBwZW5kX21lc3NhZ2VzGAMgAygJEh8KBXVzYWdlGAQgASgLMhAudGV0aGVyLnYxLlVzYWdlEhQKDGFkdmFuY2VfdHVybhgFIAEoCBJDCg5tZXRhZGF0YV9wYXRjaBgGIAMoCzIrLnRldGhlci52MS5Db21taXRSZXF1ZXN0Lk1ldGFkYXRhUGF0Y2hFbnRyeRIlCgVzdGFtcBgHIAEoCzIWLnRldGhlci52MS5Db21taXRTdGFtcBIsCg1yZWxlYXNlX2xlYXNlGAggASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USQwoVY29tcGxldGVfcXVldWVfY2xhaW1zGAkgAygLMiQudGV0aGVyLnYxLlF1ZXVlZFdvcmtDbGFpbUNvbXBsZXRpb24SQgoVY29tcGxldGVfaW5wdXRfY2xhaW1zGAogAygLMiMudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltQ29tcGxldGlvbho0ChJNZXRhZGF0YVBhdGNoRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5Db21taXRSZXNwb25zZRIpCgdyZWNlaXB0GAEgASgLMhgudGV0aGVyLnYxLkNvbW1pdFJlY2VpcHQiUgoSTG9hZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoFc2luY2UYAiABKAsyGS50ZXRoZXIudjEuVHJhbnNjcmlwdE1hcmsiQwoTTG9hZFNlc3Npb25SZXNwb25zZRIsCghzbmFwc2hvdBgBIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiIwoNVmFjdXVtUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkEKDlZhY3V1bVJlc3BvbnNlEhcKD3JlbW92ZWRfYmF0Y2hlcxgBIAEoDRIWCg5yZW1vdmVkX2lucHV0cxgCIAEoDSqDAQoPQ2xhaW1CeUlkU3RhdHVzEiIKHkNMQUlNX0JZX0lEX1NUQVRVU19VTlNQRUNJRklFRBAAEiIKHkNMQUlNX0JZX0lEX1NUQVRVU19DTEFJTUVEX05PVxABEigKJENMQUlNX0JZX0lEX1NUQVRVU19BTFJFQURZX1NBVElTRklFRBACMrMHCgxMZWFzZVNlcnZpY2USSQoKQ2xhaW1MZWFzZRIcLnRldGhlci52MS5DbGFpbUxlYXNlUmVxdWVzdBodLnRldGhlci52MS5DbGFpbUxlYXNlUmVzcG9uc2USSQoKUmVuZXdMZWFzZRIcLnRldGhlci52MS5SZW5ld0xlYXNlUmVxdWVzdBodLnRldGhlci52MS5SZW5ld0xlYXNlUmVzcG9uc2USTwoMUmVsZWFzZUxlYXNlEh4udGV0aGVyLnYxLlJlbGVhc2VMZWFzZVJlcXVlc3QaHy50ZXRoZXIudjEuUmVsZWFzZUxlYXNlUmVzcG9uc2USTwoMUmVjbGFpbUxlYXNlEh4udGV0aGVyLnYxLlJlY2xhaW1MZWFzZVJlcXVlc3QaHy50ZXRoZXIudjEuUmVjbGFpbUxlYXNlUmVzcG9uc2USQwoIR2V0TGVhc2USGi50ZXRoZXIudjEuR2V0TGVhc2VSZXF1ZXN0GhsudGV0aGVyLnYxLkdldExlYXNlUmVzcG9uc2USVQoOQ2xhaW1SZWFkeVdvcmsSIC50ZXRoZXIudjEuQ2xhaW1SZWFkeVdvcmtSZXF1ZXN0GiEudGV0aGVyLnYxLkNsYWltUmVhZHlXb3JrUmVzcG9uc2USVQoOQ2xhaW1Xb3JrQnlJZHMSIC50ZXRoZXIudjEuQ2xhaW1Xb3JrQnlJZHNSZXF1ZXN0GiEudGV0aGVyLnYxLkNsYWltV29ya0J5SWRzUmVzcG9uc2USTAoLQ2xhaW1JbnB1dHMSHS50ZXRoZXIudjEuQ2xhaW1JbnB1dHNSZXF1ZXN0Gh4udGV0aGVyLnYxLkNsYWltSW5wdXRzUmVzcG9uc2USXgoRRGVmZXJBY3RpdmVJbnB1dHMSIy50ZXRoZXIudjEuRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0GiQudGV0aGVyLnYxLkRlZmVyQWN0aXZlSW5wdXRzUmVzcG9uc2USPQoGQ29tbWl0EhgudGV0aGVyLnYxLkNvbW1pdFJlcXVlc3QaGS50ZXRoZXIudjEuQ29tbWl0UmVzcG9uc2USTAoLTG9hZFNlc3Npb24SHS50ZXRoZXIudjEuTG9hZFNlc3Npb25SZXF1ZXN0Gh4udGV0aGVyLnYxLkxvYWRTZXNzaW9uUmVzcG9uc2USPQoGVmFjdXVtEhgudGV0aGVyLnYxLlZhY3V1bVJlcXVlc3QaGS50ZXRoZXIudjEuVmFjdXVtUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_input, file_tether_v1_lease, file_tether_v1_queue, file_tether_v1_session]);
+  fileDesc("Ch10ZXRoZXIvdjEvbGVhc2Vfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIl0KEUNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJAoFb3duZXIYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchIOCgZ0dGxfbXMYAyABKAQimQEKEkNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAEhEKCXJlZW50ZXJlZBgDIAEoCEIICgZyZXN1bHQiSQoRUmVuZXdMZWFzZVJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIOCgZ0dGxfbXMYAiABKAQiRQoSUmVuZXdMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSI7ChNSZWxlYXNlTGVhc2VSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2UiKAoUUmVsZWFzZUxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiiwEKE1JlY2xhaW1MZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCghjbGFpbWFudBgCIAEoCzIVLnRldGhlci52MS5MZWFzZU93bmVyEicKCG9ic2VydmVkGAMgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDgoGdHRsX21zGAQgASgEIogBChRSZWNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAQggKBnJlc3VsdCIlCg9HZXRMZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJDChBHZXRMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJ+ChVDbGFpbVJlYWR5V29ya1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIqCghib3VuZGFyeRgCIAEoDjIYLnRldGhlci52MS5DbGFpbUJvdW5kYXJ5EhMKC21heF9iYXRjaGVzGAMgASgNIkMKFkNsYWltUmVhZHlXb3JrUmVzcG9uc2USKQoFY2xhaW0YASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltIlAKEENsYWltQnlJZE91dGNvbWUSEAoIYmF0Y2hfaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGV0aGVyLnYxLkNsYWltQnlJZFN0YXR1cyJQChVDbGFpbVdvcmtCeUlkc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIRCgliYXRjaF9pZHMYAiADKAkicgoWQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRIpCgVjbGFpbRgBIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0SLQoIb3V0Y29tZXMYAiADKAsyGy50ZXRoZXIudjEuQ2xhaW1CeUlkT3V0Y29tZSKOAQoSQ2xhaW1JbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRItCgpjaGVja3BvaW50GAMgASgOMhkudGV0aGVyLnYxLlR1cm5DaGVja3BvaW50EhIKCm1heF9pbnB1dHMYBCABKA0iegoOVHVybklucHV0Q2xhaW0SEAoIY2xhaW1faWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAMgASgEEisKBmlucHV0cxgEIAMoCzIbLnRldGhlci52MS5QZW5kaW5nVHVybklucHV0Ij8KE0NsYWltSW5wdXRzUmVzcG9uc2USKAoFY2xhaW0YASABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0iUQoYRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCSI3ChlEZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEhoKEmRlZmVycmVkX2lucHV0X2lkcxgBIAMoCSLsAwoNQ29tbWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAiABKAQSFwoPYXBwZW5kX21lc3NhZ2VzGAMgAygJEh8KBXVzYWdlGAQgASgLMhAudGV0aGVyLnYxLlVzYWdlEhQKDGFkdmFuY2VfdHVybhgFIAEoCBJDCg5tZXRhZGF0YV9wYXRjaBgGIAMoCzIrLnRldGhlci52MS5Db21taXRSZXF1ZXN0Lk1ldGFkYXRhUGF0Y2hFbnRyeRIlCgVzdGFtcBgHIAEoCzIWLnRldGhlci52MS5Db21taXRTdGFtcBIsCg1yZWxlYXNlX2xlYXNlGAggASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USQwoVY29tcGxldGVfcXVldWVfY2xhaW1zGAkgAygLMiQudGV0aGVyLnYxLlF1ZXVlZFdvcmtDbGFpbUNvbXBsZXRpb24SQgoVY29tcGxldGVfaW5wdXRfY2xhaW1zGAogAygLMiMudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltQ29tcGxldGlvbho0ChJNZXRhZGF0YVBhdGNoRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5Db21taXRSZXNwb25zZRIpCgdyZWNlaXB0GAEgASgLMhgudGV0aGVyLnYxLkNvbW1pdFJlY2VpcHQiUgoSTG9hZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoFc2luY2UYAiABKAsyGS50ZXRoZXIudjEuVHJhbnNjcmlwdE1hcmsiQwoTTG9hZFNlc3Npb25SZXNwb25zZRIsCghzbmFwc2hvdBgBIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiIwoNVmFjdXVtUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkEKDlZhY3V1bVJlc3BvbnNlEhcKD3JlbW92ZWRfYmF0Y2hlcxgBIAEoDRIWCg5yZW1vdmVkX2lucHV0cxgCIAEoDSJtCg1Ub29sQ2FsbFN0YXRlEg8KB2NhbGxfaWQYASABKAkSKQoGc3RhdHVzGAIgASgOMhkudGV0aGVyLnYxLlRvb2xDYWxsU3RhdHVzEg4KBm91dHB1dBgDIAEoCRIQCghpc19lcnJvchgEIAEoCCJDCg5Ub29sQ2FsbEFuc3dlchIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJhChZSZWNvcmRUb29sQ2FsbHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRIQCghjYWxsX2lkcxgDIAMoCSJCChdSZWNvcmRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlImkKFkFuc3dlclRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEioKB2Fuc3dlcnMYAyADKAsyGS50ZXRoZXIudjEuVG9vbENhbGxBbnN3ZXIiTgoXQW5zd2VyVG9vbENhbGxzUmVzcG9uc2USGQoRYWNjZXB0ZWRfY2FsbF9pZHMYASADKAkSGAoQaWdub3JlZF9jYWxsX2lkcxgCIAMoCSJzChVDbG9zZVRvb2xDYWxsc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJEhAKCGNhbGxfaWRzGAMgAygJEhEKCWFsbF9jYWxscxgEIAEoCCJBChZDbG9zZVRvb2xDYWxsc1Jlc3BvbnNlEicKBWNhbGxzGAEgAygLMhgudGV0aGVyLnYxLlRvb2xDYWxsU3RhdGUiOwoUUmVhZFRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIkAKFVJlYWRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlKoMBCg9DbGFpbUJ5SWRTdGF0dXMSIgoeQ0xBSU1fQllfSURfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIgoeQ0xBSU1fQllfSURfU1RBVFVTX0NMQUlNRURfTk9XEAESKAokQ0xBSU1fQllfSURfU1RBVFVTX0FMUkVBRFlfU0FUSVNGSUVEEAIqjAEKDlRvb2xDYWxsU3RhdHVzEiAKHFRPT0xfQ0FMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIcChhUT09MX0NBTExfU1RBVFVTX1BFTkRJTkcQARIdChlUT09MX0NBTExfU1RBVFVTX0FOU1dFUkVEEAISGwoXVE9PTF9DQUxMX1NUQVRVU19DTE9TRUQQAzKSCgoMTGVhc2VTZXJ2aWNlEkkKCkNsYWltTGVhc2USHC50ZXRoZXIudjEuQ2xhaW1MZWFzZVJlcXVlc3QaHS50ZXRoZXIudjEuQ2xhaW1MZWFzZVJlc3BvbnNlEkkKClJlbmV3TGVhc2USHC50ZXRoZXIudjEuUmVuZXdMZWFzZVJlcXVlc3QaHS50ZXRoZXIudjEuUmVuZXdMZWFzZVJlc3BvbnNlEk8KDFJlbGVhc2VMZWFzZRIeLnRldGhlci52MS5SZWxlYXNlTGVhc2VSZXF1ZXN0Gh8udGV0aGVyLnYxLlJlbGVhc2VMZWFzZVJlc3BvbnNlEk8KDFJlY2xhaW1MZWFzZRIeLnRldGhlci52MS5SZWNsYWltTGVhc2VSZXF1ZXN0Gh8udGV0aGVyLnYxLlJlY2xhaW1MZWFzZVJlc3BvbnNlEkMKCEdldExlYXNlEhoudGV0aGVyLnYxLkdldExlYXNlUmVxdWVzdBobLnRldGhlci52MS5HZXRMZWFzZVJlc3BvbnNlElUKDkNsYWltUmVhZHlXb3JrEiAudGV0aGVyLnYxLkNsYWltUmVhZHlXb3JrUmVxdWVzdBohLnRldGhlci52MS5DbGFpbVJlYWR5V29ya1Jlc3BvbnNlElUKDkNsYWltV29ya0J5SWRzEiAudGV0aGVyLnYxLkNsYWltV29ya0J5SWRzUmVxdWVzdBohLnRldGhlci52MS5DbGFpbVdvcmtCeUlkc1Jlc3BvbnNlEkwKC0NsYWltSW5wdXRzEh0udGV0aGVyLnYxLkNsYWltSW5wdXRzUmVxdWVzdBoeLnRldGhlci52MS5DbGFpbUlucHV0c1Jlc3BvbnNlEl4KEURlZmVyQWN0aXZlSW5wdXRzEiMudGV0aGVyLnYxLkRlZmVyQWN0aXZlSW5wdXRzUmVxdWVzdBokLnRldGhlci52MS5EZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEj0KBkNvbW1pdBIYLnRldGhlci52MS5Db21taXRSZXF1ZXN0GhkudGV0aGVyLnYxLkNvbW1pdFJlc3BvbnNlEkwKC0xvYWRTZXNzaW9uEh0udGV0aGVyLnYxLkxvYWRTZXNzaW9uUmVxdWVzdBoeLnRldGhlci52MS5Mb2FkU2Vzc2lvblJlc3BvbnNlEj0KBlZhY3V1bRIYLnRldGhlci52MS5WYWN1dW1SZXF1ZXN0GhkudGV0aGVyLnYxLlZhY3V1bVJlc3BvbnNlElgKD1JlY29yZFRvb2xDYWxscxIhLnRldGhlci52MS5SZWNvcmRUb29sQ2FsbHNSZXF1ZXN0GiIudGV0aGVyLnYxLlJlY29yZFRvb2xDYWxsc1Jlc3BvbnNlElgKD0Fuc3dlclRvb2xDYWxscxIhLnRldGhlci52MS5BbnN3ZXJUb29sQ2FsbHNSZXF1ZXN0GiIudGV0aGVyLnYxLkFuc3dlclRvb2xDYWxsc1Jlc3BvbnNlElUKDkNsb3NlVG9vbENhbGxzEiAudGV0aGVyLnYxLkNsb3NlVG9vbENhbGxzUmVxdWVzdBohLnRldGhlci52MS5DbG9zZVRvb2xDYWxsc1Jlc3BvbnNlElIKDVJlYWRUb29sQ2FsbHMSHy50ZXRoZXIudjEuUmVhZFRvb2xDYWxsc1JlcXVlc3QaIC50ZXRoZXIudjEuUmVhZFRvb2xDYWxsc1Jlc3BvbnNlYgZwcm90bzM", [file_tether_v1_input, file_tether_v1_lease, file_tether_v1_queue, file_tether_v1_session]);
 
 /**
  * Request of ClaimLease.
@@ -809,6 +809,314 @@ export const VacuumResponseSchema: GenMessage<VacuumResponse> = /*@__PURE__*/
   messageDesc(file_tether_v1_lease_service, 25);
 
 /**
+ * A client tool call's state.
+ *
+ * @generated from message tether.v1.ToolCallState
+ */
+export type ToolCallState = Message<"tether.v1.ToolCallState"> & {
+  /**
+   * The call.
+   *
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * Where it stands.
+   *
+   * @generated from field: tether.v1.ToolCallStatus status = 2;
+   */
+  status: ToolCallStatus;
+
+  /**
+   * The answer's output, when answered.
+   *
+   * @generated from field: string output = 3;
+   */
+  output: string;
+
+  /**
+   * Whether the answer is an error, when answered.
+   *
+   * @generated from field: bool is_error = 4;
+   */
+  isError: boolean;
+};
+
+/**
+ * Describes the message tether.v1.ToolCallState.
+ * Use `create(ToolCallStateSchema)` to create a new message.
+ */
+export const ToolCallStateSchema: GenMessage<ToolCallState> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 26);
+
+/**
+ * One answer of AnswerToolCalls.
+ *
+ * @generated from message tether.v1.ToolCallAnswer
+ */
+export type ToolCallAnswer = Message<"tether.v1.ToolCallAnswer"> & {
+  /**
+   * The call.
+   *
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * Output for the model.
+   *
+   * @generated from field: string output = 2;
+   */
+  output: string;
+
+  /**
+   * True when the output is an error.
+   *
+   * @generated from field: bool is_error = 3;
+   */
+  isError: boolean;
+};
+
+/**
+ * Describes the message tether.v1.ToolCallAnswer.
+ * Use `create(ToolCallAnswerSchema)` to create a new message.
+ */
+export const ToolCallAnswerSchema: GenMessage<ToolCallAnswer> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 27);
+
+/**
+ * Request of RecordToolCalls.
+ *
+ * @generated from message tether.v1.RecordToolCallsRequest
+ */
+export type RecordToolCallsRequest = Message<"tether.v1.RecordToolCallsRequest"> & {
+  /**
+   * The holder's live fence.
+   *
+   * @generated from field: tether.v1.LeaseFence fence = 1;
+   */
+  fence?: LeaseFence | undefined;
+
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * The calls it waits on.
+   *
+   * @generated from field: repeated string call_ids = 3;
+   */
+  callIds: string[];
+};
+
+/**
+ * Describes the message tether.v1.RecordToolCallsRequest.
+ * Use `create(RecordToolCallsRequestSchema)` to create a new message.
+ */
+export const RecordToolCallsRequestSchema: GenMessage<RecordToolCallsRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 28);
+
+/**
+ * Response of RecordToolCalls.
+ *
+ * @generated from message tether.v1.RecordToolCallsResponse
+ */
+export type RecordToolCallsResponse = Message<"tether.v1.RecordToolCallsResponse"> & {
+  /**
+   * The calls' states, in request order.
+   *
+   * @generated from field: repeated tether.v1.ToolCallState calls = 1;
+   */
+  calls: ToolCallState[];
+};
+
+/**
+ * Describes the message tether.v1.RecordToolCallsResponse.
+ * Use `create(RecordToolCallsResponseSchema)` to create a new message.
+ */
+export const RecordToolCallsResponseSchema: GenMessage<RecordToolCallsResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 29);
+
+/**
+ * Request of AnswerToolCalls.
+ *
+ * @generated from message tether.v1.AnswerToolCallsRequest
+ */
+export type AnswerToolCallsRequest = Message<"tether.v1.AnswerToolCallsRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * The answers.
+   *
+   * @generated from field: repeated tether.v1.ToolCallAnswer answers = 3;
+   */
+  answers: ToolCallAnswer[];
+};
+
+/**
+ * Describes the message tether.v1.AnswerToolCallsRequest.
+ * Use `create(AnswerToolCallsRequestSchema)` to create a new message.
+ */
+export const AnswerToolCallsRequestSchema: GenMessage<AnswerToolCallsRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 30);
+
+/**
+ * Response of AnswerToolCalls.
+ *
+ * @generated from message tether.v1.AnswerToolCallsResponse
+ */
+export type AnswerToolCallsResponse = Message<"tether.v1.AnswerToolCallsResponse"> & {
+  /**
+   * Stored now.
+   *
+   * @generated from field: repeated string accepted_call_ids = 1;
+   */
+  acceptedCallIds: string[];
+
+  /**
+   * Already answered, closed, or never recorded.
+   *
+   * @generated from field: repeated string ignored_call_ids = 2;
+   */
+  ignoredCallIds: string[];
+};
+
+/**
+ * Describes the message tether.v1.AnswerToolCallsResponse.
+ * Use `create(AnswerToolCallsResponseSchema)` to create a new message.
+ */
+export const AnswerToolCallsResponseSchema: GenMessage<AnswerToolCallsResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 31);
+
+/**
+ * Request of CloseToolCalls.
+ *
+ * @generated from message tether.v1.CloseToolCallsRequest
+ */
+export type CloseToolCallsRequest = Message<"tether.v1.CloseToolCallsRequest"> & {
+  /**
+   * The holder's live fence.
+   *
+   * @generated from field: tether.v1.LeaseFence fence = 1;
+   */
+  fence?: LeaseFence | undefined;
+
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * The calls to close; ignored when all_calls is set.
+   *
+   * @generated from field: repeated string call_ids = 3;
+   */
+  callIds: string[];
+
+  /**
+   * Close every recorded call of the turn.
+   *
+   * @generated from field: bool all_calls = 4;
+   */
+  allCalls: boolean;
+};
+
+/**
+ * Describes the message tether.v1.CloseToolCallsRequest.
+ * Use `create(CloseToolCallsRequestSchema)` to create a new message.
+ */
+export const CloseToolCallsRequestSchema: GenMessage<CloseToolCallsRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 32);
+
+/**
+ * Response of CloseToolCalls.
+ *
+ * @generated from message tether.v1.CloseToolCallsResponse
+ */
+export type CloseToolCallsResponse = Message<"tether.v1.CloseToolCallsResponse"> & {
+  /**
+   * States after closing.
+   *
+   * @generated from field: repeated tether.v1.ToolCallState calls = 1;
+   */
+  calls: ToolCallState[];
+};
+
+/**
+ * Describes the message tether.v1.CloseToolCallsResponse.
+ * Use `create(CloseToolCallsResponseSchema)` to create a new message.
+ */
+export const CloseToolCallsResponseSchema: GenMessage<CloseToolCallsResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 33);
+
+/**
+ * Request of ReadToolCalls.
+ *
+ * @generated from message tether.v1.ReadToolCallsRequest
+ */
+export type ReadToolCallsRequest = Message<"tether.v1.ReadToolCallsRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message tether.v1.ReadToolCallsRequest.
+ * Use `create(ReadToolCallsRequestSchema)` to create a new message.
+ */
+export const ReadToolCallsRequestSchema: GenMessage<ReadToolCallsRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 34);
+
+/**
+ * Response of ReadToolCalls.
+ *
+ * @generated from message tether.v1.ReadToolCallsResponse
+ */
+export type ReadToolCallsResponse = Message<"tether.v1.ReadToolCallsResponse"> & {
+  /**
+   * Every recorded call with its state.
+   *
+   * @generated from field: repeated tether.v1.ToolCallState calls = 1;
+   */
+  calls: ToolCallState[];
+};
+
+/**
+ * Describes the message tether.v1.ReadToolCallsResponse.
+ * Use `create(ReadToolCallsResponseSchema)` to create a new message.
+ */
+export const ReadToolCallsResponseSchema: GenMessage<ReadToolCallsResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 35);
+
+/**
  * Per-id result of a claim by ids.
  *
  * @generated from enum tether.v1.ClaimByIdStatus
@@ -841,6 +1149,47 @@ export enum ClaimByIdStatus {
  */
 export const ClaimByIdStatusSchema: GenEnum<ClaimByIdStatus> = /*@__PURE__*/
   enumDesc(file_tether_v1_lease_service, 0);
+
+/**
+ * Where a client tool call stands in the store.
+ *
+ * @generated from enum tether.v1.ToolCallStatus
+ */
+export enum ToolCallStatus {
+  /**
+   * Never sent.
+   *
+   * @generated from enum value: TOOL_CALL_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Recorded, waiting for its answer.
+   *
+   * @generated from enum value: TOOL_CALL_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * Answered; the first answer is kept.
+   *
+   * @generated from enum value: TOOL_CALL_STATUS_ANSWERED = 2;
+   */
+  ANSWERED = 2,
+
+  /**
+   * Closed unanswered (timed out, or the turn stopped waiting).
+   *
+   * @generated from enum value: TOOL_CALL_STATUS_CLOSED = 3;
+   */
+  CLOSED = 3,
+}
+
+/**
+ * Describes the enum tether.v1.ToolCallStatus.
+ */
+export const ToolCallStatusSchema: GenEnum<ToolCallStatus> = /*@__PURE__*/
+  enumDesc(file_tether_v1_lease_service, 1);
 
 /**
  * The store's lease, claim and commit operations, for workers that bring their own agent loop.
@@ -968,6 +1317,46 @@ export const LeaseService: GenService<{
     methodKind: "unary";
     input: typeof VacuumRequestSchema;
     output: typeof VacuumResponseSchema;
+  },
+  /**
+   * Under the live fence, records client tool calls a turn waits on (recorded ones keep state).
+   *
+   * @generated from rpc tether.v1.LeaseService.RecordToolCalls
+   */
+  recordToolCalls: {
+    methodKind: "unary";
+    input: typeof RecordToolCallsRequestSchema;
+    output: typeof RecordToolCallsResponseSchema;
+  },
+  /**
+   * Stores the first answer for each pending call; other answers are reported ignored.
+   *
+   * @generated from rpc tether.v1.LeaseService.AnswerToolCalls
+   */
+  answerToolCalls: {
+    methodKind: "unary";
+    input: typeof AnswerToolCallsRequestSchema;
+    output: typeof AnswerToolCallsResponseSchema;
+  },
+  /**
+   * Under the live fence, closes calls: later answers for them are ignored.
+   *
+   * @generated from rpc tether.v1.LeaseService.CloseToolCalls
+   */
+  closeToolCalls: {
+    methodKind: "unary";
+    input: typeof CloseToolCallsRequestSchema;
+    output: typeof CloseToolCallsResponseSchema;
+  },
+  /**
+   * Every recorded call of a turn with its state.
+   *
+   * @generated from rpc tether.v1.LeaseService.ReadToolCalls
+   */
+  readToolCalls: {
+    methodKind: "unary";
+    input: typeof ReadToolCallsRequestSchema;
+    output: typeof ReadToolCallsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tether_v1_lease_service, 0);
