@@ -1,7 +1,7 @@
 // TurnService over the runtime: StreamTurn, WatchSession, SubmitToolResults and CancelTurn.
 // Streams end when the client goes away (ctx.signal); the turn itself keeps running and commits.
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, TetherError } from "../domain/errors.js";
+import { invalidArgument } from "../domain/errors.js";
 import { checkId } from "../domain/ids.js";
 import type { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import type { ClientToolResult } from "../ports/session-signals.js";
@@ -82,15 +82,8 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         }
         return { callId: r.callId, output: r.output, isError: r.isError };
       });
-      const delivered = await runtime.submitToolResults(sessionId, req.turnId, results);
-      if (!delivered) {
-        throw new TetherError(
-          "turn_not_running",
-          `turn ${req.turnId} of session ${req.sessionId} is not running`,
-          { fields: { sessionId: req.sessionId, turnId: req.turnId } },
-        );
-      }
-      return { acceptedCallIds: results.map((r) => r.callId), ignoredCallIds: [] };
+      const report = await runtime.submitToolResults(sessionId, req.turnId, results);
+      return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
     },
 
     async cancelTurn(req, ctx) {

@@ -1,6 +1,13 @@
-// Tools the client executes: the turn announces the call on its stream (tool_call_requested) and
-// waits for SubmitToolResults, which may arrive on any replica and reaches this one as a signal.
-import type { ClientToolResult } from "../ports/session-signals.js";
+// Tools the client executes. The turn records each call in the store before it announces it on
+// the stream (tool_call_requested), so an answer can land from the moment the client can see
+// the call: SubmitToolResults on any replica stores the first answer (the store decides, ADR
+// 0001), and this replica learns of it from a signal, or by reading the store every
+// ANSWER_POLL_MS while it waits, so a lost signal delays an answer but never loses it. The bridge
+// owns each call's deadline: it closes the call in the store first, and only a call the store
+// closed unanswered times out; an answer the store accepted is always the one the turn uses.
+import type { LeaseFence } from "../domain/lease.js";
+import type { ClientToolResult, ToolCallState } from "../domain/tool-calls.js";
+import type { ToolCallStore } from "../ports/runtime-store.js";
 import type {
   ToolCallRequest,
   ToolContext,
@@ -9,43 +16,130 @@ import type {
   ToolResult,
 } from "../ports/tool-executor.js";
 
+/** How often a waiting turn reads its answers from the store, besides the signals. */
+export const ANSWER_POLL_MS = 1_000;
+
 export interface ClientToolBridge extends ToolExecutor {
-  /** Called by the signal listener; results that arrive before the call waits are kept. */
+  /** Records a call in the store; called before the call is announced to the client. */
+  record(callId: string): Promise<void>;
+  /** An answer the store accepted, as a signal brought it; unknown or settled calls are dropped. */
   deliver(result: ClientToolResult): void;
   /** Calls announced to the client and not answered yet. */
   waiting(): number;
+  /** Closes every call still open in the store (the turn stops waiting); no-op without calls. */
+  closeAll(): Promise<void>;
 }
 
-/** `onWait` runs whenever a call starts waiting for the client's answer. */
-export function createClientToolBridge(
-  definitions: readonly ToolDefinition[],
-  onWait: () => void = () => undefined,
-): ClientToolBridge {
-  const early = new Map<string, ClientToolResult>();
-  const waiting = new Map<string, (result: ClientToolResult) => void>();
+export interface ClientToolBridgeOptions {
+  definitions: readonly ToolDefinition[];
+  store: ToolCallStore;
+  fence: LeaseFence;
+  turnId: string;
+  /** How long a call waits for its answer before the store closes it. */
+  timeoutMs: number;
+  /** Runs whenever a call starts waiting for the client's answer. */
+  onWait?: () => void;
+  setTimer?: (fn: () => void, ms: number) => NodeJS.Timeout;
+}
 
-  const asToolResult = (r: ClientToolResult): ToolResult => ({
-    output: r.output,
-    isError: r.isError,
-  });
+interface Waiter {
+  resolve(result: ToolResult): void;
+  reject(error: Error): void;
+}
+
+const asToolResult = (r: ClientToolResult): ToolResult => ({
+  output: r.output,
+  isError: r.isError,
+});
+
+export function createClientToolBridge(options: ClientToolBridgeOptions): ClientToolBridge {
+  const { store, fence, turnId } = options;
+  const recorded = new Map<string, ToolCallState>();
+  const waiting = new Map<string, Waiter>();
+  let poll: NodeJS.Timeout | undefined;
+
+  const settle = (state: ToolCallState): void => {
+    recorded.set(state.callId, state);
+    if (state.status !== "answered") return;
+    const waiter = waiting.get(state.callId);
+    waiting.delete(state.callId);
+    waiter?.resolve(asToolResult(state.answer));
+    if (waiting.size === 0) stopPolling();
+  };
+
+  const readAnswers = async (): Promise<void> => {
+    try {
+      for (const state of await store.readToolCalls(fence.sessionId, turnId)) {
+        if (waiting.has(state.callId)) settle(state);
+      }
+    } catch {
+      // The store is unreachable for now: the next poll, a signal or the deadline decides.
+    }
+  };
+  const stopPolling = (): void => {
+    if (poll !== undefined) clearInterval(poll);
+    poll = undefined;
+  };
+  const startPolling = (): void => {
+    if (poll === undefined) poll = setInterval(() => void readAnswers(), ANSWER_POLL_MS);
+    poll.unref();
+  };
+
+  /** The deadline: close the call in the store; an answer stored first wins over the timeout. */
+  const expire = async (callId: string): Promise<void> => {
+    if (!waiting.has(callId)) return;
+    let states: ToolCallState[];
+    try {
+      states = await store.closeToolCalls(fence, turnId, [callId]);
+    } catch (error) {
+      const waiter = waiting.get(callId);
+      waiting.delete(callId);
+      waiter?.reject(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    const state = states.find((s) => s.callId === callId);
+    if (state?.status === "answered") return settle(state);
+    const waiter = waiting.get(callId);
+    waiting.delete(callId);
+    if (waiting.size === 0) stopPolling();
+    waiter?.resolve({
+      output: `the client did not answer within ${options.timeoutMs} ms`,
+      isError: true,
+    });
+  };
 
   return {
-    definitions: () => definitions,
+    definitions: () => options.definitions,
     waiting: () => waiting.size,
-    deliver(result) {
-      const waiter = waiting.get(result.callId);
-      if (waiter) waiter(result);
-      else early.set(result.callId, result);
+
+    async record(callId) {
+      const [state] = await store.recordToolCalls(fence, turnId, [callId]);
+      if (state) recorded.set(callId, state);
     },
+
+    deliver(result) {
+      if (recorded.get(result.callId)?.status !== "pending") return;
+      settle({ callId: result.callId, status: "answered", answer: result });
+    },
+
     execute(call: ToolCallRequest, context: ToolContext): Promise<ToolResult> {
-      const ready = early.get(call.callId);
-      if (ready) {
-        early.delete(call.callId);
-        return Promise.resolve(asToolResult(ready));
+      const state = recorded.get(call.callId);
+      if (state?.status === "answered") return Promise.resolve(asToolResult(state.answer));
+      if (state?.status === "closed") {
+        return Promise.resolve({ output: "the call was closed unanswered", isError: true });
       }
-      // The engine's per-call timeout and the turn's cancellation both arrive as this abort.
       return new Promise<ToolResult>((resolve, reject) => {
+        const deadline = (options.setTimer ?? setTimeout)(
+          () => void expire(call.callId),
+          options.timeoutMs,
+        );
+        const done = (): void => {
+          clearTimeout(deadline);
+          context.signal.removeEventListener("abort", onAbort);
+        };
+        // Cancellation of the turn (the engine's own timeout is longer than the deadline).
         const onAbort = (): void => {
+          done();
           waiting.delete(call.callId);
           reject(
             context.signal.reason instanceof Error ? context.signal.reason : new Error("aborted"),
@@ -53,13 +147,25 @@ export function createClientToolBridge(
         };
         if (context.signal.aborted) return onAbort();
         context.signal.addEventListener("abort", onAbort, { once: true });
-        waiting.set(call.callId, (result) => {
-          waiting.delete(call.callId);
-          context.signal.removeEventListener("abort", onAbort);
-          resolve(asToolResult(result));
+        waiting.set(call.callId, {
+          resolve: (result) => {
+            done();
+            resolve(result);
+          },
+          reject: (error) => {
+            done();
+            reject(error);
+          },
         });
-        onWait();
+        startPolling();
+        options.onWait?.();
       });
+    },
+
+    async closeAll() {
+      stopPolling();
+      if (recorded.size === 0) return;
+      await store.closeToolCalls(fence, turnId);
     },
   };
 }

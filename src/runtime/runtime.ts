@@ -6,7 +6,7 @@ import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
 import type { SessionExecutionLease } from "../domain/lease.js";
 import type { CursoredEvent } from "../domain/session-events.js";
-import type { ClientToolResult } from "../ports/session-signals.js";
+import type { ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import { entryCursor } from "./cursor.js";
 import type { RuntimeDeps } from "./deps.js";
@@ -36,11 +36,15 @@ export interface TetherRuntime {
     untilTurnCompleted: boolean,
     signal: AbortSignal,
   ): AsyncIterable<CursoredEvent>;
+  /**
+   * Stores the first answer for each pending call of the turn (the store decides, on any
+   * replica) and wakes the turn; turn_not_running when the turn waits for no client call.
+   */
   submitToolResults(
     sessionId: SessionId,
     turnId: string,
     results: ClientToolResult[],
-  ): Promise<boolean>;
+  ): Promise<ToolAnswerReport>;
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
   /**
    * Refuses new turns and ends WatchSession streams at once; lets running turns finish (up to
@@ -194,7 +198,14 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     watch,
     async submitToolResults(sessionId, turnId, results) {
       await requireSession(sessionId);
-      return deps.signals.submitToolResults(sessionId, turnId, results);
+      const report = await deps.store.answerToolCalls(sessionId, turnId, results);
+      // The signal only wakes the waiting turn sooner; it reads the store if the signal is lost.
+      const accepted = new Set(report.accepted);
+      const fresh = results.filter((r) => accepted.delete(r.callId));
+      if (fresh.length > 0) {
+        await deps.signals.submitToolResults(sessionId, turnId, fresh).catch(() => false);
+      }
+      return report;
     },
     async cancelTurn(sessionId, turnId) {
       await requireSession(sessionId);

@@ -14,6 +14,8 @@ export interface TurnEventMapperContext {
   clientToolNames: ReadonlySet<string>;
   clientToolTimeoutMs: number;
   clock: Clock;
+  /** Runs before a client call is announced: the call must be in the store by then. */
+  beforeClientCall?: (callId: string) => Promise<void>;
 }
 
 export interface SessionEventSink {
@@ -28,7 +30,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
   const session = clientSessionId(ctx.sessionId);
   const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
 
-  function map(event: TurnEvent): SessionEvent | undefined {
+  async function map(event: TurnEvent): Promise<SessionEvent | undefined> {
     switch (event.type) {
       case "text_delta":
         return event;
@@ -44,13 +46,13 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
           argumentsJson: argumentsByCall.get(event.callId) ?? "",
           idempotencyKey: idempotencyKey(event.callId),
         };
-        return ctx.clientToolNames.has(event.toolName)
-          ? {
-              type: "tool_call_requested",
-              ...call,
-              deadlineMs: ctx.clock.nowMs() + ctx.clientToolTimeoutMs,
-            }
-          : { type: "tool_call_started", ...call };
+        if (!ctx.clientToolNames.has(event.toolName)) return { type: "tool_call_started", ...call };
+        await ctx.beforeClientCall?.(event.callId);
+        return {
+          type: "tool_call_requested",
+          ...call,
+          deadlineMs: ctx.clock.nowMs() + ctx.clientToolTimeoutMs,
+        };
       }
       case "tool_result":
         return {
@@ -74,7 +76,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
 
   return {
     async emit(event: TurnEvent): Promise<void> {
-      const mapped = map(event);
+      const mapped = await map(event);
       if (mapped) await sink.emit(mapped);
     },
   };

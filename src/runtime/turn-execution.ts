@@ -47,6 +47,8 @@ export class LeaseLostError extends Error {
 }
 
 const COMMIT_ATTEMPTS = 5;
+/** How much longer the engine's tool timeout is than a client call's deadline. */
+const CLIENT_DEADLINE_GRACE_MS = 5_000;
 
 /**
  * A turn's id follows from what it consumes, so a re-run after a crash (a successor re-claiming
@@ -82,10 +84,14 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     handedOver = true;
     cancel.abort(new TurnHandedOver());
   };
-  const clientTools = createClientToolBridge(
-    payloads.flatMap((p) => p.clientTools),
-    handOverIfWaiting,
-  );
+  const clientTools = createClientToolBridge({
+    definitions: payloads.flatMap((p) => p.clientTools),
+    store,
+    fence: job.fence,
+    turnId,
+    timeoutMs: deps.clientToolTimeoutMs,
+    onWait: handOverIfWaiting,
+  });
   const clientToolNames = new Set(clientTools.definitions().map((d) => d.name));
 
   const writer = createEventWriter({
@@ -164,7 +170,9 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
       ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
       ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
-      toolTimeoutMs: deps.clientToolTimeoutMs,
+      // The client tool bridge owns client calls' deadlines (it closes them in the store); the
+      // engine's timeout is a backstop behind it.
+      toolTimeoutMs: deps.clientToolTimeoutMs + CLIENT_DEADLINE_GRACE_MS,
     });
     const sink = createTurnEventMapper(writer, {
       sessionId,
@@ -172,6 +180,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       clientToolNames,
       clientToolTimeoutMs: deps.clientToolTimeoutMs,
       clock: deps.clock,
+      beforeClientCall: (callId) => clientTools.record(callId),
     });
     const result = await engine.runTurn({
       turnId,
@@ -182,6 +191,8 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     });
     if (handedOver) throw new TurnHandedOver();
     if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);
+    // Answers after this are for a turn that stopped waiting: the store reports them ignored.
+    await clientTools.closeAll();
     // Every event of the turn must be in the log before it commits. A write that failed (Redis
     // dropped, the lease lapsed) surfaces here; the engine may have taken it for a model failure
     // and ended the turn short, so committing now would store a cut-off turn. Not committing
