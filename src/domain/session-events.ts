@@ -27,6 +27,17 @@ export type SessionEvent =
   | { type: "tool_call_finished"; callId: string; output: string; isError: boolean }
   | { type: "usage_reported"; usage: UsageTotals; iteration: number }
   | { type: "input_admitted"; inputIds: string[] }
+  /** A failed model call is repeated after `delayMs`; `reason` says why it failed. */
+  | {
+      type: "provider_retry";
+      iteration: number;
+      attempt: number;
+      delayMs: number;
+      reason: string;
+      status?: number;
+    }
+  | { type: "reasoning_delta"; text: string }
+  | { type: "output_truncated"; iteration: number }
   | { type: "tool_value"; valueJson: string }
   | {
       type: "turn_completed";

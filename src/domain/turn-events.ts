@@ -44,6 +44,10 @@ export type TurnEvent =
       status?: number;
       message: string;
     }
+  /** Reasoning as the provider streams it. */
+  | { type: "reasoning_delta"; text: string }
+  /** The model call `iteration` stopped at its output token limit. */
+  | { type: "output_truncated"; iteration: number }
   /** Input that entered the running turn at a checkpoint, as user messages. */
   | { type: "input_admitted"; checkpoint: TurnCheckpoint; sources: AdmissionSource[] }
   /** The turn's value when it finishes with an assistant message. */

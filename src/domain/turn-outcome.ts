@@ -2,7 +2,8 @@
 import type { JsonValue } from "./conversation.js";
 
 export type TurnOutcome =
-  | { kind: "finished"; reason: "assistant_message"; text: string }
+  /** `truncated`: the answer was cut at the model's output token limit. */
+  | { kind: "finished"; reason: "assistant_message"; text: string; truncated?: boolean }
   | { kind: "finished"; reason: "tool_value"; toolName: string; callId: string; value: JsonValue }
   | {
       kind: "stopped";
@@ -15,6 +16,8 @@ export type TurnOutcome =
   | { kind: "stopped"; reason: "cancelled" }
   | { kind: "stopped"; reason: "budget_exhausted"; usedTokens: number; budgetTokens: number }
   | { kind: "stopped"; reason: "max_iterations"; iterations: number }
+  /** A tool call was cut at the model's output token limit: the turn cannot run it. */
+  | { kind: "stopped"; reason: "output_truncated"; toolName: string; callId: string }
   | {
       kind: "failed";
       reason: "provider_error";

@@ -44,7 +44,7 @@ export async function recoverModelCall(
     if (signal.aborted) return { kind: "cancelled", forwardedText };
     const decision = decideRetry(error, attempt, forwardedText !== "", ctx.retry, ctx.random);
     if (!decision.retry) {
-      return { kind: "failed", forwardedText, outcome: failure(error, attempt) };
+      return { kind: "failed", forwardedText, outcome: failure(error, attempt, decision.why) };
     }
     const status = error instanceof ProviderError ? error.status : undefined;
     await ctx.emit({
@@ -73,7 +73,11 @@ export async function recoverModelCall(
   }
 }
 
-function failure(err: unknown, attempts: number): Extract<TurnOutcome, { kind: "failed" }> {
+function failure(
+  err: unknown,
+  attempts: number,
+  why: string | undefined,
+): Extract<TurnOutcome, { kind: "failed" }> {
   if (err instanceof ProviderError) {
     return {
       kind: "failed",
@@ -81,7 +85,7 @@ function failure(err: unknown, attempts: number): Extract<TurnOutcome, { kind: "
       ...(err.status === undefined ? {} : { status: err.status }),
       retryable: err.retryable,
       attempts,
-      message: err.message,
+      message: why === undefined ? err.message : `${err.message} (${why})`,
     };
   }
   // The port says adapters throw ProviderError; anything else escaping one is a defect there.

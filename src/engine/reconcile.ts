@@ -9,6 +9,8 @@ export interface ReconciledResponse {
   parts: OutputPart[];
   text: string;
   usage: UsageTotals;
+  /** The provider said the output was cut at its token limit. */
+  truncated: boolean;
 }
 
 /** What a call forwarded before it ended; kept when the call fails or is cancelled mid-stream. */
@@ -19,6 +21,8 @@ export interface StreamProgress {
 /** Receives assistant text as it becomes known; may return a promise to apply backpressure. */
 export interface TextForwarder {
   forwardText(text: string): void | Promise<void>;
+  /** Streamed reasoning; shown to clients, never counted as forwarded answer text. */
+  forwardReasoning(text: string): void | Promise<void>;
 }
 
 /**
@@ -49,6 +53,10 @@ export async function consumeModelCall(
       pending += event.text;
       progress.forwardedText += event.text;
       const r = out.forwardText(event.text);
+      if (r !== undefined) await r;
+    } else if (event.type === "reasoning_delta") {
+      if (event.text === "") continue;
+      const r = out.forwardReasoning(event.text);
       if (r !== undefined) await r;
     } else if (event.type === "part") {
       const part = event.part;
@@ -104,5 +112,5 @@ export async function consumeModelCall(
   const usage = !isZeroUsage(final.usage)
     ? (final.usage ?? ZERO_USAGE)
     : (streamedUsage ?? ZERO_USAGE);
-  return { parts, text, usage };
+  return { parts, text, usage, truncated: final.truncated === true };
 }

@@ -17,7 +17,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxRetryAfterMs: 60_000,
 };
 
-export type RetryDecision = { retry: true; delayMs: number } | { retry: false };
+/** `why` explains a refusal the error itself does not (a wait longer than the policy allows). */
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; why?: string };
 
 /**
  * `attempt` is the number of the attempt that just failed (1-based). A call that already
@@ -33,7 +34,14 @@ export function decideRetry(
   if (!(err instanceof ProviderError) || !err.retryable || forwardedOutput) return { retry: false };
   if (attempt >= policy.maxAttempts) return { retry: false };
   if (err.retryAfterMs !== undefined) {
-    if (err.retryAfterMs > policy.maxRetryAfterMs) return { retry: false };
+    if (err.retryAfterMs > policy.maxRetryAfterMs) {
+      const asked = Math.ceil(err.retryAfterMs / 1000);
+      const cap = Math.floor(policy.maxRetryAfterMs / 1000);
+      return {
+        retry: false,
+        why: `the provider asked to wait ${asked} s before retrying, longer than the ${cap} s a turn waits`,
+      };
+    }
     return { retry: true, delayMs: Math.ceil(err.retryAfterMs) };
   }
   const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));

@@ -199,6 +199,10 @@ class TurnRun implements ModelCallContext {
     return this.sink.emit({ type: "text_delta", text });
   }
 
+  forwardReasoning(text: string): void | Promise<void> {
+    return this.sink.emit({ type: "reasoning_delta", text });
+  }
+
   private append(message: Message): void {
     this.messages.push(message);
     this.view.append(message);
@@ -257,16 +261,22 @@ class TurnRun implements ModelCallContext {
       // for gets an error result, so the stored transcript stays valid for strict providers.
       const spent = this.budgetSpent();
       if (spent) {
-        for (const call of calls) {
-          this.append({
-            role: "tool",
-            callId: call.callId,
-            toolName: call.toolName,
-            content: "not run: the turn's token budget is spent",
-            isError: true,
-          });
-        }
+        this.answerUnrun(calls, "the turn's token budget is spent");
         return spent;
+      }
+      if (response.truncated) {
+        await this.emit({ type: "output_truncated", iteration });
+        // The last call's arguments may be cut mid-way: none of the batch runs.
+        const cut = calls.at(-1);
+        if (cut !== undefined) {
+          this.answerUnrun(calls, "the model's output was cut at its token limit");
+          return {
+            kind: "stopped",
+            reason: "output_truncated",
+            toolName: cut.toolName,
+            callId: cut.callId,
+          };
+        }
       }
       if (calls.length === 0) {
         const admitted =
@@ -274,7 +284,12 @@ class TurnRun implements ModelCallContext {
         if (admitted === ABORTED) return CANCELLED;
         if (admitted > 0) continue;
         await this.emit({ type: "final_value", text: response.text });
-        return { kind: "finished", reason: "assistant_message", text: response.text };
+        return {
+          kind: "finished",
+          reason: "assistant_message",
+          text: response.text,
+          ...(response.truncated && { truncated: true }),
+        };
       }
 
       const outcome = await this.runTools(calls);
@@ -282,6 +297,19 @@ class TurnRun implements ModelCallContext {
       if (this.config.checkpoints !== undefined && (await this.admit("after_work")) === ABORTED) {
         return CANCELLED;
       }
+    }
+  }
+
+  /** Error results for calls the turn will not run, so the transcript pairs every call. */
+  private answerUnrun(calls: readonly ToolCallPart[], why: string): void {
+    for (const call of calls) {
+      this.append({
+        role: "tool",
+        callId: call.callId,
+        toolName: call.toolName,
+        content: `not run: ${why}`,
+        isError: true,
+      });
     }
   }
 

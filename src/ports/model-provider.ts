@@ -24,7 +24,11 @@ export interface ModelRequest {
  * which `reasoningTokens` breaks out. A streamed usage event is a cumulative snapshot of the call.
  */
 export type ModelStreamEvent =
-  TextDelta | { type: "part"; part: OutputPart } | { type: "usage"; usage: UsageTotals };
+  | TextDelta
+  /** Reasoning (chain of thought) as the provider streams it; stored as a reasoning part. */
+  | { type: "reasoning_delta"; text: string }
+  | { type: "part"; part: OutputPart }
+  | { type: "usage"; usage: UsageTotals };
 
 export interface ModelResponse {
   /** All assistant text; may be empty when the adapter only streamed. */
@@ -32,6 +36,8 @@ export interface ModelResponse {
   parts: OutputPart[];
   /** Absent, or all zero, when the provider reported none at the end. */
   usage?: UsageTotals;
+  /** The model stopped at its output token limit: the text or the last tool call is cut. */
+  truncated?: boolean;
 }
 
 /** Stream events, then the final response as the iterator's return value. */

@@ -16,6 +16,7 @@ import type {
   ModelResponse,
 } from "../ports/model-provider.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
+import { ProviderError } from "../ports/model-provider.js";
 import { toBase64, toProviderError } from "./provider-errors.js";
 
 export interface AnthropicMessagesProviderOptions {
@@ -60,6 +61,8 @@ async function* stream(
   const { signal } = request;
   const blocks = new Map<number, Block>();
   let usage: UsageTotals | undefined;
+  let stopReason: string | null | undefined;
+  let stopped = false;
   const { system, messages } = toWireMessages(request.messages);
   try {
     const events = await client.messages.create(
@@ -77,16 +80,23 @@ async function* stream(
       { signal },
     );
     for await (const event of events) {
+      if (event.type === "message_delta") stopReason = event.delta.stop_reason;
+      if (event.type === "message_stop") stopped = true;
       const out = onEvent(event, blocks, usage);
       if (out.usage !== undefined) {
         usage = out.usage;
         yield { type: "usage", usage };
       }
       if (out.text !== undefined) yield { type: "text_delta", text: out.text };
+      if (out.reasoning !== undefined) yield { type: "reasoning_delta", text: out.reasoning };
       if (out.part !== undefined) yield { type: "part", part: out.part };
     }
     // The SDK ends the iteration quietly on abort; the port promises a rejection.
     if (signal.aborted) throw new Error("aborted");
+    // Every complete message ends with message_stop; a body that ends without it was cut.
+    if (!stopped) {
+      throw new ProviderError("anthropic: the stream ended early, before message_stop");
+    }
   } catch (err) {
     throw toProviderError("anthropic", err, signal);
   }
@@ -104,11 +114,13 @@ async function* stream(
   }
   const response: ModelResponse = { fullText, parts };
   if (usage !== undefined) response.usage = usage;
+  if (stopReason === "max_tokens") response.truncated = true;
   return response;
 }
 
 interface EventOutput {
   text?: string;
+  reasoning?: string;
   part?: OutputPart;
   usage?: UsageTotals;
 }
@@ -172,7 +184,10 @@ function onEvent(
         return { text: d.text };
       }
       if (d.type === "input_json_delta" && b?.kind === "tool_use") b.json += d.partial_json;
-      else if (d.type === "thinking_delta" && b?.kind === "thinking") b.text += d.thinking;
+      else if (d.type === "thinking_delta" && b?.kind === "thinking") {
+        b.text += d.thinking;
+        return d.thinking === "" ? {} : { reasoning: d.thinking };
+      }
       return {};
     }
     case "content_block_stop": {

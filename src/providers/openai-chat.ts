@@ -17,6 +17,7 @@ import type {
   ModelStreamEvent,
 } from "../ports/model-provider.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
+import { ProviderError } from "../ports/model-provider.js";
 import { toBase64, toProviderError } from "./provider-errors.js";
 
 export interface OpenAIChatProviderOptions {
@@ -62,8 +63,11 @@ async function* stream(
   const { signal } = request;
   let text = "";
   let reasoning = "";
-  const calls = new Map<number, ToolCallBuffer>();
+  // Calls in arrival order; `byIndex` is the call each stream index is currently filling.
+  const calls: ToolCallBuffer[] = [];
+  const byIndex = new Map<number, ToolCallBuffer>();
   let usage: UsageTotals | undefined;
+  let finishReason: string | undefined;
   try {
     const chunks = await client.chat.completions.create(
       {
@@ -84,28 +88,48 @@ async function* stream(
       { signal },
     );
     for await (const chunk of chunks) {
+      failOnErrorChunk(chunk);
       if (chunk.usage != null) {
         usage = toUsage(chunk.usage);
         yield { type: "usage", usage };
       }
-      const delta = chunk.choices[0]?.delta;
-      if (delta === undefined) continue;
+      // Compatible servers send the final usage chunk with `choices` null or absent.
+      const choice = (chunk.choices as ChatCompletionChunk.Choice[] | null | undefined)?.[0];
+      if (choice == null) continue;
+      if (choice.finish_reason != null) finishReason = choice.finish_reason;
+      const delta = choice.delta;
+      if (delta == null) continue;
       const thought = reasoningOf(delta);
-      if (thought !== "") reasoning += thought;
+      if (thought !== "") {
+        reasoning += thought;
+        yield { type: "reasoning_delta", text: thought };
+      }
       if (typeof delta.content === "string" && delta.content !== "") {
         text += delta.content;
         yield { type: "text_delta", text: delta.content };
       }
       for (const fragment of delta.tool_calls ?? []) {
-        const buffer = calls.get(fragment.index) ?? { id: "", name: "", args: "" };
-        if (fragment.id != null && fragment.id !== "") buffer.id = fragment.id;
-        if (fragment.function?.name != null) buffer.name += fragment.function.name;
+        let buffer = byIndex.get(fragment.index);
+        const id = fragment.id ?? "";
+        // A new id at a used index is another call (some servers number every call 0).
+        if (buffer === undefined || (id !== "" && buffer.id !== "" && id !== buffer.id)) {
+          buffer = { id: "", name: "", args: "" };
+          calls.push(buffer);
+          byIndex.set(fragment.index, buffer);
+        }
+        if (id !== "") buffer.id = id;
+        // Names arrive whole; a server that repeats the name on later chunks must not double it.
+        const name = fragment.function?.name;
+        if (name != null && name !== "" && buffer.name === "") buffer.name = name;
         if (fragment.function?.arguments != null) buffer.args += fragment.function.arguments;
-        calls.set(fragment.index, buffer);
       }
     }
     // The SDK ends the iteration quietly on abort; the port promises a rejection.
     if (signal.aborted) throw new Error("aborted");
+    // Every complete answer ends with a finish reason; a body that ends without one was cut.
+    if (finishReason === undefined) {
+      throw new ProviderError("openai: the stream ended early, before the model finished");
+    }
   } catch (err) {
     throw toProviderError("openai", err, signal);
   }
@@ -113,7 +137,7 @@ async function* stream(
   const parts: OutputPart[] = [];
   if (reasoning !== "") parts.push({ type: "reasoning", text: reasoning });
   if (text !== "") parts.push({ type: "text", text });
-  for (const [, c] of [...calls.entries()].sort(([a], [b]) => a - b)) {
+  for (const c of calls) {
     const part: OutputPart = {
       type: "tool_call",
       callId: c.id,
@@ -125,7 +149,17 @@ async function* stream(
   }
   const response: ModelResponse = { fullText: text, parts };
   if (usage !== undefined) response.usage = usage;
+  if (finishReason === "length") response.truncated = true;
   return response;
+}
+
+/** vLLM and others report a failure mid-stream as a chunk `{"object":"error","message":...}`. */
+function failOnErrorChunk(chunk: ChatCompletionChunk): void {
+  const raw = chunk as unknown as { object?: unknown; message?: unknown; code?: unknown };
+  if (raw.object !== "error") return;
+  const message = typeof raw.message === "string" ? raw.message : "the server reported an error";
+  const status = typeof raw.code === "number" && raw.code >= 400 ? raw.code : undefined;
+  throw new ProviderError(`openai: ${message}`, status === undefined ? {} : { status });
 }
 
 /** Compatible servers stream chain-of-thought under one of these non-standard fields. */

@@ -1,7 +1,7 @@
 // The engine's events as the session log records them: one place where the engine's vocabulary
 // (what the model and the executor did) becomes the client's (what the stream shows). Events the
-// client sees elsewhere map to nothing here: the outcome is announced as turn_completed once the
-// commit has landed, and retries and final values live on in the outcome and the logs.
+// client sees elsewhere map to nothing here: the outcome (and the final value in it) is announced
+// as turn_completed once the commit has landed.
 import { clientSessionId, type SessionId } from "../domain/ids.js";
 import type { SessionEvent } from "../domain/session-events.js";
 import type { TurnEvent } from "../domain/turn-events.js";
@@ -14,6 +14,8 @@ export interface TurnEventMapperContext {
   clientToolNames: ReadonlySet<string>;
   clientToolTimeoutMs: number;
   clock: Clock;
+  /** Sees every retry of a model call (the runtime logs it). */
+  onRetry?: (event: Extract<TurnEvent, { type: "provider_retry" }>) => void;
   /** Runs before a client call is announced: the call must be in the store by then. */
   beforeClientCall?: (callId: string) => Promise<void>;
 }
@@ -67,8 +69,21 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         return { type: "input_admitted", inputIds: event.sources.map((s) => s.id) };
       case "tool_value":
         return { type: "tool_value", valueJson: JSON.stringify(event.value) };
-      case "final_value":
       case "provider_retry":
+        ctx.onRetry?.(event);
+        return {
+          type: "provider_retry",
+          iteration: event.iteration,
+          attempt: event.attempt,
+          delayMs: event.delayMs,
+          reason: event.message,
+          ...(event.status === undefined ? {} : { status: event.status }),
+        };
+      case "reasoning_delta":
+        return event;
+      case "output_truncated":
+        return event;
+      case "final_value":
       case "terminal":
         return undefined;
     }

@@ -181,6 +181,19 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       clientToolTimeoutMs: deps.clientToolTimeoutMs,
       clock: deps.clock,
       beforeClientCall: (callId) => clientTools.record(callId),
+      onRetry: (e) =>
+        deps.logger.warn(
+          {
+            sessionId,
+            turnId,
+            iteration: e.iteration,
+            attempt: e.attempt,
+            delayMs: e.delayMs,
+            status: e.status,
+            cause: e.message,
+          },
+          "model call failed; retrying",
+        ),
     });
     const result = await engine.runTurn({
       turnId,
@@ -233,6 +246,13 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       },
       "turn committed",
     );
+    if (result.outcome.kind === "failed" && result.outcome.reason === "provider_error") {
+      const { status, attempts, message } = result.outcome;
+      deps.logger.error(
+        { sessionId, turnId, status, attempts, cause: message },
+        "model call failed",
+      );
+    }
     return result.outcome;
   } finally {
     job.signal.removeEventListener("abort", abortTurn);

@@ -179,11 +179,26 @@ function parseProvider(env: Env): ProviderConfig {
     );
   }
   const baseName = `TETHER_${prefix}_BASE_URL`;
-  const baseUrl = text(env, baseName);
-  if (baseUrl !== undefined && !URL.canParse(baseUrl)) {
+  const rawBase = text(env, baseName);
+  if (rawBase !== undefined && !URL.canParse(rawBase)) {
     throw new ConfigError(baseName, "must be an absolute URL");
   }
+  const baseUrl = rawBase === undefined ? undefined : providerBaseUrl(kind, rawBase);
   return { kind, apiKey, baseUrl, model: text(env, "TETHER_MODEL") };
+}
+
+/**
+ * The base URL as each SDK wants it, from either form a user writes. The OpenAI SDK appends
+ * `/chat/completions` to a base that carries the API version (`…/v1`); the Anthropic SDK appends
+ * `/v1/messages` itself, so a base ending in `/v1` would call `/v1/v1/messages`. A bare host for
+ * OpenAI gets `/v1` (vLLM, Ollama, LiteLLM); any other path is kept (DeepInfra's `/v1/openai`).
+ */
+export function providerBaseUrl(kind: "openai" | "anthropic", raw: string): string {
+  const url = new URL(raw);
+  const path = url.pathname.replace(/\/+$/u, "");
+  if (kind === "openai") url.pathname = path === "" ? "/v1" : path;
+  else url.pathname = path.replace(/\/v1$/u, "");
+  return url.toString().replace(/\/+$/u, "");
 }
 
 export function loadConfig(env: Env = process.env): TetherConfig {

@@ -150,7 +150,11 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
           case: "finished",
           value:
             outcome.reason === "assistant_message"
-              ? { reason: FinishReason.ASSISTANT_MESSAGE, value: outcome.text }
+              ? {
+                  reason: FinishReason.ASSISTANT_MESSAGE,
+                  value: outcome.text,
+                  truncated: outcome.truncated === true,
+                }
               : { reason: FinishReason.TOOL_VALUE, value: JSON.stringify(outcome.value) },
         },
       });
@@ -160,6 +164,7 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
         cancelled: StopReason.CANCELLED,
         budget_exhausted: StopReason.BUDGET_EXHAUSTED,
         max_iterations: StopReason.MAX_ITERATIONS,
+        output_truncated: StopReason.OUTPUT_TRUNCATED,
       }[outcome.reason];
       const detail =
         outcome.reason === "tool_error"
@@ -168,7 +173,12 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
             ? { message: `used ${outcome.usedTokens} of ${outcome.budgetTokens} tokens`, code: "" }
             : outcome.reason === "max_iterations"
               ? { message: `stopped after ${outcome.iterations} model calls`, code: "" }
-              : { message: "cancelled", code: "" };
+              : outcome.reason === "output_truncated"
+                ? {
+                    message: `the model's output was cut at its token limit inside the arguments of ${outcome.toolName} (call ${outcome.callId}); raise max_output_tokens`,
+                    code: "",
+                  }
+                : { message: "cancelled", code: "" };
       return create(TurnOutcomeSchema, { kind: { case: "stopped", value: { reason, ...detail } } });
     }
     case "failed":
@@ -245,6 +255,21 @@ function eventBody(
           usage: usageToProto(event.usage),
         },
       };
+    case "provider_retry":
+      return {
+        case: "providerRetry",
+        value: {
+          iteration: event.iteration,
+          attempt: event.attempt,
+          delayMs: toUint64(event.delayMs, "delay_ms"),
+          reason: event.reason,
+          status: event.status ?? 0,
+        },
+      };
+    case "reasoning_delta":
+      return { case: "reasoningDelta", value: { text: event.text } };
+    case "output_truncated":
+      return { case: "outputTruncated", value: { iteration: event.iteration } };
     case "gap":
       return {
         case: "gap",

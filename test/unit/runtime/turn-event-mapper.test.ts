@@ -109,10 +109,43 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
     [{ type: "tool_value", valueJson: '{"ok":true}' }],
   ],
   [
-    "final value, retries and the terminal event map to nothing (the commit announces the end)",
+    "a retry is shown with its attempt, delay and cause",
+    [
+      {
+        type: "provider_retry",
+        iteration: 1,
+        attempt: 2,
+        delayMs: 10,
+        status: 503,
+        message: "busy",
+      },
+    ],
+    [
+      {
+        type: "provider_retry",
+        iteration: 1,
+        attempt: 2,
+        delayMs: 10,
+        status: 503,
+        reason: "busy",
+      },
+    ],
+  ],
+  [
+    "reasoning and truncation pass through as they are",
+    [
+      { type: "reasoning_delta", text: "thinking" },
+      { type: "output_truncated", iteration: 3 },
+    ],
+    [
+      { type: "reasoning_delta", text: "thinking" },
+      { type: "output_truncated", iteration: 3 },
+    ],
+  ],
+  [
+    "the final value and the terminal event map to nothing (the commit announces the end)",
     [
       { type: "final_value", text: "done" },
-      { type: "provider_retry", iteration: 1, attempt: 1, delayMs: 10, message: "busy" },
       {
         type: "terminal",
         outcome: { kind: "finished", reason: "assistant_message", text: "done" },
@@ -136,6 +169,8 @@ describe("turn event mapper", () => {
       "tool_result",
       "usage",
       "provider_retry",
+      "reasoning_delta",
+      "output_truncated",
       "input_admitted",
       "final_value",
       "tool_value",

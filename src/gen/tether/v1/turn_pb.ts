@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/turn.proto.
  */
 export const file_tether_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJTCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkipgEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAlCDgoMX3RlbXBlcmF0dXJlIpYBCgtUdXJuT3V0Y29tZRIrCghmaW5pc2hlZBgBIAEoCzIXLnRldGhlci52MS5UdXJuRmluaXNoZWRIABIpCgdzdG9wcGVkGAIgASgLMhYudGV0aGVyLnYxLlR1cm5TdG9wcGVkSAASJwoGZmFpbGVkGAMgASgLMhUudGV0aGVyLnYxLlR1cm5GYWlsZWRIAEIGCgRraW5kIkYKDFR1cm5GaW5pc2hlZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuRmluaXNoUmVhc29uEg0KBXZhbHVlGAIgASgJIlMKC1R1cm5TdG9wcGVkEiUKBnJlYXNvbhgBIAEoDjIVLnRldGhlci52MS5TdG9wUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSDAoEY29kZRgDIAEoCSJHCgpUdXJuRmFpbGVkEigKBnJlYXNvbhgBIAEoDjIYLnRldGhlci52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAki8wQKCVR1cm5FdmVudBIOCgZjdXJzb3IYASABKAQSEgoKc2Vzc2lvbl9pZBgCIAEoCRIPCgd0dXJuX2lkGAMgASgJEi4KDGlucHV0X3F1ZXVlZBgKIAEoCzIWLnRldGhlci52MS5JbnB1dFF1ZXVlZEgAEi4KDHR1cm5fc3RhcnRlZBgLIAEoCzIWLnRldGhlci52MS5UdXJuU3RhcnRlZEgAEioKCnRleHRfZGVsdGEYDCABKAsyFC50ZXRoZXIudjEuVGV4dERlbHRhSAASNwoRdG9vbF9jYWxsX3N0YXJ0ZWQYDSABKAsyGi50ZXRoZXIudjEuVG9vbENhbGxTdGFydGVkSAASOwoTdG9vbF9jYWxsX3JlcXVlc3RlZBgOIAEoCzIcLnRldGhlci52MS5Ub29sQ2FsbFJlcXVlc3RlZEgAEjkKEnRvb2xfY2FsbF9maW5pc2hlZBgPIAEoCzIbLnRldGhlci52MS5Ub29sQ2FsbEZpbmlzaGVkSAASMgoOdXNhZ2VfcmVwb3J0ZWQYECABKAsyGC50ZXRoZXIudjEuVXNhZ2VSZXBvcnRlZEgAEjIKDmlucHV0X2FkbWl0dGVkGBEgASgLMhgudGV0aGVyLnYxLklucHV0QWRtaXR0ZWRIABIqCgp0b29sX3ZhbHVlGBIgASgLMhQudGV0aGVyLnYxLlRvb2xWYWx1ZUgAEjIKDnR1cm5fY29tcGxldGVkGBMgASgLMhgudGV0aGVyLnYxLlR1cm5Db21wbGV0ZWRIABIjCgNnYXAYFCABKAsyFC50ZXRoZXIudjEuU3RyZWFtR2FwSABCBwoFZXZlbnQiHwoLSW5wdXRRdWV1ZWQSEAoIaW5wdXRfaWQYASABKAkiNAoLVHVyblN0YXJ0ZWQSEQoJaW5wdXRfaWRzGAEgAygJEhIKCnR1cm5faW5kZXgYAiABKAQiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiYQoPVG9vbENhbGxTdGFydGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkieAoRVG9vbENhbGxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhMKC2RlYWRsaW5lX21zGAQgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSJFChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJInAKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCqYAQoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQARIXChNCVVNZX1NUUkFURUdZX1NURUVSEAISGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQAxIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBAEKnAKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofRklOSVNIX1JFQVNPTl9BU1NJU1RBTlRfTUVTU0FHRRABEhwKGEZJTklTSF9SRUFTT05fVE9PTF9WQUxVRRACKqIBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWU1RPUF9SRUFTT05fVE9PTF9FUlJPUhABEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBACEiAKHFNUT1BfUkVBU09OX0JVREdFVF9FWEhBVVNURUQQAxIeChpTVE9QX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAEKm8KDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIhCh1GQUlMVVJFX1JFQVNPTl9QUk9WSURFUl9FUlJPUhABEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAJiBnByb3RvMw", [file_tether_v1_session]);
+  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJTCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkipgEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAlCDgoMX3RlbXBlcmF0dXJlIpYBCgtUdXJuT3V0Y29tZRIrCghmaW5pc2hlZBgBIAEoCzIXLnRldGhlci52MS5UdXJuRmluaXNoZWRIABIpCgdzdG9wcGVkGAIgASgLMhYudGV0aGVyLnYxLlR1cm5TdG9wcGVkSAASJwoGZmFpbGVkGAMgASgLMhUudGV0aGVyLnYxLlR1cm5GYWlsZWRIAEIGCgRraW5kIlkKDFR1cm5GaW5pc2hlZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuRmluaXNoUmVhc29uEg0KBXZhbHVlGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCJTCgtUdXJuU3RvcHBlZBIlCgZyZWFzb24YASABKA4yFS50ZXRoZXIudjEuU3RvcFJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEgwKBGNvZGUYAyABKAkiRwoKVHVybkZhaWxlZBIoCgZyZWFzb24YASABKA4yGC50ZXRoZXIudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJIpUGCglUdXJuRXZlbnQSDgoGY3Vyc29yGAEgASgEEhIKCnNlc3Npb25faWQYAiABKAkSDwoHdHVybl9pZBgDIAEoCRIuCgxpbnB1dF9xdWV1ZWQYCiABKAsyFi50ZXRoZXIudjEuSW5wdXRRdWV1ZWRIABIuCgx0dXJuX3N0YXJ0ZWQYCyABKAsyFi50ZXRoZXIudjEuVHVyblN0YXJ0ZWRIABIqCgp0ZXh0X2RlbHRhGAwgASgLMhQudGV0aGVyLnYxLlRleHREZWx0YUgAEjcKEXRvb2xfY2FsbF9zdGFydGVkGA0gASgLMhoudGV0aGVyLnYxLlRvb2xDYWxsU3RhcnRlZEgAEjsKE3Rvb2xfY2FsbF9yZXF1ZXN0ZWQYDiABKAsyHC50ZXRoZXIudjEuVG9vbENhbGxSZXF1ZXN0ZWRIABI5ChJ0b29sX2NhbGxfZmluaXNoZWQYDyABKAsyGy50ZXRoZXIudjEuVG9vbENhbGxGaW5pc2hlZEgAEjIKDnVzYWdlX3JlcG9ydGVkGBAgASgLMhgudGV0aGVyLnYxLlVzYWdlUmVwb3J0ZWRIABIyCg5pbnB1dF9hZG1pdHRlZBgRIAEoCzIYLnRldGhlci52MS5JbnB1dEFkbWl0dGVkSAASKgoKdG9vbF92YWx1ZRgSIAEoCzIULnRldGhlci52MS5Ub29sVmFsdWVIABIyCg50dXJuX2NvbXBsZXRlZBgTIAEoCzIYLnRldGhlci52MS5UdXJuQ29tcGxldGVkSAASIwoDZ2FwGBQgASgLMhQudGV0aGVyLnYxLlN0cmVhbUdhcEgAEjIKDnByb3ZpZGVyX3JldHJ5GBUgASgLMhgudGV0aGVyLnYxLlByb3ZpZGVyUmV0cnlIABI0Cg9yZWFzb25pbmdfZGVsdGEYFiABKAsyGS50ZXRoZXIudjEuUmVhc29uaW5nRGVsdGFIABI2ChBvdXRwdXRfdHJ1bmNhdGVkGBcgASgLMhoudGV0aGVyLnYxLk91dHB1dFRydW5jYXRlZEgAQgcKBWV2ZW50Ih8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIjQKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJImEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJIngKEVRvb2xDYWxsUmVxdWVzdGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRITCgtkZWFkbGluZV9tcxgEIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkiRQoQVG9vbENhbGxGaW5pc2hlZBIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJDCg1Vc2FnZVJlcG9ydGVkEh8KBXVzYWdlGAEgASgLMhAudGV0aGVyLnYxLlVzYWdlEhEKCWl0ZXJhdGlvbhgCIAEoDSIiCg1JbnB1dEFkbWl0dGVkEhEKCWlucHV0X2lkcxgBIAMoCSIfCglUb29sVmFsdWUSEgoKdmFsdWVfanNvbhgBIAEoCSJwCg1UdXJuQ29tcGxldGVkEicKB291dGNvbWUYASABKAsyFi50ZXRoZXIudjEuVHVybk91dGNvbWUSFQoNaGVhZF9yZXZpc2lvbhgCIAEoBBIfCgV1c2FnZRgDIAEoCzIQLnRldGhlci52MS5Vc2FnZSJ3CglTdHJlYW1HYXASHgoWcmVxdWVzdGVkX2FmdGVyX2N1cnNvchgBIAEoBBIcChRyZXRhaW5lZF9mcm9tX2N1cnNvchgCIAEoBBIsCghzbmFwc2hvdBgDIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiZQoNUHJvdmlkZXJSZXRyeRIRCglpdGVyYXRpb24YASABKA0SDwoHYXR0ZW1wdBgCIAEoDRIQCghkZWxheV9tcxgDIAEoBBIOCgZyZWFzb24YBCABKAkSDgoGc3RhdHVzGAUgASgNIh4KDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkiJAoPT3V0cHV0VHJ1bmNhdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDSqYAQoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQARIXChNCVVNZX1NUUkFURUdZX1NURUVSEAISGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQAxIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBAEKnAKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofRklOSVNIX1JFQVNPTl9BU1NJU1RBTlRfTUVTU0FHRRABEhwKGEZJTklTSF9SRUFTT05fVE9PTF9WQUxVRRACKsQBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWU1RPUF9SRUFTT05fVE9PTF9FUlJPUhABEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBACEiAKHFNUT1BfUkVBU09OX0JVREdFVF9FWEhBVVNURUQQAxIeChpTVE9QX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAEEiAKHFNUT1BfUkVBU09OX09VVFBVVF9UUlVOQ0FURUQQBSpvCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASIQodRkFJTFVSRV9SRUFTT05fUFJPVklERVJfRVJST1IQARIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBACYgZwcm90bzM", [file_tether_v1_session]);
 
 /**
  * One part of a user input.
@@ -252,6 +252,13 @@ export type TurnFinished = Message<"tether.v1.TurnFinished"> & {
    * @generated from field: string value = 2;
    */
   value: string;
+
+  /**
+   * The answer was cut at the model's output token limit (finish_reason length, max_tokens).
+   *
+   * @generated from field: bool truncated = 3;
+   */
+  truncated: boolean;
 };
 
 /**
@@ -444,6 +451,30 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
      */
     value: StreamGap;
     case: "gap";
+  } | {
+    /**
+     * A failed model call is repeated after a delay.
+     *
+     * @generated from field: tether.v1.ProviderRetry provider_retry = 21;
+     */
+    value: ProviderRetry;
+    case: "providerRetry";
+  } | {
+    /**
+     * Reasoning (chain of thought) as the model streams it.
+     *
+     * @generated from field: tether.v1.ReasoningDelta reasoning_delta = 22;
+     */
+    value: ReasoningDelta;
+    case: "reasoningDelta";
+  } | {
+    /**
+     * A model call stopped at its output token limit.
+     *
+     * @generated from field: tether.v1.OutputTruncated output_truncated = 23;
+     */
+    value: OutputTruncated;
+    case: "outputTruncated";
   } | { case: undefined; value?: undefined };
 };
 
@@ -791,6 +822,97 @@ export const StreamGapSchema: GenMessage<StreamGap> = /*@__PURE__*/
   messageDesc(file_tether_v1_turn, 19);
 
 /**
+ * A model call failed and will be repeated.
+ *
+ * @generated from message tether.v1.ProviderRetry
+ */
+export type ProviderRetry = Message<"tether.v1.ProviderRetry"> & {
+  /**
+   * 1-based model call number within the turn.
+   *
+   * @generated from field: uint32 iteration = 1;
+   */
+  iteration: number;
+
+  /**
+   * The attempt that failed (1 for the first).
+   *
+   * @generated from field: uint32 attempt = 2;
+   */
+  attempt: number;
+
+  /**
+   * How long the turn waits before the next attempt.
+   *
+   * @generated from field: uint64 delay_ms = 3;
+   */
+  delayMs: bigint;
+
+  /**
+   * Why the attempt failed (status and message).
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * The provider's HTTP status; 0 for a transport failure.
+   *
+   * @generated from field: uint32 status = 5;
+   */
+  status: number;
+};
+
+/**
+ * Describes the message tether.v1.ProviderRetry.
+ * Use `create(ProviderRetrySchema)` to create a new message.
+ */
+export const ProviderRetrySchema: GenMessage<ProviderRetry> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 20);
+
+/**
+ * Reasoning text, streamed before or between answer text.
+ *
+ * @generated from message tether.v1.ReasoningDelta
+ */
+export type ReasoningDelta = Message<"tether.v1.ReasoningDelta"> & {
+  /**
+   * The text.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message tether.v1.ReasoningDelta.
+ * Use `create(ReasoningDeltaSchema)` to create a new message.
+ */
+export const ReasoningDeltaSchema: GenMessage<ReasoningDelta> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 21);
+
+/**
+ * A model call was cut at the output token limit.
+ *
+ * @generated from message tether.v1.OutputTruncated
+ */
+export type OutputTruncated = Message<"tether.v1.OutputTruncated"> & {
+  /**
+   * 1-based model call number within the turn.
+   *
+   * @generated from field: uint32 iteration = 1;
+   */
+  iteration: number;
+};
+
+/**
+ * Describes the message tether.v1.OutputTruncated.
+ * Use `create(OutputTruncatedSchema)` to create a new message.
+ */
+export const OutputTruncatedSchema: GenMessage<OutputTruncated> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 22);
+
+/**
  * What StreamTurn does when another turn of the session is running.
  *
  * @generated from enum tether.v1.BusyStrategy
@@ -912,6 +1034,13 @@ export enum StopReason {
    * @generated from enum value: STOP_REASON_MAX_ITERATIONS = 4;
    */
   MAX_ITERATIONS = 4,
+
+  /**
+   * A tool call was cut at the model's output token limit, so it was not run.
+   *
+   * @generated from enum value: STOP_REASON_OUTPUT_TRUNCATED = 5;
+   */
+  OUTPUT_TRUNCATED = 5,
 }
 
 /**

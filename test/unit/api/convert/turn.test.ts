@@ -6,6 +6,7 @@ import { describe, expect, test } from "vitest";
 import {
   busyStrategyFromProto,
   clientToolsFromProto,
+  eventToProto,
   inputFromProto,
   outcomeToProto,
   settingsFromProto,
@@ -18,9 +19,12 @@ import {
   InputPartSchema,
   StopReason,
   ToolDefinitionSchema,
+  TurnEventSchema,
   TurnOptionsSchema,
   TurnOutcomeSchema,
 } from "../../../../src/gen/tether/v1/turn_pb.js";
+import { PASS_THROUGH_IDS } from "../../../../src/api/convert/scalars.js";
+import type { CursoredEvent, SessionEvent } from "../../../../src/domain/session-events.js";
 import { expectRefusal, MAX_SAFE, MAX_UINT64, overTheWire } from "./support.js";
 
 describe("busy strategy", () => {
@@ -246,6 +250,25 @@ describe("turn outcomes", () => {
       { case: "failed", value: { reason: FailureReason.PROVIDER_ERROR, message: "" } },
     ],
     [
+      { kind: "finished", reason: "assistant_message", text: "cut", truncated: true },
+      {
+        case: "finished",
+        value: { reason: FinishReason.ASSISTANT_MESSAGE, value: "cut", truncated: true },
+      },
+    ],
+    [
+      { kind: "stopped", reason: "output_truncated", toolName: "lookup", callId: "c9" },
+      {
+        case: "stopped",
+        value: {
+          reason: StopReason.OUTPUT_TRUNCATED,
+          message:
+            "the model's output was cut at its token limit inside the arguments of lookup (call c9); raise max_output_tokens",
+          code: "",
+        },
+      },
+    ],
+    [
       { kind: "failed", reason: "internal", message: "boom" },
       { case: "failed", value: { reason: FailureReason.INTERNAL, message: "boom" } },
     ],
@@ -255,5 +278,46 @@ describe("turn outcomes", () => {
       case: kind.case,
       value: expect.objectContaining(kind.value) as unknown,
     });
+  });
+});
+
+describe("stream events added for model servers in the wild", () => {
+  const item = (event: SessionEvent): CursoredEvent => ({
+    cursor: 7,
+    sessionId: "s",
+    turnId: "t",
+    event,
+  });
+  const ids = PASS_THROUGH_IDS;
+
+  test("provider_retry carries attempt, delay, cause and status (0 for a transport failure)", () => {
+    const pb = overTheWire(
+      TurnEventSchema,
+      eventToProto(
+        item({ type: "provider_retry", iteration: 2, attempt: 1, delayMs: 500, reason: "busy" }),
+        ids,
+      ),
+    );
+    expect(pb.event.case).toBe("providerRetry");
+    expect(pb.event.value).toMatchObject({
+      iteration: 2,
+      attempt: 1,
+      delayMs: 500n,
+      reason: "busy",
+      status: 0,
+    });
+  });
+
+  test("reasoning_delta and output_truncated", () => {
+    const reasoning = overTheWire(
+      TurnEventSchema,
+      eventToProto(item({ type: "reasoning_delta", text: "hm" }), ids),
+    );
+    expect(reasoning.event).toMatchObject({ case: "reasoningDelta", value: { text: "hm" } });
+    const cut = overTheWire(
+      TurnEventSchema,
+      eventToProto(item({ type: "output_truncated", iteration: 3 }), ids),
+    );
+    expect(cut.event).toMatchObject({ case: "outputTruncated", value: { iteration: 3 } });
   });
 });
