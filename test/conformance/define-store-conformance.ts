@@ -2,6 +2,7 @@
 // one backend's factory. Each backend's *.test.ts calls this once.
 import { describeBadInputLaws } from "./laws/bad-input.js";
 import { describeClaimLaws } from "./laws/claims.js";
+import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
@@ -20,6 +21,7 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeReclaimLaws(factory);
   describeCommitLaws(factory);
   describeClaimLaws(factory);
+  describeFenceLaws(factory);
   describeQueueLaws(factory);
   describeInputLaws(factory);
   describeImplicitCreationLaws(factory);

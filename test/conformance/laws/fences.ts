@@ -1,0 +1,398 @@
+// Laws 4, 10 and 12 written once over every fenced operation: a stale fence of any kind is refused
+// and changes nothing; a completion fails and changes nothing for each reason its claim can be
+// stale; a claim racing a takeover ends in one of the two consistent orders. A new fenced
+// operation is one row of FENCED_OPERATIONS.
+import { describe, expect, test } from "vitest";
+import type { SessionId } from "../../../src/domain/ids.js";
+import { inputClaimCompletion, type TurnInputClaim } from "../../../src/domain/inputs.js";
+import { fenceOf, type LeaseFence } from "../../../src/domain/lease.js";
+import { queueClaimCompletion, type QueuedWorkClaim } from "../../../src/domain/queue.js";
+import { isTetherError } from "../../../src/domain/errors.js";
+import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
+import { acquire, expectTetherError } from "../support/expectations.js";
+import {
+  activeTurn,
+  commitDraft,
+  deadLocalOwner,
+  freshSessionId,
+  inputDraft,
+  localClaimant,
+  LONG_TTL_MS,
+  opaqueOwner,
+  PAST_SHORT_TTL_MS,
+  SHORT_TTL_MS,
+  workDraft,
+} from "../support/fixtures.js";
+import { useStoreHarness, type StoreFactory, type StoreHarness } from "../support/store-factory.js";
+
+const TURN = "turn-1";
+
+/** What a stale holder left behind: claims of its generation, and items still open. */
+interface Seeded {
+  sid: SessionId;
+  work: QueuedWorkClaim;
+  inputs: TurnInputClaim;
+}
+
+/** Everything a fenced operation could change, read without a fence. */
+async function snapshot(store: RuntimeStore, sid: SessionId) {
+  return {
+    session: await store.loadSession(sid),
+    lease: await store.currentLease(sid),
+    work: await store.listWork(sid),
+    inputs: await store.listInputs(sid),
+    toolCalls: await store.readToolCalls(sid, TURN),
+  };
+}
+
+/**
+ * How an operation refuses a stale fence. `not_held` is release's answer; release may also clear
+ * its own expired, never-replaced lease record ("released"), which changes nothing observable:
+ * there was no live lease before and there is none after (ADR 0001).
+ */
+type Refusal = "session_execution_lease_expired" | "not_held" | "claim_superseded";
+
+interface FencedOperation {
+  name: string;
+  /** Fence kinds the operation can meet; default all (a commit's claims carry no lease token). */
+  generationOnly?: boolean;
+  refusal: Refusal;
+  run(store: RuntimeStore, stale: LeaseFence, seeded: Seeded): Promise<unknown>;
+}
+
+/** Every operation that takes a fence, with how it refuses a stale one. */
+export const FENCED_OPERATIONS: FencedOperation[] = [
+  {
+    name: "claimReadyWork",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.claimReadyWork(f, "idle", 10),
+  },
+  {
+    name: "claimWorkByIds",
+    refusal: "session_execution_lease_expired",
+    run: (s, f, seeded) =>
+      s.claimWorkByIds(
+        f,
+        seeded.work.batches.map((b) => b.batchId),
+      ),
+  },
+  {
+    name: "claimInputs",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.claimInputs(f, { kind: "idle" }, 10),
+  },
+  {
+    name: "deferActiveInputs",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.deferActiveInputs(f, TURN),
+  },
+  {
+    name: "renewLease",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.renewLease(f, LONG_TTL_MS),
+  },
+  { name: "releaseLease", refusal: "not_held", run: (s, f) => s.releaseLease(f) },
+  {
+    name: "recordToolCalls",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.recordToolCalls(f, TURN, ["c-new"]),
+  },
+  {
+    name: "closeToolCalls",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.closeToolCalls(f, TURN),
+  },
+  {
+    name: "commit (queue claim completion)",
+    generationOnly: true,
+    refusal: "claim_superseded",
+    run: async (s, f, seeded) => {
+      const head = (await s.loadSession(seeded.sid))?.headRevision ?? 0;
+      const claim = { ...queueClaimCompletion(seeded.work), fencingToken: f.fencingToken };
+      return s.commit(commitDraft(seeded.sid, head, { completeQueueClaims: [claim] }));
+    },
+  },
+  {
+    name: "commit (input claim completion)",
+    generationOnly: true,
+    refusal: "claim_superseded",
+    run: async (s, f, seeded) => {
+      const head = (await s.loadSession(seeded.sid))?.headRevision ?? 0;
+      const claim = { ...inputClaimCompletion(seeded.inputs), fencingToken: f.fencingToken };
+      return s.commit(commitDraft(seeded.sid, head, { completeInputClaims: [claim] }));
+    },
+  },
+];
+
+interface FenceKind {
+  name: string;
+  /** The holder's lease: short where the kind needs it to expire, else long enough to stay live. */
+  ttlMs: number;
+  /** A forged token names a live generation: only operations that check lease tokens meet it. */
+  tokenOnly?: boolean;
+  /** Leaves the seeded session with a stale fence of this kind. */
+  make(h: StoreHarness, held: LeaseFence): Promise<LeaseFence>;
+}
+
+export const STALE_FENCE_KINDS: FenceKind[] = [
+  {
+    name: "released",
+    ttlMs: LONG_TTL_MS,
+    make: async (h, held) => {
+      await h.store.releaseLease(held);
+      return held;
+    },
+  },
+  {
+    name: "expired, no successor",
+    ttlMs: SHORT_TTL_MS,
+    make: async (h, held) => {
+      await h.advanceTime(PAST_SHORT_TTL_MS);
+      return held;
+    },
+  },
+  {
+    name: "expired, with a successor",
+    ttlMs: SHORT_TTL_MS,
+    make: async (h, held) => {
+      await h.advanceTime(PAST_SHORT_TTL_MS);
+      await acquire(h.store, held.sessionId, opaqueOwner("successor"), LONG_TTL_MS);
+      return held;
+    },
+  },
+  {
+    name: "forged lease token on the live generation",
+    ttlMs: LONG_TTL_MS,
+    tokenOnly: true,
+    make: (_h, held) => Promise.resolve({ ...held, leaseToken: `${held.leaseToken}-forged` }),
+  },
+  {
+    name: "forged generation",
+    ttlMs: LONG_TTL_MS,
+    make: (_h, held) => Promise.resolve({ ...held, fencingToken: held.fencingToken + 1 }),
+  },
+];
+
+/** A session with claims of the holder's generation, open items, and a pending tool call. */
+async function seed(h: StoreHarness, ttlMs: number): Promise<{ held: LeaseFence; seeded: Seeded }> {
+  const { store } = h;
+  const sid = freshSessionId();
+  await store.enqueueWork(workDraft(sid, "claimed"));
+  await store.enqueueWork(workDraft(sid, "open"));
+  await store.submitInput(inputDraft(sid, "claimed"));
+  await store.submitInput(inputDraft(sid, "open"));
+  await store.submitInput(inputDraft(sid, "steer", activeTurn(TURN, "after_work")));
+  const held = fenceOf(await acquire(store, sid, opaqueOwner("holder"), ttlMs));
+  const work = await store.claimReadyWork(held, "idle", 1);
+  const inputs = await store.claimInputs(held, { kind: "idle" }, 1);
+  if (!work || !inputs) throw new Error("seeding claimed nothing");
+  await store.recordToolCalls(held, TURN, ["c1"]);
+  return { held, seeded: { sid, work, inputs } };
+}
+
+async function expectRefused(
+  op: FencedOperation,
+  kind: FenceKind,
+  store: RuntimeStore,
+  stale: LeaseFence,
+  seeded: Seeded,
+) {
+  if (op.refusal === "not_held") {
+    const outcome = (await op.run(store, stale, seeded)) as { kind: string };
+    const ownExpired = kind.name === "expired, no successor";
+    expect(ownExpired ? ["not_held", "released"] : ["not_held"]).toContain(outcome.kind);
+    return;
+  }
+  if (op.refusal === "session_execution_lease_expired") {
+    await expectTetherError(() => op.run(store, stale, seeded), op.refusal);
+    return;
+  }
+  let caught: unknown;
+  try {
+    await op.run(store, stale, seeded);
+  } catch (error) {
+    caught = error;
+  }
+  expect(
+    isTetherError(caught, "queued_work_claim_superseded") ||
+      isTetherError(caught, "turn_input_claim_superseded"),
+    `${op.name} must be refused as superseded, got ${String(caught)}`,
+  ).toBe(true);
+}
+
+export function describeFenceLaws(factory: StoreFactory): void {
+  describe("stale fences (law 12, every fenced operation × every kind of stale fence)", () => {
+    const harness = useStoreHarness(factory);
+
+    for (const kind of STALE_FENCE_KINDS) {
+      test(`a fence ${kind.name} is refused by every fenced operation and changes nothing`, async () => {
+        const h = harness();
+        const { held, seeded } = await seed(h, kind.ttlMs);
+        const stale = await kind.make(h, held);
+        const before = await snapshot(h.store, seeded.sid);
+        for (const op of FENCED_OPERATIONS) {
+          if (op.generationOnly && kind.tokenOnly) continue;
+          await expectRefused(op, kind, h.store, stale, seeded);
+          expect(await snapshot(h.store, seeded.sid), `${op.name} changed the session`).toEqual(
+            before,
+          );
+        }
+      });
+    }
+  });
+
+  describe("law 4: a completion fails and changes nothing for every reason its claim is stale", () => {
+    const harness = useStoreHarness(factory);
+
+    async function expectCompletionRefused(
+      store: RuntimeStore,
+      sid: SessionId,
+      complete: () => Promise<unknown>,
+    ): Promise<void> {
+      const before = await snapshot(store, sid);
+      let caught: unknown;
+      try {
+        await complete();
+      } catch (error) {
+        caught = error;
+      }
+      expect(
+        isTetherError(caught, "queued_work_claim_superseded") ||
+          isTetherError(caught, "turn_input_claim_superseded"),
+        `expected a superseded claim, got ${String(caught)}`,
+      ).toBe(true);
+      expect(await snapshot(store, sid)).toEqual(before);
+    }
+
+    test("another generation holds the lease", async () => {
+      const h = harness();
+      const { held, seeded } = await seed(h, SHORT_TTL_MS);
+      await h.advanceTime(PAST_SHORT_TTL_MS);
+      await acquire(h.store, seeded.sid, opaqueOwner("successor"), LONG_TTL_MS);
+      const head = (await h.store.loadSession(seeded.sid))?.headRevision ?? 0;
+      await expectCompletionRefused(h.store, seeded.sid, () =>
+        h.store.commit(
+          commitDraft(seeded.sid, head, {
+            completeQueueClaims: [queueClaimCompletion(seeded.work)],
+          }),
+        ),
+      );
+      await expectCompletionRefused(h.store, seeded.sid, () =>
+        h.store.commit(
+          commitDraft(seeded.sid, head, {
+            completeInputClaims: [inputClaimCompletion(seeded.inputs)],
+          }),
+        ),
+      );
+      expect(held.fencingToken).toBeLessThan(
+        (await h.store.currentLease(seeded.sid))?.fencingToken ?? 0,
+      );
+    });
+
+    test("no lease is live at all", async () => {
+      const h = harness();
+      const { held, seeded } = await seed(h, LONG_TTL_MS);
+      await h.store.releaseLease(held);
+      const head = (await h.store.loadSession(seeded.sid))?.headRevision ?? 0;
+      await expectCompletionRefused(h.store, seeded.sid, () =>
+        h.store.commit(
+          commitDraft(seeded.sid, head, {
+            completeQueueClaims: [queueClaimCompletion(seeded.work)],
+          }),
+        ),
+      );
+      await expectCompletionRefused(h.store, seeded.sid, () =>
+        h.store.commit(
+          commitDraft(seeded.sid, head, {
+            completeInputClaims: [inputClaimCompletion(seeded.inputs)],
+          }),
+        ),
+      );
+    });
+
+    test("a later claim of the same generation replaced the claim id on the items", async () => {
+      const h = harness();
+      const sid = freshSessionId();
+      await h.store.enqueueWork(workDraft(sid, "w"));
+      const held = fenceOf(await acquire(h.store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      const first = await h.store.claimReadyWork(held, "idle", 1);
+      if (!first) throw new Error("nothing claimed");
+      const again = await h.store.claimWorkByIds(
+        held,
+        first.batches.map((b) => b.batchId),
+      );
+      expect(again.claim?.claimId).not.toBe(first.claimId);
+      const head = (await h.store.loadSession(sid))?.headRevision ?? 0;
+      await expectCompletionRefused(h.store, sid, () =>
+        h.store.commit(
+          commitDraft(sid, head, { completeQueueClaims: [queueClaimCompletion(first)] }),
+        ),
+      );
+    });
+
+    test("an earlier commit already settled the items", async () => {
+      const h = harness();
+      const { seeded } = await seed(h, LONG_TTL_MS);
+      const sid = seeded.sid;
+      const head = (await h.store.loadSession(sid))?.headRevision ?? 0;
+      await h.store.commit(
+        commitDraft(sid, head, {
+          completeQueueClaims: [queueClaimCompletion(seeded.work)],
+          completeInputClaims: [inputClaimCompletion(seeded.inputs)],
+        }),
+      );
+      await expectCompletionRefused(h.store, sid, () =>
+        h.store.commit(
+          commitDraft(sid, head + 1, { completeQueueClaims: [queueClaimCompletion(seeded.work)] }),
+        ),
+      );
+      await expectCompletionRefused(h.store, sid, () =>
+        h.store.commit(
+          commitDraft(sid, head + 1, {
+            completeInputClaims: [inputClaimCompletion(seeded.inputs)],
+          }),
+        ),
+      );
+    });
+  });
+
+  describe("law 10: a claim racing a takeover ends in one consistent order", () => {
+    const harness = useStoreHarness(factory);
+    const RUNS = 10;
+
+    test(`over ${RUNS} races, the stale holder's claim never completes`, async () => {
+      const { store } = harness();
+      for (let run = 0; run < RUNS; run++) {
+        const sid = freshSessionId();
+        await store.enqueueWork(workDraft(sid, `w${run}`));
+        const stale = fenceOf(
+          await acquire(store, sid, deadLocalOwner(`stale-${run}`), LONG_TTL_MS),
+        );
+        const [claimed, reclaimed] = await Promise.allSettled([
+          store.claimReadyWork(stale, "idle", 1),
+          store.reclaimLease(sid, localClaimant(`live-${run}`), stale, LONG_TTL_MS),
+        ]);
+        expect(reclaimed.status).toBe("fulfilled");
+        if (reclaimed.status !== "fulfilled" || reclaimed.value.kind !== "acquired") {
+          throw new Error("the takeover of a dead holder must acquire");
+        }
+        const live = fenceOf(reclaimed.value.lease);
+        expect(live.fencingToken).toBeGreaterThan(stale.fencingToken);
+        if (claimed.status === "fulfilled" && claimed.value) {
+          // Claim first: its completion is superseded, and the successor can claim the batch.
+          const head = (await store.loadSession(sid))?.headRevision ?? 0;
+          const completion = queueClaimCompletion(claimed.value);
+          await expectTetherError(
+            () => store.commit(commitDraft(sid, head, { completeQueueClaims: [completion] })),
+            "queued_work_claim_superseded",
+          );
+        } else {
+          // Takeover first: the stale claim was refused as a whole.
+          expect(claimed.status).toBe("rejected");
+        }
+        const successor = await store.claimReadyWork(live, "idle", 1);
+        expect(successor?.batches.map((b) => b.payload)).toEqual([`w${run}`]);
+      }
+    });
+  });
+}
