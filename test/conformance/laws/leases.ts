@@ -270,5 +270,19 @@ export function describeLeaseLaws(factory: StoreFactory): void {
       await store.releaseLease(fenceOf(long));
       expect(await store.currentLease(sid)).toBeUndefined();
     });
+
+    test("law 6: a TTL-0 lease is expired at once: the next claim by anyone acquires", async () => {
+      // The boundary is expiresAt <= now. One try only catches a `<` slip when both calls land in
+      // the same millisecond of the store's clock: the memory store's manual clock always does,
+      // and a real clock does within a few of these tries.
+      const { store } = harness();
+      for (let run = 0; run < 25; run++) {
+        const sid = freshSessionId();
+        const zero = await acquire(store, sid, opaqueOwner("a"), 0);
+        expect(await store.currentLease(sid)).toBeUndefined();
+        const next = await acquire(store, sid, opaqueOwner("b"), LONG_TTL_MS);
+        expect(next.fencingToken).toBeGreaterThan(zero.fencingToken);
+      }
+    });
   });
 }

@@ -106,6 +106,36 @@ export function describeQueueLaws(factory: StoreFactory): void {
       expect(payloads(await store.claimReadyWork(fenceOf(held), "idle", 10))).toEqual(["e1"]);
     });
 
+    test("law 13: an exclusive batch sharing the join batches' merge key is still claimed alone", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      await store.enqueueWork(joinDraft(sid, "j1", "m"));
+      await store.enqueueWork(workDraft(sid, "e1", { mergeKey: "m" }));
+      await store.enqueueWork(joinDraft(sid, "j2", "m"));
+      await store.enqueueWork(workDraft(sid, "e2", { mergeKey: "m" }));
+      await store.enqueueWork(joinDraft(sid, "j3", "m"));
+      const held = await leaseFor(store, sid);
+      // A join leader takes every join batch of its key, never the exclusive ones between them.
+      expect(payloads(await store.claimReadyWork(fenceOf(held), "idle", 10))).toEqual([
+        "j1",
+        "j2",
+        "j3",
+      ]);
+      // An exclusive leader takes itself alone, though the next batch shares its key.
+      expect(payloads(await store.claimReadyWork(fenceOf(held), "idle", 10))).toEqual(["e1"]);
+      expect(payloads(await store.claimReadyWork(fenceOf(held), "idle", 10))).toEqual(["e2"]);
+    });
+
+    test("law 13: an exclusive leader does not take join batches of its merge key", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      await store.enqueueWork(workDraft(sid, "e1", { mergeKey: "m" }));
+      await store.enqueueWork(joinDraft(sid, "j1", "m"));
+      const held = await leaseFor(store, sid);
+      expect(payloads(await store.claimReadyWork(fenceOf(held), "idle", 10))).toEqual(["e1"]);
+      expect(payloads(await store.claimReadyWork(fenceOf(held), "idle", 10))).toEqual(["j1"]);
+    });
+
     test("law 13: join batches with different merge keys are not joined", async () => {
       const { store } = harness();
       const sid = freshSessionId();

@@ -131,5 +131,28 @@ export function describeTombstoneLaws(factory: StoreFactory): void {
       expect(freshInput.deduplicated).toBe(false);
       expect(freshInput.input.inputId).not.toBe(oldInput.inputId);
     });
+
+    test("law 20: vacuum removes what it reports from every index: a later suffix cancel sees no ghosts", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const submit = async (text: string) =>
+        (await store.submitInput(inputDraft(sid, text))).input.inputId;
+      const one = await submit("one");
+      const two = await submit("two");
+      const three = await submit("three");
+      const four = await submit("four");
+      await store.cancelInputs(sid, { kind: "ids", inputIds: [two] });
+      expect(await store.vacuum(sid)).toEqual({ removedBatches: 0, removedInputs: 1 });
+      // From the first input on: the vacuumed one is gone from the order, not reported not_found.
+      const report = await store.cancelInputs(sid, { kind: "suffix", fromInputId: one });
+      expect(report.outcomes).toEqual([
+        { id: one, status: "cancelled" },
+        { id: three, status: "cancelled" },
+        { id: four, status: "cancelled" },
+      ]);
+      // The vacuumed input as an anchor: not found, and nothing after it is touched twice.
+      const ghost = await store.cancelInputs(sid, { kind: "suffix", fromInputId: two });
+      expect(ghost.outcomes).toEqual([{ id: two, status: "not_found" }]);
+    });
   });
 }
