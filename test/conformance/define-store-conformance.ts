@@ -9,6 +9,7 @@ import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
+import { describeSessionListLaws } from "./laws/session-list.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
 import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
@@ -26,6 +27,7 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeInputLaws(factory);
   describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
+  describeSessionListLaws(factory);
   describeTranscriptMarkLaws(factory);
   describeToolCallLaws(factory);
   describeBadInputLaws(factory);

@@ -360,7 +360,7 @@ export function describeFenceLaws(factory: StoreFactory): void {
     const harness = useStoreHarness(factory);
     const RUNS = 10;
 
-    test(`over ${RUNS} races, the stale holder's claim never completes`, async () => {
+    test(`over ${RUNS} races the successor's claim is the one that counts`, async () => {
       const { store } = harness();
       for (let run = 0; run < RUNS; run++) {
         const sid = freshSessionId();
@@ -368,30 +368,45 @@ export function describeFenceLaws(factory: StoreFactory): void {
         const stale = fenceOf(
           await acquire(store, sid, deadLocalOwner(`stale-${run}`), LONG_TTL_MS),
         );
-        const [claimed, reclaimed] = await Promise.allSettled([
+        let live: LeaseFence | undefined;
+        // The stale holder claims while a successor takes the session over and claims too.
+        const [staleClaim, liveClaim] = await Promise.allSettled([
           store.claimReadyWork(stale, "idle", 1),
-          store.reclaimLease(sid, localClaimant(`live-${run}`), stale, LONG_TTL_MS),
+          (async () => {
+            const taken = await store.reclaimLease(
+              sid,
+              localClaimant(`live-${run}`),
+              stale,
+              LONG_TTL_MS,
+            );
+            if (taken.kind !== "acquired")
+              throw new Error("the takeover of a dead holder must acquire");
+            live = fenceOf(taken.lease);
+            return store.claimReadyWork(live, "idle", 1);
+          })(),
         ]);
-        expect(reclaimed.status).toBe("fulfilled");
-        if (reclaimed.status !== "fulfilled" || reclaimed.value.kind !== "acquired") {
-          throw new Error("the takeover of a dead holder must acquire");
+        if (liveClaim.status !== "fulfilled" || !liveClaim.value || !live) {
+          throw new Error("the successor must claim the batch");
         }
-        const live = fenceOf(reclaimed.value.lease);
         expect(live.fencingToken).toBeGreaterThan(stale.fencingToken);
-        if (claimed.status === "fulfilled" && claimed.value) {
-          // Claim first: its completion is superseded, and the successor can claim the batch.
+        // Whatever the order, the batch ends claimed by the successor, whose completion commits;
+        // a stale claim (if it ran first) can no longer complete.
+        expect((await store.listWork(sid)).map((b) => b.claimFencingToken)).toEqual([
+          live.fencingToken,
+        ]);
+        if (staleClaim.status === "fulfilled" && staleClaim.value) {
           const head = (await store.loadSession(sid))?.headRevision ?? 0;
-          const completion = queueClaimCompletion(claimed.value);
+          const completion = queueClaimCompletion(staleClaim.value);
           await expectTetherError(
             () => store.commit(commitDraft(sid, head, { completeQueueClaims: [completion] })),
             "queued_work_claim_superseded",
           );
-        } else {
-          // Takeover first: the stale claim was refused as a whole.
-          expect(claimed.status).toBe("rejected");
         }
-        const successor = await store.claimReadyWork(live, "idle", 1);
-        expect(successor?.batches.map((b) => b.payload)).toEqual([`w${run}`]);
+        const head = (await store.loadSession(sid))?.headRevision ?? 0;
+        await store.commit(
+          commitDraft(sid, head, { completeQueueClaims: [queueClaimCompletion(liveClaim.value)] }),
+        );
+        expect(await store.listWork(sid)).toEqual([]);
       }
     });
   });
