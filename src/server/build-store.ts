@@ -45,7 +45,7 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
     const store = createMemoryStore();
     return {
       store,
-      log: createMemoryEventLog(),
+      log: createMemoryEventLog({ fences: store }),
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       ping: () => Promise.resolve(),

@@ -1,4 +1,5 @@
 // Builds a runtime on the memory backend for tests: memory store, log and signals, one bus.
+import type { FenceAuthority } from "../../src/store/memory/event-log.js";
 import { systemClock } from "../../src/ports/clock.js";
 import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
 import type { SessionId } from "../../src/domain/ids.js";
@@ -56,11 +57,12 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const maxEntries = options.logMaxEntries ?? 10_000;
   const namespace = options.namespace ?? `rt-${randomUUID()}`;
   const { redis } = options;
-  const backing = redis ? createRedisStore({ redis, namespace }) : createMemoryStore();
+  const memory = redis ? undefined : createMemoryStore();
+  const backing = memory ?? createRedisStore({ redis: redis as Redis | Cluster, namespace });
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
   const backingLog = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })
-    : createMemoryEventLog({ maxEntries });
+    : createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) });
   const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
   const deps: RuntimeDeps = {
     store,
@@ -111,4 +113,15 @@ export async function collect(events: AsyncIterable<CursoredEvent>): Promise<Cur
 
 export function textOf(events: readonly CursoredEvent[]): string {
   return events.map((e) => (e.event.type === "text_delta" ? e.event.text : "")).join("");
+}
+
+/** The leases appends are checked against: the store the runtime uses when it can answer. */
+function fenceAuthorityOf(
+  store: RuntimeStore,
+  backing: FenceAuthority | undefined,
+): FenceAuthority {
+  const own = store as Partial<FenceAuthority>;
+  if (typeof own.fenceIsLive === "function") return store as RuntimeStore & FenceAuthority;
+  if (backing) return backing;
+  throw new Error("a memory event log needs a memory store to check fences against");
 }

@@ -1,5 +1,7 @@
 // In-process event log: per-session arrays with a bounded retained window and wake-ups for readers.
+import { leaseExpired } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
+import type { LeaseFence } from "../../domain/lease.js";
 import type { EventLog, LogEntry, LogRead } from "../../ports/event-log.js";
 
 interface SessionLog {
@@ -11,6 +13,16 @@ interface SessionLog {
 export interface MemoryEventLogOptions {
   /** Entries retained per session; older ones are dropped and readers get a gap. */
   maxEntries?: number;
+  /**
+   * The leases a fenced append is checked against: the memory store the runtime uses. Without
+   * it, an append that names a fence is refused (nothing could vouch for the fence).
+   */
+  fences?: FenceAuthority;
+}
+
+/** Answers whether a fence names its session's live lease right now. */
+export interface FenceAuthority {
+  fenceIsLive(fence: LeaseFence): boolean;
 }
 
 export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
@@ -26,7 +38,11 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
   };
 
   return {
-    append(sessionId, items) {
+    append(sessionId, items, fence) {
+      // A stale holder's events never become visible (the Redis log checks in its script).
+      if (fence !== undefined && options.fences?.fenceIsLive(fence) !== true) {
+        return Promise.reject(leaseExpired(sessionId, fence.fencingToken));
+      }
       const log = logOf(sessionId);
       const seqs = items.map((item) => {
         const seq = ++log.lastSeq;

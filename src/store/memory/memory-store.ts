@@ -1,5 +1,7 @@
 // The in-memory reference store: the embedded default and the oracle of the conformance suite.
 // Each operation is one serialized step per session (see keyed-mutex.ts).
+import type { FenceAuthority } from "./event-log.js";
+import { requireLiveFence } from "./session-cell.js";
 import { isTetherError } from "../../domain/errors.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import { systemClock, type Clock } from "../../ports/clock.js";
@@ -29,7 +31,7 @@ export interface MemoryStoreOptions {
   logger?: StoreLogger;
 }
 
-export interface MemoryStore extends RuntimeStore {
+export interface MemoryStore extends RuntimeStore, FenceAuthority {
   /** Test hook run inside a claim, after its lease validation and before its mutation. */
   setClaimAfterValidationHook(hook?: () => Promise<void> | void): void;
 }
@@ -51,6 +53,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     {
       setClaimAfterValidationHook(hook) {
         ctx.afterClaimValidation = hook;
+      },
+
+      fenceIsLive(fence) {
+        const cell = ctx.cells.get(fence.sessionId);
+        if (!cell) return false;
+        try {
+          requireLiveFence(cell, fence, ctx.clock.nowMs());
+          return true;
+        } catch {
+          return false;
+        }
       },
 
       commit: (commit) => commits.commitRuntimeState(ctx, commit),
