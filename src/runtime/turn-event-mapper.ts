@@ -32,7 +32,8 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
   const session = clientSessionId(ctx.sessionId);
   const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
 
-  async function map(event: TurnEvent): Promise<SessionEvent | undefined> {
+  /** A promise only for a client call, which must be recorded before it is announced. */
+  function map(event: TurnEvent): SessionEvent | Promise<SessionEvent> | undefined {
     switch (event.type) {
       case "text_delta":
         return event;
@@ -49,12 +50,12 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
           idempotencyKey: idempotencyKey(event.callId),
         };
         if (!ctx.clientToolNames.has(event.toolName)) return { type: "tool_call_started", ...call };
-        await ctx.beforeClientCall?.(event.callId);
-        return {
+        const recorded = ctx.beforeClientCall?.(event.callId) ?? Promise.resolve();
+        return recorded.then((): SessionEvent => ({
           type: "tool_call_requested",
           ...call,
           deadlineMs: ctx.clock.nowMs() + ctx.clientToolTimeoutMs,
-        };
+        }));
       }
       case "tool_result":
         return {
@@ -91,8 +92,9 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
 
   return {
     async emit(event: TurnEvent): Promise<void> {
-      const mapped = await map(event);
-      if (mapped) await sink.emit(mapped);
+      const mapped = map(event);
+      if (mapped === undefined) return;
+      await sink.emit(mapped instanceof Promise ? await mapped : mapped);
     },
   };
 }

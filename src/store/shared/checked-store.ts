@@ -29,121 +29,211 @@ export const MAX_SESSION_PAGE = 1000;
  * Wraps a backend so each operation first validates its arguments. A refused argument rejects
  * the returned promise (never a synchronous throw: callers use Promise.all and .catch).
  */
+/**
+ * Runs `check`, then `run`; a refused argument becomes a rejected promise. Not an async function:
+ * the store's hot path pays no extra promise per call.
+ */
+function checked<R>(check: () => void, run: () => Promise<R>): Promise<R> {
+  try {
+    check();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return run();
+}
+
 export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreLimits): T {
   const maxIds = limits.maxBatchesPerClaim;
-  const session = (id: SessionId): SessionId => parseSessionId(id);
+  const checkSessionId = (id: SessionId): void => void parseSessionId(id);
   return {
     ...inner,
-    commit: async (commit) => {
-      checkCommit(commit, limits);
-      return inner.commit(commit);
-    },
-    loadSession: async (id, since) => {
-      const sessionId = session(id);
-      if (since) checkTranscriptMark(since);
-      return inner.loadSession(sessionId, since);
-    },
-    deleteSession: async (id) => inner.deleteSession(session(id)),
-    listSessions: async (options) => {
-      checkCount("limit", options?.limit, 1, MAX_SESSION_PAGE);
-      return inner.listSessions(options);
-    },
+    commit: (commit) =>
+      checked(
+        () => {
+          checkCommit(commit, limits);
+        },
+        () => inner.commit(commit),
+      ),
+    loadSession: (id, since) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          if (since) checkTranscriptMark(since);
+        },
+        () => inner.loadSession(id, since),
+      ),
+    deleteSession: (id) =>
+      checked(
+        () => checkSessionId(id),
+        () => inner.deleteSession(id),
+      ),
+    listSessions: (options) =>
+      checked(
+        () => {
+          checkCount("limit", options?.limit, 1, MAX_SESSION_PAGE);
+        },
+        () => inner.listSessions(options),
+      ),
 
-    tryClaimLease: async (id, owner, ttlMs) => {
-      const sessionId = session(id);
-      checkOwner(owner);
-      checkTtl(ttlMs);
-      return inner.tryClaimLease(sessionId, owner, ttlMs);
-    },
-    renewLease: async (fence, ttlMs) => {
-      checkFence(fence);
-      checkTtl(ttlMs);
-      return inner.renewLease(fence, ttlMs);
-    },
-    releaseLease: async (fence) => {
-      checkFence(fence);
-      return inner.releaseLease(fence);
-    },
-    reclaimLease: async (id, claimant, observed, ttlMs) => {
-      const sessionId = session(id);
-      checkOwner(claimant, "claimant");
-      checkFence(observed, "observed");
-      checkTtl(ttlMs);
-      if (observed.sessionId !== sessionId) {
-        throw sessionMismatch(sessionId, "observed.session_id", observed.sessionId);
-      }
-      return inner.reclaimLease(sessionId, claimant, observed, ttlMs);
-    },
-    currentLease: async (id) => inner.currentLease(session(id)),
+    tryClaimLease: (id, owner, ttlMs) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkOwner(owner);
+          checkTtl(ttlMs);
+        },
+        () => inner.tryClaimLease(id, owner, ttlMs),
+      ),
+    renewLease: (fence, ttlMs) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkTtl(ttlMs);
+        },
+        () => inner.renewLease(fence, ttlMs),
+      ),
+    releaseLease: (fence) =>
+      checked(
+        () => {
+          checkFence(fence);
+        },
+        () => inner.releaseLease(fence),
+      ),
+    reclaimLease: (id, claimant, observed, ttlMs) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkOwner(claimant, "claimant");
+          checkFence(observed, "observed");
+          checkTtl(ttlMs);
+          if (observed.sessionId !== id) {
+            throw sessionMismatch(id, "observed.session_id", observed.sessionId);
+          }
+        },
+        () => inner.reclaimLease(id, claimant, observed, ttlMs),
+      ),
+    currentLease: (id) =>
+      checked(
+        () => checkSessionId(id),
+        () => inner.currentLease(id),
+      ),
 
-    enqueueWork: async (draft) => {
-      checkQueuedWorkDraft(draft, limits);
-      return inner.enqueueWork(draft);
-    },
-    listWork: async (id) => inner.listWork(session(id)),
-    cancelWork: async (id, batchIds) => {
-      const sessionId = session(id);
-      checkIdList("batch_ids", batchIds, maxIds);
-      return inner.cancelWork(sessionId, batchIds);
-    },
-    claimReadyWork: async (fence, boundary, maxBatches) => {
-      checkFence(fence);
-      checkBoundary(boundary);
-      checkCount("max_batches", maxBatches, 1, maxIds);
-      return inner.claimReadyWork(fence, boundary, maxBatches);
-    },
-    claimWorkByIds: async (fence, batchIds) => {
-      checkFence(fence);
-      checkIdList("batch_ids", batchIds, maxIds);
-      return inner.claimWorkByIds(fence, batchIds);
-    },
+    enqueueWork: (draft) =>
+      checked(
+        () => {
+          checkQueuedWorkDraft(draft, limits);
+        },
+        () => inner.enqueueWork(draft),
+      ),
+    listWork: (id) =>
+      checked(
+        () => checkSessionId(id),
+        () => inner.listWork(id),
+      ),
+    cancelWork: (id, batchIds) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkIdList("batch_ids", batchIds, maxIds);
+        },
+        () => inner.cancelWork(id, batchIds),
+      ),
+    claimReadyWork: (fence, boundary, maxBatches) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkBoundary(boundary);
+          checkCount("max_batches", maxBatches, 1, maxIds);
+        },
+        () => inner.claimReadyWork(fence, boundary, maxBatches),
+      ),
+    claimWorkByIds: (fence, batchIds) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkIdList("batch_ids", batchIds, maxIds);
+        },
+        () => inner.claimWorkByIds(fence, batchIds),
+      ),
 
-    submitInput: async (draft) => {
-      checkTurnInputDraft(draft, limits);
-      return inner.submitInput(draft);
-    },
-    listInputs: async (id) => inner.listInputs(session(id)),
-    cancelInputs: async (id, selector) => {
-      const sessionId = session(id);
-      checkCancelSelector(selector, maxIds);
-      return inner.cancelInputs(sessionId, selector);
-    },
-    claimInputs: async (fence, point, maxInputs) => {
-      checkFence(fence);
-      checkClaimPoint(point);
-      checkCount("max_inputs", maxInputs, 1, maxIds);
-      return inner.claimInputs(fence, point, maxInputs);
-    },
-    deferActiveInputs: async (fence, turnId) => {
-      checkFence(fence);
-      checkId("turn_id", turnId);
-      return inner.deferActiveInputs(fence, turnId);
-    },
+    submitInput: (draft) =>
+      checked(
+        () => {
+          checkTurnInputDraft(draft, limits);
+        },
+        () => inner.submitInput(draft),
+      ),
+    listInputs: (id) =>
+      checked(
+        () => checkSessionId(id),
+        () => inner.listInputs(id),
+      ),
+    cancelInputs: (id, selector) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkCancelSelector(selector, maxIds);
+        },
+        () => inner.cancelInputs(id, selector),
+      ),
+    claimInputs: (fence, point, maxInputs) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkClaimPoint(point);
+          checkCount("max_inputs", maxInputs, 1, maxIds);
+        },
+        () => inner.claimInputs(fence, point, maxInputs),
+      ),
+    deferActiveInputs: (fence, turnId) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkId("turn_id", turnId);
+        },
+        () => inner.deferActiveInputs(fence, turnId),
+      ),
 
-    recordToolCalls: async (fence, turnId, callIds) => {
-      checkFence(fence);
-      checkId("turn_id", turnId);
-      checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
-      return inner.recordToolCalls(fence, turnId, callIds);
-    },
-    answerToolCalls: async (id, turnId, answers) => {
-      const sessionId = session(id);
-      checkId("turn_id", turnId);
-      checkToolAnswers(answers, limits);
-      return inner.answerToolCalls(sessionId, turnId, answers);
-    },
-    closeToolCalls: async (fence, turnId, callIds) => {
-      checkFence(fence);
-      checkId("turn_id", turnId);
-      if (callIds !== undefined) checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
-      return inner.closeToolCalls(fence, turnId, callIds);
-    },
-    readToolCalls: async (id, turnId) => {
-      const sessionId = session(id);
-      checkId("turn_id", turnId);
-      return inner.readToolCalls(sessionId, turnId);
-    },
+    recordToolCalls: (fence, turnId, callIds) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkId("turn_id", turnId);
+          checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
+        },
+        () => inner.recordToolCalls(fence, turnId, callIds),
+      ),
+    answerToolCalls: (id, turnId, answers) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkId("turn_id", turnId);
+          checkToolAnswers(answers, limits);
+        },
+        () => inner.answerToolCalls(id, turnId, answers),
+      ),
+    closeToolCalls: (fence, turnId, callIds) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkId("turn_id", turnId);
+          if (callIds !== undefined) checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
+        },
+        () => inner.closeToolCalls(fence, turnId, callIds),
+      ),
+    readToolCalls: (id, turnId) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkId("turn_id", turnId);
+        },
+        () => inner.readToolCalls(id, turnId),
+      ),
 
-    vacuum: async (id) => inner.vacuum(session(id)),
+    vacuum: (id) =>
+      checked(
+        () => checkSessionId(id),
+        () => inner.vacuum(id),
+      ),
   };
 }
