@@ -216,3 +216,64 @@ describe("redis store", () => {
     expect(error instanceof Error && error.message).not.toMatch(/WRONGTYPE/);
   });
 });
+
+describe("the settled-inputs watermark", () => {
+  it("claims scan only above the inputs every commit settled, and never skip an open one", async () => {
+    const namespace = freshNamespace("watermark");
+    const store = createRedisStore({ redis, namespace });
+    const s = parseSessionId(`wm-${randomUUID()}`);
+    const submit = async (text: string) =>
+      (await store.submitInput({ sessionId: s, delivery: { kind: "next_turn" }, payload: text }))
+        .input;
+    const head = `${namespace}:{${s}}:head`;
+    const fence = fenceOf(acquired(await store.tryClaimLease(s, owner("w"), 60_000)));
+
+    const first = await submit("one");
+    const second = await submit("two");
+    const claim = await store.claimInputs(fence, { kind: "idle" }, 2);
+    if (!claim) throw new Error("nothing claimed");
+    await store.commit({
+      sessionId: s,
+      expectedHeadRevision: 1,
+      appendMessages: [],
+      completeInputClaims: [
+        {
+          sessionId: s,
+          claimId: claim.claimId,
+          fencingToken: fence.fencingToken,
+          inputIds: claim.inputs.map((i) => i.inputId),
+        },
+      ],
+    });
+    expect(await redis.hget(head, "ilow")).toBe(String(second.seq));
+
+    // A cancelled input is settled too, but only once a commit moves past it.
+    const third = await submit("three");
+    const fourth = await submit("four");
+    await store.cancelInputs(s, { kind: "ids", inputIds: [third.inputId] });
+    const next = await store.claimInputs(fence, { kind: "idle" }, 10);
+    expect(next?.inputs.map((i) => i.inputId)).toEqual([fourth.inputId]);
+    await store.commit({
+      sessionId: s,
+      expectedHeadRevision: 2,
+      appendMessages: [],
+      completeInputClaims: [
+        {
+          sessionId: s,
+          claimId: next!.claimId,
+          fencingToken: fence.fencingToken,
+          inputIds: [fourth.inputId],
+        },
+      ],
+    });
+    expect(await redis.hget(head, "ilow")).toBe(String(fourth.seq));
+    expect(first.seq).toBeLessThan(second.seq);
+
+    // A new input above the watermark is found; the listing shows only it.
+    const fifth = await submit("five");
+    expect((await store.listInputs(s)).map((i) => i.inputId)).toEqual([fifth.inputId]);
+    expect(
+      (await store.claimInputs(fence, { kind: "idle" }, 10))?.inputs.map((i) => i.inputId),
+    ).toEqual([fifth.inputId]);
+  });
+});

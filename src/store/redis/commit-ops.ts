@@ -43,7 +43,17 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
     "commit",
-    [k.head, k.messages, k.metadata, k.stamps, k.lease, k.work, k.workIndex, k.inputs],
+    [
+      k.head,
+      k.messages,
+      k.metadata,
+      k.stamps,
+      k.lease,
+      k.work,
+      k.workIndex,
+      k.inputs,
+      k.inputIndex,
+    ],
     [commitSpec(input), ...input.appendMessages],
   );
   switch (reply[0]) {

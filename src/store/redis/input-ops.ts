@@ -54,7 +54,11 @@ export async function listInputs(
   sessionId: SessionId,
 ): Promise<PendingTurnInput[]> {
   const k = ctx.keys(sessionId);
-  const reply = await ctx.scripts.run("listInputs", [k.inputs, k.inputPayloads, k.inputIndex], []);
+  const reply = await ctx.scripts.run(
+    "listInputs",
+    [k.inputs, k.inputPayloads, k.inputIndex, k.head],
+    [],
+  );
   return pairs(reply, 1, (meta, payload) => decodeInput(sessionId, meta, payload));
 }
 
@@ -83,7 +87,7 @@ export async function claimInputs(
     point.kind === "checkpoint" ? [point.turnId, point.checkpoint] : ["", ""];
   const reply = await ctx.scripts.run(
     "claimInputs",
-    [k.lease, k.inputs, k.inputPayloads, k.inputIndex],
+    [k.lease, k.inputs, k.inputPayloads, k.inputIndex, k.head],
     [fence.leaseToken, fence.fencingToken, point.kind, turnId, checkpoint, maxInputs, claimId],
   );
   if (reply[0] === REPLY.LEASE_EXPIRED) {
@@ -103,7 +107,7 @@ export async function deferActiveInputs(
   const k = ctx.keys(fence.sessionId);
   const reply = await ctx.scripts.run(
     "deferActiveInputs",
-    [k.lease, k.inputs, k.inputIndex],
+    [k.lease, k.inputs, k.inputIndex, k.head],
     [fence.leaseToken, fence.fencingToken, turnId],
   );
   if (reply[0] === REPLY.LEASE_EXPIRED) {

@@ -72,6 +72,32 @@ local function mark_claimed(key, id, item, gen, claim_id)
   return encoded
 end
 
+-- Turn inputs below a session's settled watermark (`ilow` on the head hash, an input sequence)
+-- are all completed or cancelled: scans that look for open inputs start above it, so a session's
+-- old tombstones cost nothing per turn. Absent (sessions from before) reads 0: scan everything.
+local function open_input_ids(head_key, index_key)
+  local low = redis.call('HGET', head_key, 'ilow') or '0'
+  return redis.call('ZRANGEBYSCORE', index_key, '(' .. low, '+inf')
+end
+
+-- Moves the watermark past the settled inputs that follow it, at most `budget` of them per call
+-- (later commits continue), so a commit's cost stays bounded.
+local function advance_input_watermark(head_key, index_key, inputs_key, budget)
+  local low = redis.call('HGET', head_key, 'ilow') or '0'
+  local moved = false
+  local entries = redis.call('ZRANGEBYSCORE', index_key, '(' .. low, '+inf', 'WITHSCORES', 'LIMIT', 0, budget)
+  for i = 1, #entries, 2 do
+    local raw = redis.call('HGET', inputs_key, entries[i])
+    if raw then
+      local state = cjson.decode(raw).state
+      if state ~= 'completed' and state ~= 'cancelled' then break end
+    end
+    low = entries[i + 1]
+    moved = true
+  end
+  if moved then redis.call('HSET', head_key, 'ilow', low) end
+end
+
 -- Items with a source key (work batches, turn inputs): a source key seen before answers with the
 -- item it stored (same content hash) or a conflict (other content). nil when the key is new.
 local function source_key_reply(items_key, source_keys_key, source_key, content_hash)

@@ -1,7 +1,8 @@
 -- listInputs: pending and claimed inputs in submission order (tombstones left out). Writes nothing.
 -- KEYS[1] input hash   KEYS[2] input payload hash   KEYS[3] input index zset (every input)
+-- KEYS[4] head hash (the settled-inputs watermark)
 -- Replies: {R.OK, inputJson1, payload1, ...}
-local ids = redis.call('ZRANGE', KEYS[3], 0, -1)
+local ids = open_input_ids(KEYS[4], KEYS[3])
 local metas = hmget_all(KEYS[1], ids)
 local live = {}
 local live_metas = {}

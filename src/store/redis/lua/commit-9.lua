@@ -4,6 +4,7 @@
 -- items completed, stamp recorded, and the advisory lease release.
 -- KEYS[1] head hash        KEYS[2] message list    KEYS[3] metadata hash   KEYS[4] stamp hash
 -- KEYS[5] lease hash       KEYS[6] work hash       KEYS[7] work index zset KEYS[8] input hash
+-- KEYS[9] input index zset (to move the settled-inputs watermark, see _shared.lua)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -75,6 +76,7 @@ for _, s in ipairs(settled) do
   redis.call('HSET', s.key, s.id, cjson.encode(s.item))
   if s.key == KEYS[6] then redis.call('ZREM', KEYS[7], s.id) end
 end
+if #spec.i > 0 then advance_input_watermark(KEYS[1], KEYS[9], KEYS[8], 256) end
 if spec.op ~= '' then
   redis.call('HSET', KEYS[4], spec.op, cjson.encode({ h = spec.h, rev = rev }))
 end

@@ -2,6 +2,7 @@
 -- Claimable: pending, or claimed by a lower generation. Idle admits next_turn inputs; a
 -- checkpoint admits active_turn inputs of its turn whose minBoundary is at or before it.
 -- KEYS[1] lease hash   KEYS[2] input hash   KEYS[3] input payload hash   KEYS[4] input index zset
+-- KEYS[5] head hash (the settled-inputs watermark)
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] "idle" | "checkpoint"
 -- ARGV[4] turn id ("" when idle)   ARGV[5] checkpoint ("" when idle)   ARGV[6] max inputs
 -- ARGV[7] claim id
@@ -14,7 +15,7 @@ local gen = tonumber(ARGV[2])
 local order = { after_work = 1, before_completion = 2 }
 local idle = ARGV[3] == 'idle'
 local max = tonumber(ARGV[6])
-local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+local ids = open_input_ids(KEYS[5], KEYS[4])
 local metas = hmget_all(KEYS[2], ids)
 local taken = {}
 for i = 1, #ids do
