@@ -1,6 +1,6 @@
 // The event log on Redis Streams: one stream per session under the session's hash tag, entry ids
 // `<seq>-1` so the id is the cursor, trimmed to an approximate length. Appends are fenced by the
-// session lease in the same script; readers block with XREAD on a small pool of connections.
+// session lease in the same script; readers block with XREAD on a pool of connections that are reused.
 import type { Cluster, Redis } from "ioredis";
 import { leaseExpired } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
@@ -20,6 +20,9 @@ export interface RedisEventLogOptions {
   maxIdleReaders?: number;
 }
 
+/** Standalone servers only: a cluster routes the blocked read to a node the caller can't name. */
+const isStandalone = (conn: Redis | Cluster): conn is Redis => !conn.isCluster;
+
 type Connection = Redis | Cluster;
 type RawEntry = [id: string, fields: string[]];
 
@@ -37,11 +40,27 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const { redis } = options;
   const namespace = options.namespace ?? "tether";
   const maxEntries = options.maxEntries ?? 10_000;
-  const maxIdle = options.maxIdleReaders ?? 8;
+  // Enough for every session a busy replica follows at once, so readers are reused, not reopened.
+  const maxIdle = options.maxIdleReaders ?? 64;
   const scripts = createScriptRunner(redis);
   const idle: Connection[] = [];
   const busy = new Set<Connection>();
+  /** Each standalone reader's client id, asked once, so an abandoned wait can be unblocked. */
+  const clientIds = new WeakMap<Connection, Promise<number | undefined>>();
   let closed = false;
+
+  const clientIdOf = (conn: Connection): Promise<number | undefined> => {
+    if (!isStandalone(redis) || !isStandalone(conn)) return Promise.resolve(undefined);
+    let id = clientIds.get(conn);
+    if (!id) {
+      id = conn.client("ID").then(
+        (value) => Number(value),
+        () => undefined,
+      );
+      clientIds.set(conn, id);
+    }
+    return id;
+  };
 
   const acquire = (): Connection => {
     let conn = idle.pop();
@@ -115,8 +134,15 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
     ) {
       if (signal.aborted || closed) return;
       const conn = acquire();
-      // An abort cannot interrupt XREAD on the server; dropping the connection can.
-      const onAbort = (): void => conn.disconnect();
+      const clientId = await clientIdOf(conn);
+      if (signal.aborted) return release(conn, true);
+      // An abort cannot interrupt XREAD by itself. On a standalone server CLIENT UNBLOCK from the
+      // shared connection ends it and the reader goes back to the pool, so a watch that ends
+      // costs no new connection; otherwise (a cluster) dropping the connection ends it.
+      const onAbort = (): void => {
+        if (clientId === undefined || !isStandalone(redis)) return void conn.disconnect();
+        redis.client("UNBLOCK", clientId).catch(() => conn.disconnect());
+      };
       signal.addEventListener("abort", onAbort, { once: true });
       let healthy = true;
       try {
@@ -134,7 +160,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
         healthy = false;
       } finally {
         signal.removeEventListener("abort", onAbort);
-        release(conn, healthy && !signal.aborted);
+        release(conn, healthy && (clientId !== undefined || !signal.aborted));
       }
     },
 

@@ -9,6 +9,7 @@ import type { EventLog } from "../../../src/ports/event-log.js";
 import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
 import { freshNamespace } from "../../support/redis-store-factory.js";
+import { startRedis } from "../../support/redis-harness.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { createManualClock } from "../../../src/ports/clock.js";
 import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
@@ -134,4 +135,33 @@ describe.each([
       expect(texts((await log.read(sid, 0, 10)).entries)).toEqual(["live"]);
     },
   );
+});
+
+describe("blocking waits on a standalone Redis", () => {
+  it("an abandoned wait is unblocked and its reader reused: ten waits, one reader connection", async () => {
+    // A server of its own, so the connection count is this log's alone.
+    const server = await startRedis();
+    const own = new Redis({ host: "127.0.0.1", port: server.port });
+    try {
+      const log = createRedisEventLog({ redis: own, namespace: "waits", maxEntries: 10 });
+      const sid = parseSessionId("waiting");
+      // Connections the server ever accepted: a reader dropped and opened again counts each time.
+      const accepted = async () =>
+        Number(/total_connections_received:(\d+)/u.exec(await own.info("stats"))?.[1] ?? NaN);
+      const before = await accepted();
+      for (let i = 0; i < 10; i++) {
+        const stop = new AbortController();
+        // A 30 s wait that only an abort can end; the test would time out if the abort did not.
+        const waiting = log.waitForEntries(sid, 0, 30_000, stop.signal);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        stop.abort();
+        await waiting;
+      }
+      expect(await accepted()).toBeLessThanOrEqual(before + 1);
+      await log.close();
+    } finally {
+      own.disconnect();
+      await server.stop();
+    }
+  });
 });
