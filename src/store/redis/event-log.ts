@@ -47,12 +47,18 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const busy = new Set<Connection>();
   /** Each standalone reader's client id, asked once, so an abandoned wait can be unblocked. */
   const clientIds = new WeakMap<Connection, Promise<number | undefined>>();
+  const watched = new WeakSet<Connection>();
   let closed = false;
 
   const clientIdOf = (conn: Connection): Promise<number | undefined> => {
     if (!isStandalone(redis) || !isStandalone(conn)) return Promise.resolve(undefined);
     let id = clientIds.get(conn);
     if (!id) {
+      // A reconnected reader has a new id (and a restarted server reuses old ones): ask again.
+      if (!watched.has(conn)) {
+        watched.add(conn);
+        conn.on("ready", () => clientIds.delete(conn));
+      }
       id = conn.client("ID").then(
         (value) => Number(value),
         () => undefined,
