@@ -264,26 +264,30 @@ export function describeFenceLaws(factory: StoreFactory): void {
       expect(await snapshot(store, sid)).toEqual(before);
     }
 
+    /** Completing the seeded work claim, then the seeded input claim, from `head`: both refused. */
+    async function expectBothCompletionsRefused(
+      store: RuntimeStore,
+      seeded: Seeded,
+      head: number,
+    ): Promise<void> {
+      const { sid, work, inputs } = seeded;
+      await expectCompletionRefused(store, sid, () =>
+        store.commit(commitDraft(sid, head, { completeQueueClaims: [queueClaimCompletion(work)] })),
+      );
+      await expectCompletionRefused(store, sid, () =>
+        store.commit(
+          commitDraft(sid, head, { completeInputClaims: [inputClaimCompletion(inputs)] }),
+        ),
+      );
+    }
+
     test("another generation holds the lease", async () => {
       const h = harness();
       const { held, seeded } = await seed(h, SHORT_TTL_MS);
       await h.advanceTime(PAST_SHORT_TTL_MS);
       await acquire(h.store, seeded.sid, opaqueOwner("successor"), LONG_TTL_MS);
       const head = (await h.store.loadSession(seeded.sid))?.headRevision ?? 0;
-      await expectCompletionRefused(h.store, seeded.sid, () =>
-        h.store.commit(
-          commitDraft(seeded.sid, head, {
-            completeQueueClaims: [queueClaimCompletion(seeded.work)],
-          }),
-        ),
-      );
-      await expectCompletionRefused(h.store, seeded.sid, () =>
-        h.store.commit(
-          commitDraft(seeded.sid, head, {
-            completeInputClaims: [inputClaimCompletion(seeded.inputs)],
-          }),
-        ),
-      );
+      await expectBothCompletionsRefused(h.store, seeded, head);
       expect(held.fencingToken).toBeLessThan(
         (await h.store.currentLease(seeded.sid))?.fencingToken ?? 0,
       );
@@ -294,20 +298,7 @@ export function describeFenceLaws(factory: StoreFactory): void {
       const { held, seeded } = await seed(h, LONG_TTL_MS);
       await h.store.releaseLease(held);
       const head = (await h.store.loadSession(seeded.sid))?.headRevision ?? 0;
-      await expectCompletionRefused(h.store, seeded.sid, () =>
-        h.store.commit(
-          commitDraft(seeded.sid, head, {
-            completeQueueClaims: [queueClaimCompletion(seeded.work)],
-          }),
-        ),
-      );
-      await expectCompletionRefused(h.store, seeded.sid, () =>
-        h.store.commit(
-          commitDraft(seeded.sid, head, {
-            completeInputClaims: [inputClaimCompletion(seeded.inputs)],
-          }),
-        ),
-      );
+      await expectBothCompletionsRefused(h.store, seeded, head);
     });
 
     test("a later claim of the same generation replaced the claim id on the items", async () => {
@@ -341,18 +332,7 @@ export function describeFenceLaws(factory: StoreFactory): void {
           completeInputClaims: [inputClaimCompletion(seeded.inputs)],
         }),
       );
-      await expectCompletionRefused(h.store, sid, () =>
-        h.store.commit(
-          commitDraft(sid, head + 1, { completeQueueClaims: [queueClaimCompletion(seeded.work)] }),
-        ),
-      );
-      await expectCompletionRefused(h.store, sid, () =>
-        h.store.commit(
-          commitDraft(sid, head + 1, {
-            completeInputClaims: [inputClaimCompletion(seeded.inputs)],
-          }),
-        ),
-      );
+      await expectBothCompletionsRefused(h.store, seeded, head + 1);
     });
   });
 

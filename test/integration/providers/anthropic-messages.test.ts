@@ -1,12 +1,7 @@
 // The Messages adapter against a loopback server speaking the streaming wire format.
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  ProviderError,
-  type ModelCall,
-  type ModelRequest,
-  type ModelStreamEvent,
-} from "../../../src/ports/model-provider.js";
 import { createAnthropicMessagesProvider } from "../../../src/providers/anthropic-messages.js";
+import { drain, failure, request } from "./model-calls.js";
 import { sse, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 let server: WireServer | undefined;
@@ -22,41 +17,6 @@ async function providerFor(replies: WireReply[]) {
     baseURL: server.baseURL,
     defaultModel: "test-model",
   });
-}
-
-function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
-    tools: [],
-    options: {},
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function drain(call: ModelCall) {
-  const events: ModelStreamEvent[] = [];
-  for (;;) {
-    const step = await call.next();
-    if (step.done === true) return { events, response: step.value };
-    events.push(step.value);
-  }
-}
-
-async function failure(
-  call: ModelCall,
-): Promise<{ error: ProviderError; events: ModelStreamEvent[] }> {
-  const events: ModelStreamEvent[] = [];
-  try {
-    for (;;) {
-      const step = await call.next();
-      if (step.done === true) throw new Error("expected the call to fail");
-      events.push(step.value);
-    }
-  } catch (err) {
-    if (!(err instanceof ProviderError)) throw err;
-    return { error: err, events };
-  }
 }
 
 const ev = (data: { type: string } & Record<string, unknown>) => sse(data, data.type);

@@ -1,13 +1,8 @@
 // The Messages adapter against stream shapes a real deployment meets, streamed byte for byte by a
 // loopback server: a body that ends before message_stop, an answer cut at max_tokens, thinking.
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  ProviderError,
-  type ModelCall,
-  type ModelRequest,
-  type ModelStreamEvent,
-} from "../../../src/ports/model-provider.js";
 import { createAnthropicMessagesProvider } from "../../../src/providers/anthropic-messages.js";
+import { drain, failure, request } from "./model-calls.js";
 import { sse, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 let server: WireServer | undefined;
@@ -23,22 +18,6 @@ async function providerFor(replies: WireReply[]) {
     baseURL: server.baseURL,
     defaultModel: "m",
   });
-}
-
-const request = (): ModelRequest => ({
-  messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
-  tools: [],
-  options: {},
-  signal: new AbortController().signal,
-});
-
-async function drain(call: ModelCall) {
-  const events: ModelStreamEvent[] = [];
-  for (;;) {
-    const step = await call.next();
-    if (step.done === true) return { events, response: step.value };
-    events.push(step.value);
-  }
 }
 
 const ev = (data: { type: string } & Record<string, unknown>) => sse(data, data.type);
@@ -72,15 +51,9 @@ const end = (stop: string) => [
 describe("Anthropic streams at their edges", () => {
   it("a body that ends cleanly before message_stop is an early end, never an answer", async () => {
     const provider = await providerFor([{ frames: [start, ...textBlock("half")] }]);
-    let caught: unknown;
-    try {
-      await drain(provider.call(request()));
-    } catch (err) {
-      caught = err;
-    }
-    expect(caught).toBeInstanceOf(ProviderError);
-    expect((caught as ProviderError).message).toContain("stream ended early");
-    expect((caught as ProviderError).retryable).toBe(true);
+    const { error } = await failure(provider.call(request()));
+    expect(error.message).toContain("stream ended early");
+    expect(error.retryable).toBe(true);
   });
 
   it("stop_reason max_tokens marks the response truncated", async () => {

@@ -5,13 +5,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTurnEngine } from "../../../src/engine/index.js";
 import type { TurnEvent } from "../../../src/domain/turn-events.js";
-import {
-  ProviderError,
-  type ModelCall,
-  type ModelRequest,
-  type ModelStreamEvent,
-} from "../../../src/ports/model-provider.js";
 import { createOpenAIChatProvider } from "../../../src/providers/openai-chat.js";
+import { drain, failure, request } from "./model-calls.js";
 import { sse, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 let server: WireServer | undefined;
@@ -23,32 +18,6 @@ afterEach(async () => {
 async function providerFor(replies: WireReply[]) {
   server = await startWireServer(replies, "/v1");
   return createOpenAIChatProvider({ apiKey: "k", baseURL: server.baseURL, defaultModel: "m" });
-}
-
-const request = (): ModelRequest => ({
-  messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
-  tools: [],
-  options: {},
-  signal: new AbortController().signal,
-});
-
-async function drain(call: ModelCall) {
-  const events: ModelStreamEvent[] = [];
-  for (;;) {
-    const step = await call.next();
-    if (step.done === true) return { events, response: step.value };
-    events.push(step.value);
-  }
-}
-
-async function failure(call: ModelCall): Promise<ProviderError> {
-  try {
-    await drain(call);
-  } catch (err) {
-    if (err instanceof ProviderError) return err;
-    throw err;
-  }
-  throw new Error("expected the call to fail");
 }
 
 const base = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
@@ -89,14 +58,14 @@ describe("OpenAI-compatible servers in the wild", () => {
         ],
       },
     ]);
-    const error = await failure(provider.call(request()));
+    const { error } = await failure(provider.call(request()));
     expect(error.message).toBe("openai: CUDA out of memory");
     expect(error.status).toBe(500);
   });
 
   it("a body that ends cleanly without a finish reason or [DONE] is an early end, never an answer", async () => {
     const provider = await providerFor([{ frames: [chunk({ content: "half an ans" })] }]);
-    const error = await failure(provider.call(request()));
+    const { error } = await failure(provider.call(request()));
     expect(error.message).toContain("stream ended early");
     expect(error.retryable).toBe(true);
   });
