@@ -16,6 +16,7 @@ import {
   receiptToProto,
   snapshotToProto,
 } from "./convert/session.js";
+import { parkDraftFromProto, parkedToProto, resumeToProto } from "./convert/parked-turns.js";
 import { scopeOf } from "./tenancy.js";
 import { toolAnswerFromProto, toolCallStateToProto } from "./convert/tool-calls.js";
 
@@ -166,6 +167,34 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
         req.turnId,
       );
       return { calls: states.map(toolCallStateToProto) };
+    },
+
+    async parkTurn(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const fence = fenceFromProto(req.fence, scope, "fence");
+      const receipt = await store.parkTurn(fence, parkDraftFromProto(req));
+      return { resumable: receipt.resumable, expiresAtMs: BigInt(receipt.expiresAtMs) };
+    },
+
+    async resumeTurn(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const fence = fenceFromProto(req.fence, scope, "fence");
+      return resumeToProto(await store.resumeTurn(fence, req.turnId), scope);
+    },
+
+    async cancelParkedTurn(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const cancelled = await store.cancelParkedTurn(
+        scope.toStore(req.sessionId, "session_id"),
+        req.turnId === "" ? undefined : req.turnId,
+      );
+      return { cancelled };
+    },
+
+    async readParkedTurn(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const parked = await store.readParkedTurn(scope.toStore(req.sessionId, "session_id"));
+      return parked ? { parked: parkedToProto(parked, scope) } : {};
     },
 
     async vacuum(req, ctx) {

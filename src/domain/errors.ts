@@ -117,6 +117,18 @@ export function turnNotRunning(_sessionId: string, turnId: string): TetherError 
   });
 }
 
+/** A commit or park names a parked turn the session does not have (another one, or none). */
+export function parkedTurnMismatch(turnId: string, parkedTurnId: string | undefined): TetherError {
+  const actual = parkedTurnId === undefined ? "no parked turn" : `turn ${parkedTurnId} parked`;
+  return new TetherError(
+    "turn_not_running",
+    `turn ${turnId} is not parked (the session has ${actual})`,
+    {
+      fields: { turnId, parkedTurnId },
+    },
+  );
+}
+
 export function leaseExpired(sessionId: string, fencingToken: number): TetherError {
   return new TetherError(
     "session_execution_lease_expired",

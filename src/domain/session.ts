@@ -79,6 +79,8 @@ export interface RuntimeCommit {
   releaseLease?: LeaseFence;
   completeQueueClaims?: QueuedWorkClaimCompletion[];
   completeInputClaims?: TurnInputClaimCompletion[];
+  /** The commit ends this parked turn: its record must exist and is removed in the same step. */
+  parkedTurnId?: string;
 }
 
 export interface CommitReceipt {

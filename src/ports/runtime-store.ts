@@ -3,6 +3,12 @@
 import type { ClientToolResult, ToolAnswerReport, ToolCallState } from "../domain/tool-calls.js";
 import type { BatchId, SessionId } from "../domain/ids.js";
 import type {
+  ParkReceipt,
+  ParkTurnDraft,
+  ParkedTurn,
+  ResumeOutcome,
+} from "../domain/parked-turns.js";
+import type {
   DeferReport,
   InputCancelReport,
   InputCancelSelector,
@@ -128,6 +134,27 @@ export interface ToolCallStore {
   readToolCalls(sessionId: SessionId, turnId: string): Promise<ToolCallState[]>;
 }
 
+/** Turns parked on outside answers; see domain/parked-turns.ts. */
+export interface ParkedTurnStore {
+  /**
+   * Under the live fence, in one step: checks that the turn's claims are held by the fence,
+   * records its waits (pending unless recorded), stores its progress and releases the lease.
+   * While a turn is parked, idle claims find nothing: new turns wait for it. Parking again
+   * (a resumed turn that waits again) replaces the record; another turn's park is refused.
+   */
+  parkTurn(fence: LeaseFence, draft: ParkTurnDraft): Promise<ParkReceipt>;
+  /**
+   * Under the live fence: the parked turn `turnId` (undefined when the session has no parked
+   * turn of that id; readParkedTurn finds it first). When it can go on (answered,
+   * cancelled, expired) its claims move to the fence; while waiting nothing changes. The record
+   * stays until the turn's commit, so a resume that dies is resumed again by the next holder.
+   */
+  resumeTurn(fence: LeaseFence, turnId: string): Promise<ResumeOutcome | undefined>;
+  /** Any replica: asks the parked turn (of that id, when given) to end; false when none. */
+  cancelParkedTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
+  readParkedTurn(sessionId: SessionId): Promise<ParkedTurn | undefined>;
+}
+
 export interface StoreMaintenance {
   /** Removes completed and cancelled tombstones of a session. */
   vacuum(sessionId: SessionId): Promise<VacuumReport>;
@@ -141,6 +168,7 @@ export interface RuntimeStore
     QueuedWorkStore,
     TurnInputStore,
     ToolCallStore,
+    ParkedTurnStore,
     StoreMaintenance {}
 
 export interface StoreLimits {

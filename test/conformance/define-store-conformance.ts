@@ -7,6 +7,7 @@ import { describeCommitLaws } from "./laws/commits.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
+import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeSessionListLaws } from "./laws/session-list.js";
@@ -30,5 +31,6 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeSessionListLaws(factory);
   describeTranscriptMarkLaws(factory);
   describeToolCallLaws(factory);
+  describeParkedTurnLaws(factory);
   describeBadInputLaws(factory);
 }

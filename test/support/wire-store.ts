@@ -19,6 +19,11 @@ import {
 } from "../../src/api/convert/inputs.js";
 import { fenceToProto, leaseFromProto, ownerToProto } from "../../src/api/convert/lease.js";
 import {
+  parkDraftToProto,
+  parkedFromProto,
+  resumeFromProto,
+} from "../../src/api/convert/parked-turns.js";
+import {
   batchFromProto,
   cancelReportFromProto,
   claimBoundaries,
@@ -301,6 +306,33 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
       call(async () => {
         const res = await leases.readToolCalls({ sessionId, turnId });
         return res.calls.map((c, i) => toolCallStateFromProto(c, `calls[${i}]`));
+      }),
+
+    parkTurn: (fence, draft) =>
+      call(async () => {
+        const res = await leases.parkTurn({
+          fence: fenceToProto(fence, ids, "fence"),
+          ...parkDraftToProto(draft),
+        });
+        return { resumable: res.resumable, expiresAtMs: Number(res.expiresAtMs) };
+      }),
+
+    resumeTurn: (fence, turnId) =>
+      call(async () => {
+        const res = await leases.resumeTurn({ fence: fenceToProto(fence, ids, "fence"), turnId });
+        return resumeFromProto(res, ids);
+      }),
+
+    cancelParkedTurn: (sessionId, turnId) =>
+      call(async () => {
+        const res = await leases.cancelParkedTurn({ sessionId, turnId: turnId ?? "" });
+        return res.cancelled;
+      }),
+
+    readParkedTurn: (sessionId) =>
+      call(async () => {
+        const res = await leases.readParkedTurn({ sessionId });
+        return res.parked ? parkedFromProto(res.parked, ids, "parked") : undefined;
       }),
 
     vacuum: (sessionId) =>

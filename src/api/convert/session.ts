@@ -164,6 +164,7 @@ export function commitFromProto(req: CommitRequest, ids: SessionIdMap): RuntimeC
       inputCompletionFromProto(c, ids, `complete_input_claims[${i}]`),
     );
   }
+  if (req.parkedTurnId !== "") commit.parkedTurnId = req.parkedTurnId;
   return commit;
 }
 
@@ -184,5 +185,6 @@ export function commitToProto(c: RuntimeCommit, ids: SessionIdMap) {
     completeInputClaims: (c.completeInputClaims ?? []).map((q, i) =>
       inputCompletionToProto(q, ids, `complete_input_claims[${i}]`),
     ),
+    parkedTurnId: c.parkedTurnId ?? "",
   };
 }

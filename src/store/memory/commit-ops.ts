@@ -2,6 +2,7 @@
 import {
   commitStampConflict,
   headRevisionConflict,
+  parkedTurnMismatch,
   queuedWorkClaimSuperseded,
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
@@ -26,6 +27,9 @@ function checkApplicable(
 ): void {
   if (commit.expectedHeadRevision !== cell.headRevision) {
     throw headRevisionConflict(cell.sessionId, commit.expectedHeadRevision, cell.headRevision);
+  }
+  if (commit.parkedTurnId !== undefined && cell.parked?.turnId !== commit.parkedTurnId) {
+    throw parkedTurnMismatch(commit.parkedTurnId, cell.parked?.turnId);
   }
   const generation = liveLease(cell, nowMs)?.fencingToken;
   for (const completion of commit.completeQueueClaims ?? []) {
@@ -81,6 +85,7 @@ function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
       if (input) input.state = "completed";
     }
   }
+  if (commit.parkedTurnId !== undefined) cell.parked = undefined;
   const release = commit.releaseLease;
   if (
     release &&

@@ -101,6 +101,8 @@ export function claimInputs(
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();
+    // A parked turn holds the session: new turns wait for it (its resume takes its own claims).
+    if (point.kind === "idle" && cell.parked) return undefined;
     const taken = [...cell.inputs.values()]
       .filter(
         (i) =>

@@ -19,6 +19,7 @@ import { createKeyedMutex } from "./keyed-mutex.js";
 import * as commits from "./commit-ops.js";
 import * as inputs from "./input-ops.js";
 import * as leases from "./lease-ops.js";
+import * as parking from "./parked-turn-ops.js";
 import * as queue from "./queue-ops.js";
 import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
@@ -108,6 +109,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       closeToolCalls: (fence, turnId, callIds) =>
         fenced(ctx, "closeToolCalls", fence, toolCalls.closeToolCalls(ctx, fence, turnId, callIds)),
       readToolCalls: (sessionId, turnId) => toolCalls.readToolCalls(ctx, sessionId, turnId),
+
+      parkTurn: (fence, draft) =>
+        fenced(ctx, "parkTurn", fence, parking.parkTurn(ctx, fence, draft)),
+      resumeTurn: (fence, turnId) =>
+        fenced(ctx, "resumeTurn", fence, parking.resumeTurn(ctx, fence, turnId)),
+      cancelParkedTurn: (sessionId, turnId) => parking.cancelParkedTurn(ctx, sessionId, turnId),
+      readParkedTurn: (sessionId) => parking.readParkedTurn(ctx, sessionId),
 
       vacuum: (sessionId) => sessions.vacuum(ctx, sessionId),
       close: () => Promise.resolve(),

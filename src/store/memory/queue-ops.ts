@@ -102,6 +102,8 @@ export function claimReadyWork(
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();
+    // A parked turn holds the session: new turns wait for it (its resume takes its own claims).
+    if (boundary === "idle" && cell.parked) return undefined;
     const eligible = [...cell.batches.values()]
       .filter((b) => claimable(b, fence.fencingToken))
       .filter((b) => boundary === "idle" || b.deliveryPolicy === "earliest_safe_boundary")

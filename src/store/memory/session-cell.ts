@@ -4,6 +4,7 @@ import type { BatchId, InputId, SessionId } from "../../domain/ids.js";
 import type { PendingTurnInput } from "../../domain/inputs.js";
 import type { LeaseFence, SessionExecutionLease } from "../../domain/lease.js";
 import { leaseExpired } from "../../domain/errors.js";
+import type { ParkedTurn } from "../../domain/parked-turns.js";
 import type { QueuedWorkBatch } from "../../domain/queue.js";
 import type { CommitReceipt, UsageTotals } from "../../domain/session.js";
 import { ZERO_USAGE } from "../../domain/session.js";
@@ -30,6 +31,8 @@ export interface SessionCell {
   inputSeq: number;
   inputs: Map<InputId, PendingTurnInput>;
   inputSourceKeys: Map<string, SourceKeyEntry<InputId>>;
+  /** The turn parked on outside answers, until its commit (parked-turn-ops.ts). */
+  parked: ParkedTurn | undefined;
 }
 
 export function emptyCell(sessionId: SessionId): SessionCell {
@@ -49,6 +52,7 @@ export function emptyCell(sessionId: SessionId): SessionCell {
     inputSeq: 0,
     inputs: new Map(),
     inputSourceKeys: new Map(),
+    parked: undefined,
   };
 }
 

@@ -15,7 +15,7 @@ import { copy, requireLiveFence } from "./session-cell.js";
 const recordKey = (sessionId: SessionId, turnId: string): string => `${sessionId}\u0000${turnId}`;
 
 /** The turn's records while they are retained; expired ones are dropped on sight. */
-function liveRecords(
+export function liveRecords(
   ctx: MemoryContext,
   sessionId: SessionId,
   turnId: string,
@@ -30,7 +30,7 @@ function liveRecords(
   return records;
 }
 
-function touched(ctx: MemoryContext, sessionId: SessionId, turnId: string, nowMs: number) {
+export function touched(ctx: MemoryContext, sessionId: SessionId, turnId: string, nowMs: number) {
   const records = liveRecords(ctx, sessionId, turnId, nowMs) ?? {
     calls: new Map<string, ToolCallState>(),
     expiresAtMs: 0,

@@ -3,6 +3,7 @@
 import {
   commitStampConflict,
   headRevisionConflict,
+  parkedTurnMismatch,
   queuedWorkClaimSuperseded,
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
@@ -35,6 +36,7 @@ function commitSpec(commit: RuntimeCommit): string {
     q: (commit.completeQueueClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.batchIds]),
     i: (commit.completeInputClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.inputIds]),
     m: metadata,
+    p: commit.parkedTurnId ?? "",
   });
 }
 
@@ -53,6 +55,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.workIndex,
       k.inputs,
       k.inputIndex,
+      k.parked,
     ],
     [commitSpec(input), ...input.appendMessages],
   );
@@ -71,6 +74,10 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       const claim = input.completeQueueClaims?.find((c) => c.claimId === claimId);
       logClaimSuperseded(ctx.log, sessionId, "queued_work", claimId, claim?.fencingToken);
       throw queuedWorkClaimSuperseded(sessionId, claimId);
+    }
+    case REPLY.PARKED_MISMATCH: {
+      const parked = str(reply, 1);
+      throw parkedTurnMismatch(input.parkedTurnId ?? "", parked === "" ? undefined : parked);
     }
     default: {
       const claimId = str(reply, 1);

@@ -35,6 +35,8 @@ export interface SessionKeys {
   inputSources: string;
   /** Hash per turn: call id -> JSON state of a client tool call; expires (TOOL_CALL_RETENTION_MS). */
   toolCalls(turnId: string): string;
+  /** Hash: the turn parked on outside answers (fields in parkTurn-5.lua), until its commit. */
+  parked: string;
 }
 
 /** Braces in the namespace would change which part of a key Redis hashes. */
@@ -98,6 +100,9 @@ class LazySessionKeys implements SessionKeys {
   }
   toolCalls(turnId: string) {
     return `${this.p}tool-calls:${turnId}`;
+  }
+  get parked() {
+    return `${this.p}parked`;
   }
 }
 

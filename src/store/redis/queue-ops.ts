@@ -108,7 +108,7 @@ export async function claimReadyWork(
   const claimId = randomUUID() as ClaimId;
   const reply = await ctx.scripts.run(
     "claimReadyWork",
-    [k.lease, k.work, k.workPayloads, k.workIndex],
+    [k.lease, k.work, k.workPayloads, k.workIndex, k.parked],
     [fence.leaseToken, fence.fencingToken, boundary, maxBatches, claimId],
   );
   if (reply[0] === REPLY.LEASE_EXPIRED) {

@@ -15,6 +15,7 @@ import { createRedisContext } from "./context.js";
 import * as inputs from "./input-ops.js";
 import { checkNamespace } from "./keys.js";
 import * as leases from "./lease-ops.js";
+import * as parking from "./parked-turn-ops.js";
 import * as queue from "./queue-ops.js";
 import { duplicateConnection } from "./connections.js";
 import { createScriptRunner } from "./scripts.js";
@@ -102,6 +103,10 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       closeToolCalls: (fence, turnId, ids) =>
         toolCalls.closeToolCalls(on(fence?.sessionId), fence, turnId, ids),
       readToolCalls: (id, turnId) => toolCalls.readToolCalls(on(id), id, turnId),
+      parkTurn: (fence, draft) => parking.parkTurn(on(fence?.sessionId), fence, draft),
+      resumeTurn: (fence, turnId) => parking.resumeTurn(on(fence?.sessionId), fence, turnId),
+      cancelParkedTurn: (id, turnId) => parking.cancelParkedTurn(on(id), id, turnId),
+      readParkedTurn: (id) => parking.readParkedTurn(on(id), id),
       vacuum: (id) => sessions.vacuum(on(id), id),
       // The caller's connection stays open (it may serve other stores or other code; the caller
       // quits it after closing the store); the extra connections are the store's own.

@@ -15,6 +15,7 @@ export const REPLY = {
   HEAD_CONFLICT: 10,
   QUEUE_CLAIM_SUPERSEDED: 11,
   INPUT_CLAIM_SUPERSEDED: 12,
+  PARKED_MISMATCH: 13,
 } as const;
 
 export type ReplyName = keyof typeof REPLY;

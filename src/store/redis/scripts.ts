@@ -32,6 +32,10 @@ export const SCRIPT_NAMES = [
   "answerToolCalls",
   "closeToolCalls",
   "readToolCalls",
+  "parkTurn",
+  "resumeTurn",
+  "cancelParkedTurn",
+  "readParkedTurn",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

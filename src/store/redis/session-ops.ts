@@ -24,6 +24,7 @@ export async function deleteSession(ctx: RedisContext, sessionId: SessionId): Pr
       k.inputPayloads,
       k.inputIndex,
       k.inputSources,
+      k.parked,
     ],
     [],
   );

@@ -15,6 +15,7 @@ import {
   checkFence,
   checkIdList,
   checkOwner,
+  checkParkDraft,
   checkQueuedWorkDraft,
   checkToolAnswers,
   checkTranscriptMark,
@@ -228,6 +229,36 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
           checkId("turn_id", turnId);
         },
         () => inner.readToolCalls(id, turnId),
+      ),
+
+    parkTurn: (fence, draft) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkParkDraft(draft, limits);
+        },
+        () => inner.parkTurn(fence, draft),
+      ),
+    resumeTurn: (fence, turnId) =>
+      checked(
+        () => {
+          checkFence(fence);
+          checkId("turn_id", turnId);
+        },
+        () => inner.resumeTurn(fence, turnId),
+      ),
+    cancelParkedTurn: (id, turnId) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          if (turnId !== undefined) checkId("turn_id", turnId);
+        },
+        () => inner.cancelParkedTurn(id, turnId),
+      ),
+    readParkedTurn: (id) =>
+      checked(
+        () => checkSessionId(id),
+        () => inner.readParkedTurn(id),
       ),
 
     vacuum: (id) =>

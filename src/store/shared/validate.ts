@@ -9,6 +9,7 @@ import type { LeaseFence, LeaseOwner } from "../../domain/lease.js";
 import { MAX_LEASE_TTL_MS } from "../../domain/lease.js";
 import type { ClaimBoundary, QueuedWorkDraft } from "../../domain/queue.js";
 import { WORK_CLASS_ORDER } from "../../domain/queue.js";
+import type { ParkTurnDraft } from "../../domain/parked-turns.js";
 import type { RuntimeCommit, TranscriptMark } from "../../domain/session.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
 
@@ -141,8 +142,14 @@ export function checkClaimPoint(point: InputClaimPoint): void {
   }
 }
 
-export function checkIdList(field: string, ids: readonly string[], max: number): void {
-  if (!Array.isArray(ids) || ids.length === 0) throw invalidArgument(field, "must not be empty");
+export function checkIdList(
+  field: string,
+  ids: readonly string[],
+  max: number,
+  mayBeEmpty = false,
+): void {
+  if (!Array.isArray(ids)) throw invalidArgument(field, "must be a list");
+  if (ids.length === 0 && !mayBeEmpty) throw invalidArgument(field, "must not be empty");
   if (ids.length > max) throw invalidArgument(field, `must hold at most ${max} ids`);
   ids.forEach((id, i) => checkId(`${field}[${i}]`, id));
 }
@@ -190,5 +197,17 @@ export function checkCommit(commit: RuntimeCommit, limits: StoreLimits): void {
       throw sessionMismatch(sessionId, `complete_input_claims[${i}].session_id`, c.sessionId);
     }
     checkIdList(`complete_input_claims[${i}].input_ids`, c.inputIds, limits.maxBatchesPerClaim);
+  }
+  if (commit.parkedTurnId !== undefined) checkId("parked_turn_id", commit.parkedTurnId);
+}
+
+export function checkParkDraft(draft: ParkTurnDraft, limits: StoreLimits): void {
+  checkId("turn_id", draft?.turnId);
+  checkIdList("waiting_on", draft.waitingOn, MAX_TOOL_CALLS_PER_REQUEST);
+  checkText("progress", draft.progress, limits.maxPayloadBytes, true);
+  checkIdList("input_ids", draft.inputIds, limits.maxBatchesPerClaim, true);
+  checkIdList("batch_ids", draft.batchIds, limits.maxBatchesPerClaim, true);
+  if (!Number.isSafeInteger(draft.ttlMs) || draft.ttlMs < 1) {
+    throw invalidArgument("ttl_ms", "must be a positive integer of milliseconds");
   }
 }

@@ -42,6 +42,7 @@ async function snapshot(store: RuntimeStore, sid: SessionId) {
     work: await store.listWork(sid),
     inputs: await store.listInputs(sid),
     toolCalls: await store.readToolCalls(sid, TURN),
+    parked: await store.readParkedTurn(sid),
   };
 }
 
@@ -101,6 +102,24 @@ export const FENCED_OPERATIONS: FencedOperation[] = [
     name: "closeToolCalls",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.closeToolCalls(f, TURN),
+  },
+  {
+    name: "parkTurn",
+    refusal: "session_execution_lease_expired",
+    run: (s, f, seeded) =>
+      s.parkTurn(f, {
+        turnId: TURN,
+        waitingOn: ["c1"],
+        progress: "{}",
+        inputIds: seeded.inputs.inputs.map((i) => i.inputId),
+        batchIds: seeded.work.batches.map((b) => b.batchId),
+        ttlMs: LONG_TTL_MS,
+      }),
+  },
+  {
+    name: "resumeTurn",
+    refusal: "session_execution_lease_expired",
+    run: (s, f) => s.resumeTurn(f, TURN),
   },
   {
     name: "commit (queue claim completion)",

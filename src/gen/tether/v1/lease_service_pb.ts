@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/lease_service.proto.
  */
 export const file_tether_v1_lease_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXRoZXIvdjEvbGVhc2Vfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIl0KEUNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJAoFb3duZXIYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchIOCgZ0dGxfbXMYAyABKAQimQEKEkNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAEhEKCXJlZW50ZXJlZBgDIAEoCEIICgZyZXN1bHQiSQoRUmVuZXdMZWFzZVJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIOCgZ0dGxfbXMYAiABKAQiRQoSUmVuZXdMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSI7ChNSZWxlYXNlTGVhc2VSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2UiKAoUUmVsZWFzZUxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiiwEKE1JlY2xhaW1MZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCghjbGFpbWFudBgCIAEoCzIVLnRldGhlci52MS5MZWFzZU93bmVyEicKCG9ic2VydmVkGAMgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDgoGdHRsX21zGAQgASgEIogBChRSZWNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAQggKBnJlc3VsdCIlCg9HZXRMZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJDChBHZXRMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJ+ChVDbGFpbVJlYWR5V29ya1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIqCghib3VuZGFyeRgCIAEoDjIYLnRldGhlci52MS5DbGFpbUJvdW5kYXJ5EhMKC21heF9iYXRjaGVzGAMgASgNIkMKFkNsYWltUmVhZHlXb3JrUmVzcG9uc2USKQoFY2xhaW0YASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltIlAKEENsYWltQnlJZE91dGNvbWUSEAoIYmF0Y2hfaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGV0aGVyLnYxLkNsYWltQnlJZFN0YXR1cyJQChVDbGFpbVdvcmtCeUlkc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIRCgliYXRjaF9pZHMYAiADKAkicgoWQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRIpCgVjbGFpbRgBIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0SLQoIb3V0Y29tZXMYAiADKAsyGy50ZXRoZXIudjEuQ2xhaW1CeUlkT3V0Y29tZSKOAQoSQ2xhaW1JbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRItCgpjaGVja3BvaW50GAMgASgOMhkudGV0aGVyLnYxLlR1cm5DaGVja3BvaW50EhIKCm1heF9pbnB1dHMYBCABKA0iegoOVHVybklucHV0Q2xhaW0SEAoIY2xhaW1faWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAMgASgEEisKBmlucHV0cxgEIAMoCzIbLnRldGhlci52MS5QZW5kaW5nVHVybklucHV0Ij8KE0NsYWltSW5wdXRzUmVzcG9uc2USKAoFY2xhaW0YASABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0iUQoYRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCSI3ChlEZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEhoKEmRlZmVycmVkX2lucHV0X2lkcxgBIAMoCSLsAwoNQ29tbWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAiABKAQSFwoPYXBwZW5kX21lc3NhZ2VzGAMgAygJEh8KBXVzYWdlGAQgASgLMhAudGV0aGVyLnYxLlVzYWdlEhQKDGFkdmFuY2VfdHVybhgFIAEoCBJDCg5tZXRhZGF0YV9wYXRjaBgGIAMoCzIrLnRldGhlci52MS5Db21taXRSZXF1ZXN0Lk1ldGFkYXRhUGF0Y2hFbnRyeRIlCgVzdGFtcBgHIAEoCzIWLnRldGhlci52MS5Db21taXRTdGFtcBIsCg1yZWxlYXNlX2xlYXNlGAggASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USQwoVY29tcGxldGVfcXVldWVfY2xhaW1zGAkgAygLMiQudGV0aGVyLnYxLlF1ZXVlZFdvcmtDbGFpbUNvbXBsZXRpb24SQgoVY29tcGxldGVfaW5wdXRfY2xhaW1zGAogAygLMiMudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltQ29tcGxldGlvbho0ChJNZXRhZGF0YVBhdGNoRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5Db21taXRSZXNwb25zZRIpCgdyZWNlaXB0GAEgASgLMhgudGV0aGVyLnYxLkNvbW1pdFJlY2VpcHQiUgoSTG9hZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoFc2luY2UYAiABKAsyGS50ZXRoZXIudjEuVHJhbnNjcmlwdE1hcmsiQwoTTG9hZFNlc3Npb25SZXNwb25zZRIsCghzbmFwc2hvdBgBIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiIwoNVmFjdXVtUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkEKDlZhY3V1bVJlc3BvbnNlEhcKD3JlbW92ZWRfYmF0Y2hlcxgBIAEoDRIWCg5yZW1vdmVkX2lucHV0cxgCIAEoDSJtCg1Ub29sQ2FsbFN0YXRlEg8KB2NhbGxfaWQYASABKAkSKQoGc3RhdHVzGAIgASgOMhkudGV0aGVyLnYxLlRvb2xDYWxsU3RhdHVzEg4KBm91dHB1dBgDIAEoCRIQCghpc19lcnJvchgEIAEoCCJDCg5Ub29sQ2FsbEFuc3dlchIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJhChZSZWNvcmRUb29sQ2FsbHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRIQCghjYWxsX2lkcxgDIAMoCSJCChdSZWNvcmRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlImkKFkFuc3dlclRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEioKB2Fuc3dlcnMYAyADKAsyGS50ZXRoZXIudjEuVG9vbENhbGxBbnN3ZXIiTgoXQW5zd2VyVG9vbENhbGxzUmVzcG9uc2USGQoRYWNjZXB0ZWRfY2FsbF9pZHMYASADKAkSGAoQaWdub3JlZF9jYWxsX2lkcxgCIAMoCSJzChVDbG9zZVRvb2xDYWxsc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJEhAKCGNhbGxfaWRzGAMgAygJEhEKCWFsbF9jYWxscxgEIAEoCCJBChZDbG9zZVRvb2xDYWxsc1Jlc3BvbnNlEicKBWNhbGxzGAEgAygLMhgudGV0aGVyLnYxLlRvb2xDYWxsU3RhdGUiOwoUUmVhZFRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIkAKFVJlYWRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlKoMBCg9DbGFpbUJ5SWRTdGF0dXMSIgoeQ0xBSU1fQllfSURfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIgoeQ0xBSU1fQllfSURfU1RBVFVTX0NMQUlNRURfTk9XEAESKAokQ0xBSU1fQllfSURfU1RBVFVTX0FMUkVBRFlfU0FUSVNGSUVEEAIqjAEKDlRvb2xDYWxsU3RhdHVzEiAKHFRPT0xfQ0FMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIcChhUT09MX0NBTExfU1RBVFVTX1BFTkRJTkcQARIdChlUT09MX0NBTExfU1RBVFVTX0FOU1dFUkVEEAISGwoXVE9PTF9DQUxMX1NUQVRVU19DTE9TRUQQAzKSCgoMTGVhc2VTZXJ2aWNlEkkKCkNsYWltTGVhc2USHC50ZXRoZXIudjEuQ2xhaW1MZWFzZVJlcXVlc3QaHS50ZXRoZXIudjEuQ2xhaW1MZWFzZVJlc3BvbnNlEkkKClJlbmV3TGVhc2USHC50ZXRoZXIudjEuUmVuZXdMZWFzZVJlcXVlc3QaHS50ZXRoZXIudjEuUmVuZXdMZWFzZVJlc3BvbnNlEk8KDFJlbGVhc2VMZWFzZRIeLnRldGhlci52MS5SZWxlYXNlTGVhc2VSZXF1ZXN0Gh8udGV0aGVyLnYxLlJlbGVhc2VMZWFzZVJlc3BvbnNlEk8KDFJlY2xhaW1MZWFzZRIeLnRldGhlci52MS5SZWNsYWltTGVhc2VSZXF1ZXN0Gh8udGV0aGVyLnYxLlJlY2xhaW1MZWFzZVJlc3BvbnNlEkMKCEdldExlYXNlEhoudGV0aGVyLnYxLkdldExlYXNlUmVxdWVzdBobLnRldGhlci52MS5HZXRMZWFzZVJlc3BvbnNlElUKDkNsYWltUmVhZHlXb3JrEiAudGV0aGVyLnYxLkNsYWltUmVhZHlXb3JrUmVxdWVzdBohLnRldGhlci52MS5DbGFpbVJlYWR5V29ya1Jlc3BvbnNlElUKDkNsYWltV29ya0J5SWRzEiAudGV0aGVyLnYxLkNsYWltV29ya0J5SWRzUmVxdWVzdBohLnRldGhlci52MS5DbGFpbVdvcmtCeUlkc1Jlc3BvbnNlEkwKC0NsYWltSW5wdXRzEh0udGV0aGVyLnYxLkNsYWltSW5wdXRzUmVxdWVzdBoeLnRldGhlci52MS5DbGFpbUlucHV0c1Jlc3BvbnNlEl4KEURlZmVyQWN0aXZlSW5wdXRzEiMudGV0aGVyLnYxLkRlZmVyQWN0aXZlSW5wdXRzUmVxdWVzdBokLnRldGhlci52MS5EZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEj0KBkNvbW1pdBIYLnRldGhlci52MS5Db21taXRSZXF1ZXN0GhkudGV0aGVyLnYxLkNvbW1pdFJlc3BvbnNlEkwKC0xvYWRTZXNzaW9uEh0udGV0aGVyLnYxLkxvYWRTZXNzaW9uUmVxdWVzdBoeLnRldGhlci52MS5Mb2FkU2Vzc2lvblJlc3BvbnNlEj0KBlZhY3V1bRIYLnRldGhlci52MS5WYWN1dW1SZXF1ZXN0GhkudGV0aGVyLnYxLlZhY3V1bVJlc3BvbnNlElgKD1JlY29yZFRvb2xDYWxscxIhLnRldGhlci52MS5SZWNvcmRUb29sQ2FsbHNSZXF1ZXN0GiIudGV0aGVyLnYxLlJlY29yZFRvb2xDYWxsc1Jlc3BvbnNlElgKD0Fuc3dlclRvb2xDYWxscxIhLnRldGhlci52MS5BbnN3ZXJUb29sQ2FsbHNSZXF1ZXN0GiIudGV0aGVyLnYxLkFuc3dlclRvb2xDYWxsc1Jlc3BvbnNlElUKDkNsb3NlVG9vbENhbGxzEiAudGV0aGVyLnYxLkNsb3NlVG9vbENhbGxzUmVxdWVzdBohLnRldGhlci52MS5DbG9zZVRvb2xDYWxsc1Jlc3BvbnNlElIKDVJlYWRUb29sQ2FsbHMSHy50ZXRoZXIudjEuUmVhZFRvb2xDYWxsc1JlcXVlc3QaIC50ZXRoZXIudjEuUmVhZFRvb2xDYWxsc1Jlc3BvbnNlYgZwcm90bzM", [file_tether_v1_input, file_tether_v1_lease, file_tether_v1_queue, file_tether_v1_session]);
+  fileDesc("Ch10ZXRoZXIvdjEvbGVhc2Vfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIl0KEUNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJAoFb3duZXIYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchIOCgZ0dGxfbXMYAyABKAQimQEKEkNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAEhEKCXJlZW50ZXJlZBgDIAEoCEIICgZyZXN1bHQiSQoRUmVuZXdMZWFzZVJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIOCgZ0dGxfbXMYAiABKAQiRQoSUmVuZXdMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSI7ChNSZWxlYXNlTGVhc2VSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2UiKAoUUmVsZWFzZUxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiiwEKE1JlY2xhaW1MZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCghjbGFpbWFudBgCIAEoCzIVLnRldGhlci52MS5MZWFzZU93bmVyEicKCG9ic2VydmVkGAMgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDgoGdHRsX21zGAQgASgEIogBChRSZWNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAQggKBnJlc3VsdCIlCg9HZXRMZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJDChBHZXRMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJ+ChVDbGFpbVJlYWR5V29ya1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIqCghib3VuZGFyeRgCIAEoDjIYLnRldGhlci52MS5DbGFpbUJvdW5kYXJ5EhMKC21heF9iYXRjaGVzGAMgASgNIkMKFkNsYWltUmVhZHlXb3JrUmVzcG9uc2USKQoFY2xhaW0YASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltIlAKEENsYWltQnlJZE91dGNvbWUSEAoIYmF0Y2hfaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGV0aGVyLnYxLkNsYWltQnlJZFN0YXR1cyJQChVDbGFpbVdvcmtCeUlkc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIRCgliYXRjaF9pZHMYAiADKAkicgoWQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRIpCgVjbGFpbRgBIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0SLQoIb3V0Y29tZXMYAiADKAsyGy50ZXRoZXIudjEuQ2xhaW1CeUlkT3V0Y29tZSKOAQoSQ2xhaW1JbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRItCgpjaGVja3BvaW50GAMgASgOMhkudGV0aGVyLnYxLlR1cm5DaGVja3BvaW50EhIKCm1heF9pbnB1dHMYBCABKA0iegoOVHVybklucHV0Q2xhaW0SEAoIY2xhaW1faWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAMgASgEEisKBmlucHV0cxgEIAMoCzIbLnRldGhlci52MS5QZW5kaW5nVHVybklucHV0Ij8KE0NsYWltSW5wdXRzUmVzcG9uc2USKAoFY2xhaW0YASABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0iUQoYRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCSI3ChlEZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEhoKEmRlZmVycmVkX2lucHV0X2lkcxgBIAMoCSKEBAoNQ29tbWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAiABKAQSFwoPYXBwZW5kX21lc3NhZ2VzGAMgAygJEh8KBXVzYWdlGAQgASgLMhAudGV0aGVyLnYxLlVzYWdlEhQKDGFkdmFuY2VfdHVybhgFIAEoCBJDCg5tZXRhZGF0YV9wYXRjaBgGIAMoCzIrLnRldGhlci52MS5Db21taXRSZXF1ZXN0Lk1ldGFkYXRhUGF0Y2hFbnRyeRIlCgVzdGFtcBgHIAEoCzIWLnRldGhlci52MS5Db21taXRTdGFtcBIsCg1yZWxlYXNlX2xlYXNlGAggASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USQwoVY29tcGxldGVfcXVldWVfY2xhaW1zGAkgAygLMiQudGV0aGVyLnYxLlF1ZXVlZFdvcmtDbGFpbUNvbXBsZXRpb24SQgoVY29tcGxldGVfaW5wdXRfY2xhaW1zGAogAygLMiMudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltQ29tcGxldGlvbhIWCg5wYXJrZWRfdHVybl9pZBgLIAEoCRo0ChJNZXRhZGF0YVBhdGNoRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5Db21taXRSZXNwb25zZRIpCgdyZWNlaXB0GAEgASgLMhgudGV0aGVyLnYxLkNvbW1pdFJlY2VpcHQiUgoSTG9hZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoFc2luY2UYAiABKAsyGS50ZXRoZXIudjEuVHJhbnNjcmlwdE1hcmsiQwoTTG9hZFNlc3Npb25SZXNwb25zZRIsCghzbmFwc2hvdBgBIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiIwoNVmFjdXVtUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkEKDlZhY3V1bVJlc3BvbnNlEhcKD3JlbW92ZWRfYmF0Y2hlcxgBIAEoDRIWCg5yZW1vdmVkX2lucHV0cxgCIAEoDSJtCg1Ub29sQ2FsbFN0YXRlEg8KB2NhbGxfaWQYASABKAkSKQoGc3RhdHVzGAIgASgOMhkudGV0aGVyLnYxLlRvb2xDYWxsU3RhdHVzEg4KBm91dHB1dBgDIAEoCRIQCghpc19lcnJvchgEIAEoCCJDCg5Ub29sQ2FsbEFuc3dlchIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJhChZSZWNvcmRUb29sQ2FsbHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRIQCghjYWxsX2lkcxgDIAMoCSJCChdSZWNvcmRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlImkKFkFuc3dlclRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEioKB2Fuc3dlcnMYAyADKAsyGS50ZXRoZXIudjEuVG9vbENhbGxBbnN3ZXIiTgoXQW5zd2VyVG9vbENhbGxzUmVzcG9uc2USGQoRYWNjZXB0ZWRfY2FsbF9pZHMYASADKAkSGAoQaWdub3JlZF9jYWxsX2lkcxgCIAMoCSJzChVDbG9zZVRvb2xDYWxsc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJEhAKCGNhbGxfaWRzGAMgAygJEhEKCWFsbF9jYWxscxgEIAEoCCJBChZDbG9zZVRvb2xDYWxsc1Jlc3BvbnNlEicKBWNhbGxzGAEgAygLMhgudGV0aGVyLnYxLlRvb2xDYWxsU3RhdGUiOwoUUmVhZFRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIkAKFVJlYWRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlItsBCgpQYXJrZWRUdXJuEhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCRISCgp3YWl0aW5nX29uGAMgAygJEhAKCHByb2dyZXNzGAQgASgJEhEKCWlucHV0X2lkcxgFIAMoCRIRCgliYXRjaF9pZHMYBiADKAkSFAoMcGFya2VkX2F0X21zGAcgASgDEhUKDWV4cGlyZXNfYXRfbXMYCCABKAMSFQoNZmVuY2luZ190b2tlbhgJIAEoBBIYChBjYW5jZWxfcmVxdWVzdGVkGAogASgIIqQBCg9QYXJrVHVyblJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJEhIKCndhaXRpbmdfb24YAyADKAkSEAoIcHJvZ3Jlc3MYBCABKAkSEQoJaW5wdXRfaWRzGAUgAygJEhEKCWJhdGNoX2lkcxgGIAMoCRIOCgZ0dGxfbXMYByABKAQiPAoQUGFya1R1cm5SZXNwb25zZRIRCglyZXN1bWFibGUYASABKAgSFQoNZXhwaXJlc19hdF9tcxgCIAEoAyJKChFSZXN1bWVUdXJuUmVxdWVzdBIkCgVmZW5jZRgBIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEg8KB3R1cm5faWQYAiABKAkiqwEKElJlc3VtZVR1cm5SZXNwb25zZRIlCgZwYXJrZWQYASABKAsyFS50ZXRoZXIudjEuUGFya2VkVHVybhIOCgZzdGF0dXMYAiABKAkSLgoLaW5wdXRfY2xhaW0YAyABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0SLgoKd29ya19jbGFpbRgEIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0iPgoXQ2FuY2VsUGFya2VkVHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIi0KGENhbmNlbFBhcmtlZFR1cm5SZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAgiKwoVUmVhZFBhcmtlZFR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiPwoWUmVhZFBhcmtlZFR1cm5SZXNwb25zZRIlCgZwYXJrZWQYASABKAsyFS50ZXRoZXIudjEuUGFya2VkVHVybiqDAQoPQ2xhaW1CeUlkU3RhdHVzEiIKHkNMQUlNX0JZX0lEX1NUQVRVU19VTlNQRUNJRklFRBAAEiIKHkNMQUlNX0JZX0lEX1NUQVRVU19DTEFJTUVEX05PVxABEigKJENMQUlNX0JZX0lEX1NUQVRVU19BTFJFQURZX1NBVElTRklFRBACKowBCg5Ub29sQ2FsbFN0YXR1cxIgChxUT09MX0NBTExfU1RBVFVTX1VOU1BFQ0lGSUVEEAASHAoYVE9PTF9DQUxMX1NUQVRVU19QRU5ESU5HEAESHQoZVE9PTF9DQUxMX1NUQVRVU19BTlNXRVJFRBACEhsKF1RPT0xfQ0FMTF9TVEFUVVNfQ0xPU0VEEAMy1gwKDExlYXNlU2VydmljZRJJCgpDbGFpbUxlYXNlEhwudGV0aGVyLnYxLkNsYWltTGVhc2VSZXF1ZXN0Gh0udGV0aGVyLnYxLkNsYWltTGVhc2VSZXNwb25zZRJJCgpSZW5ld0xlYXNlEhwudGV0aGVyLnYxLlJlbmV3TGVhc2VSZXF1ZXN0Gh0udGV0aGVyLnYxLlJlbmV3TGVhc2VSZXNwb25zZRJPCgxSZWxlYXNlTGVhc2USHi50ZXRoZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdBofLnRldGhlci52MS5SZWxlYXNlTGVhc2VSZXNwb25zZRJPCgxSZWNsYWltTGVhc2USHi50ZXRoZXIudjEuUmVjbGFpbUxlYXNlUmVxdWVzdBofLnRldGhlci52MS5SZWNsYWltTGVhc2VSZXNwb25zZRJDCghHZXRMZWFzZRIaLnRldGhlci52MS5HZXRMZWFzZVJlcXVlc3QaGy50ZXRoZXIudjEuR2V0TGVhc2VSZXNwb25zZRJVCg5DbGFpbVJlYWR5V29yaxIgLnRldGhlci52MS5DbGFpbVJlYWR5V29ya1JlcXVlc3QaIS50ZXRoZXIudjEuQ2xhaW1SZWFkeVdvcmtSZXNwb25zZRJVCg5DbGFpbVdvcmtCeUlkcxIgLnRldGhlci52MS5DbGFpbVdvcmtCeUlkc1JlcXVlc3QaIS50ZXRoZXIudjEuQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRJMCgtDbGFpbUlucHV0cxIdLnRldGhlci52MS5DbGFpbUlucHV0c1JlcXVlc3QaHi50ZXRoZXIudjEuQ2xhaW1JbnB1dHNSZXNwb25zZRJeChFEZWZlckFjdGl2ZUlucHV0cxIjLnRldGhlci52MS5EZWZlckFjdGl2ZUlucHV0c1JlcXVlc3QaJC50ZXRoZXIudjEuRGVmZXJBY3RpdmVJbnB1dHNSZXNwb25zZRI9CgZDb21taXQSGC50ZXRoZXIudjEuQ29tbWl0UmVxdWVzdBoZLnRldGhlci52MS5Db21taXRSZXNwb25zZRJMCgtMb2FkU2Vzc2lvbhIdLnRldGhlci52MS5Mb2FkU2Vzc2lvblJlcXVlc3QaHi50ZXRoZXIudjEuTG9hZFNlc3Npb25SZXNwb25zZRI9CgZWYWN1dW0SGC50ZXRoZXIudjEuVmFjdXVtUmVxdWVzdBoZLnRldGhlci52MS5WYWN1dW1SZXNwb25zZRJYCg9SZWNvcmRUb29sQ2FsbHMSIS50ZXRoZXIudjEuUmVjb3JkVG9vbENhbGxzUmVxdWVzdBoiLnRldGhlci52MS5SZWNvcmRUb29sQ2FsbHNSZXNwb25zZRJYCg9BbnN3ZXJUb29sQ2FsbHMSIS50ZXRoZXIudjEuQW5zd2VyVG9vbENhbGxzUmVxdWVzdBoiLnRldGhlci52MS5BbnN3ZXJUb29sQ2FsbHNSZXNwb25zZRJVCg5DbG9zZVRvb2xDYWxscxIgLnRldGhlci52MS5DbG9zZVRvb2xDYWxsc1JlcXVlc3QaIS50ZXRoZXIudjEuQ2xvc2VUb29sQ2FsbHNSZXNwb25zZRJSCg1SZWFkVG9vbENhbGxzEh8udGV0aGVyLnYxLlJlYWRUb29sQ2FsbHNSZXF1ZXN0GiAudGV0aGVyLnYxLlJlYWRUb29sQ2FsbHNSZXNwb25zZRJDCghQYXJrVHVybhIaLnRldGhlci52MS5QYXJrVHVyblJlcXVlc3QaGy50ZXRoZXIudjEuUGFya1R1cm5SZXNwb25zZRJJCgpSZXN1bWVUdXJuEhwudGV0aGVyLnYxLlJlc3VtZVR1cm5SZXF1ZXN0Gh0udGV0aGVyLnYxLlJlc3VtZVR1cm5SZXNwb25zZRJbChBDYW5jZWxQYXJrZWRUdXJuEiIudGV0aGVyLnYxLkNhbmNlbFBhcmtlZFR1cm5SZXF1ZXN0GiMudGV0aGVyLnYxLkNhbmNlbFBhcmtlZFR1cm5SZXNwb25zZRJVCg5SZWFkUGFya2VkVHVybhIgLnRldGhlci52MS5SZWFkUGFya2VkVHVyblJlcXVlc3QaIS50ZXRoZXIudjEuUmVhZFBhcmtlZFR1cm5SZXNwb25zZWIGcHJvdG8z", [file_tether_v1_input, file_tether_v1_lease, file_tether_v1_queue, file_tether_v1_session]);
 
 /**
  * Request of ClaimLease.
@@ -680,6 +680,13 @@ export type CommitRequest = Message<"tether.v1.CommitRequest"> & {
    * @generated from field: repeated tether.v1.TurnInputClaimCompletion complete_input_claims = 10;
    */
   completeInputClaims: TurnInputClaimCompletion[];
+
+  /**
+   * The parked turn this commit ends (its record must exist and is removed); empty for none.
+   *
+   * @generated from field: string parked_turn_id = 11;
+   */
+  parkedTurnId: string;
 };
 
 /**
@@ -1117,6 +1124,342 @@ export const ReadToolCallsResponseSchema: GenMessage<ReadToolCallsResponse> = /*
   messageDesc(file_tether_v1_lease_service, 35);
 
 /**
+ * A turn parked on outside answers.
+ *
+ * @generated from message tether.v1.ParkedTurn
+ */
+export type ParkedTurn = Message<"tether.v1.ParkedTurn"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * Wait ids (client call ids, approval waits) it needs settled.
+   *
+   * @generated from field: repeated string waiting_on = 3;
+   */
+  waitingOn: string[];
+
+  /**
+   * Its progress, opaque to the store.
+   *
+   * @generated from field: string progress = 4;
+   */
+  progress: string;
+
+  /**
+   * Inputs it claimed.
+   *
+   * @generated from field: repeated string input_ids = 5;
+   */
+  inputIds: string[];
+
+  /**
+   * Batches it claimed.
+   *
+   * @generated from field: repeated string batch_ids = 6;
+   */
+  batchIds: string[];
+
+  /**
+   * When it parked, epoch ms.
+   *
+   * @generated from field: int64 parked_at_ms = 7;
+   */
+  parkedAtMs: bigint;
+
+  /**
+   * When it expires, epoch ms.
+   *
+   * @generated from field: int64 expires_at_ms = 8;
+   */
+  expiresAtMs: bigint;
+
+  /**
+   * The generation that parked it.
+   *
+   * @generated from field: uint64 fencing_token = 9;
+   */
+  fencingToken: bigint;
+
+  /**
+   * A cancel was asked.
+   *
+   * @generated from field: bool cancel_requested = 10;
+   */
+  cancelRequested: boolean;
+};
+
+/**
+ * Describes the message tether.v1.ParkedTurn.
+ * Use `create(ParkedTurnSchema)` to create a new message.
+ */
+export const ParkedTurnSchema: GenMessage<ParkedTurn> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 36);
+
+/**
+ * Request of ParkTurn.
+ *
+ * @generated from message tether.v1.ParkTurnRequest
+ */
+export type ParkTurnRequest = Message<"tether.v1.ParkTurnRequest"> & {
+  /**
+   * The holder's live fence.
+   *
+   * @generated from field: tether.v1.LeaseFence fence = 1;
+   */
+  fence?: LeaseFence | undefined;
+
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * Wait ids it needs settled.
+   *
+   * @generated from field: repeated string waiting_on = 3;
+   */
+  waitingOn: string[];
+
+  /**
+   * Its progress.
+   *
+   * @generated from field: string progress = 4;
+   */
+  progress: string;
+
+  /**
+   * Inputs it claimed (under the fence).
+   *
+   * @generated from field: repeated string input_ids = 5;
+   */
+  inputIds: string[];
+
+  /**
+   * Batches it claimed (under the fence).
+   *
+   * @generated from field: repeated string batch_ids = 6;
+   */
+  batchIds: string[];
+
+  /**
+   * How long it may stay parked.
+   *
+   * @generated from field: uint64 ttl_ms = 7;
+   */
+  ttlMs: bigint;
+};
+
+/**
+ * Describes the message tether.v1.ParkTurnRequest.
+ * Use `create(ParkTurnRequestSchema)` to create a new message.
+ */
+export const ParkTurnRequestSchema: GenMessage<ParkTurnRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 37);
+
+/**
+ * Response of ParkTurn.
+ *
+ * @generated from message tether.v1.ParkTurnResponse
+ */
+export type ParkTurnResponse = Message<"tether.v1.ParkTurnResponse"> & {
+  /**
+   * Every wait was already settled.
+   *
+   * @generated from field: bool resumable = 1;
+   */
+  resumable: boolean;
+
+  /**
+   * When it expires, epoch ms.
+   *
+   * @generated from field: int64 expires_at_ms = 2;
+   */
+  expiresAtMs: bigint;
+};
+
+/**
+ * Describes the message tether.v1.ParkTurnResponse.
+ * Use `create(ParkTurnResponseSchema)` to create a new message.
+ */
+export const ParkTurnResponseSchema: GenMessage<ParkTurnResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 38);
+
+/**
+ * Request of ResumeTurn.
+ *
+ * @generated from message tether.v1.ResumeTurnRequest
+ */
+export type ResumeTurnRequest = Message<"tether.v1.ResumeTurnRequest"> & {
+  /**
+   * The holder's live fence.
+   *
+   * @generated from field: tether.v1.LeaseFence fence = 1;
+   */
+  fence?: LeaseFence | undefined;
+
+  /**
+   * The parked turn.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message tether.v1.ResumeTurnRequest.
+ * Use `create(ResumeTurnRequestSchema)` to create a new message.
+ */
+export const ResumeTurnRequestSchema: GenMessage<ResumeTurnRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 39);
+
+/**
+ * Response of ResumeTurn.
+ *
+ * @generated from message tether.v1.ResumeTurnResponse
+ */
+export type ResumeTurnResponse = Message<"tether.v1.ResumeTurnResponse"> & {
+  /**
+   * Unset when the session has no parked turn of that id.
+   *
+   * @generated from field: tether.v1.ParkedTurn parked = 1;
+   */
+  parked?: ParkedTurn | undefined;
+
+  /**
+   * waiting, answered, cancelled or expired.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Its input claim, moved to the fence (unset while waiting or when it claimed no input).
+   *
+   * @generated from field: tether.v1.TurnInputClaim input_claim = 3;
+   */
+  inputClaim?: TurnInputClaim | undefined;
+
+  /**
+   * Its work claim, likewise.
+   *
+   * @generated from field: tether.v1.QueuedWorkClaim work_claim = 4;
+   */
+  workClaim?: QueuedWorkClaim | undefined;
+};
+
+/**
+ * Describes the message tether.v1.ResumeTurnResponse.
+ * Use `create(ResumeTurnResponseSchema)` to create a new message.
+ */
+export const ResumeTurnResponseSchema: GenMessage<ResumeTurnResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 40);
+
+/**
+ * Request of CancelParkedTurn.
+ *
+ * @generated from message tether.v1.CancelParkedTurnRequest
+ */
+export type CancelParkedTurnRequest = Message<"tether.v1.CancelParkedTurnRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The turn; empty for whichever is parked.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message tether.v1.CancelParkedTurnRequest.
+ * Use `create(CancelParkedTurnRequestSchema)` to create a new message.
+ */
+export const CancelParkedTurnRequestSchema: GenMessage<CancelParkedTurnRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 41);
+
+/**
+ * Response of CancelParkedTurn.
+ *
+ * @generated from message tether.v1.CancelParkedTurnResponse
+ */
+export type CancelParkedTurnResponse = Message<"tether.v1.CancelParkedTurnResponse"> & {
+  /**
+   * A parked turn will end.
+   *
+   * @generated from field: bool cancelled = 1;
+   */
+  cancelled: boolean;
+};
+
+/**
+ * Describes the message tether.v1.CancelParkedTurnResponse.
+ * Use `create(CancelParkedTurnResponseSchema)` to create a new message.
+ */
+export const CancelParkedTurnResponseSchema: GenMessage<CancelParkedTurnResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 42);
+
+/**
+ * Request of ReadParkedTurn.
+ *
+ * @generated from message tether.v1.ReadParkedTurnRequest
+ */
+export type ReadParkedTurnRequest = Message<"tether.v1.ReadParkedTurnRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message tether.v1.ReadParkedTurnRequest.
+ * Use `create(ReadParkedTurnRequestSchema)` to create a new message.
+ */
+export const ReadParkedTurnRequestSchema: GenMessage<ReadParkedTurnRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 43);
+
+/**
+ * Response of ReadParkedTurn.
+ *
+ * @generated from message tether.v1.ReadParkedTurnResponse
+ */
+export type ReadParkedTurnResponse = Message<"tether.v1.ReadParkedTurnResponse"> & {
+  /**
+   * Unset when none.
+   *
+   * @generated from field: tether.v1.ParkedTurn parked = 1;
+   */
+  parked?: ParkedTurn | undefined;
+};
+
+/**
+ * Describes the message tether.v1.ReadParkedTurnResponse.
+ * Use `create(ReadParkedTurnResponseSchema)` to create a new message.
+ */
+export const ReadParkedTurnResponseSchema: GenMessage<ReadParkedTurnResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 44);
+
+/**
  * Per-id result of a claim by ids.
  *
  * @generated from enum tether.v1.ClaimByIdStatus
@@ -1357,6 +1700,46 @@ export const LeaseService: GenService<{
     methodKind: "unary";
     input: typeof ReadToolCallsRequestSchema;
     output: typeof ReadToolCallsResponseSchema;
+  },
+  /**
+   * Under the live fence, stores a turn that waits on outside answers and releases the lease.
+   *
+   * @generated from rpc tether.v1.LeaseService.ParkTurn
+   */
+  parkTurn: {
+    methodKind: "unary";
+    input: typeof ParkTurnRequestSchema;
+    output: typeof ParkTurnResponseSchema;
+  },
+  /**
+   * Under the live fence, the parked turn; when it can go on, its claims move to the fence.
+   *
+   * @generated from rpc tether.v1.LeaseService.ResumeTurn
+   */
+  resumeTurn: {
+    methodKind: "unary";
+    input: typeof ResumeTurnRequestSchema;
+    output: typeof ResumeTurnResponseSchema;
+  },
+  /**
+   * Asks the session's parked turn to end.
+   *
+   * @generated from rpc tether.v1.LeaseService.CancelParkedTurn
+   */
+  cancelParkedTurn: {
+    methodKind: "unary";
+    input: typeof CancelParkedTurnRequestSchema;
+    output: typeof CancelParkedTurnResponseSchema;
+  },
+  /**
+   * The session's parked turn, if any.
+   *
+   * @generated from rpc tether.v1.LeaseService.ReadParkedTurn
+   */
+  readParkedTurn: {
+    methodKind: "unary";
+    input: typeof ReadParkedTurnRequestSchema;
+    output: typeof ReadParkedTurnResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tether_v1_lease_service, 0);

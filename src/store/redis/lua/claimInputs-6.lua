@@ -2,18 +2,20 @@
 -- Claimable: pending, or claimed by a lower generation. Idle admits next_turn inputs; a
 -- checkpoint admits active_turn inputs of its turn whose minBoundary is at or before it.
 -- KEYS[1] lease hash   KEYS[2] input hash   KEYS[3] input payload hash   KEYS[4] input index zset
--- KEYS[5] head hash (the settled-inputs watermark)
+-- KEYS[5] head hash (the settled-inputs watermark)   KEYS[6] parked turn hash
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] "idle" | "checkpoint"
 -- ARGV[4] turn id ("" when idle)   ARGV[5] checkpoint ("" when idle)   ARGV[6] max inputs
 -- ARGV[7] claim id
 -- Replies: {R.OK, inputJson1, payload1, ...}   claimed
---          {R.NONE}                            nothing admitted
+--          {R.NONE}                            nothing admitted (idle: also while a turn is parked)
 --          {R.LEASE_EXPIRED}
 local lease = live_lease(KEYS[1], now_ms())
 if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
 local gen = tonumber(ARGV[2])
 local order = { after_work = 1, before_completion = 2 }
 local idle = ARGV[3] == 'idle'
+-- A parked turn holds the session: new turns wait for it (its resume takes its own claims).
+if idle and redis.call('EXISTS', KEYS[6]) == 1 then return { R.NONE } end
 local max = tonumber(ARGV[6])
 local ids = open_input_ids(KEYS[5], KEYS[4])
 local metas = hmget_all(KEYS[2], ids)

@@ -5,17 +5,20 @@
 -- KEYS[1] head hash        KEYS[2] message list    KEYS[3] metadata hash   KEYS[4] stamp hash
 -- KEYS[5] lease hash       KEYS[6] work hash       KEYS[7] work index zset KEYS[8] input hash
 -- KEYS[9] input index zset (to move the settled-inputs watermark, see _shared.lua)
+-- KEYS[10] parked turn hash (removed by the commit of the parked turn)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
 --           q = [[claim id, fencing token, [batch ids]]...], i = same for input claims,
---           m = [key, value, ...] (value "" removes the key) }
+--           m = [key, value, ...] (value "" removes the key),
+--           p = the parked turn this commit ends ("" for none) }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
 --          {R.STAMP_CONFLICT}                 the stamp was recorded with another hash
 --          {R.HEAD_CONFLICT, actualHead}
 --          {R.QUEUE_CLAIM_SUPERSEDED, claimId} / {R.INPUT_CLAIM_SUPERSEDED, claimId}
+--          {R.PARKED_MISMATCH, parkedTurnId or ""}  p names a turn that is not the parked one
 local spec = cjson.decode(ARGV[1])
 
 if spec.op ~= '' then
@@ -29,6 +32,11 @@ end
 
 local head = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
 if head ~= spec.e then return { R.HEAD_CONFLICT, head } end
+
+if spec.p ~= '' then
+  local parked = redis.call('HGET', KEYS[10], 'turn')
+  if parked ~= spec.p then return { R.PARKED_MISMATCH, parked or '' } end
+end
 
 -- Completions: the claim's generation must hold the live lease, and every item must still be
 -- claimed under that claim id. Items are decoded once here and written back below.
@@ -80,6 +88,7 @@ if #spec.i > 0 then advance_input_watermark(KEYS[1], KEYS[9], KEYS[8], 256) end
 if spec.op ~= '' then
   redis.call('HSET', KEYS[4], spec.op, cjson.encode({ h = spec.h, rev = rev }))
 end
+if spec.p ~= '' then redis.call('DEL', KEYS[10]) end
 if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
   redis.call('DEL', KEYS[5])
 end

@@ -3,6 +3,7 @@
 -- Eligible: ready, or claimed by a lower generation; at an active-turn checkpoint only
 -- earliest_safe_boundary batches. Leader: session_command before turn_work, then by sequence.
 -- KEYS[1] lease hash   KEYS[2] work hash   KEYS[3] work payload hash   KEYS[4] work index zset
+-- KEYS[5] parked turn hash (while a turn is parked, idle claims find nothing)
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] boundary (idle | active_turn_checkpoint)
 -- ARGV[4] max batches   ARGV[5] claim id
 -- Replies: {R.OK, batchJson1, payload1, ...}   claimed (batches carry the new claim)
@@ -12,6 +13,7 @@ local lease = live_lease(KEYS[1], now_ms())
 if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
 local gen = tonumber(ARGV[2])
 local at_checkpoint = ARGV[3] == 'active_turn_checkpoint'
+if not at_checkpoint and redis.call('EXISTS', KEYS[5]) == 1 then return { R.NONE } end
 local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
 local metas = hmget_all(KEYS[2], ids)
 local eligible = {}

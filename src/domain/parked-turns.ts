@@ -1,0 +1,98 @@
+// Parked turns: a turn whose every open tool call waits for someone outside (a client's result,
+// a person's approval) stores its progress and releases its session instead of holding a
+// replica while it waits. Answers land in the tool-call records (tool-calls.ts) from any replica;
+// once every wait is settled, or the turn is cancelled or expires, any replica resumes it under
+// a newer fence, taking over the claims the turn made. The commit of the turn removes the record.
+import type { BatchId, InputId, SessionId } from "./ids.js";
+import type { TurnInputClaim } from "./inputs.js";
+import type { QueuedWorkClaim } from "./queue.js";
+import type { ClientToolResult } from "./tool-calls.js";
+
+export interface ParkTurnDraft {
+  turnId: string;
+  /**
+   * Wait ids the turn needs settled before it can go on: client call ids, and approval wait ids
+   * (approvalWaitId). Each is recorded pending in the turn's tool-call records unless it exists.
+   */
+  waitingOn: string[];
+  /** What the turn did so far, in the runtime's encoding; opaque to the store. */
+  progress: string;
+  /** Inputs and batches the turn claimed so far, all under the parking fence. */
+  inputIds: InputId[];
+  batchIds: BatchId[];
+  /** How long the turn may stay parked before it expires (TETHER_PARKED_TURN_TTL_MS). */
+  ttlMs: number;
+}
+
+export interface ParkedTurn {
+  sessionId: SessionId;
+  turnId: string;
+  waitingOn: string[];
+  progress: string;
+  inputIds: InputId[];
+  batchIds: BatchId[];
+  parkedAtMs: number;
+  expiresAtMs: number;
+  /** The fence generation that parked it: a resume must come from a greater one. */
+  fencingToken: number;
+  /** CancelTurn (or an interrupt) asked the parked turn to end. */
+  cancelRequested: boolean;
+}
+
+/**
+ * Why a parked turn can go on: every wait settled, a cancel was asked, or it expired. `waiting`
+ * is none of these; the store then changes nothing.
+ */
+export type ParkedTurnStatus = "waiting" | "answered" | "cancelled" | "expired";
+
+export type ResumeOutcome =
+  | { status: "waiting"; parked: ParkedTurn }
+  | {
+      status: Exclude<ParkedTurnStatus, "waiting">;
+      parked: ParkedTurn;
+      /** The turn's claims, moved to the resuming fence (absent when it claimed none). */
+      inputClaim: TurnInputClaim | undefined;
+      workClaim: QueuedWorkClaim | undefined;
+    };
+
+export interface ParkReceipt {
+  /** Every wait was already settled when the turn parked: resume it now. */
+  resumable: boolean;
+  expiresAtMs: number;
+}
+
+/** The status a parked turn has at `nowMs`, given which of its waits are settled. */
+export function parkedStatus(
+  parked: Pick<ParkedTurn, "cancelRequested" | "expiresAtMs" | "waitingOn">,
+  nowMs: number,
+  isSettled: (waitId: string) => boolean,
+): ParkedTurnStatus {
+  if (parked.cancelRequested) return "cancelled";
+  if (parked.expiresAtMs <= nowMs) return "expired";
+  return parked.waitingOn.every(isSettled) ? "answered" : "waiting";
+}
+
+/**
+ * Approvals are waits of their own beside the call's result: `approve:<call id>`. A decision is
+ * stored as that wait's answer (isError = denied, output = the reason), so the store's
+ * first-answer-wins rule decides approvals exactly as it decides results.
+ */
+export const APPROVAL_WAIT_PREFIX = "approve:";
+
+export const approvalWaitId = (callId: string): string => `${APPROVAL_WAIT_PREFIX}${callId}`;
+
+/** One decision of DecideToolCalls. */
+export interface ToolDecision {
+  callId: string;
+  approve: boolean;
+  reason: string;
+}
+
+export const decisionAnswer = (d: ToolDecision): ClientToolResult => ({
+  callId: approvalWaitId(d.callId),
+  output: d.reason,
+  isError: !d.approve,
+});
+
+/** Default TETHER_PARKED_TURN_TTL_MS: a day. */
+export const DEFAULT_PARKED_TURN_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,0 +1,60 @@
+-- resumeTurn: under the live fence, look at the session's parked turn `turn id`. When it can go
+-- on (every wait settled, a cancel asked, or expired), its claims move to this fence under new
+-- claim ids; while it waits nothing changes. The record stays until the turn's commit.
+-- KEYS[1] lease hash   KEYS[2] parked turn hash   KEYS[3] the turn's tool call hash
+-- KEYS[4] input hash   KEYS[5] input payload hash   KEYS[6] work hash   KEYS[7] work payload hash
+-- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id   ARGV[4] input claim id
+-- ARGV[5] work claim id
+-- Replies: {R.OK, status, n, field1, value1, ... (n strings: the parked hash),
+--           m, inputJson1, payload1, ... (m items), k, batchJson1, payload1, ... (k items)}
+--            status: waiting | answered | cancelled | expired; items only when not waiting
+--          {R.NONE}            no parked turn of that id
+--          {R.LEASE_EXPIRED}
+local now = now_ms()
+local lease = live_lease(KEYS[1], now)
+if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(ARGV[2])
+if redis.call('HGET', KEYS[2], 'turn') ~= ARGV[3] then return { R.NONE } end
+local fields = redis.call('HGETALL', KEYS[2])
+local p = {}
+for i = 1, #fields, 2 do p[fields[i]] = fields[i + 1] end
+
+local status
+if p.cxl == '1' then
+  status = 'cancelled'
+elseif tonumber(p.exp) <= now then
+  status = 'expired'
+else
+  status = 'answered'
+  for _, id in ipairs(cjson.decode(p.wait)) do
+    local raw = redis.call('HGET', KEYS[3], id)
+    if not raw or cjson.decode(raw).s == 'p' then
+      status = 'waiting'
+      break
+    end
+  end
+end
+local reply = { R.OK, status, #fields }
+for i = 1, #fields do reply[#reply + 1] = fields[i] end
+if status == 'waiting' then return reply end
+
+-- The items of `ids` still claimed (by the parking generation); their count goes in the reply.
+local function still_claimed(key, ids)
+  local taken = {}
+  if #ids > 0 then
+    local metas = hmget_all(key, ids)
+    for j = 1, #ids do
+      if metas[j] then
+        local item = cjson.decode(metas[j])
+        if item.state == 'claimed' then taken[#taken + 1] = item end
+      end
+    end
+  end
+  reply[#reply + 1] = #taken
+  return taken
+end
+local inputs = still_claimed(KEYS[4], cjson.decode(p.inp))
+append_claimed(reply, KEYS[4], KEYS[5], inputs, 'inputId', gen, ARGV[4])
+local batches = still_claimed(KEYS[6], cjson.decode(p.bat))
+append_claimed(reply, KEYS[6], KEYS[7], batches, 'batchId', gen, ARGV[5])
+return reply
