@@ -115,6 +115,7 @@ async function startTether(): Promise<Target> {
     owner: replicaOwner("bench"),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
+    parking: { afterMs: config.parkAfterMs, ttlMs: config.parkedTurnTtlMs },
     defaults: {},
     logger: silentLogger,
   });

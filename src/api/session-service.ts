@@ -37,8 +37,11 @@ export function createSessionService(
   }
 
   async function view(scope: TenantScope, snapshot: SessionSnapshot) {
-    const lease = await store.currentLease(snapshot.sessionId);
-    return sessionToProto(snapshot, lease, scope);
+    const [lease, parked] = await Promise.all([
+      store.currentLease(snapshot.sessionId),
+      store.readParkedTurn(snapshot.sessionId),
+    ]);
+    return sessionToProto(snapshot, lease, scope, parked);
   }
 
   return {

@@ -86,6 +86,28 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
       return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
     },
 
+    async decideToolCalls(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const sessionId = scope.toStore(req.sessionId, "session_id");
+      checkId("turn_id", req.turnId);
+      if (req.decisions.length === 0) throw invalidArgument("decisions", "must not be empty");
+      if (req.decisions.length > MAX_TOOL_RESULTS) {
+        throw invalidArgument("decisions", `must hold at most ${MAX_TOOL_RESULTS} decisions`);
+      }
+      const decisions = req.decisions.map((d, i) => {
+        checkId(`decisions[${i}].call_id`, d.callId);
+        if (Buffer.byteLength(d.reason, "utf8") > MAX_TOOL_OUTPUT_BYTES) {
+          throw invalidArgument(
+            `decisions[${i}].reason`,
+            `must be at most ${MAX_TOOL_OUTPUT_BYTES} bytes`,
+          );
+        }
+        return { callId: d.callId, approve: d.approve, reason: d.reason };
+      });
+      const report = await runtime.decideToolCalls(sessionId, req.turnId, decisions);
+      return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
+    },
+
     async cancelTurn(req, ctx) {
       const scope = scopeOf(ctx.values);
       const sessionId = scope.toStore(req.sessionId, "session_id");

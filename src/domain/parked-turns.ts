@@ -81,6 +81,23 @@ export const APPROVAL_WAIT_PREFIX = "approve:";
 
 export const approvalWaitId = (callId: string): string => `${APPROVAL_WAIT_PREFIX}${callId}`;
 
+/** Wait ids as the stream names them: client calls, and calls waiting for approval. */
+export function splitWaits(waitIds: readonly string[]): {
+  pendingCallIds: string[];
+  approvalCallIds: string[];
+} {
+  const pendingCallIds: string[] = [];
+  const approvalCallIds: string[] = [];
+  for (const id of waitIds) {
+    if (id.startsWith(APPROVAL_WAIT_PREFIX)) {
+      approvalCallIds.push(id.slice(APPROVAL_WAIT_PREFIX.length));
+    } else {
+      pendingCallIds.push(id);
+    }
+  }
+  return { pendingCallIds, approvalCallIds };
+}
+
 /** One decision of DecideToolCalls. */
 export interface ToolDecision {
   callId: string;

@@ -8,6 +8,19 @@ import type { SessionSnapshot } from "./session.js";
 export type SessionEvent =
   | { type: "input_queued"; inputId: string }
   | { type: "turn_started"; inputIds: string[]; turnIndex: number }
+  /** The turn waits only for outside answers: it released its replica (domain/parked-turns.ts). */
+  | {
+      type: "turn_parked";
+      /** Client calls whose results it waits for. */
+      pendingCallIds: string[];
+      /** Calls whose approval it waits for. */
+      approvalCallIds: string[];
+      expiresAtMs: number;
+    }
+  /** A parked turn goes on (on whichever replica resumed it); not a second turn_started. */
+  | { type: "turn_resumed"; reason: "answered" | "cancelled" | "expired" }
+  /** The call runs only once approved: DecideToolCalls answers it. */
+  | { type: "tool_approval_requested"; callId: string; toolName: string; argumentsJson: string }
   | TextDelta
   | {
       type: "tool_call_started";

@@ -14,6 +14,8 @@ export type TurnOutcome =
       message: string;
     }
   | { kind: "stopped"; reason: "cancelled" }
+  /** The turn stayed parked past TETHER_PARKED_TURN_TTL_MS without its answers. */
+  | { kind: "stopped"; reason: "park_expired" }
   | { kind: "stopped"; reason: "budget_exhausted"; usedTokens: number; budgetTokens: number }
   | { kind: "stopped"; reason: "max_iterations"; iterations: number }
   /** A tool call was cut at the model's output token limit: the turn cannot run it. */

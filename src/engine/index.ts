@@ -1,5 +1,11 @@
 // The turn engine's public surface.
 export { createTurnEngine } from "./turn-engine.js";
-export type { TurnEngine, TurnEngineOptions, TurnRequest, TurnResult } from "./turn-engine.js";
+export type {
+  TurnEngine,
+  TurnEngineOptions,
+  TurnProgress,
+  TurnRequest,
+  TurnResult,
+} from "./turn-engine.js";
 export type { ToolCallRecord } from "./tool-dispatch.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";

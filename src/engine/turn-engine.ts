@@ -4,7 +4,6 @@ import {
   invalidTurnInput,
   validateInputItems,
   DEFAULT_INPUT_LIMITS,
-  type InputItem,
   type InputLimits,
   type Message,
   type ToolCallPart,
@@ -29,57 +28,15 @@ import { consumeModelCall } from "./reconcile.js";
 import { ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { dispatchToolCalls, type ToolCallRecord } from "./tool-dispatch.js";
+import type {
+  TurnEngine,
+  TurnEngineOptions,
+  TurnProgress,
+  TurnRequest,
+  TurnResult,
+} from "./turn-contract.js";
 
-export interface TurnEngineOptions {
-  provider: ModelProvider;
-  tools?: ToolExecutor;
-  checkpoints?: TurnCheckpointHost;
-  /** Retry backoff and tool timeouts wait through this; the engine has no timers of its own. */
-  sleep: Sleep;
-  /** Jitter source for retry backoff; defaults to Math.random. */
-  random?: () => number;
-  model?: ModelCallOptions;
-  /** Sent to the provider ahead of the conversation; not part of the turn's messages. */
-  systemPrompt?: string;
-  /** Model calls per turn. Default 25. */
-  maxIterations?: number;
-  /** Tokens per turn (see budgetTokens); no new model call starts once reached. */
-  tokenBudget?: number;
-  /** Per tool call; 0 disables. Default 120 s. */
-  toolTimeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  inputLimits?: InputLimits;
-}
-
-export interface TurnRequest {
-  turnId: string;
-  /** The committed conversation the turn continues. */
-  history?: readonly Message[];
-  input: readonly InputItem[];
-  signal?: AbortSignal;
-  sink?: TurnEventSink;
-  /** Per-turn overrides of the engine's limits. */
-  maxIterations?: number;
-  tokenBudget?: number;
-}
-
-export interface TurnResult {
-  turnId: string;
-  outcome: TurnOutcome;
-  /** Messages this turn appended, starting with its input; valid to send to a provider as is. */
-  messages: Message[];
-  /** Text of the last assistant message. */
-  assistantText: string;
-  toolCalls: ToolCallRecord[];
-  usage: UsageTotals;
-  /** Model calls made. */
-  iterations: number;
-}
-
-export interface TurnEngine {
-  /** Rejects only for invalid input (before any event) or a sink that fails on the terminal event. */
-  runTurn(request: TurnRequest): Promise<TurnResult>;
-}
+export type { TurnEngine, TurnEngineOptions, TurnProgress, TurnRequest, TurnResult };
 
 interface EngineConfig {
   provider: ModelProvider;
@@ -122,7 +79,8 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
   };
   return {
     runTurn: (request) => {
-      const violations = validateInputItems(request.input, config.limits);
+      // A resumed turn's input was checked when it first ran.
+      const violations = request.resume ? [] : validateInputItems(request.input, config.limits);
       if (violations.length > 0) return Promise.reject(invalidTurnInput(violations));
       return new TurnRun(config, request).run();
     },
@@ -166,10 +124,19 @@ class TurnRun implements ModelCallContext {
   }
 
   async run(): Promise<TurnResult> {
-    this.append({ role: "user", content: [...this.request.input] });
+    const resume = this.request.resume;
+    if (resume) {
+      for (const m of resume.messages) this.append(m);
+      this.toolCalls.push(...resume.toolCalls);
+      this.total = resume.usage;
+      this.iterations = resume.iterations;
+      this.assistantText = resume.assistantText;
+    } else {
+      this.append({ role: "user", content: [...this.request.input] });
+    }
     let outcome: TurnOutcome;
     try {
-      outcome = await this.loop();
+      outcome = (resume && (await this.continueBatch(resume.batch))) || (await this.loop());
     } catch (err) {
       outcome = this.cancellation.aborted
         ? CANCELLED
@@ -300,6 +267,16 @@ class TurnRun implements ModelCallContext {
     }
   }
 
+  /** The open batch of a resumed turn, then its after-work checkpoint; an outcome ends the turn. */
+  private async continueBatch(batch: ToolCallPart[]): Promise<TurnOutcome | undefined> {
+    const outcome = await this.runTools(batch);
+    if (outcome !== undefined) return outcome;
+    if (this.config.checkpoints !== undefined && (await this.admit("after_work")) === ABORTED) {
+      return CANCELLED;
+    }
+    return undefined;
+  }
+
   /** Error results for calls the turn will not run, so the transcript pairs every call. */
   private answerUnrun(calls: readonly ToolCallPart[], why: string): void {
     for (const call of calls) {
@@ -327,6 +304,14 @@ class TurnRun implements ModelCallContext {
 
   /** Runs one batch; an outcome when the batch ends the turn (control or cancellation). */
   private async runTools(calls: ToolCallPart[]): Promise<TurnOutcome | undefined> {
+    this.request.onToolBatch?.({
+      messages: [...this.messages],
+      toolCalls: [...this.toolCalls],
+      usage: this.total,
+      iterations: this.iterations,
+      assistantText: this.assistantText,
+      batch: calls,
+    });
     const records = await dispatchToolCalls(calls, {
       executor: this.config.tools,
       knownTools: this.config.knownTools,

@@ -6,6 +6,8 @@ export interface ToolDefinition {
   description: string;
   /** JSON Schema of the arguments object. */
   inputSchema: { [key: string]: JsonValue };
+  /** Each call waits for an approval before it runs (providers never see this). */
+  requiresApproval?: boolean;
 }
 
 export interface ToolCallRequest {

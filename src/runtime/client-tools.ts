@@ -19,14 +19,24 @@ import type {
 /** How often a waiting turn reads its answers from the store, besides the signals. */
 export const ANSWER_POLL_MS = 1_000;
 
+/** How a wait ended without an answer: its own deadline, or the store had closed it before. */
+export type Unanswered = "timed_out" | "closed";
+
 export interface ClientToolBridge extends ToolExecutor {
-  /** Records a call in the store; called before the call is announced to the client. */
-  record(callId: string): Promise<void>;
+  /** Records a wait in the store; called before the call or approval is announced. */
+  record(waitId: string): Promise<void>;
+  /** States read from the store (a resumed turn): answered waits resolve at once. */
+  preload(states: readonly ToolCallState[]): void;
+  /** Whether the wait is recorded (announced) in this run or an earlier one of the turn. */
+  isRecorded(waitId: string): boolean;
   /** An answer the store accepted, as a signal brought it; unknown or settled calls are dropped. */
   deliver(result: ClientToolResult): void;
-  /** Calls announced to the client and not answered yet. */
+  /** Waits announced and not answered yet (client calls and approvals). */
   waiting(): number;
-  /** Closes every call still open in the store (the turn stops waiting); no-op without calls. */
+  waitingIds(): string[];
+  /** Waits for a recorded wait's answer; the deadline closes it in the store first. */
+  awaitAnswer(waitId: string, signal: AbortSignal): Promise<ClientToolResult | Unanswered>;
+  /** Closes every wait still open in the store (the turn stops waiting); no-op without any. */
   closeAll(): Promise<void>;
 }
 
@@ -43,7 +53,7 @@ export interface ClientToolBridgeOptions {
 }
 
 interface Waiter {
-  resolve(result: ToolResult): void;
+  resolve(result: ClientToolResult | Unanswered): void;
   reject(error: Error): void;
 }
 
@@ -63,7 +73,7 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
     if (state.status !== "answered") return;
     const waiter = waiting.get(state.callId);
     waiting.delete(state.callId);
-    waiter?.resolve(asToolResult(state.answer));
+    waiter?.resolve(state.answer);
     if (waiting.size === 0) stopPolling();
   };
 
@@ -102,19 +112,22 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
     const waiter = waiting.get(callId);
     waiting.delete(callId);
     if (waiting.size === 0) stopPolling();
-    waiter?.resolve({
-      output: `the client did not answer within ${options.timeoutMs} ms`,
-      isError: true,
-    });
+    waiter?.resolve("timed_out");
   };
 
-  return {
+  const bridge: ClientToolBridge = {
     definitions: () => options.definitions,
     waiting: () => waiting.size,
+    waitingIds: () => [...waiting.keys()],
+    isRecorded: (waitId) => recorded.has(waitId),
 
-    async record(callId) {
-      const [state] = await store.recordToolCalls(fence, turnId, [callId]);
-      if (state) recorded.set(callId, state);
+    async record(waitId) {
+      const [state] = await store.recordToolCalls(fence, turnId, [waitId]);
+      if (state) recorded.set(waitId, state);
+    },
+
+    preload(states) {
+      for (const state of states) recorded.set(state.callId, state);
     },
 
     deliver(result) {
@@ -122,32 +135,29 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
       settle({ callId: result.callId, status: "answered", answer: result });
     },
 
-    execute(call: ToolCallRequest, context: ToolContext): Promise<ToolResult> {
-      const state = recorded.get(call.callId);
-      if (state?.status === "answered") return Promise.resolve(asToolResult(state.answer));
-      if (state?.status === "closed") {
-        return Promise.resolve({ output: "the call was closed unanswered", isError: true });
-      }
-      return new Promise<ToolResult>((resolve, reject) => {
+    awaitAnswer(waitId, signal) {
+      const state = recorded.get(waitId);
+      if (state?.status === "answered") return Promise.resolve(state.answer);
+      if (state?.status === "closed") return Promise.resolve("closed" as const);
+      return new Promise<ClientToolResult | Unanswered>((resolve, reject) => {
         const deadline = (options.setTimer ?? setTimeout)(
-          () => void expire(call.callId),
+          () => void expire(waitId),
           options.timeoutMs,
         );
         const done = (): void => {
           clearTimeout(deadline);
-          context.signal.removeEventListener("abort", onAbort);
+          signal.removeEventListener("abort", onAbort);
         };
-        // Cancellation of the turn (the engine's own timeout is longer than the deadline).
+        // Cancellation of the turn (the engine's own timeout is longer than the deadline), or
+        // the turn parked: the wait stays open in the store for whoever resumes the turn.
         const onAbort = (): void => {
           done();
-          waiting.delete(call.callId);
-          reject(
-            context.signal.reason instanceof Error ? context.signal.reason : new Error("aborted"),
-          );
+          waiting.delete(waitId);
+          reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
         };
-        if (context.signal.aborted) return onAbort();
-        context.signal.addEventListener("abort", onAbort, { once: true });
-        waiting.set(call.callId, {
+        if (signal.aborted) return onAbort();
+        signal.addEventListener("abort", onAbort, { once: true });
+        waiting.set(waitId, {
           resolve: (result) => {
             done();
             resolve(result);
@@ -162,12 +172,25 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
       });
     },
 
+    async execute(call: ToolCallRequest, context: ToolContext): Promise<ToolResult> {
+      const answer = await bridge.awaitAnswer(call.callId, context.signal);
+      if (answer === "timed_out") {
+        return {
+          output: `the client did not answer within ${options.timeoutMs} ms`,
+          isError: true,
+        };
+      }
+      if (answer === "closed") return { output: "the call was closed unanswered", isError: true };
+      return asToolResult(answer);
+    },
+
     async closeAll() {
       stopPolling();
       if (recorded.size === 0) return;
       await store.closeToolCalls(fence, turnId);
     },
   };
+  return bridge;
 }
 
 /** Server tools and client tools behind one executor; names must not collide. */

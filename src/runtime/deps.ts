@@ -46,6 +46,10 @@ export interface RuntimeDeps {
   owner: LeaseOwner;
   leaseTtlMs: number;
   clientToolTimeoutMs: number;
+  /** When a turn that waits only for outside answers parks, and how long it may stay parked. */
+  parking: { afterMs: number; ttlMs: number };
+  /** The operator's tools (by name) whose calls wait for approval. */
+  approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;

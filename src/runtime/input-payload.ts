@@ -11,6 +11,8 @@ export interface TurnSettings {
   maxIterations?: number;
   tokenBudget?: number;
   systemPrompt?: string;
+  /** Tools (client or server, by name) whose calls wait for approval. */
+  approvalRequiredTools?: string[];
 }
 
 export interface InputPayload {

@@ -1,7 +1,13 @@
 // The runtime's surface for the API: submit input and follow the turn that consumes it, watch a
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
-import { sessionNotFound, TetherError } from "../domain/errors.js";
+import { invalidArgument, sessionNotFound, TetherError } from "../domain/errors.js";
+import {
+  APPROVAL_WAIT_PREFIX,
+  approvalWaitId,
+  decisionAnswer,
+  type ToolDecision,
+} from "../domain/parked-turns.js";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
 import type { SessionExecutionLease } from "../domain/lease.js";
@@ -45,6 +51,16 @@ export interface TetherRuntime {
     turnId: string,
     results: ClientToolResult[],
   ): Promise<ToolAnswerReport>;
+  /**
+   * Approval decisions for calls that wait for one (first decision wins, like results). A call
+   * whose tool needs no approval is invalid_argument; a turn with no waits is turn_not_running.
+   */
+  decideToolCalls(
+    sessionId: SessionId,
+    turnId: string,
+    decisions: ToolDecision[],
+  ): Promise<ToolAnswerReport>;
+  /** Cancels the running turn, or the parked one (which then ends on whichever replica). */
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
   /**
    * Refuses new turns and ends WatchSession streams at once; lets running turns finish (up to
@@ -77,6 +93,15 @@ export function sessionBusy(sessionId: string, holder: SessionExecutionLease): T
   );
 }
 
+/** Refusal under the `reject` strategy while a turn is parked (it holds no lease). */
+function sessionParked(sessionId: string, turnId: string): TetherError {
+  return new TetherError(
+    "session_busy",
+    `session ${sessionId} has turn ${turnId} parked, waiting for tool results or approvals`,
+    { fields: { sessionId, turnId } },
+  );
+}
+
 export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   const driver = createSessionDriver(deps);
   let draining = false;
@@ -91,15 +116,26 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   ): AsyncGenerator<CursoredEvent, void, undefined> {
     if (draining) throw new TetherError("store_unavailable", "the server is shutting down");
     const { sessionId } = command;
-    const current = await deps.store.currentLease(sessionId);
+    // A parked turn holds the session without a lease: the input waits for it (idle claims find
+    // nothing while it is parked), or steers, interrupts or is refused as for a running turn.
+    const [current, parked] = await Promise.all([
+      deps.store.currentLease(sessionId),
+      deps.store.readParkedTurn(sessionId),
+    ]);
     if (current && command.busyStrategy === "reject")
       throw sessionBusy(command.publicSessionId, current);
+    if (parked && command.busyStrategy === "reject") {
+      throw sessionParked(command.publicSessionId, parked.turnId);
+    }
 
     let delivery:
       { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: "after_work" } = {
       kind: "next_turn",
     };
-    if (current && command.busyStrategy === "steer") {
+    if (parked && command.busyStrategy === "steer") {
+      // Admitted at the first checkpoint after the turn resumes.
+      delivery = { kind: "active_turn", turnId: parked.turnId, minBoundary: "after_work" };
+    } else if (current && command.busyStrategy === "steer") {
       const running = await deps.signals.activeTurn(sessionId);
       if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
     }
@@ -117,6 +153,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     const inputId = receipt.input.inputId;
     if (current && command.busyStrategy === "interrupt")
       await deps.signals.requestCancel(sessionId);
+    if (parked && command.busyStrategy === "interrupt")
+      await deps.store.cancelParkedTurn(sessionId, parked.turnId);
 
     // A retried request follows its original input, which may already be in the log.
     const after = receipt.deduplicated ? 0 : startSeq;
@@ -135,7 +173,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       () => void driver.ensureDriven(sessionId).catch(() => undefined),
       Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
     );
-    if (current && !receipt.deduplicated) {
+    if ((current || parked) && !receipt.deduplicated) {
       yield {
         cursor: entryCursor(startSeq),
         sessionId: command.publicSessionId,
@@ -193,22 +231,64 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     if (watchStop.signal.aborted && !signal.aborted) throw shuttingDown();
   }
 
+  /** A parked turn that can go on is driven now, here (or by its holder, if one beat us). */
+  async function wakeParked(sessionId: SessionId): Promise<void> {
+    await deps.ready.markReady(sessionId);
+    await driver.ensureDriven(sessionId).catch(() => undefined);
+  }
+
+  /**
+   * Stores answers (results or approval decisions) in the store, which decides the first one on
+   * any replica. A running turn is woken by the signal (it also reads the store while it waits);
+   * a parked one is resumed here once it has every answer.
+   */
+  async function answer(
+    sessionId: SessionId,
+    turnId: string,
+    answers: ClientToolResult[],
+  ): Promise<ToolAnswerReport> {
+    await requireSession(sessionId);
+    const report = await deps.store.answerToolCalls(sessionId, turnId, answers);
+    const accepted = new Set(report.accepted);
+    const fresh = answers.filter((r) => accepted.delete(r.callId));
+    if (fresh.length > 0) {
+      await deps.signals.submitToolResults(sessionId, turnId, fresh).catch(() => false);
+    }
+    // Also when every answer was ignored: a client retrying after a lost response repairs a
+    // wake-up that the first attempt's replica did not get to send.
+    if ((await deps.store.readParkedTurn(sessionId))?.turnId === turnId) {
+      await wakeParked(sessionId);
+    }
+    return report;
+  }
+
   return {
     streamTurn,
     watch,
-    async submitToolResults(sessionId, turnId, results) {
+    submitToolResults: (sessionId, turnId, results) => answer(sessionId, turnId, results),
+    async decideToolCalls(sessionId, turnId, decisions) {
       await requireSession(sessionId);
-      const report = await deps.store.answerToolCalls(sessionId, turnId, results);
-      // The signal only wakes the waiting turn sooner; it reads the store if the signal is lost.
-      const accepted = new Set(report.accepted);
-      const fresh = results.filter((r) => accepted.delete(r.callId));
-      if (fresh.length > 0) {
-        await deps.signals.submitToolResults(sessionId, turnId, fresh).catch(() => false);
-      }
-      return report;
+      const recorded = new Set(
+        (await deps.store.readToolCalls(sessionId, turnId)).map((s) => s.callId),
+      );
+      decisions.forEach((d, i) => {
+        if (!recorded.has(approvalWaitId(d.callId)) && recorded.has(d.callId)) {
+          throw invalidArgument(
+            `decisions[${i}].call_id`,
+            `call ${d.callId} of turn ${turnId} needs no approval`,
+          );
+        }
+      });
+      const report = await answer(sessionId, turnId, decisions.map(decisionAnswer));
+      const strip = (id: string) => id.slice(APPROVAL_WAIT_PREFIX.length);
+      return { accepted: report.accepted.map(strip), ignored: report.ignored.map(strip) };
     },
     async cancelTurn(sessionId, turnId) {
       await requireSession(sessionId);
+      if (await deps.store.cancelParkedTurn(sessionId, turnId)) {
+        await wakeParked(sessionId);
+        return true;
+      }
       return deps.signals.requestCancel(sessionId, turnId);
     },
     async drain(timeoutMs) {

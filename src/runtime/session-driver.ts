@@ -6,7 +6,13 @@ import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "./deps.js";
-import { LeaseLostError, TurnHandedOver, executeTurn } from "./turn-execution.js";
+import { LeaseLostError, TurnHandedOver, TurnParked, executeTurn } from "./turn-execution.js";
+import { PARK_RECHECK_MS } from "./turn-parking.js";
+
+/** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
+interface Parked {
+  wakeAtMs: number | undefined;
+}
 
 export type DriveOutcome =
   | { kind: "driving" }
@@ -46,6 +52,16 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       // A replica that just lost a lease (a stall, a partition) leaves the session to the others:
       // its claims stay in the store for a successor, and the ready hint stays set.
       if (ended === "lost") return;
+      if (typeof ended === "object") {
+        // Parked and waiting: the session is looked at again when the turn expires, or at the
+        // recheck (a wake-up lost between an answer and its ready mark costs at most that).
+        if (ended.wakeAtMs === undefined) {
+          lease = stopping ? undefined : await claim(sessionId);
+          continue;
+        }
+        await deps.ready.wakeAt(sessionId, ended.wakeAtMs).catch(() => undefined);
+        return;
+      }
       // Input submitted between our last empty claim and the release found us busy; look again.
       const pending = await hasPendingWork(sessionId);
       if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
@@ -83,11 +99,20 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     );
   }
 
-  /** Runs turns until nothing is claimable, then releases the lease. */
+  /** When a parked turn should next be looked at; now (undefined) when it can go on already. */
+  function parkedWake(expiresAtMs: number, resumable: boolean): Parked {
+    if (resumable) return { wakeAtMs: undefined };
+    return { wakeAtMs: Math.min(expiresAtMs, deps.clock.nowMs() + PARK_RECHECK_MS) };
+  }
+
+  /**
+   * Runs turns until nothing is claimable, then releases the lease. A turn that parks ends the
+   * hold (the store released the lease); a parked turn found waiting ends it too.
+   */
   async function runWhileHeld(
     fence: LeaseFence,
     stopSignal: AbortSignal,
-  ): Promise<"drained" | "lost" | "stopped"> {
+  ): Promise<"drained" | "lost" | "stopped" | Parked> {
     const lost = new AbortController();
     const onStop = (): void => lost.abort(new Error("replica stopping"));
     stopSignal.addEventListener("abort", onStop, { once: true });
@@ -111,15 +136,25 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         throw error;
       }
       while (!lost.signal.aborted && !stopping) {
-        let inputs, work;
+        let inputs, work, resumed;
         try {
           inputs = await deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN);
           work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
+          if (!inputs && !work) {
+            // Idle claims find nothing while a turn is parked: it goes first, once it can.
+            const parked = await deps.store.readParkedTurn(fence.sessionId);
+            if (!parked) return "drained";
+            const outcome = await deps.store.resumeTurn(fence, parked.turnId);
+            if (!outcome) continue;
+            if (outcome.status === "waiting") return parkedWake(parked.expiresAtMs, false);
+            resumed = outcome;
+            inputs = outcome.inputClaim;
+            work = outcome.workClaim;
+          }
         } catch (error) {
           if (isTetherError(error, "session_execution_lease_expired")) return ended();
           throw error;
         }
-        if (!inputs && !work) return "drained";
         try {
           await executeTurn(deps, {
             fence,
@@ -127,8 +162,16 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
             work,
             signal: lost.signal,
             drain: draining.signal,
+            ...(resumed && { resumed }),
           });
         } catch (error) {
+          if (error instanceof TurnParked) {
+            deps.logger.info(
+              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
+              "turn parked: it waits for answers from outside",
+            );
+            return parkedWake(error.receipt.expiresAtMs, error.receipt.resumable);
+          }
           if (error instanceof TurnHandedOver) {
             // Its claims stay for a successor (the ready hint is still set), which re-runs the
             // turn under the same id; the lease is released below.

@@ -3,6 +3,7 @@
 // client sees elsewhere map to nothing here: the outcome (and the final value in it) is announced
 // as turn_completed once the commit has landed.
 import { clientSessionId, type SessionId } from "../domain/ids.js";
+import { approvalWaitId } from "../domain/parked-turns.js";
 import type { SessionEvent } from "../domain/session-events.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { Clock } from "../ports/clock.js";
@@ -16,8 +17,15 @@ export interface TurnEventMapperContext {
   clock: Clock;
   /** Sees every retry of a model call (the runtime logs it). */
   onRetry?: (event: Extract<TurnEvent, { type: "provider_retry" }>) => void;
-  /** Runs before a client call is announced: the call must be in the store by then. */
-  beforeClientCall?: (callId: string) => Promise<void>;
+  /** Runs before a client call or an approval is announced: its wait must be in the store. */
+  beforeClientCall?: (waitId: string) => Promise<void>;
+  /** Whether a call of this tool waits for approval before it runs. */
+  needsApproval?: (toolName: string) => boolean;
+  /**
+   * Starts and results the stream already showed before the turn parked (`start:<id>`,
+   * `done:<id>`): a resumed turn runs its open batch again and must not show them twice.
+   */
+  shown?: Iterable<string>;
 }
 
 export interface SessionEventSink {
@@ -33,6 +41,25 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
   const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
 
   /** A promise only for a client call, which must be recorded before it is announced. */
+  const shown = new Set(ctx.shown ?? []);
+
+  /** The call's start as the client sees it: a server start, or a request to the client. */
+  function announce(callId: string, toolName: string): SessionEvent | Promise<SessionEvent> {
+    const call = {
+      callId,
+      toolName,
+      argumentsJson: argumentsByCall.get(callId) ?? "",
+      idempotencyKey: idempotencyKey(callId),
+    };
+    if (!ctx.clientToolNames.has(toolName)) return { type: "tool_call_started", ...call };
+    const recorded = ctx.beforeClientCall?.(callId) ?? Promise.resolve();
+    return recorded.then((): SessionEvent => ({
+      type: "tool_call_requested",
+      ...call,
+      deadlineMs: ctx.clock.nowMs() + ctx.clientToolTimeoutMs,
+    }));
+  }
+
   function map(event: TurnEvent): SessionEvent | Promise<SessionEvent> | undefined {
     switch (event.type) {
       case "text_delta":
@@ -43,21 +70,21 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         argumentsByCall.set(event.callId, event.argumentsJson);
         return undefined;
       case "tool_call_started": {
-        const call = {
+        if (!once(`start:${event.callId}`)) return undefined;
+        // A call that needs approval is announced as such; it starts once approved (runCall).
+        if (ctx.needsApproval?.(event.toolName) !== true) {
+          return announce(event.callId, event.toolName);
+        }
+        const recorded = ctx.beforeClientCall?.(approvalWaitId(event.callId)) ?? Promise.resolve();
+        return recorded.then((): SessionEvent => ({
+          type: "tool_approval_requested",
           callId: event.callId,
           toolName: event.toolName,
           argumentsJson: argumentsByCall.get(event.callId) ?? "",
-          idempotencyKey: idempotencyKey(event.callId),
-        };
-        if (!ctx.clientToolNames.has(event.toolName)) return { type: "tool_call_started", ...call };
-        const recorded = ctx.beforeClientCall?.(event.callId) ?? Promise.resolve();
-        return recorded.then((): SessionEvent => ({
-          type: "tool_call_requested",
-          ...call,
-          deadlineMs: ctx.clock.nowMs() + ctx.clientToolTimeoutMs,
         }));
       }
       case "tool_result":
+        if (!once(`done:${event.callId}`)) return undefined;
         return {
           type: "tool_call_finished",
           callId: event.callId,
@@ -90,11 +117,24 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
     }
   }
 
+  /** False when the key was shown already (by this run or before the turn parked). */
+  function once(key: string): boolean {
+    if (shown.has(key)) return false;
+    shown.add(key);
+    return true;
+  }
+
+  const put = async (mapped: SessionEvent | Promise<SessionEvent> | undefined) => {
+    if (mapped === undefined) return;
+    await sink.emit(mapped instanceof Promise ? await mapped : mapped);
+  };
+
   return {
-    async emit(event: TurnEvent): Promise<void> {
-      const mapped = map(event);
-      if (mapped === undefined) return;
-      await sink.emit(mapped instanceof Promise ? await mapped : mapped);
-    },
+    emit: (event: TurnEvent): Promise<void> => put(map(event)),
+    /** An approved call starts: shown once, however often the turn parks and resumes. */
+    announceRun: (callId: string, toolName: string): Promise<void> =>
+      once(`run:${callId}`) ? put(announce(callId, toolName)) : Promise.resolve(),
+    /** What the stream showed so far, for the progress of a parking turn. */
+    shownKeys: (): string[] => [...shown],
   };
 }

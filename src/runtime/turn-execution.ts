@@ -2,22 +2,33 @@
 // admit steers and earliest-safe-boundary work, then commit everything the turn consumed in one
 // atomic step and announce the outcome with the new head revision.
 import { createHash } from "node:crypto";
-import type { InputItem, Message } from "../domain/conversation.js";
-import { isTetherError } from "../domain/errors.js";
+import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
-import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
+import type { TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
-import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
+import { splitWaits, type ParkReceipt, type ResumeOutcome } from "../domain/parked-turns.js";
+import type { QueuedWorkClaim } from "../domain/queue.js";
+import type { TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import type { UsageTotals } from "../domain/usage.js";
-import { createTurnEngine } from "../engine/index.js";
+import { createTurnEngine, type TurnResult } from "../engine/index.js";
 import type { CheckpointAdmission, TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import { combineExecutors, createClientToolBridge } from "./client-tools.js";
 import type { RuntimeDeps } from "./deps.js";
 import { createEventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
-import { encodeMessage } from "./message-codec.js";
+import { endParkedTurn } from "./parked-resume.js";
+import { approvalPolicy, withApprovals } from "./tool-approval.js";
+import { commitTurn, LeaseLostError } from "./turn-commit.js";
 import { createTurnEventMapper } from "./turn-event-mapper.js";
+import {
+  createParkingMonitor,
+  decodeProgress,
+  encodeProgress,
+  TurnParked,
+} from "./turn-parking.js";
+
+export { LeaseLostError } from "./turn-commit.js";
+export { TurnParked } from "./turn-parking.js";
 
 export interface TurnWork {
   fence: LeaseFence;
@@ -25,8 +36,10 @@ export interface TurnWork {
   work: QueuedWorkClaim | undefined;
   /** Aborted when the lease is lost or the replica stops. */
   signal: AbortSignal;
-  /** Aborted when the replica starts draining: a turn waiting for a client hands over. */
+  /** Aborted when the replica starts draining: a turn waiting for a client parks at once. */
   drain?: AbortSignal;
+  /** A parked turn this holder resumes (its claims are `inputs` and `work`). */
+  resumed?: Exclude<ResumeOutcome, { status: "waiting" }>;
 }
 
 /**
@@ -39,14 +52,6 @@ export class TurnHandedOver extends Error {
   }
 }
 
-/** The turn could not commit because this replica no longer holds the session. */
-export class LeaseLostError extends Error {
-  constructor(cause: unknown) {
-    super("the session lease was lost before the turn committed", { cause });
-  }
-}
-
-const COMMIT_ATTEMPTS = 5;
 /** How much longer the engine's tool timeout is than a client call's deadline. */
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
 
@@ -68,31 +73,47 @@ export function stableTurnId(sessionId: SessionId, job: Pick<TurnWork, "inputs" 
 export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnOutcome> {
   const { store, signals } = deps;
   const sessionId = job.fence.sessionId;
-  const turnId = stableTurnId(sessionId, job);
+  const resumed = job.resumed;
+  const saved = resumed ? decodeProgress(resumed.parked.progress) : undefined;
+  const turnId = resumed?.parked.turnId ?? stableTurnId(sessionId, job);
   const { snapshot, history } = await deps.transcripts.load(sessionId);
 
-  const payloads = (job.inputs?.inputs ?? []).map((i) => decodeInputPayload(i.payload));
+  const payloads = saved
+    ? []
+    : (job.inputs?.inputs ?? []).map((i) => decodeInputPayload(i.payload));
   const items: InputItem[] = [
     ...payloads.flatMap((p) => p.items),
-    ...(job.work?.batches ?? []).map((b): InputItem => ({ type: "text", text: b.payload })),
+    ...(saved ? [] : (job.work?.batches ?? [])).map((b): InputItem => ({
+      type: "text",
+      text: b.payload,
+    })),
   ];
-  const settings: TurnSettings = { ...deps.defaults, ...payloads[0]?.settings };
+  const settings: TurnSettings = saved?.settings ?? { ...deps.defaults, ...payloads[0]?.settings };
+  const clientDefinitions = saved?.clientTools ?? payloads.flatMap((p) => p.clientTools);
   const cancel = new AbortController();
   let handedOver = false;
+  let parkedReceipt: ParkReceipt | undefined;
   const handOverIfWaiting = (): void => {
-    if (handedOver || !job.drain?.aborted || clientTools.waiting() === 0) return;
+    if (handedOver || parkedReceipt || !job.drain?.aborted || clientTools.waiting() === 0) return;
+    // A draining replica parks a waiting turn at once; one that cannot park hands it over.
+    if (parking.parkNowIfWaiting()) return;
     handedOver = true;
     cancel.abort(new TurnHandedOver());
   };
   const clientTools = createClientToolBridge({
-    definitions: payloads.flatMap((p) => p.clientTools),
+    definitions: clientDefinitions,
     store,
     fence: job.fence,
     turnId,
     timeoutMs: deps.clientToolTimeoutMs,
-    onWait: handOverIfWaiting,
+    onWait: () => {
+      parking.check();
+      handOverIfWaiting();
+    },
   });
   const clientToolNames = new Set(clientTools.definitions().map((d) => d.name));
+  const recordedStates = resumed ? await store.readToolCalls(sessionId, turnId) : [];
+  clientTools.preload(recordedStates);
 
   const writer = createEventWriter({
     log: deps.log,
@@ -107,6 +128,76 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   });
   const inputClaims: TurnInputClaim[] = job.inputs ? [job.inputs] : [];
   const workClaims: QueuedWorkClaim[] = job.work ? [job.work] : [];
+  const needsApproval = approvalPolicy(
+    clientDefinitions,
+    settings.approvalRequiredTools,
+    deps.approvalRequiredTools,
+  );
+  const mapper = createTurnEventMapper(writer, {
+    sessionId,
+    turnId,
+    clientToolNames,
+    clientToolTimeoutMs: deps.clientToolTimeoutMs,
+    clock: deps.clock,
+    beforeClientCall: (waitId) => clientTools.record(waitId),
+    needsApproval,
+    shown: saved?.shown ?? [],
+    onRetry: (e) =>
+      deps.logger.warn(
+        {
+          sessionId,
+          turnId,
+          iteration: e.iteration,
+          attempt: e.attempt,
+          delayMs: e.delayMs,
+          status: e.status,
+          cause: e.message,
+        },
+        "model call failed; retrying",
+      ),
+  });
+
+  const parkTurn = async (): Promise<void> => {
+    const state = parking.snapshot();
+    const waitingOn = clientTools.waitingIds();
+    if (!state) return;
+    const progress = encodeProgress({
+      v: 1,
+      engine: state.engine,
+      settled: state.settled,
+      shown: mapper.shownKeys(),
+      settings,
+      clientTools: clientDefinitions,
+    });
+    try {
+      const expiresAtMs = deps.clock.nowMs() + deps.parking.ttlMs;
+      await writer.emit({ type: "turn_parked", ...splitWaits(waitingOn), expiresAtMs });
+      await writer.flush();
+      parkedReceipt = await store.parkTurn(job.fence, {
+        turnId,
+        waitingOn,
+        progress,
+        inputIds: inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
+        batchIds: workClaims.flatMap((c) => c.batches.map((b) => b.batchId)),
+        ttlMs: deps.parking.ttlMs,
+      });
+      cancel.abort(new TurnParked(parkedReceipt));
+    } catch (error) {
+      // Not parked (the lease or a claim is gone, the store is away, the progress too large):
+      // the turn stops uncommitted and the next holder runs it again under the same id.
+      cancel.abort(new LeaseLostError(error));
+    }
+  };
+  const parking = createParkingMonitor({
+    parkAfterMs: deps.parking.afterMs,
+    outsideWaits: () => clientTools.waiting(),
+    park: () => void parkTurn(),
+    ...(saved && { settled: saved.settled }),
+  });
+  // Once parked, the engine's unwinding (cancelled calls, the terminal event) is not the turn's.
+  const sink = {
+    emit: (event: TurnEvent) => (parking.parking() ? Promise.resolve() : mapper.emit(event)),
+  };
 
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   job.signal.addEventListener("abort", abortTurn, { once: true });
@@ -118,11 +209,15 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   });
 
   try {
-    await writer.emit({
-      type: "turn_started",
-      inputIds: inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
-      turnIndex: (snapshot?.turnIndex ?? 0) + 1,
-    });
+    await writer.emit(
+      resumed
+        ? { type: "turn_resumed", reason: resumed.status }
+        : {
+            type: "turn_started",
+            inputIds: inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
+            turnIndex: (snapshot?.turnIndex ?? 0) + 1,
+          },
+    );
     const checkpoints: TurnCheckpointHost = {
       async checkpoint(request) {
         const admissions: CheckpointAdmission[] = [];
@@ -155,9 +250,15 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
         return admissions;
       },
     };
+    const tools = withApprovals(combineExecutors(deps.serverTools, clientTools), {
+      needsApproval,
+      waits: clientTools,
+      announceRun: (callId, toolName) => mapper.announceRun(callId, toolName),
+      timeoutMs: deps.clientToolTimeoutMs,
+    });
     const engine = createTurnEngine({
       provider: deps.provider,
-      tools: combineExecutors(deps.serverTools, clientTools),
+      tools: parking.wrap(tools),
       checkpoints,
       sleep: deps.sleep,
       model: {
@@ -174,34 +275,20 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       // engine's timeout is a backstop behind it.
       toolTimeoutMs: deps.clientToolTimeoutMs + CLIENT_DEADLINE_GRACE_MS,
     });
-    const sink = createTurnEventMapper(writer, {
-      sessionId,
-      turnId,
-      clientToolNames,
-      clientToolTimeoutMs: deps.clientToolTimeoutMs,
-      clock: deps.clock,
-      beforeClientCall: (callId) => clientTools.record(callId),
-      onRetry: (e) =>
-        deps.logger.warn(
-          {
-            sessionId,
+    const result =
+      resumed && saved && resumed.status !== "answered"
+        ? await endParkedTurn(saved, resumed.status, recordedStates, sink)
+        : await engine.runTurn({
             turnId,
-            iteration: e.iteration,
-            attempt: e.attempt,
-            delayMs: e.delayMs,
-            status: e.status,
-            cause: e.message,
-          },
-          "model call failed; retrying",
-        ),
-    });
-    const result = await engine.runTurn({
-      turnId,
-      history,
-      input: items,
-      signal: cancel.signal,
-      sink,
-    });
+            history,
+            input: items,
+            signal: cancel.signal,
+            sink,
+            onToolBatch: (progress) => parking.onToolBatch(progress),
+            ...(saved && { resume: saved.engine }),
+          });
+    if (parkedReceipt) throw new TurnParked(parkedReceipt);
+    if (cancel.signal.reason instanceof LeaseLostError) throw cancel.signal.reason;
     if (handedOver) throw new TurnHandedOver();
     if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);
     // Answers after this are for a turn that stopped waiting: the store reports them ignored.
@@ -219,6 +306,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       usage: result.usage,
       inputClaims,
       workClaims,
+      ...(resumed && { parkedTurnId: turnId }),
     });
     await writer.emit({
       type: "turn_completed",
@@ -228,33 +316,10 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       fencingToken: job.fence.fencingToken,
     });
     await writer.flush();
-    deps.metrics?.countTurn(result.outcome.kind);
-    const provider = deps.provider.name;
-    deps.metrics?.addProviderTokens(provider, "input", result.usage.inputTokens);
-    deps.metrics?.addProviderTokens(provider, "output", result.usage.outputTokens);
-    deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
-    deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
-    deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
-    deps.logger.info(
-      {
-        sessionId,
-        turnId,
-        outcome: result.outcome.kind,
-        reason: result.outcome.reason,
-        headRevision,
-        fencingToken: job.fence.fencingToken,
-      },
-      "turn committed",
-    );
-    if (result.outcome.kind === "failed" && result.outcome.reason === "provider_error") {
-      const { status, attempts, message } = result.outcome;
-      deps.logger.error(
-        { sessionId, turnId, status, attempts, cause: message },
-        "model call failed",
-      );
-    }
+    reportCommitted(deps, sessionId, turnId, result, headRevision, job.fence.fencingToken);
     return result.outcome;
   } finally {
+    parking.dispose();
     job.signal.removeEventListener("abort", abortTurn);
     job.drain?.removeEventListener("abort", handOverIfWaiting);
     await stopListening();
@@ -262,49 +327,36 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   }
 }
 
-interface TurnRecord {
-  turnId: string;
-  messages: Message[];
-  usage: UsageTotals;
-  inputClaims: TurnInputClaim[];
-  workClaims: QueuedWorkClaim[];
-}
-
-/** Commits through the head CAS; a concurrent metadata commit only moves the head, so retry. */
-async function commitTurn(
+/** Metrics and the log record of a committed turn. */
+function reportCommitted(
   deps: RuntimeDeps,
-  fence: LeaseFence,
-  readHead: number,
-  turn: TurnRecord,
-): Promise<number> {
-  const appendMessages = turn.messages.map(encodeMessage);
-  const contentHash = createHash("sha256").update(appendMessages.join("\n")).digest("hex");
-  let expected = readHead;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const receipt = await deps.store.commit({
-        sessionId: fence.sessionId,
-        expectedHeadRevision: expected,
-        appendMessages,
-        usage: turn.usage,
-        advanceTurn: true,
-        stamp: { operationId: `turn:${turn.turnId}`, contentHash },
-        completeInputClaims: turn.inputClaims.map(inputClaimCompletion),
-        completeQueueClaims: turn.workClaims.map(queueClaimCompletion),
-      });
-      return receipt.headRevision;
-    } catch (error) {
-      if (isTetherError(error, "head_revision_conflict") && attempt < COMMIT_ATTEMPTS) {
-        expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
-        continue;
-      }
-      if (
-        isTetherError(error, "queued_work_claim_superseded") ||
-        isTetherError(error, "turn_input_claim_superseded")
-      ) {
-        throw new LeaseLostError(error);
-      }
-      throw error;
-    }
+  sessionId: SessionId,
+  turnId: string,
+  result: Pick<TurnResult, "outcome" | "usage">,
+  headRevision: number,
+  fencingToken: number,
+): void {
+  deps.metrics?.countTurn(result.outcome.kind);
+  const provider = deps.provider.name;
+  deps.metrics?.addProviderTokens(provider, "input", result.usage.inputTokens);
+  deps.metrics?.addProviderTokens(provider, "output", result.usage.outputTokens);
+  deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
+  deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
+  deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
+  const { outcome } = result;
+  deps.logger.info(
+    {
+      sessionId,
+      turnId,
+      outcome: outcome.kind,
+      reason: outcome.reason,
+      headRevision,
+      fencingToken,
+    },
+    "turn committed",
+  );
+  if (outcome.kind === "failed" && outcome.reason === "provider_error") {
+    const { status, attempts, message } = outcome;
+    deps.logger.error({ sessionId, turnId, status, attempts, cause: message }, "model call failed");
   }
 }

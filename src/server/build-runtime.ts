@@ -75,6 +75,8 @@ export function buildRuntime(
     owner: replicaOwner(),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
+    parking: { afterMs: config.parkAfterMs, ttlMs: config.parkedTurnTtlMs },
+    approvalRequiredTools: config.approvalRequiredTools,
     defaults: {},
     logger,
     ...(metrics ? { metrics } : {}),

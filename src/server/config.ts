@@ -1,5 +1,6 @@
 // Server configuration from TETHER_* environment variables, validated once at start: a bad value
 // stops the process with an error naming the variable, never a surprise at the first request.
+import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { checkTenantName } from "../api/tenancy.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -55,8 +56,14 @@ export interface TetherConfig {
   provider: ProviderConfig;
   /** Session execution lease duration; the runtime renews at a third of it. */
   leaseTtlMs: number;
-  /** How long a turn waits for SubmitToolResults before the call fails with a tool error. */
+  /** How long a turn waits for SubmitToolResults before the call fails (until it parks). */
   clientToolTimeoutMs: number;
+  /** How long a turn waits only for outside answers before it parks (0: at once). */
+  parkAfterMs: number;
+  /** How long a turn may stay parked before it ends as park_expired. */
+  parkedTurnTtlMs: number;
+  /** Tools (by the name the model sees) whose every call waits for approval. */
+  approvalRequiredTools: string[];
   /** How often a replica looks for sessions whose holder died. */
   sweepIntervalMs: number;
 }
@@ -231,5 +238,28 @@ export function loadConfig(env: Env = process.env): TetherConfig {
       100,
       24 * 60 * 60 * 1000,
     ),
+    parkAfterMs: integer(env, "TETHER_PARK_AFTER_MS", 2_000, 0, 24 * 60 * 60 * 1000),
+    parkedTurnTtlMs: integer(
+      env,
+      "TETHER_PARKED_TURN_TTL_MS",
+      DEFAULT_PARKED_TURN_TTL_MS,
+      1_000,
+      30 * 24 * 60 * 60 * 1000,
+    ),
+    approvalRequiredTools: parseToolNames(env, "TETHER_APPROVAL_REQUIRED_TOOLS"),
   };
+}
+
+/** "name1,name2": tool names as the model sees them. */
+function parseToolNames(env: Env, name: string): string[] {
+  const names = (text(env, name) ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const tool of names) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/u.test(tool)) {
+      throw new ConfigError(name, `"${tool}" is not a tool name (letters, digits, '_', '-')`);
+    }
+  }
+  return [...new Set(names)];
 }

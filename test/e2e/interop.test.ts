@@ -229,6 +229,7 @@ describe("grpcurl, through server reflection", () => {
     const turnMethods = (await grpcurl(address, "list", "tether.v1.TurnService")).stdout;
     expect(turnMethods.split("\n").filter(Boolean).sort()).toEqual([
       "tether.v1.TurnService.CancelTurn",
+      "tether.v1.TurnService.DecideToolCalls",
       "tether.v1.TurnService.StreamTurn",
       "tether.v1.TurnService.SubmitToolResults",
       "tether.v1.TurnService.WatchSession",

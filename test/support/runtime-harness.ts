@@ -1,4 +1,5 @@
 // Builds a runtime on the memory backend for tests: memory store, log and signals, one bus.
+import { DEFAULT_PARKED_TURN_TTL_MS } from "../../src/domain/parked-turns.js";
 import type { FenceAuthority } from "../../src/store/memory/event-log.js";
 import { systemClock } from "../../src/ports/clock.js";
 import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
@@ -40,6 +41,10 @@ export interface RuntimeHarnessOptions {
   serverTools?: ToolExecutor;
   leaseTtlMs?: number;
   clientToolTimeoutMs?: number;
+  /** When a waiting turn parks (default 2000 ms, as in production). */
+  parkAfterMs?: number;
+  parkedTurnTtlMs?: number;
+  approvalRequiredTools?: string[];
   logMaxEntries?: number;
   /** Use the Redis backend on this connection (a fresh namespace each time); memory otherwise. */
   redis?: Redis | Cluster;
@@ -83,6 +88,11 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     leaseTtlMs: options.leaseTtlMs ?? 5_000,
     clientToolTimeoutMs: options.clientToolTimeoutMs ?? 5_000,
+    parking: {
+      afterMs: options.parkAfterMs ?? 2_000,
+      ttlMs: options.parkedTurnTtlMs ?? DEFAULT_PARKED_TURN_TTL_MS,
+    },
+    ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
     logger: silentLogger,
   };

@@ -1,5 +1,7 @@
 // Sessions between tether.v1 messages and the domain: usage, snapshots, commits and receipts,
 // both directions.
+import type { ParkedTurn } from "../../domain/parked-turns.js";
+import { splitWaits } from "../../domain/parked-turns.js";
 import { create } from "@bufbuild/protobuf";
 import type { SessionExecutionLease } from "../../domain/lease.js";
 import type {
@@ -105,8 +107,17 @@ export function sessionToProto(
   s: SessionSnapshot,
   lease: SessionExecutionLease | undefined,
   ids: SessionIdMap,
+  parked?: ParkedTurn,
 ): Session {
   return create(SessionSchema, {
+    ...(parked && {
+      parkedTurn: {
+        turnId: parked.turnId,
+        ...splitWaits(parked.waitingOn),
+        parkedAtMs: BigInt(parked.parkedAtMs),
+        expiresAtMs: BigInt(parked.expiresAtMs),
+      },
+    }),
     sessionId: ids.toClient(s.sessionId),
     headRevision: BigInt(s.headRevision),
     turnIndex: BigInt(s.turnIndex),

@@ -15,6 +15,7 @@ import {
   BusyStrategy as BusyStrategyPb,
   FailureReason,
   FinishReason,
+  ResumeReason,
   StopReason,
   TurnEventSchema,
   TurnOutcomeSchema,
@@ -31,6 +32,12 @@ import { createEnumTable, fromUint64, toUint64, type SessionIdMap } from "./scal
 import { snapshotToProto, usageToProto } from "./session.js";
 
 const MAX_TOOLS = 128;
+
+const RESUME_REASONS = {
+  answered: ResumeReason.ANSWERED,
+  cancelled: ResumeReason.CANCELLED,
+  expired: ResumeReason.EXPIRED,
+} as const;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/u;
 
 const busyStrategies = createEnumTable<BusyStrategyPb, BusyStrategy>([
@@ -116,6 +123,7 @@ export function clientToolsFromProto(tools: readonly ToolDefinitionPb[]): ToolDe
       name: tool.name,
       description: tool.description,
       inputSchema: schema as { [key: string]: JsonValue },
+      ...(tool.requiresApproval && { requiresApproval: true }),
     };
   });
 }
@@ -139,6 +147,23 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
   if (options.tokenBudget > 0n)
     settings.tokenBudget = fromUint64(options.tokenBudget, "options.token_budget");
   if (options.systemPrompt !== "") settings.systemPrompt = options.systemPrompt;
+  if (options.approvalRequiredTools.length > MAX_TOOLS) {
+    throw invalidArgument(
+      "options.approval_required_tools",
+      `must hold at most ${MAX_TOOLS} names`,
+    );
+  }
+  options.approvalRequiredTools.forEach((name, i) => {
+    if (!TOOL_NAME.test(name)) {
+      throw invalidArgument(
+        `options.approval_required_tools[${i}]`,
+        "must be 1-64 characters of letters, digits, '_' or '-'",
+      );
+    }
+  });
+  if (options.approvalRequiredTools.length > 0) {
+    settings.approvalRequiredTools = [...new Set(options.approvalRequiredTools)];
+  }
   return settings;
 }
 
@@ -165,6 +190,7 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
         budget_exhausted: StopReason.BUDGET_EXHAUSTED,
         max_iterations: StopReason.MAX_ITERATIONS,
         output_truncated: StopReason.OUTPUT_TRUNCATED,
+        park_expired: StopReason.PARK_EXPIRED,
       }[outcome.reason];
       const detail =
         outcome.reason === "tool_error"
@@ -178,7 +204,9 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
                     message: `the model's output was cut at its token limit inside the arguments of ${outcome.toolName} (call ${outcome.callId}); raise max_output_tokens`,
                     code: "",
                   }
-                : { message: "cancelled", code: "" };
+                : outcome.reason === "park_expired"
+                  ? { message: "the turn stayed parked past its time to live", code: "" }
+                  : { message: "cancelled", code: "" };
       return create(TurnOutcomeSchema, { kind: { case: "stopped", value: { reason, ...detail } } });
     }
     case "failed":
@@ -208,6 +236,22 @@ function eventBody(
       return {
         case: "turnStarted",
         value: { inputIds: event.inputIds, turnIndex: toUint64(event.turnIndex, "turn_index") },
+      };
+    case "turn_parked":
+      return {
+        case: "turnParked",
+        value: {
+          pendingCallIds: event.pendingCallIds,
+          approvalCallIds: event.approvalCallIds,
+          expiresAtMs: BigInt(event.expiresAtMs),
+        },
+      };
+    case "turn_resumed":
+      return { case: "turnResumed", value: { reason: RESUME_REASONS[event.reason] } };
+    case "tool_approval_requested":
+      return {
+        case: "toolApprovalRequested",
+        value: { callId: event.callId, name: event.toolName, argumentsJson: event.argumentsJson },
       };
     case "text_delta":
       return { case: "textDelta", value: { text: event.text } };

@@ -1,4 +1,4 @@
-// Ready hints on Redis: one sorted set (scored by first-marked time) in its own slot, kept by
+// Ready hints on Redis: one sorted set (scored by the time each is due) in its own slot, kept by
 // plain commands outside the session scripts. A hint, never the truth (ADR 0002).
 import type { Cluster, Redis } from "ioredis";
 import type { SessionId } from "../../domain/ids.js";
@@ -15,8 +15,13 @@ export function createRedisReadyIndex(options: {
   return {
     markReady: (sessionId) =>
       guarded(async () => {
-        // NX keeps the first mark, so the sweep serves the longest-waiting sessions first.
-        await redis.zadd(key, "NX", Date.now(), sessionId);
+        // LT keeps the earliest mark, so the sweep serves the longest-waiting sessions first
+        // and a ready mark pulls a parked session's later wake-up forward.
+        await redis.zadd(key, "LT", Date.now(), sessionId);
+      }),
+    wakeAt: (sessionId, atMs) =>
+      guarded(async () => {
+        await redis.zadd(key, atMs, sessionId);
       }),
     markIdle: (sessionId) =>
       guarded(async () => {
@@ -24,6 +29,9 @@ export function createRedisReadyIndex(options: {
       }),
     size: () => guarded(() => redis.zcard(key)),
     listReady: (limit) =>
-      guarded(async () => (await redis.zrange(key, "0", String(limit - 1))) as SessionId[]),
+      guarded(
+        async () =>
+          (await redis.zrangebyscore(key, "-inf", Date.now(), "LIMIT", 0, limit)) as SessionId[],
+      ),
   };
 }

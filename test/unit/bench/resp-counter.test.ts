@@ -108,7 +108,7 @@ describe("RESP command counting", () => {
   it("names the store's scripts by their Lua file, behind the shared prelude", () => {
     const dir = new URL("../../../src/store/redis/lua/", import.meta.url).pathname;
     const name = scriptNamerFromDir(dir);
-    const file = readFileSync(`${dir}/commit-9.lua`, "utf8");
+    const file = readFileSync(`${dir}/commit-10.lua`, "utf8");
     expect(name(`local REPLY = {}\n-- prelude\n${file}`)).toBe("commit");
     expect(name("return 1")).toBeUndefined();
   });

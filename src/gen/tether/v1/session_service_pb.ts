@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/session_service.proto.
  */
 export const file_tether_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi/wEKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEinAEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSPwoIbWV0YWRhdGEYAiADKAsyLS50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiPAoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbiJBChFHZXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhgKEGluY2x1ZGVfbWVzc2FnZXMYAiABKAgiSwoSR2V0U2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIQCghtZXNzYWdlcxgCIAMoCSI8ChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIlUKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiQKCHNlc3Npb25zGAEgAygLMhIudGV0aGVyLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIioKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiFwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlIswBChxVcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSRwoIbWV0YWRhdGEYAiADKAsyNS50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVxdWVzdC5NZXRhZGF0YUVudHJ5Eh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAyABKAQaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKHVVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbjLAAwoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USSQoKR2V0U2Vzc2lvbhIcLnRldGhlci52MS5HZXRTZXNzaW9uUmVxdWVzdBodLnRldGhlci52MS5HZXRTZXNzaW9uUmVzcG9uc2USTwoMTGlzdFNlc3Npb25zEh4udGV0aGVyLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USUgoNRGVsZXRlU2Vzc2lvbhIfLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USagoVVXBkYXRlU2Vzc2lvbk1ldGFkYXRhEicudGV0aGVyLnYxLlVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QaKC50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_lease, file_tether_v1_session]);
+  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEirwIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEigwEKDlBhcmtlZFR1cm5JbmZvEg8KB3R1cm5faWQYASABKAkSGAoQcGVuZGluZ19jYWxsX2lkcxgCIAMoCRIZChFhcHByb3ZhbF9jYWxsX2lkcxgDIAMoCRIUCgxwYXJrZWRfYXRfbXMYBCABKAMSFQoNZXhwaXJlc19hdF9tcxgFIAEoAyKcAQoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI/CghtZXRhZGF0YRgCIAMoCzItLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIkEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCCJLChJHZXRTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uEhAKCG1lc3NhZ2VzGAIgAygJIjwKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiVQoUTGlzdFNlc3Npb25zUmVzcG9uc2USJAoIc2Vzc2lvbnMYASADKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKgoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIXChVEZWxldGVTZXNzaW9uUmVzcG9uc2UizAEKHFVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRJHCghtZXRhZGF0YRgCIAMoCzI1LnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgDIAEoBBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAodVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uMsADCg5TZXNzaW9uU2VydmljZRJSCg1DcmVhdGVTZXNzaW9uEh8udGV0aGVyLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiAudGV0aGVyLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJJCgpHZXRTZXNzaW9uEhwudGV0aGVyLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh0udGV0aGVyLnYxLkdldFNlc3Npb25SZXNwb25zZRJPCgxMaXN0U2Vzc2lvbnMSHi50ZXRoZXIudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLnRldGhlci52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJSCg1EZWxldGVTZXNzaW9uEh8udGV0aGVyLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiAudGV0aGVyLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJqChVVcGRhdGVTZXNzaW9uTWV0YWRhdGESJy50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVxdWVzdBooLnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXNwb25zZWIGcHJvdG8z", [file_tether_v1_lease, file_tether_v1_session]);
 
 /**
  * A session as clients see it.
@@ -68,6 +68,14 @@ export type Session = Message<"tether.v1.Session"> & {
    * @generated from field: tether.v1.SessionExecutionLease lease = 6;
    */
   lease?: SessionExecutionLease | undefined;
+
+  /**
+   * The turn parked on outside answers (client tool results, approvals), when there is one.
+   * A parked turn holds no lease: no replica runs it until its answers arrive.
+   *
+   * @generated from field: tether.v1.ParkedTurnInfo parked_turn = 7;
+   */
+  parkedTurn?: ParkedTurnInfo | undefined;
 };
 
 /**
@@ -76,6 +84,55 @@ export type Session = Message<"tether.v1.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_tether_v1_session_service, 0);
+
+/**
+ * A turn that waits for answers from outside without holding a replica.
+ *
+ * @generated from message tether.v1.ParkedTurnInfo
+ */
+export type ParkedTurnInfo = Message<"tether.v1.ParkedTurnInfo"> & {
+  /**
+   * The turn.
+   *
+   * @generated from field: string turn_id = 1;
+   */
+  turnId: string;
+
+  /**
+   * Client calls it waits for (answer with SubmitToolResults).
+   *
+   * @generated from field: repeated string pending_call_ids = 2;
+   */
+  pendingCallIds: string[];
+
+  /**
+   * Calls whose approval it waits for (answer with DecideToolCalls).
+   *
+   * @generated from field: repeated string approval_call_ids = 3;
+   */
+  approvalCallIds: string[];
+
+  /**
+   * When it parked, epoch milliseconds.
+   *
+   * @generated from field: int64 parked_at_ms = 4;
+   */
+  parkedAtMs: bigint;
+
+  /**
+   * When it expires (STOP_REASON_PARK_EXPIRED), epoch milliseconds.
+   *
+   * @generated from field: int64 expires_at_ms = 5;
+   */
+  expiresAtMs: bigint;
+};
+
+/**
+ * Describes the message tether.v1.ParkedTurnInfo.
+ * Use `create(ParkedTurnInfoSchema)` to create a new message.
+ */
+export const ParkedTurnInfoSchema: GenMessage<ParkedTurnInfo> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 1);
 
 /**
  * Request of CreateSession.
@@ -104,7 +161,7 @@ export type CreateSessionRequest = Message<"tether.v1.CreateSessionRequest"> & {
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 1);
+  messageDesc(file_tether_v1_session_service, 2);
 
 /**
  * Response of CreateSession.
@@ -125,7 +182,7 @@ export type CreateSessionResponse = Message<"tether.v1.CreateSessionResponse"> &
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 2);
+  messageDesc(file_tether_v1_session_service, 3);
 
 /**
  * Request of GetSession.
@@ -153,7 +210,7 @@ export type GetSessionRequest = Message<"tether.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 3);
+  messageDesc(file_tether_v1_session_service, 4);
 
 /**
  * Response of GetSession.
@@ -181,7 +238,7 @@ export type GetSessionResponse = Message<"tether.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 4);
+  messageDesc(file_tether_v1_session_service, 5);
 
 /**
  * Request of ListSessions.
@@ -209,7 +266,7 @@ export type ListSessionsRequest = Message<"tether.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 5);
+  messageDesc(file_tether_v1_session_service, 6);
 
 /**
  * Response of ListSessions.
@@ -237,7 +294,7 @@ export type ListSessionsResponse = Message<"tether.v1.ListSessionsResponse"> & {
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 6);
+  messageDesc(file_tether_v1_session_service, 7);
 
 /**
  * Request of DeleteSession.
@@ -258,7 +315,7 @@ export type DeleteSessionRequest = Message<"tether.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 7);
+  messageDesc(file_tether_v1_session_service, 8);
 
 /**
  * Response of DeleteSession.
@@ -273,7 +330,7 @@ export type DeleteSessionResponse = Message<"tether.v1.DeleteSessionResponse"> &
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 8);
+  messageDesc(file_tether_v1_session_service, 9);
 
 /**
  * Request of UpdateSessionMetadata.
@@ -308,7 +365,7 @@ export type UpdateSessionMetadataRequest = Message<"tether.v1.UpdateSessionMetad
  * Use `create(UpdateSessionMetadataRequestSchema)` to create a new message.
  */
 export const UpdateSessionMetadataRequestSchema: GenMessage<UpdateSessionMetadataRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 9);
+  messageDesc(file_tether_v1_session_service, 10);
 
 /**
  * Response of UpdateSessionMetadata.
@@ -329,7 +386,7 @@ export type UpdateSessionMetadataResponse = Message<"tether.v1.UpdateSessionMeta
  * Use `create(UpdateSessionMetadataResponseSchema)` to create a new message.
  */
 export const UpdateSessionMetadataResponseSchema: GenMessage<UpdateSessionMetadataResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 10);
+  messageDesc(file_tether_v1_session_service, 11);
 
 /**
  * Sessions: create, read, list, delete and update metadata. Sessions are scoped to the caller's

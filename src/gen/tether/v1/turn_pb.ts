@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/turn.proto.
  */
 export const file_tether_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJTCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkipgEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAlCDgoMX3RlbXBlcmF0dXJlIpYBCgtUdXJuT3V0Y29tZRIrCghmaW5pc2hlZBgBIAEoCzIXLnRldGhlci52MS5UdXJuRmluaXNoZWRIABIpCgdzdG9wcGVkGAIgASgLMhYudGV0aGVyLnYxLlR1cm5TdG9wcGVkSAASJwoGZmFpbGVkGAMgASgLMhUudGV0aGVyLnYxLlR1cm5GYWlsZWRIAEIGCgRraW5kIlkKDFR1cm5GaW5pc2hlZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuRmluaXNoUmVhc29uEg0KBXZhbHVlGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCJTCgtUdXJuU3RvcHBlZBIlCgZyZWFzb24YASABKA4yFS50ZXRoZXIudjEuU3RvcFJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEgwKBGNvZGUYAyABKAkiRwoKVHVybkZhaWxlZBIoCgZyZWFzb24YASABKA4yGC50ZXRoZXIudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJIpUGCglUdXJuRXZlbnQSDgoGY3Vyc29yGAEgASgEEhIKCnNlc3Npb25faWQYAiABKAkSDwoHdHVybl9pZBgDIAEoCRIuCgxpbnB1dF9xdWV1ZWQYCiABKAsyFi50ZXRoZXIudjEuSW5wdXRRdWV1ZWRIABIuCgx0dXJuX3N0YXJ0ZWQYCyABKAsyFi50ZXRoZXIudjEuVHVyblN0YXJ0ZWRIABIqCgp0ZXh0X2RlbHRhGAwgASgLMhQudGV0aGVyLnYxLlRleHREZWx0YUgAEjcKEXRvb2xfY2FsbF9zdGFydGVkGA0gASgLMhoudGV0aGVyLnYxLlRvb2xDYWxsU3RhcnRlZEgAEjsKE3Rvb2xfY2FsbF9yZXF1ZXN0ZWQYDiABKAsyHC50ZXRoZXIudjEuVG9vbENhbGxSZXF1ZXN0ZWRIABI5ChJ0b29sX2NhbGxfZmluaXNoZWQYDyABKAsyGy50ZXRoZXIudjEuVG9vbENhbGxGaW5pc2hlZEgAEjIKDnVzYWdlX3JlcG9ydGVkGBAgASgLMhgudGV0aGVyLnYxLlVzYWdlUmVwb3J0ZWRIABIyCg5pbnB1dF9hZG1pdHRlZBgRIAEoCzIYLnRldGhlci52MS5JbnB1dEFkbWl0dGVkSAASKgoKdG9vbF92YWx1ZRgSIAEoCzIULnRldGhlci52MS5Ub29sVmFsdWVIABIyCg50dXJuX2NvbXBsZXRlZBgTIAEoCzIYLnRldGhlci52MS5UdXJuQ29tcGxldGVkSAASIwoDZ2FwGBQgASgLMhQudGV0aGVyLnYxLlN0cmVhbUdhcEgAEjIKDnByb3ZpZGVyX3JldHJ5GBUgASgLMhgudGV0aGVyLnYxLlByb3ZpZGVyUmV0cnlIABI0Cg9yZWFzb25pbmdfZGVsdGEYFiABKAsyGS50ZXRoZXIudjEuUmVhc29uaW5nRGVsdGFIABI2ChBvdXRwdXRfdHJ1bmNhdGVkGBcgASgLMhoudGV0aGVyLnYxLk91dHB1dFRydW5jYXRlZEgAQgcKBWV2ZW50Ih8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIjQKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJImEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJIngKEVRvb2xDYWxsUmVxdWVzdGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRITCgtkZWFkbGluZV9tcxgEIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkiRQoQVG9vbENhbGxGaW5pc2hlZBIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJDCg1Vc2FnZVJlcG9ydGVkEh8KBXVzYWdlGAEgASgLMhAudGV0aGVyLnYxLlVzYWdlEhEKCWl0ZXJhdGlvbhgCIAEoDSIiCg1JbnB1dEFkbWl0dGVkEhEKCWlucHV0X2lkcxgBIAMoCSIfCglUb29sVmFsdWUSEgoKdmFsdWVfanNvbhgBIAEoCSJwCg1UdXJuQ29tcGxldGVkEicKB291dGNvbWUYASABKAsyFi50ZXRoZXIudjEuVHVybk91dGNvbWUSFQoNaGVhZF9yZXZpc2lvbhgCIAEoBBIfCgV1c2FnZRgDIAEoCzIQLnRldGhlci52MS5Vc2FnZSJ3CglTdHJlYW1HYXASHgoWcmVxdWVzdGVkX2FmdGVyX2N1cnNvchgBIAEoBBIcChRyZXRhaW5lZF9mcm9tX2N1cnNvchgCIAEoBBIsCghzbmFwc2hvdBgDIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiZQoNUHJvdmlkZXJSZXRyeRIRCglpdGVyYXRpb24YASABKA0SDwoHYXR0ZW1wdBgCIAEoDRIQCghkZWxheV9tcxgDIAEoBBIOCgZyZWFzb24YBCABKAkSDgoGc3RhdHVzGAUgASgNIh4KDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkiJAoPT3V0cHV0VHJ1bmNhdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDSqYAQoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQARIXChNCVVNZX1NUUkFURUdZX1NURUVSEAISGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQAxIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBAEKnAKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofRklOSVNIX1JFQVNPTl9BU1NJU1RBTlRfTUVTU0FHRRABEhwKGEZJTklTSF9SRUFTT05fVE9PTF9WQUxVRRACKsQBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWU1RPUF9SRUFTT05fVE9PTF9FUlJPUhABEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBACEiAKHFNUT1BfUkVBU09OX0JVREdFVF9FWEhBVVNURUQQAxIeChpTVE9QX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAEEiAKHFNUT1BfUkVBU09OX09VVFBVVF9UUlVOQ0FURUQQBSpvCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASIQodRkFJTFVSRV9SRUFTT05fUFJPVklERVJfRVJST1IQARIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBACYgZwcm90bzM", [file_tether_v1_session]);
+  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgixwEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSHwoXYXBwcm92YWxfcmVxdWlyZWRfdG9vbHMYCCADKAlCDgoMX3RlbXBlcmF0dXJlIpYBCgtUdXJuT3V0Y29tZRIrCghmaW5pc2hlZBgBIAEoCzIXLnRldGhlci52MS5UdXJuRmluaXNoZWRIABIpCgdzdG9wcGVkGAIgASgLMhYudGV0aGVyLnYxLlR1cm5TdG9wcGVkSAASJwoGZmFpbGVkGAMgASgLMhUudGV0aGVyLnYxLlR1cm5GYWlsZWRIAEIGCgRraW5kIlkKDFR1cm5GaW5pc2hlZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuRmluaXNoUmVhc29uEg0KBXZhbHVlGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCJTCgtUdXJuU3RvcHBlZBIlCgZyZWFzb24YASABKA4yFS50ZXRoZXIudjEuU3RvcFJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEgwKBGNvZGUYAyABKAkiRwoKVHVybkZhaWxlZBIoCgZyZWFzb24YASABKA4yGC50ZXRoZXIudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJIrgHCglUdXJuRXZlbnQSDgoGY3Vyc29yGAEgASgEEhIKCnNlc3Npb25faWQYAiABKAkSDwoHdHVybl9pZBgDIAEoCRIuCgxpbnB1dF9xdWV1ZWQYCiABKAsyFi50ZXRoZXIudjEuSW5wdXRRdWV1ZWRIABIuCgx0dXJuX3N0YXJ0ZWQYCyABKAsyFi50ZXRoZXIudjEuVHVyblN0YXJ0ZWRIABIqCgp0ZXh0X2RlbHRhGAwgASgLMhQudGV0aGVyLnYxLlRleHREZWx0YUgAEjcKEXRvb2xfY2FsbF9zdGFydGVkGA0gASgLMhoudGV0aGVyLnYxLlRvb2xDYWxsU3RhcnRlZEgAEjsKE3Rvb2xfY2FsbF9yZXF1ZXN0ZWQYDiABKAsyHC50ZXRoZXIudjEuVG9vbENhbGxSZXF1ZXN0ZWRIABI5ChJ0b29sX2NhbGxfZmluaXNoZWQYDyABKAsyGy50ZXRoZXIudjEuVG9vbENhbGxGaW5pc2hlZEgAEjIKDnVzYWdlX3JlcG9ydGVkGBAgASgLMhgudGV0aGVyLnYxLlVzYWdlUmVwb3J0ZWRIABIyCg5pbnB1dF9hZG1pdHRlZBgRIAEoCzIYLnRldGhlci52MS5JbnB1dEFkbWl0dGVkSAASKgoKdG9vbF92YWx1ZRgSIAEoCzIULnRldGhlci52MS5Ub29sVmFsdWVIABIyCg50dXJuX2NvbXBsZXRlZBgTIAEoCzIYLnRldGhlci52MS5UdXJuQ29tcGxldGVkSAASIwoDZ2FwGBQgASgLMhQudGV0aGVyLnYxLlN0cmVhbUdhcEgAEjIKDnByb3ZpZGVyX3JldHJ5GBUgASgLMhgudGV0aGVyLnYxLlByb3ZpZGVyUmV0cnlIABI0Cg9yZWFzb25pbmdfZGVsdGEYFiABKAsyGS50ZXRoZXIudjEuUmVhc29uaW5nRGVsdGFIABI2ChBvdXRwdXRfdHJ1bmNhdGVkGBcgASgLMhoudGV0aGVyLnYxLk91dHB1dFRydW5jYXRlZEgAEiwKC3R1cm5fcGFya2VkGBggASgLMhUudGV0aGVyLnYxLlR1cm5QYXJrZWRIABIuCgx0dXJuX3Jlc3VtZWQYGSABKAsyFi50ZXRoZXIudjEuVHVyblJlc3VtZWRIABJDChd0b29sX2FwcHJvdmFsX3JlcXVlc3RlZBgaIAEoCzIgLnRldGhlci52MS5Ub29sQXBwcm92YWxSZXF1ZXN0ZWRIAEIHCgVldmVudCJYCgpUdXJuUGFya2VkEhgKEHBlbmRpbmdfY2FsbF9pZHMYASADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAiADKAkSFQoNZXhwaXJlc19hdF9tcxgDIAEoAyI2CgtUdXJuUmVzdW1lZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuUmVzdW1lUmVhc29uIk4KFVRvb2xBcHByb3ZhbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkiHwoLSW5wdXRRdWV1ZWQSEAoIaW5wdXRfaWQYASABKAkiNAoLVHVyblN0YXJ0ZWQSEQoJaW5wdXRfaWRzGAEgAygJEhIKCnR1cm5faW5kZXgYAiABKAQiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiYQoPVG9vbENhbGxTdGFydGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkieAoRVG9vbENhbGxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhMKC2RlYWRsaW5lX21zGAQgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSJFChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJInAKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCJlCg1Qcm92aWRlclJldHJ5EhEKCWl0ZXJhdGlvbhgBIAEoDRIPCgdhdHRlbXB0GAIgASgNEhAKCGRlbGF5X21zGAMgASgEEg4KBnJlYXNvbhgEIAEoCRIOCgZzdGF0dXMYBSABKA0iHgoOUmVhc29uaW5nRGVsdGESDAoEdGV4dBgBIAEoCSIkCg9PdXRwdXRUcnVuY2F0ZWQSEQoJaXRlcmF0aW9uGAEgASgNKpgBCgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRABEhcKE0JVU1lfU1RSQVRFR1lfU1RFRVIQAhIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBADEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAQqcAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIjCh9GSU5JU0hfUkVBU09OX0FTU0lTVEFOVF9NRVNTQUdFEAESHAoYRklOSVNIX1JFQVNPTl9UT09MX1ZBTFVFEAIq4gEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZTVE9QX1JFQVNPTl9UT09MX0VSUk9SEAESGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAISIAocU1RPUF9SRUFTT05fQlVER0VUX0VYSEFVU1RFRBADEh4KGlNUT1BfUkVBU09OX01BWF9JVEVSQVRJT05TEAQSIAocU1RPUF9SRUFTT05fT1VUUFVUX1RSVU5DQVRFRBAFEhwKGFNUT1BfUkVBU09OX1BBUktfRVhQSVJFRBAGKm8KDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIhCh1GQUlMVVJFX1JFQVNPTl9QUk9WSURFUl9FUlJPUhABEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAIqgQEKDFJlc3VtZVJlYXNvbhIdChlSRVNVTUVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWUkVTVU1FX1JFQVNPTl9BTlNXRVJFRBABEhsKF1JFU1VNRV9SRUFTT05fQ0FOQ0VMTEVEEAISGQoVUkVTVU1FX1JFQVNPTl9FWFBJUkVEEANiBnByb3RvMw", [file_tether_v1_session]);
 
 /**
  * One part of a user input.
@@ -121,6 +121,13 @@ export type ToolDefinition = Message<"tether.v1.ToolDefinition"> & {
    * @generated from field: string parameters_json_schema = 3;
    */
   parametersJsonSchema: string;
+
+  /**
+   * Each call waits for DecideToolCalls (tool_approval_requested) before it reaches the client.
+   *
+   * @generated from field: bool requires_approval = 4;
+   */
+  requiresApproval: boolean;
 };
 
 /**
@@ -179,6 +186,13 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
    * @generated from field: string system_prompt = 6;
    */
   systemPrompt: string;
+
+  /**
+   * Tools (by the name the model sees, client or server) whose calls wait for approval.
+   *
+   * @generated from field: repeated string approval_required_tools = 8;
+   */
+  approvalRequiredTools: string[];
 };
 
 /**
@@ -475,6 +489,30 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
      */
     value: OutputTruncated;
     case: "outputTruncated";
+  } | {
+    /**
+     * The turn waits only for answers from outside and released its replica.
+     *
+     * @generated from field: tether.v1.TurnParked turn_parked = 24;
+     */
+    value: TurnParked;
+    case: "turnParked";
+  } | {
+    /**
+     * A parked turn goes on.
+     *
+     * @generated from field: tether.v1.TurnResumed turn_resumed = 25;
+     */
+    value: TurnResumed;
+    case: "turnResumed";
+  } | {
+    /**
+     * A tool call waits for approval (DecideToolCalls).
+     *
+     * @generated from field: tether.v1.ToolApprovalRequested tool_approval_requested = 26;
+     */
+    value: ToolApprovalRequested;
+    case: "toolApprovalRequested";
   } | { case: undefined; value?: undefined };
 };
 
@@ -484,6 +522,98 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
  */
 export const TurnEventSchema: GenMessage<TurnEvent> = /*@__PURE__*/
   messageDesc(file_tether_v1_turn, 8);
+
+/**
+ * The turn waits only for answers from outside (client tool results, approvals): it keeps its
+ * progress in the store and holds no replica until the answers arrive. The stream stays open.
+ *
+ * @generated from message tether.v1.TurnParked
+ */
+export type TurnParked = Message<"tether.v1.TurnParked"> & {
+  /**
+   * Client calls it waits for.
+   *
+   * @generated from field: repeated string pending_call_ids = 1;
+   */
+  pendingCallIds: string[];
+
+  /**
+   * Calls whose approval it waits for.
+   *
+   * @generated from field: repeated string approval_call_ids = 2;
+   */
+  approvalCallIds: string[];
+
+  /**
+   * When it expires, epoch milliseconds.
+   *
+   * @generated from field: int64 expires_at_ms = 3;
+   */
+  expiresAtMs: bigint;
+};
+
+/**
+ * Describes the message tether.v1.TurnParked.
+ * Use `create(TurnParkedSchema)` to create a new message.
+ */
+export const TurnParkedSchema: GenMessage<TurnParked> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 9);
+
+/**
+ * A parked turn goes on, on whichever replica resumed it; the same turn, no model call repeated.
+ *
+ * @generated from message tether.v1.TurnResumed
+ */
+export type TurnResumed = Message<"tether.v1.TurnResumed"> & {
+  /**
+   * Why.
+   *
+   * @generated from field: tether.v1.ResumeReason reason = 1;
+   */
+  reason: ResumeReason;
+};
+
+/**
+ * Describes the message tether.v1.TurnResumed.
+ * Use `create(TurnResumedSchema)` to create a new message.
+ */
+export const TurnResumedSchema: GenMessage<TurnResumed> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 10);
+
+/**
+ * A tool call waits for approval before it runs (or reaches the client).
+ *
+ * @generated from message tether.v1.ToolApprovalRequested
+ */
+export type ToolApprovalRequested = Message<"tether.v1.ToolApprovalRequested"> & {
+  /**
+   * Call id to decide in DecideToolCalls.
+   *
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * Tool name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Arguments as JSON.
+   *
+   * @generated from field: string arguments_json = 3;
+   */
+  argumentsJson: string;
+};
+
+/**
+ * Describes the message tether.v1.ToolApprovalRequested.
+ * Use `create(ToolApprovalRequestedSchema)` to create a new message.
+ */
+export const ToolApprovalRequestedSchema: GenMessage<ToolApprovalRequested> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 11);
 
 /**
  * The input was queued behind a running turn.
@@ -504,7 +634,7 @@ export type InputQueued = Message<"tether.v1.InputQueued"> & {
  * Use `create(InputQueuedSchema)` to create a new message.
  */
 export const InputQueuedSchema: GenMessage<InputQueued> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 9);
+  messageDesc(file_tether_v1_turn, 12);
 
 /**
  * A turn started.
@@ -532,7 +662,7 @@ export type TurnStarted = Message<"tether.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 10);
+  messageDesc(file_tether_v1_turn, 13);
 
 /**
  * Streamed assistant text.
@@ -553,7 +683,7 @@ export type TextDelta = Message<"tether.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 11);
+  messageDesc(file_tether_v1_turn, 14);
 
 /**
  * The server started a tool call.
@@ -595,7 +725,7 @@ export type ToolCallStarted = Message<"tether.v1.ToolCallStarted"> & {
  * Use `create(ToolCallStartedSchema)` to create a new message.
  */
 export const ToolCallStartedSchema: GenMessage<ToolCallStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 12);
+  messageDesc(file_tether_v1_turn, 15);
 
 /**
  * The client must execute this tool.
@@ -644,7 +774,7 @@ export type ToolCallRequested = Message<"tether.v1.ToolCallRequested"> & {
  * Use `create(ToolCallRequestedSchema)` to create a new message.
  */
 export const ToolCallRequestedSchema: GenMessage<ToolCallRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 13);
+  messageDesc(file_tether_v1_turn, 16);
 
 /**
  * A tool call finished.
@@ -679,7 +809,7 @@ export type ToolCallFinished = Message<"tether.v1.ToolCallFinished"> & {
  * Use `create(ToolCallFinishedSchema)` to create a new message.
  */
 export const ToolCallFinishedSchema: GenMessage<ToolCallFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 14);
+  messageDesc(file_tether_v1_turn, 17);
 
 /**
  * Usage of one model call.
@@ -707,7 +837,7 @@ export type UsageReported = Message<"tether.v1.UsageReported"> & {
  * Use `create(UsageReportedSchema)` to create a new message.
  */
 export const UsageReportedSchema: GenMessage<UsageReported> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 15);
+  messageDesc(file_tether_v1_turn, 18);
 
 /**
  * Inputs entered the running turn at a checkpoint.
@@ -728,7 +858,7 @@ export type InputAdmitted = Message<"tether.v1.InputAdmitted"> & {
  * Use `create(InputAdmittedSchema)` to create a new message.
  */
 export const InputAdmittedSchema: GenMessage<InputAdmitted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 16);
+  messageDesc(file_tether_v1_turn, 19);
 
 /**
  * A tool finished the turn with a value.
@@ -749,7 +879,7 @@ export type ToolValue = Message<"tether.v1.ToolValue"> & {
  * Use `create(ToolValueSchema)` to create a new message.
  */
 export const ToolValueSchema: GenMessage<ToolValue> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 17);
+  messageDesc(file_tether_v1_turn, 20);
 
 /**
  * The turn ended.
@@ -784,7 +914,7 @@ export type TurnCompleted = Message<"tether.v1.TurnCompleted"> & {
  * Use `create(TurnCompletedSchema)` to create a new message.
  */
 export const TurnCompletedSchema: GenMessage<TurnCompleted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 18);
+  messageDesc(file_tether_v1_turn, 21);
 
 /**
  * The requested cursor is older than the retained log: the events in between are gone.
@@ -819,7 +949,7 @@ export type StreamGap = Message<"tether.v1.StreamGap"> & {
  * Use `create(StreamGapSchema)` to create a new message.
  */
 export const StreamGapSchema: GenMessage<StreamGap> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 19);
+  messageDesc(file_tether_v1_turn, 22);
 
 /**
  * A model call failed and will be repeated.
@@ -868,7 +998,7 @@ export type ProviderRetry = Message<"tether.v1.ProviderRetry"> & {
  * Use `create(ProviderRetrySchema)` to create a new message.
  */
 export const ProviderRetrySchema: GenMessage<ProviderRetry> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 20);
+  messageDesc(file_tether_v1_turn, 23);
 
 /**
  * Reasoning text, streamed before or between answer text.
@@ -889,7 +1019,7 @@ export type ReasoningDelta = Message<"tether.v1.ReasoningDelta"> & {
  * Use `create(ReasoningDeltaSchema)` to create a new message.
  */
 export const ReasoningDeltaSchema: GenMessage<ReasoningDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 21);
+  messageDesc(file_tether_v1_turn, 24);
 
 /**
  * A model call was cut at the output token limit.
@@ -910,7 +1040,7 @@ export type OutputTruncated = Message<"tether.v1.OutputTruncated"> & {
  * Use `create(OutputTruncatedSchema)` to create a new message.
  */
 export const OutputTruncatedSchema: GenMessage<OutputTruncated> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 22);
+  messageDesc(file_tether_v1_turn, 25);
 
 /**
  * What StreamTurn does when another turn of the session is running.
@@ -1041,6 +1171,13 @@ export enum StopReason {
    * @generated from enum value: STOP_REASON_OUTPUT_TRUNCATED = 5;
    */
   OUTPUT_TRUNCATED = 5,
+
+  /**
+   * The turn stayed parked past its time to live without its answers.
+   *
+   * @generated from enum value: STOP_REASON_PARK_EXPIRED = 6;
+   */
+  PARK_EXPIRED = 6,
 }
 
 /**
@@ -1082,4 +1219,45 @@ export enum FailureReason {
  */
 export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
   enumDesc(file_tether_v1_turn, 3);
+
+/**
+ * Why a parked turn goes on.
+ *
+ * @generated from enum tether.v1.ResumeReason
+ */
+export enum ResumeReason {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: RESUME_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every answer it waited for arrived.
+   *
+   * @generated from enum value: RESUME_REASON_ANSWERED = 1;
+   */
+  ANSWERED = 1,
+
+  /**
+   * It was cancelled while parked.
+   *
+   * @generated from enum value: RESUME_REASON_CANCELLED = 2;
+   */
+  CANCELLED = 2,
+
+  /**
+   * It expired while parked.
+   *
+   * @generated from enum value: RESUME_REASON_EXPIRED = 3;
+   */
+  EXPIRED = 3,
+}
+
+/**
+ * Describes the enum tether.v1.ResumeReason.
+ */
+export const ResumeReasonSchema: GenEnum<ResumeReason> = /*@__PURE__*/
+  enumDesc(file_tether_v1_turn, 4);
 

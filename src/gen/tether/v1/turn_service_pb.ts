@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/turn_service.proto.
  */
 export const file_tether_v1_turn_service: GenFile = /*@__PURE__*/
-  fileDesc("Chx0ZXRoZXIvdjEvdHVybl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi8QEKEVN0cmVhbVR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoFaW5wdXQYAiADKAsyFC50ZXRoZXIudjEuSW5wdXRQYXJ0EhkKEWNsaWVudF9yZXF1ZXN0X2lkGAMgASgJEi4KDWJ1c3lfc3RyYXRlZ3kYBCABKA4yFy50ZXRoZXIudjEuQnVzeVN0cmF0ZWd5Ei8KDGNsaWVudF90b29scxgFIAMoCzIZLnRldGhlci52MS5Ub29sRGVmaW5pdGlvbhInCgdvcHRpb25zGAYgASgLMhYudGV0aGVyLnYxLlR1cm5PcHRpb25zIjkKElN0cmVhbVR1cm5SZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRldGhlci52MS5UdXJuRXZlbnQiXQoTV2F0Y2hTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoBBIcChR1bnRpbF90dXJuX2NvbXBsZXRlZBgDIAEoCCI7ChRXYXRjaFNlc3Npb25SZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRldGhlci52MS5UdXJuRXZlbnQiPwoKVG9vbFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJnChhTdWJtaXRUb29sUmVzdWx0c1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEiYKB3Jlc3VsdHMYAyADKAsyFS50ZXRoZXIudjEuVG9vbFJlc3VsdCJQChlTdWJtaXRUb29sUmVzdWx0c1Jlc3BvbnNlEhkKEWFjY2VwdGVkX2NhbGxfaWRzGAEgAygJEhgKEGlnbm9yZWRfY2FsbF9pZHMYAiADKAkiOAoRQ2FuY2VsVHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIicKEkNhbmNlbFR1cm5SZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAgy2AIKC1R1cm5TZXJ2aWNlEksKClN0cmVhbVR1cm4SHC50ZXRoZXIudjEuU3RyZWFtVHVyblJlcXVlc3QaHS50ZXRoZXIudjEuU3RyZWFtVHVyblJlc3BvbnNlMAESUQoMV2F0Y2hTZXNzaW9uEh4udGV0aGVyLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy50ZXRoZXIudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2UwARJeChFTdWJtaXRUb29sUmVzdWx0cxIjLnRldGhlci52MS5TdWJtaXRUb29sUmVzdWx0c1JlcXVlc3QaJC50ZXRoZXIudjEuU3VibWl0VG9vbFJlc3VsdHNSZXNwb25zZRJJCgpDYW5jZWxUdXJuEhwudGV0aGVyLnYxLkNhbmNlbFR1cm5SZXF1ZXN0Gh0udGV0aGVyLnYxLkNhbmNlbFR1cm5SZXNwb25zZWIGcHJvdG8z", [file_tether_v1_turn]);
+  fileDesc("Chx0ZXRoZXIvdjEvdHVybl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi8QEKEVN0cmVhbVR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoFaW5wdXQYAiADKAsyFC50ZXRoZXIudjEuSW5wdXRQYXJ0EhkKEWNsaWVudF9yZXF1ZXN0X2lkGAMgASgJEi4KDWJ1c3lfc3RyYXRlZ3kYBCABKA4yFy50ZXRoZXIudjEuQnVzeVN0cmF0ZWd5Ei8KDGNsaWVudF90b29scxgFIAMoCzIZLnRldGhlci52MS5Ub29sRGVmaW5pdGlvbhInCgdvcHRpb25zGAYgASgLMhYudGV0aGVyLnYxLlR1cm5PcHRpb25zIjkKElN0cmVhbVR1cm5SZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRldGhlci52MS5UdXJuRXZlbnQiXQoTV2F0Y2hTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoBBIcChR1bnRpbF90dXJuX2NvbXBsZXRlZBgDIAEoCCI7ChRXYXRjaFNlc3Npb25SZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnRldGhlci52MS5UdXJuRXZlbnQiPwoKVG9vbFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJnChhTdWJtaXRUb29sUmVzdWx0c1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEiYKB3Jlc3VsdHMYAyADKAsyFS50ZXRoZXIudjEuVG9vbFJlc3VsdCJQChlTdWJtaXRUb29sUmVzdWx0c1Jlc3BvbnNlEhkKEWFjY2VwdGVkX2NhbGxfaWRzGAEgAygJEhgKEGlnbm9yZWRfY2FsbF9pZHMYAiADKAkiOAoRQ2FuY2VsVHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIicKEkNhbmNlbFR1cm5SZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAgiRAoQVG9vbENhbGxEZWNpc2lvbhIPCgdjYWxsX2lkGAEgASgJEg8KB2FwcHJvdmUYAiABKAgSDgoGcmVhc29uGAMgASgJIm0KFkRlY2lkZVRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEi4KCWRlY2lzaW9ucxgDIAMoCzIbLnRldGhlci52MS5Ub29sQ2FsbERlY2lzaW9uIk4KF0RlY2lkZVRvb2xDYWxsc1Jlc3BvbnNlEhkKEWFjY2VwdGVkX2NhbGxfaWRzGAEgAygJEhgKEGlnbm9yZWRfY2FsbF9pZHMYAiADKAkysgMKC1R1cm5TZXJ2aWNlEksKClN0cmVhbVR1cm4SHC50ZXRoZXIudjEuU3RyZWFtVHVyblJlcXVlc3QaHS50ZXRoZXIudjEuU3RyZWFtVHVyblJlc3BvbnNlMAESUQoMV2F0Y2hTZXNzaW9uEh4udGV0aGVyLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy50ZXRoZXIudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2UwARJeChFTdWJtaXRUb29sUmVzdWx0cxIjLnRldGhlci52MS5TdWJtaXRUb29sUmVzdWx0c1JlcXVlc3QaJC50ZXRoZXIudjEuU3VibWl0VG9vbFJlc3VsdHNSZXNwb25zZRJJCgpDYW5jZWxUdXJuEhwudGV0aGVyLnYxLkNhbmNlbFR1cm5SZXF1ZXN0Gh0udGV0aGVyLnYxLkNhbmNlbFR1cm5SZXNwb25zZRJYCg9EZWNpZGVUb29sQ2FsbHMSIS50ZXRoZXIudjEuRGVjaWRlVG9vbENhbGxzUmVxdWVzdBoiLnRldGhlci52MS5EZWNpZGVUb29sQ2FsbHNSZXNwb25zZWIGcHJvdG8z", [file_tether_v1_turn]);
 
 /**
  * Request of StreamTurn.
@@ -295,6 +295,104 @@ export const CancelTurnResponseSchema: GenMessage<CancelTurnResponse> = /*@__PUR
   messageDesc(file_tether_v1_turn_service, 8);
 
 /**
+ * One approval decision.
+ *
+ * @generated from message tether.v1.ToolCallDecision
+ */
+export type ToolCallDecision = Message<"tether.v1.ToolCallDecision"> & {
+  /**
+   * The call (from tool_approval_requested).
+   *
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * True runs the call; false gives the model an error result carrying the reason.
+   *
+   * @generated from field: bool approve = 2;
+   */
+  approve: boolean;
+
+  /**
+   * Why; shown to the model when denied.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message tether.v1.ToolCallDecision.
+ * Use `create(ToolCallDecisionSchema)` to create a new message.
+ */
+export const ToolCallDecisionSchema: GenMessage<ToolCallDecision> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn_service, 9);
+
+/**
+ * Request of DecideToolCalls.
+ *
+ * @generated from message tether.v1.DecideToolCallsRequest
+ */
+export type DecideToolCallsRequest = Message<"tether.v1.DecideToolCallsRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The turn that asked for approval.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+
+  /**
+   * The decisions.
+   *
+   * @generated from field: repeated tether.v1.ToolCallDecision decisions = 3;
+   */
+  decisions: ToolCallDecision[];
+};
+
+/**
+ * Describes the message tether.v1.DecideToolCallsRequest.
+ * Use `create(DecideToolCallsRequestSchema)` to create a new message.
+ */
+export const DecideToolCallsRequestSchema: GenMessage<DecideToolCallsRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn_service, 10);
+
+/**
+ * Response of DecideToolCalls.
+ *
+ * @generated from message tether.v1.DecideToolCallsResponse
+ */
+export type DecideToolCallsResponse = Message<"tether.v1.DecideToolCallsResponse"> & {
+  /**
+   * Call ids whose decision was stored now (the first decision wins).
+   *
+   * @generated from field: repeated string accepted_call_ids = 1;
+   */
+  acceptedCallIds: string[];
+
+  /**
+   * Call ids already decided, closed, or never waiting for approval.
+   *
+   * @generated from field: repeated string ignored_call_ids = 2;
+   */
+  ignoredCallIds: string[];
+};
+
+/**
+ * Describes the message tether.v1.DecideToolCallsResponse.
+ * Use `create(DecideToolCallsResponseSchema)` to create a new message.
+ */
+export const DecideToolCallsResponseSchema: GenMessage<DecideToolCallsResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn_service, 11);
+
+/**
  * Turns: submit input and stream the turn that consumes it, follow a session's event log,
  * answer client-executed tool calls, cancel a running turn. Any replica serves any call.
  * StreamTurn creates the session with its input; the other RPCs answer NOT_FOUND, at once, for a
@@ -334,7 +432,7 @@ export const TurnService: GenService<{
     output: typeof SubmitToolResultsResponseSchema;
   },
   /**
-   * Cancels the running turn of a session.
+   * Cancels the running (or parked) turn of a session.
    *
    * @generated from rpc tether.v1.TurnService.CancelTurn
    */
@@ -342,6 +440,16 @@ export const TurnService: GenService<{
     methodKind: "unary";
     input: typeof CancelTurnRequestSchema;
     output: typeof CancelTurnResponseSchema;
+  },
+  /**
+   * Approves or denies tool calls that wait for approval (tool_approval_requested).
+   *
+   * @generated from rpc tether.v1.TurnService.DecideToolCalls
+   */
+  decideToolCalls: {
+    methodKind: "unary";
+    input: typeof DecideToolCallsRequestSchema;
+    output: typeof DecideToolCallsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tether_v1_turn_service, 0);

@@ -1,0 +1,69 @@
+// A turn's commit: everything it consumed and appended, in one atomic step through the head CAS.
+import { createHash } from "node:crypto";
+import type { Message } from "../domain/conversation.js";
+import { isTetherError } from "../domain/errors.js";
+import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
+import type { LeaseFence } from "../domain/lease.js";
+import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
+import type { UsageTotals } from "../domain/usage.js";
+import type { RuntimeDeps } from "./deps.js";
+import { encodeMessage } from "./message-codec.js";
+
+/** The turn could not commit because this replica no longer holds the session. */
+export class LeaseLostError extends Error {
+  constructor(cause: unknown) {
+    super("the session lease was lost before the turn committed", { cause });
+  }
+}
+
+const COMMIT_ATTEMPTS = 5;
+
+export interface TurnRecord {
+  turnId: string;
+  messages: Message[];
+  usage: UsageTotals;
+  inputClaims: TurnInputClaim[];
+  workClaims: QueuedWorkClaim[];
+  /** The parked turn this commit ends, when the turn was resumed. */
+  parkedTurnId?: string;
+}
+
+/** Commits through the head CAS; a concurrent metadata commit only moves the head, so retry. */
+export async function commitTurn(
+  deps: RuntimeDeps,
+  fence: LeaseFence,
+  readHead: number,
+  turn: TurnRecord,
+): Promise<number> {
+  const appendMessages = turn.messages.map(encodeMessage);
+  const contentHash = createHash("sha256").update(appendMessages.join("\n")).digest("hex");
+  let expected = readHead;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const receipt = await deps.store.commit({
+        sessionId: fence.sessionId,
+        expectedHeadRevision: expected,
+        appendMessages,
+        usage: turn.usage,
+        advanceTurn: true,
+        stamp: { operationId: `turn:${turn.turnId}`, contentHash },
+        completeInputClaims: turn.inputClaims.map(inputClaimCompletion),
+        completeQueueClaims: turn.workClaims.map(queueClaimCompletion),
+        ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
+      });
+      return receipt.headRevision;
+    } catch (error) {
+      if (isTetherError(error, "head_revision_conflict") && attempt < COMMIT_ATTEMPTS) {
+        expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
+        continue;
+      }
+      if (
+        isTetherError(error, "queued_work_claim_superseded") ||
+        isTetherError(error, "turn_input_claim_superseded")
+      ) {
+        throw new LeaseLostError(error);
+      }
+      throw error;
+    }
+  }
+}
