@@ -19,7 +19,7 @@ export function approvalPolicy(
 
 export interface ApprovalGateOptions {
   needsApproval: (toolName: string) => boolean;
-  waits: Pick<ClientToolBridge, "awaitAnswer">;
+  waits: Pick<ClientToolBridge, "awaitAnswer" | "isRecorded">;
   /** Shows the approved call's start (or hands it to the client) before it runs. */
   announceRun: (callId: string, toolName: string) => Promise<void>;
   timeoutMs: number;
@@ -41,7 +41,12 @@ export function withApprovals(inner: ToolExecutor, options: ApprovalGateOptions)
         const reason = decision.output === "" ? "no reason given" : decision.output;
         return { output: `not run: the call was denied (${reason})`, isError: true };
       }
-      await options.announceRun(call.callId, call.toolName);
+      // A client call handed over by an earlier run of the turn (its result wait is recorded)
+      // is not announced twice: the client already has it, and a second request would invite a
+      // second execution.
+      if (!options.waits.isRecorded(call.callId)) {
+        await options.announceRun(call.callId, call.toolName);
+      }
       return inner.execute(call, context);
     },
   };

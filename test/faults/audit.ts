@@ -3,6 +3,7 @@
 import type { Cluster, Redis } from "ioredis";
 import { createTenantScope } from "../../src/api/tenancy.js";
 import type { SessionId } from "../../src/domain/ids.js";
+import type { SessionEvent } from "../../src/domain/session-events.js";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import type { InputRecord } from "./clients.js";
@@ -25,15 +26,47 @@ export interface AuditReport {
   unknown_commits: number;
   turns_abandoned_lease_lost: number;
   recovered_announcements: number;
+  /** Turns that parked and were resumed at least once. */
+  parked_turns: number;
+  /** Model calls a parked turn made before it parked, made again after (must be 0). */
+  model_calls_repeated: number;
+  /** Tool calls a parked turn finished before it parked, finished again after (must be 0). */
+  tools_reexecuted: number;
+  /** Tool results the server accepted, and those the committed turn does not carry (0). */
+  answers_accepted: number;
+  answers_lost: number;
   problems: string[];
 }
 
 const TOKEN = /tok[0-9a-f]{32}/gu;
 
-function parseMessage(raw: string | undefined): { role: string; tokens: string[] } {
+interface ParsedMessage {
+  role: string;
+  tokens: string[];
+  /** A tool message's call id and content. */
+  callId?: string;
+  content?: string;
+}
+
+function parseMessage(raw: string | undefined): ParsedMessage {
   if (raw === undefined) return { role: "none", tokens: [] };
-  const parsed = JSON.parse(raw) as { role?: string };
-  return { role: parsed.role ?? "unknown", tokens: raw.match(TOKEN) ?? [] };
+  const parsed = JSON.parse(raw) as { role?: string; callId?: string; content?: unknown };
+  return {
+    role: parsed.role ?? "unknown",
+    tokens: raw.match(TOKEN) ?? [],
+    ...(parsed.role === "tool" && {
+      callId: String(parsed.callId),
+      content: String(parsed.content),
+    }),
+  };
+}
+
+/** What a parked turn did before it first parked, to tell repeats after it. */
+interface ParkWatch {
+  maxIteration: number;
+  finished: Set<string>;
+  parked: boolean;
+  resumed: boolean;
 }
 
 export async function audit(
@@ -56,6 +89,11 @@ export async function audit(
   let staleCommits = 0;
   let recovered = 0;
   let malformedTurns = 0;
+  // "<token>#<call id>" -> the committed tool result of that call.
+  const toolResults = new Map<string, string>();
+  let parkedTurns = 0;
+  let modelCallsRepeated = 0;
+  let toolsReexecuted = 0;
   // (session, revision) -> the turn id and fencing token its announced completion carries.
   const completions = new Map<string, { turnId: string; fencingToken: number | undefined }>();
 
@@ -69,19 +107,29 @@ export async function audit(
       revisionGaps++;
       note(`${sessionId}: turn index ${snapshot.turnIndex} but head revision ${head}`);
     }
-    // The echo model commits [user, assistant] per turn, the reply repeating the user's text.
-    // Anything else is a turn committed cut short (or twice over): counted, and its tokens still
-    // counted where they sit, so one bad turn does not shift every later one into "lost".
+    // The echo model commits [user, assistant] per turn, the reply repeating the user's text; a
+    // tool turn has its call and result between them. Anything else is a turn committed cut
+    // short (or twice over): counted, and its tokens still counted where they sit, so one bad
+    // turn does not shift every later one into "lost".
     const messages = snapshot?.messages ?? [];
     let revision = created;
     for (let i = 0; i < messages.length;) {
       revision++;
       const user = parseMessage(messages[i]);
-      const reply = parseMessage(messages[i + 1]);
+      let end = i + 1;
+      while (end < messages.length && parseMessage(messages[end]).role !== "user") end++;
+      const rest = messages.slice(i + 1, end).map(parseMessage);
+      const reply = rest.at(-1) ?? parseMessage(undefined);
       const whole =
         user.role === "user" &&
         reply.role === "assistant" &&
-        user.tokens.join() === reply.tokens.join();
+        user.tokens.join() === reply.tokens.join() &&
+        rest.filter((m) => m.role === "tool").length * 2 === rest.length - 1;
+      for (const m of rest) {
+        if (m.role === "tool" && m.callId !== undefined) {
+          toolResults.set(`${user.tokens.join()}#${m.callId}`, m.content ?? "");
+        }
+      }
       if (!whole) {
         malformedTurns++;
         note(
@@ -93,7 +141,7 @@ export async function audit(
         tokenCount.set(token, (tokenCount.get(token) ?? 0) + 1);
         tokenRevision.set(token, { sessionId, revision });
       }
-      i += whole ? 2 : 1;
+      i += whole ? 1 + rest.length : 1;
     }
     if (revision !== head) {
       note(
@@ -107,6 +155,7 @@ export async function audit(
     const announced: number[] = [];
     let lastFence = 0;
     let after = 0;
+    const watches = new Map<string, ParkWatch>();
     for (let page = 0; page < 10_000; page++) {
       const read = await log.read(storeId, after, 512);
       if (read.firstRetainedSeq > 1 && page === 0) note(`${sessionId}: log trimmed`);
@@ -114,6 +163,14 @@ export async function audit(
       for (const entry of read.entries) {
         after = entry.seq;
         const event = entry.event;
+        const watch = watchTurn(watches, entry.turnId, event);
+        if (watch === "repeated_model_call") {
+          modelCallsRepeated++;
+          note(`${sessionId}: turn ${entry.turnId} repeated a model call after it parked`);
+        } else if (watch === "reexecuted_tool") {
+          toolsReexecuted++;
+          note(`${sessionId}: turn ${entry.turnId} ran a finished tool again after it parked`);
+        }
         if (event.type !== "turn_completed") continue;
         announced.push(event.headRevision);
         completions.set(`${sessionId}#${event.headRevision}`, {
@@ -131,6 +188,7 @@ export async function audit(
         lastFence = Math.max(lastFence, fence);
       }
     }
+    for (const w of watches.values()) if (w.resumed) parkedTurns++;
     for (let i = 0; i < Math.max(announced.length, head - created); i++) {
       if (announced[i] !== i + 1 + created) {
         revisionGaps++;
@@ -193,6 +251,20 @@ export async function audit(
   }
   let unknown = 0;
   for (const token of tokenCount.keys()) if (!submitted.has(token)) unknown++;
+  // Every accepted result is the one its committed turn carries (approvals leave no result).
+  let answersLost = 0;
+  let answersAccepted = 0;
+  for (const input of inputs) {
+    for (const [callId, output] of Object.entries(input.accepted)) {
+      if (callId.startsWith("approve:")) continue;
+      answersAccepted++;
+      const committedResult = toolResults.get(`${input.token}#${callId}`);
+      if (committedResult !== output) {
+        answersLost++;
+        note(`${input.token}: accepted ${output} for ${callId}, committed ${committedResult}`);
+      }
+    }
+  }
 
   await log.close();
   return {
@@ -208,6 +280,50 @@ export async function audit(
     unknown_commits: unknown,
     turns_abandoned_lease_lost: logs.filter((r) => r.msg === "turn abandoned: lease lost").length,
     recovered_announcements: recovered,
+    parked_turns: parkedTurns,
+    model_calls_repeated: modelCallsRepeated,
+    tools_reexecuted: toolsReexecuted,
+    answers_accepted: answersAccepted,
+    answers_lost: answersLost,
     problems,
   };
+}
+
+/**
+ * Follows one turn's events in log order. A turn that parked and resumed must not run again a
+ * model call (usage of an iteration it reached before parking) or a tool call it finished before
+ * parking. A turn_started after a turn_parked means the park never reached the store (the replica
+ * died between the event and the park): that run starts over, and so does the watch.
+ */
+function watchTurn(
+  watches: Map<string, ParkWatch>,
+  turnId: string,
+  event: SessionEvent,
+): "repeated_model_call" | "reexecuted_tool" | undefined {
+  let w = watches.get(turnId);
+  if (w === undefined) {
+    w = { maxIteration: 0, finished: new Set(), parked: false, resumed: false };
+    watches.set(turnId, w);
+  }
+  switch (event.type) {
+    case "turn_started":
+      if (!w.resumed) Object.assign(w, { maxIteration: 0, finished: new Set(), parked: false });
+      return undefined;
+    case "turn_parked":
+      w.parked = true;
+      return undefined;
+    case "turn_resumed":
+      w.resumed = true;
+      return undefined;
+    case "usage_reported":
+      if (w.parked && event.iteration <= w.maxIteration) return "repeated_model_call";
+      if (!w.parked) w.maxIteration = Math.max(w.maxIteration, event.iteration);
+      return undefined;
+    case "tool_call_finished":
+      if (w.parked && w.finished.has(event.callId)) return "reexecuted_tool";
+      if (!w.parked) w.finished.add(event.callId);
+      return undefined;
+    default:
+      return undefined;
+  }
 }

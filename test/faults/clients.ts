@@ -2,6 +2,8 @@
 // the turn that consumes its input to turn_completed. On any stream error it retries, bounded in
 // attempts and time: it resubmits with the same client_request_id (the server follows the same
 // input) or, once it knows its turn, resumes with WatchSession from its last cursor elsewhere.
+// Some inputs ask for a client tool (`/tool lookup`), half of those with approval: the client
+// answers late (the turn parks meanwhile), through a random replica, and keeps what was accepted.
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -26,6 +28,10 @@ export interface InputRecord {
   errors: Record<string, number>;
   /** The last error message per code, for the report. */
   messages: Record<string, string>;
+  /** A tool input: its call waits for the client (and, with approval, for a decision first). */
+  tool?: { approval: boolean };
+  /** Answers (results and approvals) the server accepted, by call id; the output for results. */
+  accepted: Record<string, string>;
 }
 
 export interface WorkloadOptions {
@@ -45,6 +51,14 @@ export interface WorkloadReport {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** One input in this many asks for a client tool. */
+const TOOL_EVERY = 3;
+const lookupTool = (approval: boolean) => ({
+  name: "lookup",
+  description: "answered by the fault suite's client",
+  parametersJsonSchema: '{"type":"object"}',
+  requiresApproval: approval,
+});
 /** A stream that says nothing for this long is presumed stuck behind a dead or paused replica. */
 const IDLE_MS = 4_000;
 const MAX_ATTEMPTS = 60;
@@ -57,11 +71,44 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
   const inputs: InputRecord[] = [];
   const operations = { streamTurn: 0, watchSession: 0 };
 
+  /**
+   * Answers one wait of the input's turn, late and through random replicas, until the server
+   * accepts or ignores it (ignored: an earlier attempt's answer was stored, or the turn is over).
+   */
+  async function answer(input: InputRecord, turnId: string, callId: string, approval: boolean) {
+    await sleep(300 + options.random() * 1_700);
+    for (let attempt = 1; attempt <= 40 && Date.now() < options.giveUpAtMs; attempt++) {
+      const client = pick(clients);
+      const output = `answer-${input.token}-${attempt}`;
+      try {
+        const report = approval
+          ? await client.decideToolCalls({
+              sessionId: input.sessionId,
+              turnId,
+              decisions: [{ callId, approve: true, reason: "fault suite" }],
+            })
+          : await client.submitToolResults({
+              sessionId: input.sessionId,
+              turnId,
+              results: [{ callId, output, isError: false }],
+            });
+        if (report.acceptedCallIds.includes(callId)) {
+          input.accepted[approval ? `approve:${callId}` : callId] = output;
+        }
+        return;
+      } catch (error) {
+        const code = error instanceof ConnectError ? Code[error.code] : "other";
+        input.errors[`answer ${code}`] = (input.errors[`answer ${code}`] ?? 0) + 1;
+        await sleep(200 + options.random() * 400);
+      }
+    }
+  }
+
   /** Reads one stream until our turn completes; returns normally only then. */
   async function follow(
     input: InputRecord,
     stream: AsyncIterable<{ event?: TurnEvent }>,
-    state: { cursor: bigint },
+    state: { cursor: bigint; answering: Set<string> },
     abort: AbortController,
   ): Promise<void> {
     let idle = setTimeout(() => abort.abort(new Error("idle stream")), IDLE_MS);
@@ -84,7 +131,19 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
             input.turnId = event.turnId;
           }
         }
-        if (event.turnId !== "" && event.turnId === input.turnId) state.cursor = event.cursor;
+        if (event.turnId !== "" && event.turnId === input.turnId) {
+          state.cursor = event.cursor;
+          const wait =
+            kind === "toolCallRequested" || kind === "toolApprovalRequested"
+              ? event.event.value.callId
+              : undefined;
+          const key = `${kind}:${wait}`;
+          if (wait !== undefined && !state.answering.has(key)) {
+            state.answering.add(key);
+            const turnId = event.turnId;
+            void answer(input, turnId, wait, kind === "toolApprovalRequested");
+          }
+        }
         if (kind === "turnCompleted" && event.turnId === input.turnId) {
           input.completed = true;
           input.headRevision = Number(event.event.value.headRevision);
@@ -109,9 +168,14 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
       resubmitted: 0,
       errors: {},
       messages: {},
+      accepted: {},
+      ...(inputs.length % TOOL_EVERY === TOOL_EVERY - 1 && {
+        tool: { approval: inputs.length % (2 * TOOL_EVERY) === TOOL_EVERY - 1 },
+      }),
     };
     inputs.push(input);
-    const state = { cursor: 0n };
+    const state = { cursor: 0n, answering: new Set<string>() };
+    const text = input.tool ? `/tool lookup {"token":"${input.token}"}` : `say ${input.token}`;
     let backoff = 100;
     while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAtMs) {
       input.attempts++;
@@ -144,7 +208,8 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
               {
                 sessionId,
                 clientRequestId: input.requestId,
-                input: [{ kind: { case: "text", value: `say ${input.token}` } }],
+                input: [{ kind: { case: "text", value: text } }],
+                ...(input.tool && { clientTools: [lookupTool(input.tool.approval)] }),
               },
               { signal: abort.signal },
             ),

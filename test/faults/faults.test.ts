@@ -25,6 +25,11 @@ interface Verdict extends Pick<
   | "incomplete_streams"
   | "mismatched_revisions"
   | "unknown_commits"
+  | "parked_turns"
+  | "model_calls_repeated"
+  | "tools_reexecuted"
+  | "answers_accepted"
+  | "answers_lost"
 > {
   faults: Record<string, number>;
   runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
@@ -72,6 +77,12 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   expect(verdict.incomplete_streams, summary).toBe(0);
   expect(verdict.mismatched_revisions, summary).toBe(0);
   expect(verdict.unknown_commits, summary).toBe(0);
+  // Turns that park on client tools and approvals, answered late through random replicas.
+  expect(verdict.parked_turns, summary).toBeGreaterThan(20);
+  expect(verdict.model_calls_repeated, summary).toBe(0);
+  expect(verdict.tools_reexecuted, summary).toBe(0);
+  expect(verdict.answers_accepted, summary).toBeGreaterThan(20);
+  expect(verdict.answers_lost, summary).toBe(0);
   for (const kind of ["replica_kill", "replica_pause", "replica_restart", "redis_restart"]) {
     expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
     // The standalone and the cluster run each inject 20 of every kind.

@@ -91,7 +91,9 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
           TETHER_SWEEP_INTERVAL_MS: String(options.sweepIntervalMs),
           TETHER_DRAIN_TIMEOUT_MS: "2000",
           TETHER_LOG_LEVEL: "info",
-          TETHER_PROVIDER: "echo",
+          // The echo model, plus "/tool" for the turns that park on a client tool or approval.
+          TETHER_PROVIDER: "scripted-tools",
+          TETHER_PARK_AFTER_MS: "200",
           ...options.env,
         },
         stdio: ["ignore", "pipe", "pipe"],

@@ -310,6 +310,10 @@ function table(reports: RunReport[]): string {
     ["streams incomplete", (r) => r.incomplete_streams],
     ["turns abandoned (lease lost)", (r) => r.turns_abandoned_lease_lost],
     ["completions announced by a successor", (r) => r.recovered_announcements],
+    ["turns parked (and resumed)", (r) => r.parked_turns],
+    ["model calls repeated after a park", (r) => r.model_calls_repeated],
+    ["tools run again after a park", (r) => r.tools_reexecuted],
+    ["tool results accepted / lost", (r) => `${r.answers_accepted}/${r.answers_lost}`],
     [
       "long Redis outage: replicas NOT_SERVING / UNAVAILABLE / serving again / turn after",
       (r) =>
@@ -388,6 +392,11 @@ async function main(): Promise<void> {
     incomplete_streams: sum((r) => r.incomplete_streams),
     mismatched_revisions: sum((r) => r.mismatched_revisions),
     unknown_commits: sum((r) => r.unknown_commits),
+    parked_turns: sum((r) => r.parked_turns),
+    model_calls_repeated: sum((r) => r.model_calls_repeated),
+    tools_reexecuted: sum((r) => r.tools_reexecuted),
+    answers_accepted: sum((r) => r.answers_accepted),
+    answers_lost: sum((r) => r.answers_lost),
     faults,
     outage: reports.find((r) => r.outage)?.outage,
     seed,
