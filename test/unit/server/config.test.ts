@@ -24,6 +24,30 @@ describe("loadConfig", () => {
     expect(config.provider).toEqual({ kind: "echo" });
   });
 
+  test("parking: 2 s before a waiting turn parks, a day before a parked turn expires", () => {
+    expect(loadConfig({})).toMatchObject({
+      parkAfterMs: 2_000,
+      parkedTurnTtlMs: 86_400_000,
+      approvalRequiredTools: [],
+    });
+    const set = loadConfig({
+      TETHER_PARK_AFTER_MS: "0",
+      TETHER_PARKED_TURN_TTL_MS: "60000",
+      TETHER_APPROVAL_REQUIRED_TOOLS: " files__delete, pay ,pay",
+    });
+    expect(set).toMatchObject({
+      parkAfterMs: 0,
+      parkedTurnTtlMs: 60_000,
+      approvalRequiredTools: ["files__delete", "pay"],
+    });
+    expect(refusal({ TETHER_PARKED_TURN_TTL_MS: "10" }).message).toContain(
+      "TETHER_PARKED_TURN_TTL_MS",
+    );
+    expect(refusal({ TETHER_APPROVAL_REQUIRED_TOOLS: "ok,not a name" }).message).toMatch(
+      /TETHER_APPROVAL_REQUIRED_TOOLS: "not a name"/u,
+    );
+  });
+
   test("a Redis store gets a command timeout, 5 s unless set", () => {
     const redis = { TETHER_STORE: "redis", TETHER_REDIS_URL: "redis://r:6379" };
     expect(loadConfig(redis).store).toMatchObject({ kind: "redis", commandTimeoutMs: 5_000 });
