@@ -26,6 +26,7 @@ import { systemSleep } from "../../src/ports/sleep.js";
 import { silentLogger } from "../../src/runtime/deps.js";
 import { createTetherRuntime } from "../../src/runtime/runtime.js";
 import { createSessionBus } from "../../src/runtime/session-bus.js";
+import { parkingOf } from "../../src/server/build-runtime.js";
 import { loadConfig } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { createMetrics } from "../../src/server/metrics.js";
@@ -115,7 +116,7 @@ async function startTether(): Promise<Target> {
     owner: replicaOwner("bench"),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
-    parking: { afterMs: config.parkAfterMs, ttlMs: config.parkedTurnTtlMs },
+    parking: parkingOf(config),
     defaults: {},
     logger: silentLogger,
   });

@@ -47,7 +47,7 @@ export interface RuntimeDeps {
   leaseTtlMs: number;
   clientToolTimeoutMs: number;
   /** When a turn that waits only for outside answers parks, and how long it may stay parked. */
-  parking: { afterMs: number; ttlMs: number };
+  parking: { afterMs: number; ttlMs: number; maxProgressBytes: number };
   /** The operator's tools (by name) whose calls wait for approval. */
   approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;

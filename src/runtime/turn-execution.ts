@@ -157,10 +157,11 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       ),
   });
 
-  const parkTurn = async (): Promise<void> => {
+  /** False when the turn cannot park: its progress is larger than the store takes. */
+  const parkTurn = (): boolean => {
     const state = parking.snapshot();
     const waitingOn = clientTools.waitingIds();
-    if (!state) return;
+    if (!state) return false;
     const progress = encodeProgress({
       v: 1,
       engine: state.engine,
@@ -169,6 +170,17 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       settings,
       clientTools: clientDefinitions,
     });
+    if (Buffer.byteLength(progress, "utf8") > deps.parking.maxProgressBytes) {
+      deps.logger.warn(
+        { sessionId, turnId, bytes: Buffer.byteLength(progress, "utf8") },
+        "turn too large to park: it waits on this replica",
+      );
+      return false;
+    }
+    void storeParkedTurn(progress, waitingOn);
+    return true;
+  };
+  const storeParkedTurn = async (progress: string, waitingOn: string[]): Promise<void> => {
     try {
       const expiresAtMs = deps.clock.nowMs() + deps.parking.ttlMs;
       await writer.emit({ type: "turn_parked", ...splitWaits(waitingOn), expiresAtMs });
@@ -191,7 +203,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const parking = createParkingMonitor({
     parkAfterMs: deps.parking.afterMs,
     outsideWaits: () => clientTools.waiting(),
-    park: () => void parkTurn(),
+    park: parkTurn,
     ...(saved && { settled: saved.settled }),
   });
   // Once parked, the engine's unwinding (cancelled calls, the terminal event) is not the turn's.

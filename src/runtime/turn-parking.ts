@@ -54,8 +54,11 @@ export interface ParkingMonitorOptions {
   parkAfterMs: number;
   /** How many of the turn's calls and approvals wait for an outside answer right now. */
   outsideWaits: () => number;
-  /** Stores the turn and stops it; called at most once. */
-  park: () => void;
+  /**
+   * Stores the turn and stops it; called at most once. False when the turn cannot park (its
+   * progress is too large): it then waits where it is, and the monitor never tries again.
+   */
+  park: () => boolean;
   /** Results of batch calls that finished before the turn parked (a resumed turn). */
   settled?: Record<string, ToolResult>;
   setTimer?: (fn: () => void, ms: number) => NodeJS.Timeout;
@@ -82,6 +85,7 @@ export function createParkingMonitor(options: ParkingMonitorOptions): ParkingMon
   let inFlight = 0;
   let timer: NodeJS.Timeout | undefined;
   let parked = false;
+  let disabled = false;
 
   const waitsOnlyOutside = (): boolean =>
     batch !== undefined && inFlight > 0 && inFlight === options.outsideWaits();
@@ -93,10 +97,12 @@ export function createParkingMonitor(options: ParkingMonitorOptions): ParkingMon
 
   const parkIfStillWaiting = (): boolean => {
     timer = undefined;
-    if (parked || !waitsOnlyOutside()) return false;
+    if (parked || disabled || !waitsOnlyOutside()) return false;
     parked = true;
-    options.park();
-    return true;
+    if (options.park()) return true;
+    parked = false;
+    disabled = true;
+    return false;
   };
 
   const monitor: ParkingMonitor = {
@@ -132,7 +138,7 @@ export function createParkingMonitor(options: ParkingMonitorOptions): ParkingMon
       };
     },
     check() {
-      if (parked || !Number.isFinite(options.parkAfterMs)) return;
+      if (parked || disabled || !Number.isFinite(options.parkAfterMs)) return;
       if (!waitsOnlyOutside()) return stopTimer();
       if (timer === undefined) {
         timer = (options.setTimer ?? setTimeout)(

@@ -1,5 +1,6 @@
 // Builds this replica's runtime: the configured model provider, its lease identity (a new
 // incarnation per process start), and the TurnService route that serves it.
+import { DEFAULT_STORE_LIMITS } from "../ports/runtime-store.js";
 import { systemClock } from "../ports/clock.js";
 import { createTranscriptCache } from "../runtime/transcript-cache.js";
 import { randomUUID } from "node:crypto";
@@ -10,7 +11,7 @@ import { routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
-import type { RuntimeMetrics } from "../runtime/deps.js";
+import type { RuntimeDeps, RuntimeMetrics } from "../runtime/deps.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/runtime.js";
 import { createSessionBus } from "../runtime/session-bus.js";
 import { startSweeper, type Sweeper } from "../runtime/sweeper.js";
@@ -55,6 +56,15 @@ export interface BuiltRuntime {
   sweeper: Sweeper;
 }
 
+/** The runtime's parking settings; a parked turn's progress is one store payload. */
+export function parkingOf(config: TetherConfig): RuntimeDeps["parking"] {
+  return {
+    afterMs: config.parkAfterMs,
+    ttlMs: config.parkedTurnTtlMs,
+    maxProgressBytes: DEFAULT_STORE_LIMITS.maxPayloadBytes,
+  };
+}
+
 export function buildRuntime(
   config: TetherConfig,
   backend: BuiltStore,
@@ -75,7 +85,7 @@ export function buildRuntime(
     owner: replicaOwner(),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
-    parking: { afterMs: config.parkAfterMs, ttlMs: config.parkedTurnTtlMs },
+    parking: parkingOf(config),
     approvalRequiredTools: config.approvalRequiredTools,
     defaults: {},
     logger,

@@ -44,6 +44,7 @@ export interface RuntimeHarnessOptions {
   /** When a waiting turn parks (default 2000 ms, as in production). */
   parkAfterMs?: number;
   parkedTurnTtlMs?: number;
+  maxParkedProgressBytes?: number;
   approvalRequiredTools?: string[];
   logMaxEntries?: number;
   /** Use the Redis backend on this connection (a fresh namespace each time); memory otherwise. */
@@ -91,6 +92,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     parking: {
       afterMs: options.parkAfterMs ?? 2_000,
       ttlMs: options.parkedTurnTtlMs ?? DEFAULT_PARKED_TURN_TTL_MS,
+      maxProgressBytes: options.maxParkedProgressBytes ?? 1024 * 1024,
     },
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},

@@ -96,7 +96,9 @@ function setup(backend: "memory" | "redis") {
   const counters: Counters = { modelCalls: 0, serverRuns: 0 };
   const namespace = `parked-${randomUUID()}`;
   const open: Replica[] = [];
-  async function replica(extra: { parkedTurnTtlMs?: number } = {}): Promise<Replica> {
+  async function replica(
+    extra: { parkedTurnTtlMs?: number; maxParkedProgressBytes?: number } = {},
+  ): Promise<Replica> {
     const { runtime, store } = createRuntimeHarness({
       provider: planningProvider(counters),
       serverTools: serverTools(counters),
@@ -452,6 +454,30 @@ for (const backend of ["memory", "redis"] as const) {
       expect(stream.events.find(is("turnCompleted"))?.event.value).toMatchObject({
         outcome: { kind: { case: "stopped", value: { reason: StopReason.PARK_EXPIRED } } },
       });
+    });
+
+    it("a turn too large to park keeps waiting on its replica and still takes its answer", async () => {
+      env = setup(backend);
+      const a = await env.replica({ maxParkedProgressBytes: 16 });
+      const sessionId = `s-${randomUUID()}`;
+      const stream = follow(
+        a.turns.streamTurn({
+          sessionId,
+          input: text("use lookup"),
+          clientTools: [clientTool("lookup")],
+        }),
+      );
+      const requested = await stream.until(is("toolCallRequested"));
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await a.sessions.getSession({ sessionId })).session?.lease).toBeDefined();
+      await a.turns.submitToolResults({
+        sessionId,
+        turnId: requested.turnId,
+        results: [{ callId: "lookup-1", output: "kept", isError: false }],
+      });
+      await stream.done;
+      expect(stream.events.some(is("turnParked"))).toBe(false);
+      expect(completionText(stream.events)).toBe("results: lookup=kept");
     });
 
     it("bad decisions get typed errors naming the turn or the field", async () => {

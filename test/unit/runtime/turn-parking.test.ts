@@ -60,7 +60,10 @@ describe("parking monitor", () => {
     const monitor = createParkingMonitor({
       parkAfterMs: 2_000,
       outsideWaits: () => outside,
-      park: () => parked++,
+      park: () => {
+        parked++;
+        return true;
+      },
       setTimer: timers.setTimer,
     });
     let finishServer: (r: ToolResult) => void = () => undefined;
@@ -88,6 +91,31 @@ describe("parking monitor", () => {
     expect(monitor.snapshot()?.settled).toEqual({ s1: { output: "done" } });
   });
 
+  test("a turn that cannot park waits where it is, and is not tried again", async () => {
+    const timers = manualTimers();
+    let tries = 0;
+    const monitor = createParkingMonitor({
+      parkAfterMs: 0,
+      outsideWaits: () => 1,
+      park: () => {
+        tries++;
+        return false;
+      },
+      setTimer: timers.setTimer,
+    });
+    const tools = monitor.wrap({
+      definitions: () => [],
+      execute: () => new Promise(() => undefined),
+    });
+    monitor.onToolBatch(progress([call("c1")]));
+    void tools.execute(request("c1"), context);
+    timers.fire();
+    expect(monitor.parking()).toBe(false);
+    monitor.check();
+    expect(monitor.parkNowIfWaiting()).toBe(false);
+    expect(tries).toBe(1);
+  });
+
   test("an answer before the delay cancels the park", async () => {
     const timers = manualTimers();
     let outside = 1;
@@ -96,7 +124,10 @@ describe("parking monitor", () => {
     const monitor = createParkingMonitor({
       parkAfterMs: 2_000,
       outsideWaits: () => outside,
-      park: () => parked++,
+      park: () => {
+        parked++;
+        return true;
+      },
       setTimer: timers.setTimer,
     });
     const tools = monitor.wrap({
@@ -118,7 +149,7 @@ describe("parking monitor", () => {
     const monitor = createParkingMonitor({
       parkAfterMs: 0,
       outsideWaits: () => 0,
-      park: () => undefined,
+      park: () => true,
       settled: { s1: { output: "saved" } },
     });
     const tools = monitor.wrap({
@@ -138,7 +169,7 @@ describe("parking monitor", () => {
     const monitor = createParkingMonitor({
       parkAfterMs: 0,
       outsideWaits: () => 0,
-      park: () => undefined,
+      park: () => true,
     });
     const tools = monitor.wrap({
       definitions: () => [],
