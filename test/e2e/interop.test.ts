@@ -1,13 +1,14 @@
-// Clients from other stacks against the real server process (`node dist/server/main.js`, built
-// here into .tmp/interop/dist, on port 0 with the scripted-tools model): grpcurl through
-// reflection, a Python grpcio client and a Go grpc-go client each running a turn with a
-// client-executed tool, and curl speaking the Connect protocol. scripts/setup-interop.sh installs
-// the tools on first use; every step here has its own time bound.
+// Clients from other stacks against the real server (`node dist/server/main.js`, built here into
+// .tmp/interop/dist; two replicas on the suite's Redis, port 0, the scripted-tools model): grpcurl
+// through reflection, a Python grpcio client and a Go grpc-go client each running a turn with a
+// client-executed tool and an approval flow that parks (answers sent to the other replica), and
+// curl speaking the Connect protocol. scripts/setup-interop.sh installs the tools on first use;
+// every step here has its own time bound.
 import { spawn, type ChildProcess } from "node:child_process";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 const repo = resolve(import.meta.dirname, "../..");
 const workDir = join(repo, ".tmp/interop");
@@ -104,6 +105,9 @@ interface EventLine {
   outcome?: string;
   value?: string;
   accepted_call_ids?: string[];
+  pending_call_ids?: string[];
+  approval_call_ids?: string[];
+  reason?: string;
 }
 
 function eventLines(stdout: string): EventLine[] {
@@ -141,10 +145,76 @@ function expectToolTurn(events: EventLine[], args: string, answer: string): void
   expect(new Set(events.map((e) => e.turn_id)).size).toBe(1);
 }
 
+/**
+ * An approval flow: the turn parks on the approval, the client approves through the other
+ * replica, the turn resumes and parks on the tool's result, the answer goes to the other replica
+ * too, and the same turn finishes with it, without a second turn_started.
+ */
+function expectApprovalTurn(events: EventLine[], answer: string): void {
+  const kinds = events.map((e) => e.kind);
+  expect(kinds.filter((k) => k === "turn_started")).toHaveLength(1);
+  expect(events.find((e) => e.kind === "tool_approval_requested")).toMatchObject({
+    call_id: "call-1",
+    name: "lookup",
+  });
+  const parks = events.filter((e) => e.kind === "turn_parked");
+  expect(parks).toHaveLength(2);
+  expect(parks[0]).toMatchObject({ approval_call_ids: ["call-1"], accepted_call_ids: ["call-1"] });
+  expect(parks[1]).toMatchObject({ pending_call_ids: ["call-1"], accepted_call_ids: ["call-1"] });
+  const resumed = events.filter((e) => e.kind === "turn_resumed");
+  expect(resumed.map((e) => e.reason)).toEqual([
+    "RESUME_REASON_ANSWERED",
+    "RESUME_REASON_ANSWERED",
+  ]);
+  expect(kinds.indexOf("tool_approval_requested")).toBeLessThan(
+    kinds.indexOf("tool_call_requested"),
+  );
+  expect(events.at(-1)).toMatchObject({ outcome: "finished", value: `lookup returned ${answer}` });
+  expect(new Set(events.map((e) => e.turn_id)).size).toBe(1);
+}
+
 let tools: Record<string, string> = {};
-let server: ChildProcess | undefined;
-let serverOutput = "";
+const servers: ChildProcess[] = [];
+/** Two replicas of one deployment on the suite's Redis; most tests use the first. */
 let address = "";
+let otherAddress = "";
+
+/** A replica on the suite's Redis; resolves with its address once it listens. */
+function startServer(): Promise<string> {
+  const child = spawn(process.execPath, [join(distDir, "server/main.js")], {
+    cwd: repo,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      TETHER_HOST: "127.0.0.1",
+      TETHER_PORT: "0",
+      TETHER_METRICS_PORT: "0",
+      TETHER_PROVIDER: "scripted-tools",
+      TETHER_STORE: "redis",
+      TETHER_REDIS_URL: inject("redisUrl"),
+      TETHER_OWNER_ID: `interop-${servers.length + 1}`,
+      // Turns that wait for a client park at once, so the approval flows park every time.
+      TETHER_PARK_AFTER_MS: "0",
+      TETHER_LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  servers.push(child);
+  let output = "";
+  return new Promise<string>((resolveAddress, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line:\n${output}`)), 20_000);
+    const onData = (b: Buffer) => {
+      output += b.toString();
+      const match = /tether listening on (127\.0\.0\.1:\d+)/u.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolveAddress(match[1]);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`server exited ${code}:\n${output}`)));
+  });
+}
 
 beforeAll(async () => {
   // Installs on the first run (minutes: grpcurl and the plugins build from source); seconds after.
@@ -167,48 +237,21 @@ beforeAll(async () => {
     recursive: true,
   });
 
-  server = spawn(process.execPath, [join(distDir, "server/main.js")], {
-    cwd: repo,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      TETHER_HOST: "127.0.0.1",
-      TETHER_PORT: "0",
-      TETHER_METRICS_PORT: "0",
-      TETHER_PROVIDER: "scripted-tools",
-      TETHER_LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const child = server;
-  address = await new Promise<string>((resolveAddress, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no listening line:\n${serverOutput}`)),
-      20_000,
-    );
-    const onData = (b: Buffer) => {
-      serverOutput += b.toString();
-      const match = /tether listening on (127\.0\.0\.1:\d+)/u.exec(serverOutput);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolveAddress(match[1]);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.on("exit", (code) => reject(new Error(`server exited ${code}:\n${serverOutput}`)));
-  });
+  [address, otherAddress] = await Promise.all([startServer(), startServer()]);
   expect(address).not.toBe("127.0.0.1:0");
 }, 1_200_000);
 
 afterAll(async () => {
-  const child = server;
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await Promise.all(
+    servers.map(async (child) => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
 });
 
 describe("grpcurl, through server reflection", () => {
@@ -325,6 +368,37 @@ describe("a Python grpcio client", () => {
   }, 90_000);
 });
 
+describe("a Python grpcio client, approving", () => {
+  it("runs an approval flow that parks, answering through another replica", async () => {
+    const stubs = await mkdtemp(join(tmpdir(), "tether-py-stubs-"));
+    try {
+      const ran = await mustRun(
+        tools.PYTHON ?? "python3",
+        [
+          join(repo, "test/interop/python/client.py"),
+          "--addr",
+          address,
+          "--answer-addr",
+          otherAddress,
+          "--proto",
+          join(repo, "proto"),
+          "--out",
+          stubs,
+          "--session",
+          `python-approval-${Date.now()}`,
+          "--approval",
+          "--answer",
+          "approved-python",
+        ],
+        60_000,
+      );
+      expectApprovalTurn(eventLines(ran.stdout), "approved-python");
+    } finally {
+      await rm(stubs, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
 describe("a Go grpc-go client", () => {
   it("runs a turn whose client tool it answers through SubmitToolResults", async () => {
     const goDir = join(repo, "test/interop/go");
@@ -375,6 +449,22 @@ describe("a Go grpc-go client", () => {
         30_000,
       );
       expectToolTurn(eventLines(ran.stdout), '{"key":"go"}', "from-go");
+      const approving = await mustRun(
+        binary,
+        [
+          "-addr",
+          address,
+          "-answer-addr",
+          otherAddress,
+          "-session",
+          `go-approval-${Date.now()}`,
+          "-approval",
+          "-answer",
+          "approved-go",
+        ],
+        30_000,
+      );
+      expectApprovalTurn(eventLines(approving.stdout), "approved-go");
     } finally {
       await rm(binDir, { recursive: true, force: true });
     }

@@ -1,6 +1,8 @@
 // A grpc-go client of TurnService for the interop tests: one streaming turn that asks for a
 // client-executed tool, answered through SubmitToolResults. It prints one JSON line per event
 // (kind, cursor, and the fields the test checks) so the test asserts on what the server sent.
+// With -approval the tool needs approval: the client approves through DecideToolCalls once the
+// turn parks, then answers once it parks on the result, both through -answer-addr.
 package main
 
 import (
@@ -30,6 +32,9 @@ type line struct {
 	Outcome  string   `json:"outcome,omitempty"`
 	Value    string   `json:"value,omitempty"`
 	Accepted []string `json:"accepted_call_ids,omitempty"`
+	Pending  []string `json:"pending_call_ids,omitempty"`
+	Approval []string `json:"approval_call_ids,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 func main() {
@@ -37,14 +42,19 @@ func main() {
 	session := flag.String("session", "go-interop", "session id")
 	prompt := flag.String("prompt", `/tool lookup {"key":"go"}`, "user text")
 	answer := flag.String("answer", "from-go", "the tool's output")
+	approval := flag.Bool("approval", false, "the tool needs approval")
+	answerAddr := flag.String("answer-addr", "", "send answers to this replica (default -addr)")
 	flag.Parse()
-	if err := run(*addr, *session, *prompt, *answer); err != nil {
+	if *answerAddr == "" {
+		*answerAddr = *addr
+	}
+	if err := run(*addr, *answerAddr, *session, *prompt, *answer, *approval); err != nil {
 		fmt.Fprintln(os.Stderr, "go client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, session, prompt, answer string) error {
+func run(addr, answerAddr, session, prompt, answer string, approval bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -53,6 +63,12 @@ func run(addr, session, prompt, answer string) error {
 	}
 	defer conn.Close()
 	turns := tetherv1.NewTurnServiceClient(conn)
+	other, err := grpc.NewClient(answerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer other.Close()
+	answers := tetherv1.NewTurnServiceClient(other)
 	stream, err := turns.StreamTurn(ctx, &tetherv1.StreamTurnRequest{
 		SessionId: session,
 		Input:     []*tetherv1.InputPart{{Kind: &tetherv1.InputPart_Text{Text: prompt}}},
@@ -60,6 +76,7 @@ func run(addr, session, prompt, answer string) error {
 			Name:                 "lookup",
 			Description:          "Looks a key up on the client.",
 			ParametersJsonSchema: `{"type":"object","properties":{"key":{"type":"string"}}}`,
+			RequiresApproval:     approval,
 		}},
 	})
 	if err != nil {
@@ -81,9 +98,45 @@ func run(addr, session, prompt, answer string) error {
 			l.Kind = "turn_started"
 		case *tetherv1.TurnEvent_TextDelta:
 			l.Kind, l.Text = "text_delta", ev.TextDelta.GetText()
+		case *tetherv1.TurnEvent_ToolApprovalRequested:
+			r := ev.ToolApprovalRequested
+			l.Kind, l.CallID, l.Name, l.Args = "tool_approval_requested", r.GetCallId(), r.GetName(), r.GetArgumentsJson()
+		case *tetherv1.TurnEvent_TurnResumed:
+			l.Kind, l.Reason = "turn_resumed", ev.TurnResumed.GetReason().String()
+		case *tetherv1.TurnEvent_TurnParked:
+			p := ev.TurnParked
+			l.Kind, l.Pending, l.Approval = "turn_parked", p.GetPendingCallIds(), p.GetApprovalCallIds()
+			if len(p.GetApprovalCallIds()) > 0 {
+				decisions := []*tetherv1.ToolCallDecision{}
+				for _, id := range p.GetApprovalCallIds() {
+					decisions = append(decisions, &tetherv1.ToolCallDecision{CallId: id, Approve: true, Reason: "go"})
+				}
+				ack, err := answers.DecideToolCalls(ctx, &tetherv1.DecideToolCallsRequest{
+					SessionId: session, TurnId: e.GetTurnId(), Decisions: decisions,
+				})
+				if err != nil {
+					return fmt.Errorf("DecideToolCalls: %w", err)
+				}
+				l.Accepted = ack.GetAcceptedCallIds()
+			} else if approval && len(p.GetPendingCallIds()) > 0 {
+				results := []*tetherv1.ToolResult{}
+				for _, id := range p.GetPendingCallIds() {
+					results = append(results, &tetherv1.ToolResult{CallId: id, Output: answer})
+				}
+				ack, err := answers.SubmitToolResults(ctx, &tetherv1.SubmitToolResultsRequest{
+					SessionId: session, TurnId: e.GetTurnId(), Results: results,
+				})
+				if err != nil {
+					return fmt.Errorf("SubmitToolResults: %w", err)
+				}
+				l.Accepted = ack.GetAcceptedCallIds()
+			}
 		case *tetherv1.TurnEvent_ToolCallRequested:
 			r := ev.ToolCallRequested
 			l.Kind, l.CallID, l.Name, l.Args = "tool_call_requested", r.GetCallId(), r.GetName(), r.GetArgumentsJson()
+			if approval {
+				break // answered once the turn parks on it
+			}
 			ack, err := turns.SubmitToolResults(ctx, &tetherv1.SubmitToolResultsRequest{
 				SessionId: session,
 				TurnId:    e.GetTurnId(),

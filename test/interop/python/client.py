@@ -3,6 +3,10 @@
 Generates its stubs from proto/ with grpc_tools.protoc into a directory given on the command line,
 runs one streaming turn that asks for a client-executed tool, answers the tool through
 SubmitToolResults, and prints one JSON line per event for the test to assert on.
+
+With --approval the tool needs approval: the client waits for the turn to park, approves the call
+through DecideToolCalls, waits for it to park again on the tool's result, and answers; both
+answers go to --answer-addr (another replica of the same deployment) when given.
 """
 
 import argparse
@@ -42,8 +46,10 @@ def run(args: argparse.Namespace) -> None:
     import grpc
     from tether.v1 import turn_pb2, turn_service_pb2, turn_service_pb2_grpc
 
-    with grpc.insecure_channel(args.addr) as channel:
+    answer_addr = args.answer_addr or args.addr
+    with grpc.insecure_channel(args.addr) as channel, grpc.insecure_channel(answer_addr) as other:
         turns = turn_service_pb2_grpc.TurnServiceStub(channel)
+        answers = turn_service_pb2_grpc.TurnServiceStub(other)
         request = turn_service_pb2.StreamTurnRequest(
             session_id=args.session,
             input=[turn_pb2.InputPart(text=args.prompt)],
@@ -52,6 +58,7 @@ def run(args: argparse.Namespace) -> None:
                     name="lookup",
                     description="Looks a key up on the client.",
                     parameters_json_schema='{"type":"object","properties":{"key":{"type":"string"}}}',
+                    requires_approval=args.approval,
                 )
             ],
         )
@@ -61,9 +68,50 @@ def run(args: argparse.Namespace) -> None:
             line = {"kind": kind, "cursor": event.cursor, "turn_id": event.turn_id}
             if kind == "text_delta":
                 line["text"] = event.text_delta.text
+            elif kind == "tool_approval_requested":
+                asked = event.tool_approval_requested
+                line.update(call_id=asked.call_id, name=asked.name, arguments_json=asked.arguments_json)
+            elif kind == "turn_parked":
+                parked = event.turn_parked
+                line.update(
+                    pending_call_ids=list(parked.pending_call_ids),
+                    approval_call_ids=list(parked.approval_call_ids),
+                )
+                if parked.approval_call_ids:
+                    ack = answers.DecideToolCalls(
+                        turn_service_pb2.DecideToolCallsRequest(
+                            session_id=args.session,
+                            turn_id=event.turn_id,
+                            decisions=[
+                                turn_service_pb2.ToolCallDecision(call_id=c, approve=True, reason="python")
+                                for c in parked.approval_call_ids
+                            ],
+                        ),
+                        timeout=10,
+                    )
+                    line["accepted_call_ids"] = list(ack.accepted_call_ids)
+                elif args.approval and parked.pending_call_ids:
+                    ack = answers.SubmitToolResults(
+                        turn_service_pb2.SubmitToolResultsRequest(
+                            session_id=args.session,
+                            turn_id=event.turn_id,
+                            results=[
+                                turn_service_pb2.ToolResult(call_id=c, output=args.answer)
+                                for c in parked.pending_call_ids
+                            ],
+                        ),
+                        timeout=10,
+                    )
+                    line["accepted_call_ids"] = list(ack.accepted_call_ids)
+            elif kind == "turn_resumed":
+                line["reason"] = turn_pb2.ResumeReason.Name(event.turn_resumed.reason)
             elif kind == "tool_call_requested":
                 call = event.tool_call_requested
                 line.update(call_id=call.call_id, name=call.name, arguments_json=call.arguments_json)
+                if args.approval:
+                    # answered once the turn parks on it (above)
+                    print(json.dumps(line), flush=True)
+                    continue
                 ack = turns.SubmitToolResults(
                     turn_service_pb2.SubmitToolResultsRequest(
                         session_id=args.session,
@@ -95,6 +143,8 @@ def main() -> None:
     parser.add_argument("--session", default="python-interop")
     parser.add_argument("--prompt", default='/tool lookup {"key":"py"}')
     parser.add_argument("--answer", default="from-python")
+    parser.add_argument("--approval", action="store_true", help="the tool needs approval")
+    parser.add_argument("--answer-addr", default="", help="send answers to this replica")
     run(parser.parse_args())
 
 
