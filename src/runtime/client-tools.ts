@@ -153,6 +153,7 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
         const onAbort = (): void => {
           done();
           waiting.delete(waitId);
+          if (waiting.size === 0) stopPolling();
           reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
         };
         if (signal.aborted) return onAbort();

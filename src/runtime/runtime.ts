@@ -1,6 +1,7 @@
 // The runtime's surface for the API: submit input and follow the turn that consumes it, watch a
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
+import { setMaxListeners } from "node:events";
 import { invalidArgument, sessionNotFound, TetherError } from "../domain/errors.js";
 import {
   APPROVAL_WAIT_PREFIX,
@@ -109,6 +110,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   const watchStop = new AbortController();
   // Aborted when the drain has released every lease: turn streams still open end then.
   const turnStreamStop = new AbortController();
+  // Every open stream listens on these two: thousands of listeners are expected, not a leak.
+  setMaxListeners(0, watchStop.signal, turnStreamStop.signal);
 
   async function* streamTurn(
     command: StreamTurnCommand,

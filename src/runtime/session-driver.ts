@@ -1,6 +1,7 @@
 // Drives sessions on this replica: claims a session's lease, runs its pending turns one after
 // another while renewing the lease, and releases it when nothing is left. At most one loop per
 // session per replica; the lease keeps other replicas out.
+import { setMaxListeners } from "node:events";
 import type { SessionId } from "../domain/ids.js";
 import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
@@ -43,6 +44,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   let stopping = false;
   // Told to every turn: a turn waiting for a client hands its session over when this aborts.
   const draining = new AbortController();
+  // Every running turn listens on it: many listeners are expected, not a leak.
+  setMaxListeners(0, draining.signal);
   let unreleased = 0;
 
   async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {

@@ -79,6 +79,10 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
     if (!match) continue;
     const name = match[1] as ScriptName;
     if (!SCRIPT_NAMES.includes(name)) throw new Error(`unexpected Lua script ${file}`);
+    if (scripts.has(name)) {
+      // A stale build left an older file of the same operation next to the current one.
+      throw new Error(`two Lua scripts for ${name} in ${LUA_DIR}: rebuild into a clean directory`);
+    }
     // The operation's own header stays first in the file; the prelude goes after it at load time.
     const body = readFileSync(LUA_DIR + file, "utf8");
     scripts.set(name, {
