@@ -1,7 +1,7 @@
 // The client tool bridge against the memory store: answers come from the store (a lost signal
 // only delays them), and a call's deadline is decided by the store, so an accepted answer is
 // always the one the turn uses.
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { parseSessionId } from "../../../src/domain/ids.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { createClientToolBridge } from "../../../src/runtime/client-tools.js";
@@ -77,6 +77,34 @@ describe("client tool bridge", () => {
     await bridge.closeAll();
     expect(await store.readToolCalls(sessionId, TURN)).toEqual([
       { callId: "c1", status: "closed" },
+    ]);
+  });
+
+  test("a wait abandoned (the turn parked or was cancelled) stops reading the store and stays open", async () => {
+    const { store, sessionId, bridge } = await setup(10_000);
+    let reads = 0;
+    const read = store.readToolCalls.bind(store);
+    store.readToolCalls = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    vi.useFakeTimers();
+    try {
+      await bridge.record("c1");
+      const turn = new AbortController();
+      const waited = bridge.awaitAnswer("c1", turn.signal);
+      await vi.advanceTimersByTimeAsync(1_100);
+      expect(reads).toBe(1);
+      turn.abort(new Error("parked"));
+      await expect(waited).rejects.toThrow("parked");
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(reads).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    // Still pending in the store, for whoever resumes the turn.
+    expect(await store.readToolCalls(sessionId, TURN)).toEqual([
+      { callId: "c1", status: "pending" },
     ]);
   });
 });
