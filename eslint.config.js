@@ -10,26 +10,30 @@ const LAYERS = {
   ports: ["domain"],
   engine: ["domain", "ports"],
   providers: ["domain", "ports"],
+  // MCP servers' tools behind the ToolExecutor port: an adapter, like a provider.
+  mcp: ["domain", "ports"],
   store: ["domain", "ports"],
   runtime: ["domain", "ports", "engine"],
   api: ["domain", "ports", "runtime", "gen"],
-  server: ["domain", "ports", "runtime", "store", "providers", "api"],
+  server: ["domain", "ports", "runtime", "store", "providers", "mcp", "api"],
 };
 
 // Packages that belong to one layer only: Redis to the store, Connect and protobuf to the edge,
-// model SDKs to the providers; the pure layers take no node built-ins either.
+// model SDKs to the providers, the MCP SDK to src/mcp; the pure layers take no node built-ins either.
 const REDIS = ["ioredis", "redlock"];
 const WIRE = ["@connectrpc/*", "@bufbuild/*"];
 const SDKS = ["openai", "openai/*", "@anthropic-ai/*"];
 const RUNTIME_LIBS = ["pino", "prom-client"];
+const MCP = ["@modelcontextprotocol/*"];
 const PACKAGES_REFUSED = {
-  domain: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS],
-  ports: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS],
-  engine: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS],
-  providers: [...REDIS, ...WIRE, ...RUNTIME_LIBS],
-  store: [...WIRE, ...SDKS, ...RUNTIME_LIBS],
-  runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS],
-  api: [...REDIS, ...SDKS, ...RUNTIME_LIBS],
+  domain: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
+  ports: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
+  engine: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
+  providers: [...REDIS, ...WIRE, ...RUNTIME_LIBS, ...MCP],
+  mcp: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS],
+  store: [...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
+  runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
+  api: [...REDIS, ...SDKS, ...RUNTIME_LIBS, ...MCP],
   server: [],
 };
 

@@ -1,6 +1,8 @@
 // Server configuration from TETHER_* environment variables, validated once at start: a bad value
 // stops the process with an error naming the variable, never a surprise at the first request.
+import { readFileSync } from "node:fs";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
+import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -64,6 +66,10 @@ export interface TetherConfig {
   parkedTurnTtlMs: number;
   /** Tools (by the name the model sees) whose every call waits for approval. */
   approvalRequiredTools: string[];
+  /** MCP servers whose tools turns may offer (TETHER_MCP_SERVERS / TETHER_MCP_CONFIG_FILE). */
+  mcpServers: McpServerConfig[];
+  /** Per-call timeout of MCP tools, unless a server sets its own. */
+  mcpCallTimeoutMs: number;
   /** How often a replica looks for sessions whose holder died. */
   sweepIntervalMs: number;
 }
@@ -247,7 +253,34 @@ export function loadConfig(env: Env = process.env): TetherConfig {
       30 * 24 * 60 * 60 * 1000,
     ),
     approvalRequiredTools: parseToolNames(env, "TETHER_APPROVAL_REQUIRED_TOOLS"),
+    mcpServers: loadMcpServers(env),
+    mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
   };
+}
+
+/** TETHER_MCP_SERVERS, or the same JSON array in TETHER_MCP_CONFIG_FILE; none by default. */
+function loadMcpServers(env: Env): McpServerConfig[] {
+  const inline = text(env, "TETHER_MCP_SERVERS");
+  const file = text(env, "TETHER_MCP_CONFIG_FILE");
+  if (inline !== undefined && file !== undefined) {
+    throw new ConfigError("TETHER_MCP_SERVERS", "set it or TETHER_MCP_CONFIG_FILE, not both");
+  }
+  const variable = file === undefined ? "TETHER_MCP_SERVERS" : "TETHER_MCP_CONFIG_FILE";
+  let json = inline;
+  if (file !== undefined) {
+    try {
+      json = readFileSync(file, "utf8");
+    } catch (error) {
+      throw new ConfigError(variable, `cannot read ${file}: ${(error as Error).message}`);
+    }
+  }
+  if (json === undefined) return [];
+  try {
+    return parseMcpServers(json);
+  } catch (error) {
+    if (error instanceof McpConfigError) throw new ConfigError(variable, error.message);
+    throw error;
+  }
 }
 
 /** "name1,name2": tool names as the model sees them. */
