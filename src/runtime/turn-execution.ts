@@ -303,8 +303,6 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     if (cancel.signal.reason instanceof LeaseLostError) throw cancel.signal.reason;
     if (handedOver) throw new TurnHandedOver();
     if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);
-    // Answers after this are for a turn that stopped waiting: the store reports them ignored.
-    await clientTools.closeAll();
     // Every event of the turn must be in the log before it commits. A write that failed (Redis
     // dropped, the lease lapsed) surfaces here; the engine may have taken it for a model failure
     // and ended the turn short, so committing now would store a cut-off turn. Not committing
@@ -319,6 +317,12 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       inputClaims,
       workClaims,
       ...(resumed && { parkedTurnId: turnId }),
+    });
+    // Answers after this are for a turn that ended: the store reports them ignored. Not before the
+    // commit: a run that stops short (its events failed, its lease went) is run again, and the
+    // next run must still find its calls open and the answers given to them.
+    await clientTools.closeAll().catch((error: unknown) => {
+      deps.logger.warn({ sessionId, turnId, error }, "tool calls not closed after the commit");
     });
     await writer.emit({
       type: "turn_completed",
