@@ -27,6 +27,12 @@ export interface HealthState {
  */
 export const LIVENESS_SERVICE = "tether.liveness";
 
+/**
+ * `tether.mcp.<name>`: one per configured MCP server, SERVING while connected. They follow their
+ * server only: starting, draining and Redis outages (setAll) leave them alone.
+ */
+export const MCP_HEALTH_PREFIX = "tether.mcp.";
+
 export function createHealthState(services: readonly string[] = []): HealthState {
   const statuses = new Map<string, ServingStatus>([
     ["", ServingStatus.NOT_SERVING],
@@ -44,7 +50,9 @@ export function createHealthState(services: readonly string[] = []): HealthState
   return {
     set,
     setAll(status) {
-      for (const name of [...statuses.keys()]) set(name, status);
+      for (const name of [...statuses.keys()]) {
+        if (!name.startsWith(MCP_HEALTH_PREFIX)) set(name, status);
+      }
     },
     get: (service) => statuses.get(service),
     services: () => [...statuses.keys()],

@@ -5,9 +5,18 @@ import type { TextDelta } from "./turn-events.js";
 import type { UsageTotals } from "./usage.js";
 import type { SessionSnapshot } from "./session.js";
 
+/** Where a tool runs: in the client, in Tether, or on an MCP server. */
+export type ToolOrigin = { kind: "client" } | { kind: "server" } | { kind: "mcp"; server: string };
+
 export type SessionEvent =
   | { type: "input_queued"; inputId: string }
-  | { type: "turn_started"; inputIds: string[]; turnIndex: number }
+  | {
+      type: "turn_started";
+      inputIds: string[];
+      turnIndex: number;
+      /** Tool servers the turn selected that were unavailable: it runs without their tools. */
+      unavailableServers?: string[];
+    }
   /** The turn waits only for outside answers: it released its replica (domain/parked-turns.ts). */
   | {
       type: "turn_parked";
@@ -28,6 +37,7 @@ export type SessionEvent =
       toolName: string;
       argumentsJson: string;
       idempotencyKey: string;
+      origin?: ToolOrigin;
     }
   | {
       type: "tool_call_requested";
@@ -37,7 +47,15 @@ export type SessionEvent =
       deadlineMs: number;
       idempotencyKey: string;
     }
-  | { type: "tool_call_finished"; callId: string; output: string; isError: boolean }
+  | {
+      type: "tool_call_finished";
+      callId: string;
+      output: string;
+      isError: boolean;
+      /** From the call's start to its result; absent for a call that never started. */
+      durationMs?: number;
+      origin?: ToolOrigin;
+    }
   | { type: "usage_reported"; usage: UsageTotals; iteration: number }
   | { type: "input_admitted"; inputIds: string[] }
   /** A failed model call is repeated after `delayMs`; `reason` says why it failed. */

@@ -1,6 +1,7 @@
 // Client tool calls as the store keeps them: the lease holder records the calls its turn waits
 // on, any replica stores the first answer for each, and the holder closes what it stops waiting
 // for. The store decides who was first, so an answer is accepted once on every replica.
+import { clientSessionId } from "./ids.js";
 
 /** A client's answer to one tool call (SubmitToolResults). */
 export interface ClientToolResult {
@@ -31,3 +32,12 @@ export const TOOL_CALL_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /** Most call ids in one record, answer or close request. */
 export const MAX_TOOL_CALLS_PER_REQUEST = 256;
+
+/**
+ * A tool call's idempotency key: `session/turn/call`, with the session as its client named it
+ * (tenant prefixes never reach a client or a tool, ADR 0003). The turn id makes the key repeat on
+ * every re-run of the turn.
+ */
+export function toolIdempotencyKey(sessionId: string, turnId: string, callId: string): string {
+  return `${clientSessionId(sessionId)}/${turnId}/${callId}`;
+}

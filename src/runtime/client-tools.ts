@@ -194,6 +194,31 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
   return bridge;
 }
 
+/** Several server-side executors as one; a name two of them define goes to the first. */
+export function joinExecutors(
+  ...executors: (ToolExecutor | undefined)[]
+): ToolExecutor | undefined {
+  const present = executors.filter((e): e is ToolExecutor => e !== undefined);
+  if (present.length <= 1) return present[0];
+  const owner = new Map<string, ToolExecutor>();
+  const definitions: ToolDefinition[] = [];
+  for (const executor of present) {
+    for (const d of executor.definitions()) {
+      if (owner.has(d.name)) continue;
+      owner.set(d.name, executor);
+      definitions.push(d);
+    }
+  }
+  return {
+    definitions: () => definitions,
+    execute: (call, context) => {
+      const executor = owner.get(call.toolName);
+      if (!executor) return Promise.reject(new Error(`no tool named ${call.toolName}`));
+      return executor.execute(call, context);
+    },
+  };
+}
+
 /** Server tools and client tools behind one executor; names must not collide. */
 export function combineExecutors(
   server: ToolExecutor | undefined,

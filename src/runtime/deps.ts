@@ -10,6 +10,7 @@ import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
+import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./input-payload.js";
 import type { SessionBus } from "./session-bus.js";
 
@@ -37,7 +38,10 @@ export interface RuntimeDeps {
   liveness: LivenessProbe;
   bus: SessionBus;
   provider: ModelProvider;
+  /** Built-in server tools: offered to every turn. */
   serverTools?: ToolExecutor;
+  /** Tool servers (MCP) whose tools a turn offers when its options select them. */
+  selectableTools?: SelectableTools;
   /** Decoded transcripts this replica holds (see transcript-cache.ts). */
   transcripts: TranscriptCache;
   sleep: Sleep;

@@ -13,6 +13,8 @@ export interface TurnSettings {
   systemPrompt?: string;
   /** Tools (client or server, by name) whose calls wait for approval. */
   approvalRequiredTools?: string[];
+  /** Tool servers (or `<server>__<tool>` names) whose tools the turn offers; none when unset. */
+  serverTools?: string[];
 }
 
 export interface InputPayload {

@@ -118,6 +118,15 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     signal: AbortSignal,
   ): AsyncGenerator<CursoredEvent, void, undefined> {
     if (draining) throw new TetherError("store_unavailable", "the server is shutting down");
+    command.clientTools.forEach((tool, i) => {
+      const server = deps.selectableTools?.serverOf(tool.name);
+      if (server !== undefined) {
+        throw invalidArgument(
+          `client_tools[${i}].name`,
+          `${tool.name} would be a tool of the tool server ${server}; name the client tool otherwise`,
+        );
+      }
+    });
     const { sessionId } = command;
     // A parked turn holds the session without a lease: the input waits for it (idle claims find
     // nothing while it is parked), or steers, interrupts or is refused as for a running turn.

@@ -5,7 +5,9 @@ import { isTetherError } from "../domain/errors.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../domain/queue.js";
+import type { SessionId } from "../domain/ids.js";
 import type { UsageTotals } from "../domain/usage.js";
+import type { TurnResult } from "../engine/index.js";
 import type { RuntimeDeps } from "./deps.js";
 import { encodeMessage } from "./message-codec.js";
 
@@ -65,5 +67,39 @@ export async function commitTurn(
       }
       throw error;
     }
+  }
+}
+
+/** Metrics and the log record of a committed turn. */
+export function reportCommitted(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  turnId: string,
+  result: Pick<TurnResult, "outcome" | "usage">,
+  headRevision: number,
+  fencingToken: number,
+): void {
+  deps.metrics?.countTurn(result.outcome.kind);
+  const provider = deps.provider.name;
+  deps.metrics?.addProviderTokens(provider, "input", result.usage.inputTokens);
+  deps.metrics?.addProviderTokens(provider, "output", result.usage.outputTokens);
+  deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
+  deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
+  deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
+  const { outcome } = result;
+  deps.logger.info(
+    {
+      sessionId,
+      turnId,
+      outcome: outcome.kind,
+      reason: outcome.reason,
+      headRevision,
+      fencingToken,
+    },
+    "turn committed",
+  );
+  if (outcome.kind === "failed" && outcome.reason === "provider_error") {
+    const { status, attempts, message } = outcome;
+    deps.logger.error({ sessionId, turnId, status, attempts, cause: message }, "model call failed");
   }
 }

@@ -2,9 +2,10 @@
 // (what the model and the executor did) becomes the client's (what the stream shows). Events the
 // client sees elsewhere map to nothing here: the outcome (and the final value in it) is announced
 // as turn_completed once the commit has landed.
-import { clientSessionId, type SessionId } from "../domain/ids.js";
+import type { SessionId } from "../domain/ids.js";
+import { toolIdempotencyKey } from "../domain/tool-calls.js";
 import { approvalWaitId } from "../domain/parked-turns.js";
-import type { SessionEvent } from "../domain/session-events.js";
+import type { SessionEvent, ToolOrigin } from "../domain/session-events.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { Clock } from "../ports/clock.js";
 
@@ -19,6 +20,8 @@ export interface TurnEventMapperContext {
   onRetry?: (event: Extract<TurnEvent, { type: "provider_retry" }>) => void;
   /** Runs before a client call or an approval is announced: its wait must be in the store. */
   beforeClientCall?: (waitId: string) => Promise<void>;
+  /** The MCP server a tool name belongs to, if any (for the events' origin). */
+  serverOf?: (toolName: string) => string | undefined;
   /** Whether a call of this tool waits for approval before it runs. */
   needsApproval?: (toolName: string) => boolean;
   /**
@@ -35,13 +38,17 @@ export interface SessionEventSink {
 /** Maps each engine event to at most one session event, in order, and emits it to `sink`. */
 export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapperContext) {
   const argumentsByCall = new Map<string, string>();
-  // `session/turn/call` with the session as its client named it: tenant prefixes never reach a
-  // client or a tool (ADR 0003). The turn id makes the key repeat on every re-run of the turn.
-  const session = clientSessionId(ctx.sessionId);
-  const idempotencyKey = (callId: string): string => `${session}/${ctx.turnId}/${callId}`;
+  const idempotencyKey = (callId: string): string =>
+    toolIdempotencyKey(ctx.sessionId, ctx.turnId, callId);
 
   /** A promise only for a client call, which must be recorded before it is announced. */
   const shown = new Set(ctx.shown ?? []);
+  const startedAt = new Map<string, number>();
+  const origin = (toolName: string): ToolOrigin => {
+    if (ctx.clientToolNames.has(toolName)) return { kind: "client" };
+    const server = ctx.serverOf?.(toolName);
+    return server === undefined ? { kind: "server" } : { kind: "mcp", server };
+  };
 
   /** The call's start as the client sees it: a server start, or a request to the client. */
   function announce(callId: string, toolName: string): SessionEvent | Promise<SessionEvent> {
@@ -51,7 +58,10 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
       argumentsJson: argumentsByCall.get(callId) ?? "",
       idempotencyKey: idempotencyKey(callId),
     };
-    if (!ctx.clientToolNames.has(toolName)) return { type: "tool_call_started", ...call };
+    startedAt.set(callId, ctx.clock.nowMs());
+    if (!ctx.clientToolNames.has(toolName)) {
+      return { type: "tool_call_started", ...call, origin: origin(toolName) };
+    }
     const recorded = ctx.beforeClientCall?.(callId) ?? Promise.resolve();
     return recorded.then((): SessionEvent => ({
       type: "tool_call_requested",
@@ -90,6 +100,8 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
           callId: event.callId,
           output: event.content,
           isError: event.status !== "ok",
+          ...durationOf(event.callId),
+          origin: origin(event.toolName),
         };
       case "usage":
         return { type: "usage_reported", usage: event.usage, iteration: event.iteration };
@@ -115,6 +127,11 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
       case "terminal":
         return undefined;
     }
+  }
+
+  function durationOf(callId: string): { durationMs?: number } {
+    const at = startedAt.get(callId);
+    return at === undefined ? {} : { durationMs: Math.max(0, ctx.clock.nowMs() - at) };
   }
 
   /** False when the key was shown already (by this run or before the turn parked). */

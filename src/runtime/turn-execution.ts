@@ -8,17 +8,18 @@ import type { TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { splitWaits, type ParkReceipt, type ResumeOutcome } from "../domain/parked-turns.js";
 import type { QueuedWorkClaim } from "../domain/queue.js";
+import { toolIdempotencyKey } from "../domain/tool-calls.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import { createTurnEngine, type TurnResult } from "../engine/index.js";
+import { createTurnEngine } from "../engine/index.js";
 import type { CheckpointAdmission, TurnCheckpointHost } from "../ports/checkpoint-host.js";
-import { combineExecutors, createClientToolBridge } from "./client-tools.js";
+import { combineExecutors, createClientToolBridge, joinExecutors } from "./client-tools.js";
 import type { RuntimeDeps } from "./deps.js";
 import { createEventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { approvalPolicy, withApprovals } from "./tool-approval.js";
-import { commitTurn, LeaseLostError } from "./turn-commit.js";
+import { commitTurn, LeaseLostError, reportCommitted } from "./turn-commit.js";
 import { createTurnEventMapper } from "./turn-event-mapper.js";
 import {
   createParkingMonitor,
@@ -90,6 +91,10 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   ];
   const settings: TurnSettings = saved?.settings ?? { ...deps.defaults, ...payloads[0]?.settings };
   const clientDefinitions = saved?.clientTools ?? payloads.flatMap((p) => p.clientTools);
+  // Tool servers' tools the turn selected, as they are now (a server that is down is named).
+  const selected = deps.selectableTools?.forTurn(settings.serverTools ?? [], (callId) =>
+    toolIdempotencyKey(sessionId, turnId, callId),
+  );
   const cancel = new AbortController();
   let handedOver = false;
   let parkedReceipt: ParkReceipt | undefined;
@@ -141,6 +146,9 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     clock: deps.clock,
     beforeClientCall: (waitId) => clientTools.record(waitId),
     needsApproval,
+    ...(deps.selectableTools && {
+      serverOf: (name: string) => deps.selectableTools?.serverOf(name),
+    }),
     shown: saved?.shown ?? [],
     onRetry: (e) =>
       deps.logger.warn(
@@ -228,6 +236,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
             type: "turn_started",
             inputIds: inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
             turnIndex: (snapshot?.turnIndex ?? 0) + 1,
+            unavailableServers: selected?.unavailable ?? [],
           },
     );
     const checkpoints: TurnCheckpointHost = {
@@ -262,7 +271,8 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
         return admissions;
       },
     };
-    const tools = withApprovals(combineExecutors(deps.serverTools, clientTools), {
+    const server = joinExecutors(deps.serverTools, selected?.executor);
+    const tools = withApprovals(combineExecutors(server, clientTools), {
       needsApproval,
       waits: clientTools,
       announceRun: (callId, toolName) => mapper.announceRun(callId, toolName),
@@ -340,39 +350,5 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     job.drain?.removeEventListener("abort", handOverIfWaiting);
     await stopListening();
     await signals.setActiveTurn(sessionId, undefined, 0).catch(() => undefined);
-  }
-}
-
-/** Metrics and the log record of a committed turn. */
-function reportCommitted(
-  deps: RuntimeDeps,
-  sessionId: SessionId,
-  turnId: string,
-  result: Pick<TurnResult, "outcome" | "usage">,
-  headRevision: number,
-  fencingToken: number,
-): void {
-  deps.metrics?.countTurn(result.outcome.kind);
-  const provider = deps.provider.name;
-  deps.metrics?.addProviderTokens(provider, "input", result.usage.inputTokens);
-  deps.metrics?.addProviderTokens(provider, "output", result.usage.outputTokens);
-  deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
-  deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
-  deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
-  const { outcome } = result;
-  deps.logger.info(
-    {
-      sessionId,
-      turnId,
-      outcome: outcome.kind,
-      reason: outcome.reason,
-      headRevision,
-      fencingToken,
-    },
-    "turn committed",
-  );
-  if (outcome.kind === "failed" && outcome.reason === "provider_error") {
-    const { status, attempts, message } = outcome;
-    deps.logger.error({ sessionId, turnId, status, attempts, cause: message }, "model call failed");
   }
 }

@@ -11,6 +11,8 @@ import { routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
+import { redactedServer } from "../mcp/config.js";
+import { createMcpHub, type McpHub } from "../mcp/hub.js";
 import type { RuntimeDeps, RuntimeMetrics } from "../runtime/deps.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/runtime.js";
 import { createSessionBus } from "../runtime/session-bus.js";
@@ -54,6 +56,8 @@ export interface BuiltRuntime {
   runtime: TetherRuntime;
   routes: (router: ConnectRouter) => void;
   sweeper: Sweeper;
+  /** The MCP servers' connections, when any are configured. */
+  mcp: McpHub | undefined;
 }
 
 /** The runtime's parking settings; a parked turn's progress is one store payload. */
@@ -71,6 +75,18 @@ export function buildRuntime(
   logger: Logger,
   metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
 ): BuiltRuntime {
+  // Connects in the background: a server that is down never holds up the start.
+  const mcp =
+    config.mcpServers.length === 0
+      ? undefined
+      : createMcpHub({
+          servers: config.mcpServers,
+          callTimeoutMs: config.mcpCallTimeoutMs,
+          logger,
+        });
+  if (mcp) {
+    logger.info({ mcpServers: config.mcpServers.map(redactedServer) }, "MCP servers configured");
+  }
   const runtime = createTetherRuntime({
     store: backend.store,
     clock: systemClock,
@@ -81,6 +97,7 @@ export function buildRuntime(
     liveness: createProcLivenessProbe(),
     bus: createSessionBus(),
     provider: buildProvider(config.provider),
+    ...(mcp && { selectableTools: mcp }),
     sleep: systemSleep,
     owner: replicaOwner(),
     leaseTtlMs: config.leaseTtlMs,
@@ -103,5 +120,6 @@ export function buildRuntime(
     runtime,
     routes: (router) => routeTurnService(router, { runtime }),
     sweeper,
+    mcp,
   };
 }

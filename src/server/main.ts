@@ -8,6 +8,7 @@ import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
 import { buildRuntime } from "./build-runtime.js";
 import { buildStore } from "./build-store.js";
+import { watchMcpHealth } from "./mcp-health.js";
 
 async function main(): Promise<void> {
   let config;
@@ -23,8 +24,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   const built = await buildStore(config.store, logger);
   const metrics = createMetrics();
-  const { runtime, routes, sweeper } = buildRuntime(config, built, logger, metrics);
+  const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
   const server = await createTetherServer({ config, store: built.store, logger, metrics, routes });
+  if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({
     ping: built.ping,
     health: server.health,
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
     sweeper.stop();
     backendHealth.stop();
     await server.close();
+    await mcp?.close();
     await built.close();
     process.exit(1);
   };
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
     const { released } = await runtime.drain(config.drainTimeoutMs);
     const drained = await serverDrained;
     await server.close();
+    await mcp?.close();
     await built.close();
     logger.info({ drained, released }, "stopped");
     // Clean (ADR 0302): every lease released and every call ended within the drain timeout.

@@ -9,7 +9,7 @@ import {
   type JsonValue,
 } from "../../domain/conversation.js";
 import { invalidArgument } from "../../domain/errors.js";
-import type { CursoredEvent, SessionEvent } from "../../domain/session-events.js";
+import type { CursoredEvent, SessionEvent, ToolOrigin } from "../../domain/session-events.js";
 import type { TurnOutcome } from "../../domain/turn-outcome.js";
 import {
   BusyStrategy as BusyStrategyPb,
@@ -17,6 +17,7 @@ import {
   FinishReason,
   ResumeReason,
   StopReason,
+  ToolOrigin_Kind,
   TurnEventSchema,
   TurnOutcomeSchema,
   type InputPart,
@@ -32,6 +33,17 @@ import { createEnumTable, fromUint64, toUint64, type SessionIdMap } from "./scal
 import { snapshotToProto, usageToProto } from "./session.js";
 
 const MAX_TOOLS = 128;
+
+const ORIGIN_KINDS = {
+  client: ToolOrigin_Kind.CLIENT,
+  server: ToolOrigin_Kind.SERVER,
+  mcp: ToolOrigin_Kind.MCP,
+} as const;
+
+const originToProto = (origin: ToolOrigin) => ({
+  kind: ORIGIN_KINDS[origin.kind],
+  server: origin.kind === "mcp" ? origin.server : "",
+});
 
 const RESUME_REASONS = {
   answered: ResumeReason.ANSWERED,
@@ -147,24 +159,26 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
   if (options.tokenBudget > 0n)
     settings.tokenBudget = fromUint64(options.tokenBudget, "options.token_budget");
   if (options.systemPrompt !== "") settings.systemPrompt = options.systemPrompt;
-  if (options.approvalRequiredTools.length > MAX_TOOLS) {
-    throw invalidArgument(
-      "options.approval_required_tools",
-      `must hold at most ${MAX_TOOLS} names`,
-    );
-  }
-  options.approvalRequiredTools.forEach((name, i) => {
+  const approvals = toolNames("options.approval_required_tools", options.approvalRequiredTools);
+  if (approvals.length > 0) settings.approvalRequiredTools = approvals;
+  const serverTools = toolNames("options.server_tools", options.serverTools);
+  if (serverTools.length > 0) settings.serverTools = serverTools;
+  return settings;
+}
+
+/** A list of tool (or tool server) names, each checked, duplicates dropped. */
+function toolNames(field: string, names: readonly string[]): string[] {
+  if (names.length > MAX_TOOLS)
+    throw invalidArgument(field, `must hold at most ${MAX_TOOLS} names`);
+  names.forEach((name, i) => {
     if (!TOOL_NAME.test(name)) {
       throw invalidArgument(
-        `options.approval_required_tools[${i}]`,
+        `${field}[${i}]`,
         "must be 1-64 characters of letters, digits, '_' or '-'",
       );
     }
   });
-  if (options.approvalRequiredTools.length > 0) {
-    settings.approvalRequiredTools = [...new Set(options.approvalRequiredTools)];
-  }
-  return settings;
+  return [...new Set(names)];
 }
 
 export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
@@ -235,7 +249,11 @@ function eventBody(
     case "turn_started":
       return {
         case: "turnStarted",
-        value: { inputIds: event.inputIds, turnIndex: toUint64(event.turnIndex, "turn_index") },
+        value: {
+          inputIds: event.inputIds,
+          turnIndex: toUint64(event.turnIndex, "turn_index"),
+          unavailableServers: event.unavailableServers ?? [],
+        },
       };
     case "turn_parked":
       return {
@@ -263,6 +281,7 @@ function eventBody(
           name: event.toolName,
           argumentsJson: event.argumentsJson,
           idempotencyKey: event.idempotencyKey,
+          ...(event.origin && { origin: originToProto(event.origin) }),
         },
       };
     case "tool_call_requested":
@@ -279,7 +298,13 @@ function eventBody(
     case "tool_call_finished":
       return {
         case: "toolCallFinished",
-        value: { callId: event.callId, output: event.output, isError: event.isError },
+        value: {
+          callId: event.callId,
+          output: event.output,
+          isError: event.isError,
+          durationMs: BigInt(event.durationMs ?? 0),
+          ...(event.origin && { origin: originToProto(event.origin) }),
+        },
       };
     case "usage_reported":
       return {

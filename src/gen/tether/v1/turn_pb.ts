@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/turn.proto.
  */
 export const file_tether_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgixwEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSHwoXYXBwcm92YWxfcmVxdWlyZWRfdG9vbHMYCCADKAlCDgoMX3RlbXBlcmF0dXJlIpYBCgtUdXJuT3V0Y29tZRIrCghmaW5pc2hlZBgBIAEoCzIXLnRldGhlci52MS5UdXJuRmluaXNoZWRIABIpCgdzdG9wcGVkGAIgASgLMhYudGV0aGVyLnYxLlR1cm5TdG9wcGVkSAASJwoGZmFpbGVkGAMgASgLMhUudGV0aGVyLnYxLlR1cm5GYWlsZWRIAEIGCgRraW5kIlkKDFR1cm5GaW5pc2hlZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuRmluaXNoUmVhc29uEg0KBXZhbHVlGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCJTCgtUdXJuU3RvcHBlZBIlCgZyZWFzb24YASABKA4yFS50ZXRoZXIudjEuU3RvcFJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEgwKBGNvZGUYAyABKAkiRwoKVHVybkZhaWxlZBIoCgZyZWFzb24YASABKA4yGC50ZXRoZXIudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJIrgHCglUdXJuRXZlbnQSDgoGY3Vyc29yGAEgASgEEhIKCnNlc3Npb25faWQYAiABKAkSDwoHdHVybl9pZBgDIAEoCRIuCgxpbnB1dF9xdWV1ZWQYCiABKAsyFi50ZXRoZXIudjEuSW5wdXRRdWV1ZWRIABIuCgx0dXJuX3N0YXJ0ZWQYCyABKAsyFi50ZXRoZXIudjEuVHVyblN0YXJ0ZWRIABIqCgp0ZXh0X2RlbHRhGAwgASgLMhQudGV0aGVyLnYxLlRleHREZWx0YUgAEjcKEXRvb2xfY2FsbF9zdGFydGVkGA0gASgLMhoudGV0aGVyLnYxLlRvb2xDYWxsU3RhcnRlZEgAEjsKE3Rvb2xfY2FsbF9yZXF1ZXN0ZWQYDiABKAsyHC50ZXRoZXIudjEuVG9vbENhbGxSZXF1ZXN0ZWRIABI5ChJ0b29sX2NhbGxfZmluaXNoZWQYDyABKAsyGy50ZXRoZXIudjEuVG9vbENhbGxGaW5pc2hlZEgAEjIKDnVzYWdlX3JlcG9ydGVkGBAgASgLMhgudGV0aGVyLnYxLlVzYWdlUmVwb3J0ZWRIABIyCg5pbnB1dF9hZG1pdHRlZBgRIAEoCzIYLnRldGhlci52MS5JbnB1dEFkbWl0dGVkSAASKgoKdG9vbF92YWx1ZRgSIAEoCzIULnRldGhlci52MS5Ub29sVmFsdWVIABIyCg50dXJuX2NvbXBsZXRlZBgTIAEoCzIYLnRldGhlci52MS5UdXJuQ29tcGxldGVkSAASIwoDZ2FwGBQgASgLMhQudGV0aGVyLnYxLlN0cmVhbUdhcEgAEjIKDnByb3ZpZGVyX3JldHJ5GBUgASgLMhgudGV0aGVyLnYxLlByb3ZpZGVyUmV0cnlIABI0Cg9yZWFzb25pbmdfZGVsdGEYFiABKAsyGS50ZXRoZXIudjEuUmVhc29uaW5nRGVsdGFIABI2ChBvdXRwdXRfdHJ1bmNhdGVkGBcgASgLMhoudGV0aGVyLnYxLk91dHB1dFRydW5jYXRlZEgAEiwKC3R1cm5fcGFya2VkGBggASgLMhUudGV0aGVyLnYxLlR1cm5QYXJrZWRIABIuCgx0dXJuX3Jlc3VtZWQYGSABKAsyFi50ZXRoZXIudjEuVHVyblJlc3VtZWRIABJDChd0b29sX2FwcHJvdmFsX3JlcXVlc3RlZBgaIAEoCzIgLnRldGhlci52MS5Ub29sQXBwcm92YWxSZXF1ZXN0ZWRIAEIHCgVldmVudCJYCgpUdXJuUGFya2VkEhgKEHBlbmRpbmdfY2FsbF9pZHMYASADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAiADKAkSFQoNZXhwaXJlc19hdF9tcxgDIAEoAyI2CgtUdXJuUmVzdW1lZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuUmVzdW1lUmVhc29uIk4KFVRvb2xBcHByb3ZhbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkiHwoLSW5wdXRRdWV1ZWQSEAoIaW5wdXRfaWQYASABKAkiNAoLVHVyblN0YXJ0ZWQSEQoJaW5wdXRfaWRzGAEgAygJEhIKCnR1cm5faW5kZXgYAiABKAQiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiYQoPVG9vbENhbGxTdGFydGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkieAoRVG9vbENhbGxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJEhMKC2RlYWRsaW5lX21zGAQgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSJFChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJInAKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCJlCg1Qcm92aWRlclJldHJ5EhEKCWl0ZXJhdGlvbhgBIAEoDRIPCgdhdHRlbXB0GAIgASgNEhAKCGRlbGF5X21zGAMgASgEEg4KBnJlYXNvbhgEIAEoCRIOCgZzdGF0dXMYBSABKA0iHgoOUmVhc29uaW5nRGVsdGESDAoEdGV4dBgBIAEoCSIkCg9PdXRwdXRUcnVuY2F0ZWQSEQoJaXRlcmF0aW9uGAEgASgNKpgBCgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRABEhcKE0JVU1lfU1RSQVRFR1lfU1RFRVIQAhIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBADEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAQqcAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIjCh9GSU5JU0hfUkVBU09OX0FTU0lTVEFOVF9NRVNTQUdFEAESHAoYRklOSVNIX1JFQVNPTl9UT09MX1ZBTFVFEAIq4gEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZTVE9QX1JFQVNPTl9UT09MX0VSUk9SEAESGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAISIAocU1RPUF9SRUFTT05fQlVER0VUX0VYSEFVU1RFRBADEh4KGlNUT1BfUkVBU09OX01BWF9JVEVSQVRJT05TEAQSIAocU1RPUF9SRUFTT05fT1VUUFVUX1RSVU5DQVRFRBAFEhwKGFNUT1BfUkVBU09OX1BBUktfRVhQSVJFRBAGKm8KDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIhCh1GQUlMVVJFX1JFQVNPTl9QUk9WSURFUl9FUlJPUhABEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAIqgQEKDFJlc3VtZVJlYXNvbhIdChlSRVNVTUVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWUkVTVU1FX1JFQVNPTl9BTlNXRVJFRBABEhsKF1JFU1VNRV9SRUFTT05fQ0FOQ0VMTEVEEAISGQoVUkVTVU1FX1JFQVNPTl9FWFBJUkVEEANiBnByb3RvMw", [file_tether_v1_session]);
+  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgi3QEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJQg4KDF90ZW1wZXJhdHVyZSKWAQoLVHVybk91dGNvbWUSKwoIZmluaXNoZWQYASABKAsyFy50ZXRoZXIudjEuVHVybkZpbmlzaGVkSAASKQoHc3RvcHBlZBgCIAEoCzIWLnRldGhlci52MS5UdXJuU3RvcHBlZEgAEicKBmZhaWxlZBgDIAEoCzIVLnRldGhlci52MS5UdXJuRmFpbGVkSABCBgoEa2luZCJZCgxUdXJuRmluaXNoZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLkZpbmlzaFJlYXNvbhINCgV2YWx1ZRgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiUwoLVHVyblN0b3BwZWQSJQoGcmVhc29uGAEgASgOMhUudGV0aGVyLnYxLlN0b3BSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIMCgRjb2RlGAMgASgJIkcKClR1cm5GYWlsZWQSKAoGcmVhc29uGAEgASgOMhgudGV0aGVyLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSK4BwoJVHVybkV2ZW50Eg4KBmN1cnNvchgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg8KB3R1cm5faWQYAyABKAkSLgoMaW5wdXRfcXVldWVkGAogASgLMhYudGV0aGVyLnYxLklucHV0UXVldWVkSAASLgoMdHVybl9zdGFydGVkGAsgASgLMhYudGV0aGVyLnYxLlR1cm5TdGFydGVkSAASKgoKdGV4dF9kZWx0YRgMIAEoCzIULnRldGhlci52MS5UZXh0RGVsdGFIABI3ChF0b29sX2NhbGxfc3RhcnRlZBgNIAEoCzIaLnRldGhlci52MS5Ub29sQ2FsbFN0YXJ0ZWRIABI7ChN0b29sX2NhbGxfcmVxdWVzdGVkGA4gASgLMhwudGV0aGVyLnYxLlRvb2xDYWxsUmVxdWVzdGVkSAASOQoSdG9vbF9jYWxsX2ZpbmlzaGVkGA8gASgLMhsudGV0aGVyLnYxLlRvb2xDYWxsRmluaXNoZWRIABIyCg51c2FnZV9yZXBvcnRlZBgQIAEoCzIYLnRldGhlci52MS5Vc2FnZVJlcG9ydGVkSAASMgoOaW5wdXRfYWRtaXR0ZWQYESABKAsyGC50ZXRoZXIudjEuSW5wdXRBZG1pdHRlZEgAEioKCnRvb2xfdmFsdWUYEiABKAsyFC50ZXRoZXIudjEuVG9vbFZhbHVlSAASMgoOdHVybl9jb21wbGV0ZWQYEyABKAsyGC50ZXRoZXIudjEuVHVybkNvbXBsZXRlZEgAEiMKA2dhcBgUIAEoCzIULnRldGhlci52MS5TdHJlYW1HYXBIABIyCg5wcm92aWRlcl9yZXRyeRgVIAEoCzIYLnRldGhlci52MS5Qcm92aWRlclJldHJ5SAASNAoPcmVhc29uaW5nX2RlbHRhGBYgASgLMhkudGV0aGVyLnYxLlJlYXNvbmluZ0RlbHRhSAASNgoQb3V0cHV0X3RydW5jYXRlZBgXIAEoCzIaLnRldGhlci52MS5PdXRwdXRUcnVuY2F0ZWRIABIsCgt0dXJuX3BhcmtlZBgYIAEoCzIVLnRldGhlci52MS5UdXJuUGFya2VkSAASLgoMdHVybl9yZXN1bWVkGBkgASgLMhYudGV0aGVyLnYxLlR1cm5SZXN1bWVkSAASQwoXdG9vbF9hcHByb3ZhbF9yZXF1ZXN0ZWQYGiABKAsyIC50ZXRoZXIudjEuVG9vbEFwcHJvdmFsUmVxdWVzdGVkSABCBwoFZXZlbnQiWAoKVHVyblBhcmtlZBIYChBwZW5kaW5nX2NhbGxfaWRzGAEgAygJEhkKEWFwcHJvdmFsX2NhbGxfaWRzGAIgAygJEhUKDWV4cGlyZXNfYXRfbXMYAyABKAMiNgoLVHVyblJlc3VtZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLlJlc3VtZVJlYXNvbiJOChVUb29sQXBwcm92YWxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJIh8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIlEKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEEhsKE3VuYXZhaWxhYmxlX3NlcnZlcnMYAyADKAkiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiiAEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIpQBCgpUb29sT3JpZ2luEigKBGtpbmQYASABKA4yGi50ZXRoZXIudjEuVG9vbE9yaWdpbi5LaW5kEg4KBnNlcnZlchgCIAEoCSJMCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIPCgtLSU5EX0NMSUVOVBABEg8KC0tJTkRfU0VSVkVSEAISDAoIS0lORF9NQ1AQAyJ4ChFUb29sQ2FsbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIoEBChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIEhMKC2R1cmF0aW9uX21zGAQgASgEEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJInAKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCJlCg1Qcm92aWRlclJldHJ5EhEKCWl0ZXJhdGlvbhgBIAEoDRIPCgdhdHRlbXB0GAIgASgNEhAKCGRlbGF5X21zGAMgASgEEg4KBnJlYXNvbhgEIAEoCRIOCgZzdGF0dXMYBSABKA0iHgoOUmVhc29uaW5nRGVsdGESDAoEdGV4dBgBIAEoCSIkCg9PdXRwdXRUcnVuY2F0ZWQSEQoJaXRlcmF0aW9uGAEgASgNKpgBCgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRABEhcKE0JVU1lfU1RSQVRFR1lfU1RFRVIQAhIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBADEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAQqcAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIjCh9GSU5JU0hfUkVBU09OX0FTU0lTVEFOVF9NRVNTQUdFEAESHAoYRklOSVNIX1JFQVNPTl9UT09MX1ZBTFVFEAIq4gEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZTVE9QX1JFQVNPTl9UT09MX0VSUk9SEAESGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAISIAocU1RPUF9SRUFTT05fQlVER0VUX0VYSEFVU1RFRBADEh4KGlNUT1BfUkVBU09OX01BWF9JVEVSQVRJT05TEAQSIAocU1RPUF9SRUFTT05fT1VUUFVUX1RSVU5DQVRFRBAFEhwKGFNUT1BfUkVBU09OX1BBUktfRVhQSVJFRBAGKm8KDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIhCh1GQUlMVVJFX1JFQVNPTl9QUk9WSURFUl9FUlJPUhABEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAIqgQEKDFJlc3VtZVJlYXNvbhIdChlSRVNVTUVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWUkVTVU1FX1JFQVNPTl9BTlNXRVJFRBABEhsKF1JFU1VNRV9SRUFTT05fQ0FOQ0VMTEVEEAISGQoVUkVTVU1FX1JFQVNPTl9FWFBJUkVEEANiBnByb3RvMw", [file_tether_v1_session]);
 
 /**
  * One part of a user input.
@@ -186,6 +186,15 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
    * @generated from field: string system_prompt = 6;
    */
   systemPrompt: string;
+
+  /**
+   * Tool servers (MCP) whose tools this turn offers: a server's name offers all its tools,
+   * `<server>__<tool>` one tool. Empty offers none. A selected server that is down does not
+   * refuse the turn: it runs without those tools (TurnStarted.unavailable_servers).
+   *
+   * @generated from field: repeated string server_tools = 7;
+   */
+  serverTools: string[];
 
   /**
    * Tools (by the name the model sees, client or server) whose calls wait for approval.
@@ -655,6 +664,13 @@ export type TurnStarted = Message<"tether.v1.TurnStarted"> & {
    * @generated from field: uint64 turn_index = 2;
    */
   turnIndex: bigint;
+
+  /**
+   * Selected tool servers that were unavailable when the turn started.
+   *
+   * @generated from field: repeated string unavailable_servers = 3;
+   */
+  unavailableServers: string[];
 };
 
 /**
@@ -718,6 +734,13 @@ export type ToolCallStarted = Message<"tether.v1.ToolCallStarted"> & {
    * @generated from field: string idempotency_key = 4;
    */
   idempotencyKey: string;
+
+  /**
+   * Where the tool runs.
+   *
+   * @generated from field: tether.v1.ToolOrigin origin = 5;
+   */
+  origin?: ToolOrigin | undefined;
 };
 
 /**
@@ -726,6 +749,75 @@ export type ToolCallStarted = Message<"tether.v1.ToolCallStarted"> & {
  */
 export const ToolCallStartedSchema: GenMessage<ToolCallStarted> = /*@__PURE__*/
   messageDesc(file_tether_v1_turn, 15);
+
+/**
+ * Where a tool runs.
+ *
+ * @generated from message tether.v1.ToolOrigin
+ */
+export type ToolOrigin = Message<"tether.v1.ToolOrigin"> & {
+  /**
+   * The kind.
+   *
+   * @generated from field: tether.v1.ToolOrigin.Kind kind = 1;
+   */
+  kind: ToolOrigin_Kind;
+
+  /**
+   * The MCP server's name, for KIND_MCP.
+   *
+   * @generated from field: string server = 2;
+   */
+  server: string;
+};
+
+/**
+ * Describes the message tether.v1.ToolOrigin.
+ * Use `create(ToolOriginSchema)` to create a new message.
+ */
+export const ToolOriginSchema: GenMessage<ToolOrigin> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 16);
+
+/**
+ * Client tools run in the client; server tools in Tether or on an MCP server.
+ *
+ * @generated from enum tether.v1.ToolOrigin.Kind
+ */
+export enum ToolOrigin_Kind {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The client runs it (tool_call_requested).
+   *
+   * @generated from enum value: KIND_CLIENT = 1;
+   */
+  CLIENT = 1,
+
+  /**
+   * Tether runs it.
+   *
+   * @generated from enum value: KIND_SERVER = 2;
+   */
+  SERVER = 2,
+
+  /**
+   * An MCP server runs it.
+   *
+   * @generated from enum value: KIND_MCP = 3;
+   */
+  MCP = 3,
+}
+
+/**
+ * Describes the enum tether.v1.ToolOrigin.Kind.
+ */
+export const ToolOrigin_KindSchema: GenEnum<ToolOrigin_Kind> = /*@__PURE__*/
+  enumDesc(file_tether_v1_turn, 16, 0);
 
 /**
  * The client must execute this tool.
@@ -774,7 +866,7 @@ export type ToolCallRequested = Message<"tether.v1.ToolCallRequested"> & {
  * Use `create(ToolCallRequestedSchema)` to create a new message.
  */
 export const ToolCallRequestedSchema: GenMessage<ToolCallRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 16);
+  messageDesc(file_tether_v1_turn, 17);
 
 /**
  * A tool call finished.
@@ -802,6 +894,20 @@ export type ToolCallFinished = Message<"tether.v1.ToolCallFinished"> & {
    * @generated from field: bool is_error = 3;
    */
   isError: boolean;
+
+  /**
+   * From the call's start to its result, in milliseconds (0 when it never ran).
+   *
+   * @generated from field: uint64 duration_ms = 4;
+   */
+  durationMs: bigint;
+
+  /**
+   * Where the tool ran.
+   *
+   * @generated from field: tether.v1.ToolOrigin origin = 5;
+   */
+  origin?: ToolOrigin | undefined;
 };
 
 /**
@@ -809,7 +915,7 @@ export type ToolCallFinished = Message<"tether.v1.ToolCallFinished"> & {
  * Use `create(ToolCallFinishedSchema)` to create a new message.
  */
 export const ToolCallFinishedSchema: GenMessage<ToolCallFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 17);
+  messageDesc(file_tether_v1_turn, 18);
 
 /**
  * Usage of one model call.
@@ -837,7 +943,7 @@ export type UsageReported = Message<"tether.v1.UsageReported"> & {
  * Use `create(UsageReportedSchema)` to create a new message.
  */
 export const UsageReportedSchema: GenMessage<UsageReported> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 18);
+  messageDesc(file_tether_v1_turn, 19);
 
 /**
  * Inputs entered the running turn at a checkpoint.
@@ -858,7 +964,7 @@ export type InputAdmitted = Message<"tether.v1.InputAdmitted"> & {
  * Use `create(InputAdmittedSchema)` to create a new message.
  */
 export const InputAdmittedSchema: GenMessage<InputAdmitted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 19);
+  messageDesc(file_tether_v1_turn, 20);
 
 /**
  * A tool finished the turn with a value.
@@ -879,7 +985,7 @@ export type ToolValue = Message<"tether.v1.ToolValue"> & {
  * Use `create(ToolValueSchema)` to create a new message.
  */
 export const ToolValueSchema: GenMessage<ToolValue> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 20);
+  messageDesc(file_tether_v1_turn, 21);
 
 /**
  * The turn ended.
@@ -914,7 +1020,7 @@ export type TurnCompleted = Message<"tether.v1.TurnCompleted"> & {
  * Use `create(TurnCompletedSchema)` to create a new message.
  */
 export const TurnCompletedSchema: GenMessage<TurnCompleted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 21);
+  messageDesc(file_tether_v1_turn, 22);
 
 /**
  * The requested cursor is older than the retained log: the events in between are gone.
@@ -949,7 +1055,7 @@ export type StreamGap = Message<"tether.v1.StreamGap"> & {
  * Use `create(StreamGapSchema)` to create a new message.
  */
 export const StreamGapSchema: GenMessage<StreamGap> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 22);
+  messageDesc(file_tether_v1_turn, 23);
 
 /**
  * A model call failed and will be repeated.
@@ -998,7 +1104,7 @@ export type ProviderRetry = Message<"tether.v1.ProviderRetry"> & {
  * Use `create(ProviderRetrySchema)` to create a new message.
  */
 export const ProviderRetrySchema: GenMessage<ProviderRetry> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 23);
+  messageDesc(file_tether_v1_turn, 24);
 
 /**
  * Reasoning text, streamed before or between answer text.
@@ -1019,7 +1125,7 @@ export type ReasoningDelta = Message<"tether.v1.ReasoningDelta"> & {
  * Use `create(ReasoningDeltaSchema)` to create a new message.
  */
 export const ReasoningDeltaSchema: GenMessage<ReasoningDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 24);
+  messageDesc(file_tether_v1_turn, 25);
 
 /**
  * A model call was cut at the output token limit.
@@ -1040,7 +1146,7 @@ export type OutputTruncated = Message<"tether.v1.OutputTruncated"> & {
  * Use `create(OutputTruncatedSchema)` to create a new message.
  */
 export const OutputTruncatedSchema: GenMessage<OutputTruncated> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 25);
+  messageDesc(file_tether_v1_turn, 26);
 
 /**
  * What StreamTurn does when another turn of the session is running.
