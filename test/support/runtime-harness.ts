@@ -8,6 +8,7 @@ import type { CursoredEvent } from "../../src/domain/session-events.js";
 import type { ModelProvider } from "../../src/ports/model-provider.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
 import { systemSleep } from "../../src/ports/sleep.js";
+import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
 import { silentLogger, type RuntimeDeps } from "../../src/runtime/deps.js";
 import {
@@ -39,6 +40,8 @@ export interface RuntimeHarness {
 export interface RuntimeHarnessOptions {
   provider: ModelProvider;
   serverTools?: ToolExecutor;
+  /** Tool servers (MCP) turns select from. */
+  selectableTools?: SelectableTools;
   leaseTtlMs?: number;
   clientToolTimeoutMs?: number;
   /** When a waiting turn parks (default 2000 ms, as in production). */
@@ -81,6 +84,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     bus: createSessionBus(),
     provider: options.provider,
     ...(options.serverTools ? { serverTools: options.serverTools } : {}),
+    ...(options.selectableTools && { selectableTools: options.selectableTools }),
     sleep: systemSleep,
     owner: {
       ownerId: options.ownerId ?? "test-replica",

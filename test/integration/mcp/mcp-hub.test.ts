@@ -2,68 +2,19 @@
 // server over stdio and over Streamable HTTP, and the project's own misbehaving server
 // (test/support/mcp-test-server.ts) over stdio. Connection, tool lists, calls, results,
 // cancellation, timeouts, a server that dies mid-call or is down, and health.
-import { spawn, type ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHealthState, ServingStatus } from "../../../src/api/health-service.js";
 import type { McpServerConfig } from "../../../src/mcp/config.js";
 import { createMcpHub, IDEMPOTENCY_META_KEY, type McpHub } from "../../../src/mcp/hub.js";
 import { watchMcpHealth } from "../../../src/server/mcp-health.js";
+import {
+  eventually,
+  everythingStdio,
+  quietMcpLogger,
+  startEverythingHttp,
+  testServer,
+} from "../../support/mcp-servers.js";
 import { freePort } from "../../support/redis-harness.js";
-
-const require = createRequire(import.meta.url);
-const everythingMain = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist/index.js",
-);
-const quiet = { info: () => undefined, warn: () => undefined };
-
-export const everythingStdio = (name = "everything"): McpServerConfig => ({
-  name,
-  transport: { kind: "stdio", command: process.execPath, args: [everythingMain, "stdio"], env: {} },
-  timeoutMs: undefined,
-});
-
-export const testServer = (name = "test", timeoutMs?: number): McpServerConfig => ({
-  name,
-  transport: {
-    kind: "stdio",
-    command: process.execPath,
-    args: ["--import", "tsx", "test/support/mcp-test-server.ts"],
-    env: {},
-  },
-  timeoutMs,
-});
-
-/** The everything server on Streamable HTTP, on `port`. */
-async function startEverythingHttp(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [everythingMain, "streamableHttp"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(() => reject(new Error(`no listening line: ${output}`)), 15_000);
-    child.stderr?.on("data", (b: Buffer) => {
-      output += b.toString();
-      if (output.includes("listening on port")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  return child;
-}
-
-/** Polls until `check` holds (15 s at most). */
-export async function eventually(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const connected = (hub: McpHub, name: string) => () =>
   hub.states().some((s) => s.name === name && s.state === "connected");
@@ -82,7 +33,7 @@ describe("MCP hub", () => {
     for (const step of cleanup.splice(0).reverse()) await step();
   });
   const hubOf = (servers: McpServerConfig[], callTimeoutMs = 10_000) => {
-    const hub = createMcpHub({ servers, callTimeoutMs, logger: quiet, maxBackoffMs: 500 });
+    const hub = createMcpHub({ servers, callTimeoutMs, logger: quietMcpLogger, maxBackoffMs: 500 });
     cleanup.push(() => hub.close());
     return hub;
   };
