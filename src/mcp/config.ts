@@ -27,15 +27,40 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-function stringMap(entry: string, field: string, value: unknown): Record<string, string> {
+/**
+ * Header or environment values: a string, or `{"env": "NAME"}` for a value kept out of the JSON
+ * (a secret the deployment puts in that variable; the Helm chart does so from a Secret).
+ */
+function stringMap(
+  entry: string,
+  field: string,
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   if (value === undefined) return {};
-  if (!isObject(value) || !Object.values(value).every((v) => typeof v === "string")) {
-    throw new McpConfigError(`${entry}: ${field} must be an object of strings`);
+  if (!isObject(value)) throw new McpConfigError(`${entry}: ${field} must be an object`);
+  const out: Record<string, string> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v === "string") {
+      out[key] = v;
+    } else if (isObject(v) && typeof v.env === "string" && Object.keys(v).length === 1) {
+      const resolved = env[v.env];
+      if (resolved === undefined || resolved === "") {
+        throw new McpConfigError(`${entry}: ${field}.${key} names ${v.env}, which is not set`);
+      }
+      out[key] = resolved;
+    } else {
+      throw new McpConfigError(`${entry}: ${field}.${key} must be a string or {"env": "NAME"}`);
+    }
   }
-  return value as Record<string, string>;
+  return out;
 }
 
-function parseEntry(raw: unknown, index: number): McpServerConfig {
+function parseEntry(
+  raw: unknown,
+  index: number,
+  env: Readonly<Record<string, string | undefined>>,
+): McpServerConfig {
   if (!isObject(raw)) throw new McpConfigError(`entry ${index}: must be an object`);
   const entry =
     typeof raw.name === "string" && raw.name !== "" ? `entry "${raw.name}"` : `entry ${index}`;
@@ -69,7 +94,7 @@ function parseEntry(raw: unknown, index: number): McpServerConfig {
     if (raw.args !== undefined || raw.env !== undefined) {
       throw new McpConfigError(`${entry}: args and env belong to a command, not a url`);
     }
-    const headers = stringMap(entry, "headers", raw.headers);
+    const headers = stringMap(entry, "headers", raw.headers, env);
     return { name: raw.name, transport: { kind: "http", url: raw.url, headers }, timeoutMs };
   }
   if (typeof raw.command !== "string" || raw.command.trim() === "") {
@@ -90,14 +115,17 @@ function parseEntry(raw: unknown, index: number): McpServerConfig {
       kind: "stdio",
       command: raw.command,
       args: (raw.args as string[] | undefined) ?? [],
-      env: stringMap(entry, "env", raw.env),
+      env: stringMap(entry, "env", raw.env, env),
     },
     timeoutMs,
   };
 }
 
 /** The servers of a JSON array; throws McpConfigError naming the entry and the field. */
-export function parseMcpServers(json: string): McpServerConfig[] {
+export function parseMcpServers(
+  json: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): McpServerConfig[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -105,7 +133,7 @@ export function parseMcpServers(json: string): McpServerConfig[] {
     throw new McpConfigError(`not JSON: ${(error as Error).message}`);
   }
   if (!Array.isArray(parsed)) throw new McpConfigError("must be a JSON array of servers");
-  const servers = parsed.map(parseEntry);
+  const servers = parsed.map((raw, i) => parseEntry(raw, i, env));
   const seen = new Set<string>();
   for (const server of servers) {
     if (seen.has(server.name)) {

@@ -276,7 +276,7 @@ function loadMcpServers(env: Env): McpServerConfig[] {
   }
   if (json === undefined) return [];
   try {
-    return parseMcpServers(json);
+    return parseMcpServers(json, env);
   } catch (error) {
     if (error instanceof McpConfigError) throw new ConfigError(variable, error.message);
     throw error;

@@ -118,6 +118,32 @@ describe("helm chart", () => {
       baseUrl: "https://llm-gateway.example.com/v1",
       model: "gpt-4o-mini",
     });
+    expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
+    expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
+    expect(allOn.mcpCallTimeoutMs).toBe(30_000);
+    // A header from a Secret reaches the server through its own variable.
+    expect(allOn.mcpServers).toEqual([
+      {
+        name: "files",
+        transport: {
+          kind: "http",
+          url: "http://files-mcp:8080/mcp",
+          headers: { "X-Team": "agents", Authorization: "unknown-secret" },
+        },
+        timeoutMs: undefined,
+      },
+      {
+        name: "everything",
+        transport: {
+          kind: "stdio",
+          command: "node",
+          args: ["/opt/mcp/everything/dist/index.js", "stdio"],
+          env: {},
+        },
+        timeoutMs: 5_000,
+      },
+    ]);
+    expect(defaults.mcpServers).toEqual([]);
 
     const cluster = loadConfig(await renderedEnv("cluster-values"));
     expect(cluster.store).toMatchObject({

@@ -190,3 +190,29 @@ default URL needs no blanking), the chart's Secret, or nowhere. A cluster takes 
 {{- fail "topologySpread.enabled=true needs at least one topologySpread.topologyKeys entry" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The variable that carries a secret MCP header: TETHER_MCP_<SERVER>_<HEADER>. */}}
+{{- define "tether.mcpHeaderEnv" -}}
+{{- printf "TETHER_MCP_%s_%s" (index . 0) (index . 1) | upper | regexReplaceAll "[^A-Z0-9_]" "_" -}}
+{{- end -}}
+
+{{/* TETHER_MCP_SERVERS: the servers as JSON; a secret header becomes {"env": <its variable>}. */}}
+{{- define "tether.mcpServersJson" -}}
+{{- $servers := list -}}
+{{- range $server := .Values.mcp.servers -}}
+{{- $entry := omit $server "headers" -}}
+{{- if $server.headers -}}
+{{- $headers := dict -}}
+{{- range $header, $value := $server.headers -}}
+{{- if kindIs "map" $value -}}
+{{- $_ := set $headers $header (dict "env" (include "tether.mcpHeaderEnv" (list $server.name $header))) -}}
+{{- else -}}
+{{- $_ := set $headers $header $value -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $entry "headers" $headers -}}
+{{- end -}}
+{{- $servers = append $servers $entry -}}
+{{- end -}}
+{{- toJson $servers -}}
+{{- end -}}

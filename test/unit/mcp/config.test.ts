@@ -79,6 +79,17 @@ describe("MCP server configuration", () => {
     }
   });
 
+  test('a value {"env": NAME} comes from that variable; an unset one is refused', () => {
+    const json = JSON.stringify([
+      { name: "h", url: "http://h/mcp", headers: { Authorization: { env: "H_TOKEN" } } },
+    ]);
+    const [server] = loadConfig({ TETHER_MCP_SERVERS: json, H_TOKEN: "Bearer t" }).mcpServers;
+    expect(server?.transport).toMatchObject({ headers: { Authorization: "Bearer t" } });
+    expect(refusal({ TETHER_MCP_SERVERS: json })).toContain(
+      'entry "h": headers.Authorization names H_TOKEN, which is not set',
+    );
+  });
+
   test("header and environment values are redacted for logs", () => {
     const [http, stdio] = parseMcpServers(
       JSON.stringify([
