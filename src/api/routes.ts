@@ -4,11 +4,13 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import { LeaseService } from "../gen/tether/v1/lease_service_pb.js";
 import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import { createAgentService } from "./agent-service.js";
 import { ERROR_DETAIL_MESSAGES } from "./errors.js";
 import { createHealthService, type HealthState } from "./health-service.js";
 import { createLeaseService } from "./lease-service.js";
@@ -17,9 +19,10 @@ import { createReflectionServices } from "./reflection-service.js";
 import { createSessionService } from "./session-service.js";
 import { createTurnService, type TurnServiceOptions } from "./turn-service.js";
 
-/** SessionService, QueueService and LeaseService over one store. */
+/** SessionService, AgentService, QueueService and LeaseService over one store. */
 export function routeStoreServices(router: ConnectRouter, store: RuntimeStore): void {
   router.service(SessionService, createSessionService({ store }));
+  router.service(AgentService, createAgentService(store));
   router.service(QueueService, createQueueService({ store }));
   router.service(LeaseService, createLeaseService({ store }));
 }

@@ -13,6 +13,9 @@ import type { SessionId } from "../domain/ids.js";
 import type { SessionSnapshot } from "../domain/session.js";
 import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import { bindingPatch, checkClientMetadata } from "../domain/agent-binding.js";
+import { resolvePin } from "../runtime/agent-definition.js";
+import { fromUint64 } from "./convert/scalars.js";
 import { sessionToProto } from "./convert/session.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
 
@@ -36,6 +39,45 @@ export function createSessionService(
     return snapshot;
   }
 
+  /** The pin a request names (agent_id, agent_version), checked against the store. */
+  async function pinOf(scope: TenantScope, agentId: string, version: bigint) {
+    if (agentId === "") {
+      if (version !== 0n) throw invalidArgument("agent_version", "needs an agent_id");
+      return undefined;
+    }
+    const storeAgentId = scope.toStore(agentId, "agent_id");
+    return resolvePin(store, storeAgentId, agentId, fromUint64(version, "agent_version"));
+  }
+
+  /** A metadata commit; without a CAS from the caller, retried on a racing commit. */
+  async function patch(
+    scope: TenantScope,
+    storeId: SessionId,
+    expectedHeadRevision: bigint,
+    metadataPatch: Record<string, string>,
+  ) {
+    const expected = Number(expectedHeadRevision);
+    if (!Number.isSafeInteger(expected)) {
+      throw invalidArgument("expected_head_revision", "is out of range");
+    }
+    for (let attempt = 1; ; attempt++) {
+      const current = await load(scope, storeId);
+      try {
+        await store.commit({
+          sessionId: storeId,
+          expectedHeadRevision: expected === 0 ? current.headRevision : expected,
+          appendMessages: [],
+          metadataPatch,
+        });
+        return { session: await view(scope, await load(scope, storeId)) };
+      } catch (error) {
+        // A caller-given revision is a real CAS: its conflict is the answer (ABORTED).
+        const retry = expected === 0 && attempt < UPDATE_ATTEMPTS;
+        if (!retry || !isTetherError(error, "head_revision_conflict")) throw error;
+      }
+    }
+  }
+
   async function view(scope: TenantScope, snapshot: SessionSnapshot) {
     const [lease, parked] = await Promise.all([
       store.currentLease(snapshot.sessionId),
@@ -48,7 +90,9 @@ export function createSessionService(
     async createSession(req, ctx) {
       const scope = scopeOf(ctx.values);
       const storeId = scope.toStore(req.sessionId || randomUUID(), "session_id");
-      const metadata = { ...req.metadata };
+      checkClientMetadata(req.metadata);
+      const pin = await pinOf(scope, req.agentId, req.agentVersion);
+      const metadata = { ...req.metadata, ...(pin && bindingPatch(pin)) };
       try {
         await store.commit({
           sessionId: storeId,
@@ -107,27 +151,16 @@ export function createSessionService(
 
     async updateSessionMetadata(req, ctx) {
       const scope = scopeOf(ctx.values);
+      checkClientMetadata(req.metadata);
       const storeId = scope.toStore(req.sessionId, "session_id");
-      const expected = Number(req.expectedHeadRevision);
-      if (!Number.isSafeInteger(expected)) {
-        throw invalidArgument("expected_head_revision", "is out of range");
-      }
-      for (let attempt = 1; ; attempt++) {
-        const current = await load(scope, storeId);
-        try {
-          await store.commit({
-            sessionId: storeId,
-            expectedHeadRevision: expected === 0 ? current.headRevision : expected,
-            appendMessages: [],
-            metadataPatch: { ...req.metadata },
-          });
-          return { session: await view(scope, await load(scope, storeId)) };
-        } catch (error) {
-          // A caller-given revision is a real CAS: its conflict is the answer (ABORTED).
-          const retry = expected === 0 && attempt < UPDATE_ATTEMPTS;
-          if (!retry || !isTetherError(error, "head_revision_conflict")) throw error;
-        }
-      }
+      return patch(scope, storeId, req.expectedHeadRevision, { ...req.metadata });
+    },
+
+    async updateSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const storeId = scope.toStore(req.sessionId, "session_id");
+      const pin = await pinOf(scope, req.agentId, req.agentVersion);
+      return patch(scope, storeId, req.expectedHeadRevision, bindingPatch(pin));
     },
   };
 }

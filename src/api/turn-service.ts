@@ -43,6 +43,14 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
           busyStrategy: busyStrategyFromProto(req.busyStrategy),
           clientTools: clientToolsFromProto(req.clientTools),
           settings: settingsFromProto(req.options),
+          ...(req.agentId !== "" && {
+            agent: {
+              agentId: scope.toStore(req.agentId, "agent_id"),
+              clientAgentId: req.agentId,
+              version:
+                req.agentVersion === 0n ? undefined : fromUint64(req.agentVersion, "agent_version"),
+            },
+          }),
         },
         ctx.signal,
       );

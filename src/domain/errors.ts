@@ -15,6 +15,9 @@ export type TetherErrorCode =
   | "session_busy"
   | "turn_not_running"
   | "session_already_exists"
+  | "agent_not_found"
+  | "agent_already_exists"
+  | "agent_version_conflict"
   | "unauthenticated"
   | "deadline_exceeded"
   | "unknown_service"
@@ -197,4 +200,30 @@ export function unknownService(service: string): TetherError {
 
 export function serverShuttingDown(): TetherError {
   return new TetherError("server_shutting_down", "the server is shutting down");
+}
+
+export function agentNotFound(agentId: string, version?: number): TetherError {
+  const what =
+    version === undefined ? `agent ${agentId}` : `version ${version} of agent ${agentId}`;
+  return new TetherError("agent_not_found", `${what} does not exist`, {
+    fields: { agentId, ...(version !== undefined && { version }) },
+  });
+}
+
+export function agentAlreadyExists(agentId: string): TetherError {
+  return new TetherError("agent_already_exists", `agent ${agentId} already exists`, {
+    fields: { agentId },
+  });
+}
+
+export function agentVersionConflict(
+  agentId: string,
+  expected: number,
+  latest: number,
+): TetherError {
+  return new TetherError(
+    "agent_version_conflict",
+    `agent ${agentId} is at version ${latest}, not ${expected}: read it again and retry`,
+    { fields: { agentId, expectedVersion: expected, latestVersion: latest } },
+  );
 }

@@ -1,6 +1,7 @@
 // The store port: commits, leases, queued work, turn inputs and maintenance. Every backend passes
 // the shared conformance suite (test/conformance); the in-memory store is the reference.
 import type { ClientToolResult, ToolAnswerReport, ToolCallState } from "../domain/tool-calls.js";
+import type { AgentDraft, AgentListPage, AgentUpdate, AgentVersion } from "../domain/agents.js";
 import type { BatchId, SessionId } from "../domain/ids.js";
 import type {
   ParkReceipt,
@@ -155,6 +156,19 @@ export interface ParkedTurnStore {
   readParkedTurn(sessionId: SessionId): Promise<ParkedTurn | undefined>;
 }
 
+/** Agents as versioned data (domain/agents.ts); ids are tenant-scoped like session ids. */
+export interface AgentStore {
+  /** Version 1; agent_already_exists when the id is taken (a deleted agent's id stays taken). */
+  createAgent(draft: AgentDraft): Promise<AgentVersion>;
+  /** The next version, when `expectedVersion` is still the latest (agent_version_conflict). */
+  updateAgent(update: AgentUpdate): Promise<AgentVersion>;
+  /** A version, or the latest (undefined once deleted); old versions stay readable. */
+  getAgent(agentId: string, version?: number): Promise<AgentVersion | undefined>;
+  listAgents(options: { prefix?: string; cursor?: string; limit: number }): Promise<AgentListPage>;
+  /** False when there was no such (live) agent. Its versions stay readable for pinned sessions. */
+  deleteAgent(agentId: string): Promise<boolean>;
+}
+
 export interface StoreMaintenance {
   /** Removes completed and cancelled tombstones of a session. */
   vacuum(sessionId: SessionId): Promise<VacuumReport>;
@@ -169,6 +183,7 @@ export interface RuntimeStore
     TurnInputStore,
     ToolCallStore,
     ParkedTurnStore,
+    AgentStore,
     StoreMaintenance {}
 
 export interface StoreLimits {

@@ -2,7 +2,8 @@
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
 import { setMaxListeners } from "node:events";
-import { invalidArgument, sessionNotFound, TetherError } from "../domain/errors.js";
+import { bindingOf, bindingPatch } from "../domain/agent-binding.js";
+import { invalidArgument, isTetherError, sessionNotFound, TetherError } from "../domain/errors.js";
 import {
   APPROVAL_WAIT_PREFIX,
   approvalWaitId,
@@ -18,6 +19,7 @@ import type { ToolDefinition } from "../ports/tool-executor.js";
 import { entryCursor } from "./cursor.js";
 import type { RuntimeDeps } from "./deps.js";
 import { encodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { resolvePin } from "./agent-definition.js";
 import { createSessionDriver, type SessionDriver } from "./session-driver.js";
 import { watchSession } from "./session-watch.js";
 
@@ -31,6 +33,8 @@ export interface StreamTurnCommand {
   busyStrategy: BusyStrategy;
   clientTools: ToolDefinition[];
   settings: TurnSettings;
+  /** Binds a session this input creates to the agent (`agentId` the store id). */
+  agent?: { agentId: string; clientAgentId: string; version: number | undefined };
 }
 
 export interface TetherRuntime {
@@ -128,6 +132,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       }
     });
     const { sessionId } = command;
+    if (command.agent) await bindOnFirstUse(sessionId, command.publicSessionId, command.agent);
     // A parked turn holds the session without a lease: the input waits for it (idle claims find
     // nothing while it is parked), or steers, interrupts or is refused as for a running turn.
     const [current, parked] = await Promise.all([
@@ -241,6 +246,40 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       if (untilTurnCompleted && item.event.type === "turn_completed") return;
     }
     if (watchStop.signal.aborted && !signal.aborted) throw shuttingDown();
+  }
+
+  /**
+   * StreamTurn naming an agent: a session its input creates is created bound to the agent (as
+   * CreateSession would); one already bound to that agent is left as it is; any other is refused
+   * (UpdateSession moves a pin).
+   */
+  async function bindOnFirstUse(
+    sessionId: SessionId,
+    publicSessionId: string,
+    agent: NonNullable<StreamTurnCommand["agent"]>,
+  ): Promise<void> {
+    let snapshot = await deps.store.loadSession(sessionId);
+    if (!snapshot) {
+      const pin = await resolvePin(deps.store, agent.agentId, agent.clientAgentId, agent.version);
+      try {
+        await deps.store.commit({
+          sessionId,
+          expectedHeadRevision: 0,
+          appendMessages: [],
+          metadataPatch: bindingPatch(pin),
+        });
+        return;
+      } catch (error) {
+        if (!isTetherError(error, "head_revision_conflict")) throw error;
+        snapshot = await deps.store.loadSession(sessionId);
+      }
+    }
+    if (bindingOf(snapshot?.metadata ?? {})?.agentId !== agent.agentId) {
+      throw invalidArgument(
+        "agent_id",
+        `session ${publicSessionId} exists and is not bound to agent ${agent.clientAgentId}; UpdateSession binds it`,
+      );
+    }
   }
 
   /** A parked turn that can go on is driven now, here (or by its holder, if one beat us). */

@@ -17,6 +17,7 @@ import { combineExecutors, createClientToolBridge, joinExecutors } from "./clien
 import type { RuntimeDeps } from "./deps.js";
 import { createEventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { overlayTools, pinnedDefaults } from "./agent-definition.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { approvalPolicy, withApprovals } from "./tool-approval.js";
 import { commitTurn, LeaseLostError, reportCommitted } from "./turn-commit.js";
@@ -89,8 +90,20 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       text: b.payload,
     })),
   ];
-  const settings: TurnSettings = saved?.settings ?? { ...deps.defaults, ...payloads[0]?.settings };
-  const clientDefinitions = saved?.clientTools ?? payloads.flatMap((p) => p.clientTools);
+  // A session bound to an agent runs with the pinned definition under the turn's own options (a
+  // resumed turn saved the result when it first ran).
+  const agent = saved ? undefined : await pinnedDefaults(deps, snapshot?.metadata);
+  const settings: TurnSettings = saved?.settings ?? {
+    ...deps.defaults,
+    ...agent?.settings,
+    ...payloads[0]?.settings,
+  };
+  const clientDefinitions =
+    saved?.clientTools ??
+    overlayTools(
+      agent?.clientTools ?? [],
+      payloads.flatMap((p) => p.clientTools),
+    );
   // Tool servers' tools the turn selected, as they are now (a server that is down is named).
   const selected = deps.selectableTools?.forTurn(settings.serverTools ?? [], (callId) =>
     toolIdempotencyKey(sessionId, turnId, callId),

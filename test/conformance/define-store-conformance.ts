@@ -1,5 +1,6 @@
 // The store conformance suite: every law of DESIGN.md section 3, as ADR 0001 pins it, run against
 // one backend's factory. Each backend's *.test.ts calls this once.
+import { describeAgentLaws } from "./laws/agents.js";
 import { describeBadInputLaws } from "./laws/bad-input.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
@@ -32,5 +33,6 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeTranscriptMarkLaws(factory);
   describeToolCallLaws(factory);
   describeParkedTurnLaws(factory);
+  describeAgentLaws(factory);
   describeBadInputLaws(factory);
 }

@@ -7,7 +7,9 @@ import { Code, ConnectError, createClient, type Transport } from "@connectrpc/co
 import { isTetherError } from "../../src/domain/errors.js";
 import type { InputId } from "../../src/domain/ids.js";
 import type { LeaseClaimOutcome } from "../../src/domain/lease.js";
+import { AgentService } from "../../src/gen/tether/v1/agent_service_pb.js";
 import { LeaseService, type ClaimLeaseResponse } from "../../src/gen/tether/v1/lease_service_pb.js";
+import { agentFromProto, definitionFromStore } from "../../src/api/convert/agents.js";
 import { QueueService } from "../../src/gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
@@ -86,6 +88,7 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
   const leases = createClient(LeaseService, options.transport);
   const queue = createClient(QueueService, options.transport);
   const sessions = createClient(SessionService, options.transport);
+  const agents = createClient(AgentService, options.transport);
 
   return {
     commit: (commit) =>
@@ -334,6 +337,63 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         const res = await leases.readParkedTurn({ sessionId });
         return res.parked ? parkedFromProto(res.parked, ids, "parked") : undefined;
       }),
+
+    createAgent: (draft) =>
+      call(async () => {
+        const res = await agents.createAgent({
+          agentId: draft.agentId,
+          displayName: draft.displayName,
+          definition: definitionFromStore(draft.definition),
+        });
+        return agentFromProto(res.agent, ids);
+      }),
+
+    updateAgent: (update) =>
+      call(async () => {
+        const res = await agents.updateAgent({
+          agentId: update.agentId,
+          expectedVersion: BigInt(update.expectedVersion),
+          displayName: update.displayName,
+          definition: definitionFromStore(update.definition),
+        });
+        return agentFromProto(res.agent, ids);
+      }),
+
+    getAgent: (agentId, version) =>
+      call(async () => {
+        try {
+          const res = await agents.getAgent({ agentId, version: BigInt(version ?? 0) });
+          return agentFromProto(res.agent, ids);
+        } catch (error) {
+          if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+          throw error;
+        }
+      }),
+
+    // The API lists a tenant's agents without a prefix: this double pages through all of them and
+    // applies the store's prefix, cursor and limit itself.
+    listAgents: (o) =>
+      call(async () => {
+        const all = [];
+        let pageToken = "";
+        do {
+          const res = await agents.listAgents({ pageSize: 1000, pageToken });
+          all.push(...res.agents.map((a) => agentFromProto(a, ids)));
+          pageToken = res.nextPageToken;
+        } while (pageToken !== "");
+        const matching = all.filter(
+          (a) =>
+            (o.prefix === undefined || a.agentId.startsWith(o.prefix)) &&
+            (o.cursor === undefined || a.agentId > o.cursor),
+        );
+        const page = matching.slice(0, o.limit);
+        return {
+          agents: page,
+          nextCursor: matching.length > o.limit ? page.at(-1)?.agentId : undefined,
+        };
+      }),
+
+    deleteAgent: (agentId) => call(async () => (await agents.deleteAgent({ agentId })).deleted),
 
     vacuum: (sessionId) =>
       call(async () => {

@@ -1,5 +1,6 @@
 // Sessions between tether.v1 messages and the domain: usage, snapshots, commits and receipts,
 // both directions.
+import { bindingOf, clientMetadata } from "../../domain/agent-binding.js";
 import type { ParkedTurn } from "../../domain/parked-turns.js";
 import { splitWaits } from "../../domain/parked-turns.js";
 import { create } from "@bufbuild/protobuf";
@@ -109,7 +110,11 @@ export function sessionToProto(
   ids: SessionIdMap,
   parked?: ParkedTurn,
 ): Session {
+  const binding = bindingOf(s.metadata);
   return create(SessionSchema, {
+    ...(binding && {
+      agent: { agentId: ids.toClient(binding.agentId), version: BigInt(binding.version) },
+    }),
     ...(parked && {
       parkedTurn: {
         turnId: parked.turnId,
@@ -122,7 +127,7 @@ export function sessionToProto(
     headRevision: BigInt(s.headRevision),
     turnIndex: BigInt(s.turnIndex),
     usage: usageToProto(s.usage),
-    metadata: s.metadata,
+    metadata: clientMetadata(s.metadata),
     ...(lease ? { lease: leaseToProto(lease, ids) } : {}),
   });
 }

@@ -6,6 +6,13 @@ import type { StoreLimits } from "../../ports/runtime-store.js";
 import type { StoreLogger } from "../shared/store-log.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
 import type { ToolCallState } from "../../domain/tool-calls.js";
+import type { AgentVersion } from "../../domain/agents.js";
+
+/** One agent's versions, oldest first; a deleted agent keeps them for pinned sessions. */
+export interface AgentRecord {
+  versions: AgentVersion[];
+  deleted: boolean;
+}
 import { emptyCell, type SessionCell } from "./session-cell.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
@@ -20,6 +27,8 @@ export interface MemoryContext {
   generations: Map<SessionId, number>;
   /** Tool call records by session and turn (tool-call-ops.ts); they outlive deleted sessions. */
   toolCalls: Map<string, TurnToolCalls>;
+  /** Agents by id (agent-ops.ts); apart from the sessions, which only name them. */
+  agents: Map<string, AgentRecord>;
   clock: Clock;
   probe: LivenessProbe;
   limits: StoreLimits;

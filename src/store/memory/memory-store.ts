@@ -16,6 +16,7 @@ import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
 import { withInputChecks } from "../shared/checked-store.js";
 import type { MemoryContext } from "./context.js";
 import { createKeyedMutex } from "./keyed-mutex.js";
+import * as agents from "./agent-ops.js";
 import * as commits from "./commit-ops.js";
 import * as inputs from "./input-ops.js";
 import * as leases from "./lease-ops.js";
@@ -42,6 +43,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     cells: new Map(),
     generations: new Map(),
     toolCalls: new Map(),
+    agents: new Map(),
     clock: options.clock ?? systemClock,
     probe: options.livenessProbe ?? createProcLivenessProbe(),
     limits: { ...DEFAULT_STORE_LIMITS, ...options.limits },
@@ -116,6 +118,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         fenced(ctx, "resumeTurn", fence, parking.resumeTurn(ctx, fence, turnId)),
       cancelParkedTurn: (sessionId, turnId) => parking.cancelParkedTurn(ctx, sessionId, turnId),
       readParkedTurn: (sessionId) => parking.readParkedTurn(ctx, sessionId),
+
+      createAgent: (draft) => agents.createAgent(ctx, draft),
+      updateAgent: (update) => agents.updateAgent(ctx, update),
+      getAgent: (agentId, version) => agents.getAgent(ctx, agentId, version),
+      listAgents: (options) => agents.listAgents(ctx, options),
+      deleteAgent: (agentId) => agents.deleteAgent(ctx, agentId),
 
       vacuum: (sessionId) => sessions.vacuum(ctx, sessionId),
       close: () => Promise.resolve(),

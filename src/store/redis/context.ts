@@ -5,7 +5,14 @@ import type { SessionId } from "../../domain/ids.js";
 import type { LivenessProbe } from "../../ports/liveness-probe.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
 import type { StoreLogger } from "../shared/store-log.js";
-import { sessionIndexKey, sessionKeys, type SessionKeys } from "./keys.js";
+import {
+  agentIndexKey,
+  agentKeys,
+  sessionIndexKey,
+  sessionKeys,
+  type AgentKeys,
+  type SessionKeys,
+} from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
 
 export interface RedisContext {
@@ -17,6 +24,8 @@ export interface RedisContext {
   log: StoreLogger | undefined;
   keys(sessionId: SessionId): SessionKeys;
   indexKey: string;
+  agentKeys(agentId: string): AgentKeys;
+  agentIndexKey: string;
   /** Adds a committed session to the index hint with the next index update (unawaited). */
   noteSession(sessionId: SessionId): void;
   /** Sends the pending index update now, so a command sent after it sees it. */
@@ -49,6 +58,8 @@ export function createRedisContext(
     log,
     keys: (sessionId) => sessionKeys(namespace, sessionId),
     indexKey,
+    agentKeys: (agentId) => agentKeys(namespace, agentId),
+    agentIndexKey: agentIndexKey(namespace),
     noteSession(sessionId) {
       if (pending.length === 0) setImmediate(flushIndex);
       pending.push(0, sessionId);

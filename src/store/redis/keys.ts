@@ -146,6 +146,24 @@ export function sessionEventKeys(namespace: string, sessionId: SessionId): Sessi
   };
 }
 
+/** Keys of one agent; the hash tag `{agent:<id>}` keeps them in one slot. */
+export interface AgentKeys {
+  /** Hash: latest (version number), deleted (0 | 1). */
+  head: string;
+  /** Hash: version number -> JSON of that version. */
+  versions: string;
+}
+
+export function agentKeys(namespace: string, agentId: string): AgentKeys {
+  const p = `${namespace}:{agent:${agentId}}:`;
+  return { head: `${p}head`, versions: `${p}versions` };
+}
+
+/** Sorted set (scores 0, by id) of live agents: a hint for listing, kept by separate commands. */
+export function agentIndexKey(namespace: string): string {
+  return `${namespace}:agents`;
+}
+
 /** Sorted set of sessions that may have work waiting; its own slot, a hint for the sweep. */
 export function readyIndexKey(namespace: string): string {
   return `${namespace}:ready`;

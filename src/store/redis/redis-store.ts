@@ -15,6 +15,7 @@ import { createRedisContext } from "./context.js";
 import * as inputs from "./input-ops.js";
 import { checkNamespace } from "./keys.js";
 import * as leases from "./lease-ops.js";
+import * as agents from "./agent-ops.js";
 import * as parking from "./parked-turn-ops.js";
 import * as queue from "./queue-ops.js";
 import { duplicateConnection } from "./connections.js";
@@ -107,6 +108,11 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       resumeTurn: (fence, turnId) => parking.resumeTurn(on(fence?.sessionId), fence, turnId),
       cancelParkedTurn: (id, turnId) => parking.cancelParkedTurn(on(id), id, turnId),
       readParkedTurn: (id) => parking.readParkedTurn(on(id), id),
+      createAgent: (draft) => agents.createAgent(ctx, draft),
+      updateAgent: (update) => agents.updateAgent(ctx, update),
+      getAgent: (id, version) => agents.getAgent(ctx, id, version),
+      listAgents: (o) => agents.listAgents(ctx, o),
+      deleteAgent: (id) => agents.deleteAgent(ctx, id),
       vacuum: (id) => sessions.vacuum(on(id), id),
       // The caller's connection stays open (it may serve other stores or other code; the caller
       // quits it after closing the store); the extra connections are the store's own.

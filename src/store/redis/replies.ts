@@ -16,6 +16,8 @@ export const REPLY = {
   QUEUE_CLAIM_SUPERSEDED: 11,
   INPUT_CLAIM_SUPERSEDED: 12,
   PARKED_MISMATCH: 13,
+  EXISTS: 14,
+  VERSION_CONFLICT: 15,
 } as const;
 
 export type ReplyName = keyof typeof REPLY;

@@ -36,6 +36,10 @@ export const SCRIPT_NAMES = [
   "resumeTurn",
   "cancelParkedTurn",
   "readParkedTurn",
+  "createAgent",
+  "updateAgent",
+  "getAgent",
+  "deleteAgent",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -14,6 +14,7 @@ import {
   checkCount,
   checkFence,
   checkIdList,
+  checkAgentDraft,
   checkOwner,
   checkParkDraft,
   checkQueuedWorkDraft,
@@ -259,6 +260,40 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
       checked(
         () => checkSessionId(id),
         () => inner.readParkedTurn(id),
+      ),
+
+    createAgent: (draft) =>
+      checked(
+        () => checkAgentDraft(draft, limits),
+        () => inner.createAgent(draft),
+      ),
+    updateAgent: (update) =>
+      checked(
+        () => {
+          checkAgentDraft(update, limits);
+          checkCount("expected_version", update.expectedVersion, 1);
+        },
+        () => inner.updateAgent(update),
+      ),
+    getAgent: (agentId, version) =>
+      checked(
+        () => {
+          checkId("agent_id", agentId);
+          if (version !== undefined) checkCount("version", version, 1);
+        },
+        () => inner.getAgent(agentId, version),
+      ),
+    listAgents: (options) =>
+      checked(
+        () => {
+          checkCount("limit", options?.limit, 1, MAX_SESSION_PAGE);
+        },
+        () => inner.listAgents(options),
+      ),
+    deleteAgent: (agentId) =>
+      checked(
+        () => void checkId("agent_id", agentId),
+        () => inner.deleteAgent(agentId),
       ),
 
     vacuum: (id) =>

@@ -9,6 +9,7 @@ import type { LeaseFence, LeaseOwner } from "../../domain/lease.js";
 import { MAX_LEASE_TTL_MS } from "../../domain/lease.js";
 import type { ClaimBoundary, QueuedWorkDraft } from "../../domain/queue.js";
 import { WORK_CLASS_ORDER } from "../../domain/queue.js";
+import type { AgentDraft } from "../../domain/agents.js";
 import type { ParkTurnDraft } from "../../domain/parked-turns.js";
 import type { RuntimeCommit, TranscriptMark } from "../../domain/session.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
@@ -210,4 +211,10 @@ export function checkParkDraft(draft: ParkTurnDraft, limits: StoreLimits): void 
   if (!Number.isSafeInteger(draft.ttlMs) || draft.ttlMs < 1) {
     throw invalidArgument("ttl_ms", "must be a positive integer of milliseconds");
   }
+}
+
+export function checkAgentDraft(draft: AgentDraft, limits: StoreLimits): void {
+  checkId("agent_id", draft?.agentId);
+  checkText("display_name", draft.displayName, MAX_KEY_LENGTH, true);
+  checkText("definition", draft.definition, limits.maxPayloadBytes, true);
 }

@@ -56,6 +56,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
         toolName: "search",
         argumentsJson: '{"q":1}',
         idempotencyKey: KEY,
+        origin: { kind: "server" },
       },
     ],
   ],
@@ -80,8 +81,46 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
       { type: "tool_result", callId: "c2", toolName: "t", status: "timed_out", content: "late" },
     ],
     [
-      { type: "tool_call_finished", callId: "c1", output: "fine", isError: false },
-      { type: "tool_call_finished", callId: "c2", output: "late", isError: true },
+      {
+        type: "tool_call_finished",
+        callId: "c1",
+        output: "fine",
+        isError: false,
+        origin: { kind: "server" },
+      },
+      {
+        type: "tool_call_finished",
+        callId: "c2",
+        output: "late",
+        isError: true,
+        origin: { kind: "server" },
+      },
+    ],
+  ],
+  [
+    "a started call's result carries its duration by the clock port",
+    [
+      proposed("search"),
+      { type: "tool_call_started", callId: "c1", toolName: "search" },
+      { type: "tool_result", callId: "c1", toolName: "search", status: "ok", content: "r" },
+    ],
+    [
+      {
+        type: "tool_call_started",
+        callId: "c1",
+        toolName: "search",
+        argumentsJson: '{"q":1}',
+        idempotencyKey: KEY,
+        origin: { kind: "server" },
+      },
+      {
+        type: "tool_call_finished",
+        callId: "c1",
+        output: "r",
+        isError: false,
+        durationMs: 0,
+        origin: { kind: "server" },
+      },
     ],
   ],
   [

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/session_service.proto.
  */
 export const file_tether_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEirwIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEigwEKDlBhcmtlZFR1cm5JbmZvEg8KB3R1cm5faWQYASABKAkSGAoQcGVuZGluZ19jYWxsX2lkcxgCIAMoCRIZChFhcHByb3ZhbF9jYWxsX2lkcxgDIAMoCRIUCgxwYXJrZWRfYXRfbXMYBCABKAMSFQoNZXhwaXJlc19hdF9tcxgFIAEoAyKcAQoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI/CghtZXRhZGF0YRgCIAMoCzItLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIkEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCCJLChJHZXRTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uEhAKCG1lc3NhZ2VzGAIgAygJIjwKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiVQoUTGlzdFNlc3Npb25zUmVzcG9uc2USJAoIc2Vzc2lvbnMYASADKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKgoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIXChVEZWxldGVTZXNzaW9uUmVzcG9uc2UizAEKHFVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRJHCghtZXRhZGF0YRgCIAMoCzI1LnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgDIAEoBBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAodVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uMsADCg5TZXNzaW9uU2VydmljZRJSCg1DcmVhdGVTZXNzaW9uEh8udGV0aGVyLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiAudGV0aGVyLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJJCgpHZXRTZXNzaW9uEhwudGV0aGVyLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh0udGV0aGVyLnYxLkdldFNlc3Npb25SZXNwb25zZRJPCgxMaXN0U2Vzc2lvbnMSHi50ZXRoZXIudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLnRldGhlci52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJSCg1EZWxldGVTZXNzaW9uEh8udGV0aGVyLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiAudGV0aGVyLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJqChVVcGRhdGVTZXNzaW9uTWV0YWRhdGESJy50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVxdWVzdBooLnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXNwb25zZWIGcHJvdG8z", [file_tether_v1_lease, file_tether_v1_session]);
+  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi1wIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxImCgVhZ2VudBgIIAEoCzIXLnRldGhlci52MS5BZ2VudEJpbmRpbmcaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjEKDEFnZW50QmluZGluZxIQCghhZ2VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEIoMBCg5QYXJrZWRUdXJuSW5mbxIPCgd0dXJuX2lkGAEgASgJEhgKEHBlbmRpbmdfY2FsbF9pZHMYAiADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAyADKAkSFAoMcGFya2VkX2F0X21zGAQgASgDEhUKDWV4cGlyZXNfYXRfbXMYBSABKAMixQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSPwoIbWV0YWRhdGEYAiADKAsyLS50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRIQCghhZ2VudF9pZBgDIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAQgASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIkEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCCJLChJHZXRTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uEhAKCG1lc3NhZ2VzGAIgAygJIjwKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiVQoUTGlzdFNlc3Npb25zUmVzcG9uc2USJAoIc2Vzc2lvbnMYASADKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKgoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIXChVEZWxldGVTZXNzaW9uUmVzcG9uc2UizAEKHFVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRJHCghtZXRhZGF0YRgCIAMoCzI1LnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgDIAEoBBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAodVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uInMKFFVwZGF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSFQoNYWdlbnRfdmVyc2lvbhgDIAEoBBIeChZleHBlY3RlZF9oZWFkX3JldmlzaW9uGAQgASgEIjwKFVVwZGF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIudGV0aGVyLnYxLlNlc3Npb24ylAQKDlNlc3Npb25TZXJ2aWNlElIKDUNyZWF0ZVNlc3Npb24SHy50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIC50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEkkKCkdldFNlc3Npb24SHC50ZXRoZXIudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS50ZXRoZXIudjEuR2V0U2Vzc2lvblJlc3BvbnNlEk8KDExpc3RTZXNzaW9ucxIeLnRldGhlci52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh8udGV0aGVyLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElIKDURlbGV0ZVNlc3Npb24SHy50ZXRoZXIudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIC50ZXRoZXIudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlEmoKFVVwZGF0ZVNlc3Npb25NZXRhZGF0YRInLnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0GigudGV0aGVyLnYxLlVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlc3BvbnNlElIKDVVwZGF0ZVNlc3Npb24SHy50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvblJlcXVlc3QaIC50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvblJlc3BvbnNlYgZwcm90bzM", [file_tether_v1_lease, file_tether_v1_session]);
 
 /**
  * A session as clients see it.
@@ -76,6 +76,13 @@ export type Session = Message<"tether.v1.Session"> & {
    * @generated from field: tether.v1.ParkedTurnInfo parked_turn = 7;
    */
   parkedTurn?: ParkedTurnInfo | undefined;
+
+  /**
+   * The agent version every turn of the session runs with, when the session is bound to one.
+   *
+   * @generated from field: tether.v1.AgentBinding agent = 8;
+   */
+  agent?: AgentBinding | undefined;
 };
 
 /**
@@ -84,6 +91,34 @@ export type Session = Message<"tether.v1.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_tether_v1_session_service, 0);
+
+/**
+ * A session's agent: its turns run with this version's definition, overlaid by their options.
+ *
+ * @generated from message tether.v1.AgentBinding
+ */
+export type AgentBinding = Message<"tether.v1.AgentBinding"> & {
+  /**
+   * The agent.
+   *
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * The pinned version.
+   *
+   * @generated from field: uint64 version = 2;
+   */
+  version: bigint;
+};
+
+/**
+ * Describes the message tether.v1.AgentBinding.
+ * Use `create(AgentBindingSchema)` to create a new message.
+ */
+export const AgentBindingSchema: GenMessage<AgentBinding> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 1);
 
 /**
  * A turn that waits for answers from outside without holding a replica.
@@ -132,7 +167,7 @@ export type ParkedTurnInfo = Message<"tether.v1.ParkedTurnInfo"> & {
  * Use `create(ParkedTurnInfoSchema)` to create a new message.
  */
 export const ParkedTurnInfoSchema: GenMessage<ParkedTurnInfo> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 1);
+  messageDesc(file_tether_v1_session_service, 2);
 
 /**
  * Request of CreateSession.
@@ -149,11 +184,25 @@ export type CreateSessionRequest = Message<"tether.v1.CreateSessionRequest"> & {
   sessionId: string;
 
   /**
-   * Initial metadata.
+   * Initial metadata (keys starting with "tether." are reserved).
    *
    * @generated from field: map<string, string> metadata = 2;
    */
   metadata: { [key: string]: string };
+
+  /**
+   * Optional: bind the session to this agent (its turns run with the agent's definition).
+   *
+   * @generated from field: string agent_id = 3;
+   */
+  agentId: string;
+
+  /**
+   * The agent version to pin; 0 for the latest at creation.
+   *
+   * @generated from field: uint64 agent_version = 4;
+   */
+  agentVersion: bigint;
 };
 
 /**
@@ -161,7 +210,7 @@ export type CreateSessionRequest = Message<"tether.v1.CreateSessionRequest"> & {
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 2);
+  messageDesc(file_tether_v1_session_service, 3);
 
 /**
  * Response of CreateSession.
@@ -182,7 +231,7 @@ export type CreateSessionResponse = Message<"tether.v1.CreateSessionResponse"> &
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 3);
+  messageDesc(file_tether_v1_session_service, 4);
 
 /**
  * Request of GetSession.
@@ -210,7 +259,7 @@ export type GetSessionRequest = Message<"tether.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 4);
+  messageDesc(file_tether_v1_session_service, 5);
 
 /**
  * Response of GetSession.
@@ -238,7 +287,7 @@ export type GetSessionResponse = Message<"tether.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 5);
+  messageDesc(file_tether_v1_session_service, 6);
 
 /**
  * Request of ListSessions.
@@ -266,7 +315,7 @@ export type ListSessionsRequest = Message<"tether.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 6);
+  messageDesc(file_tether_v1_session_service, 7);
 
 /**
  * Response of ListSessions.
@@ -294,7 +343,7 @@ export type ListSessionsResponse = Message<"tether.v1.ListSessionsResponse"> & {
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 7);
+  messageDesc(file_tether_v1_session_service, 8);
 
 /**
  * Request of DeleteSession.
@@ -315,7 +364,7 @@ export type DeleteSessionRequest = Message<"tether.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 8);
+  messageDesc(file_tether_v1_session_service, 9);
 
 /**
  * Response of DeleteSession.
@@ -330,7 +379,7 @@ export type DeleteSessionResponse = Message<"tether.v1.DeleteSessionResponse"> &
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 9);
+  messageDesc(file_tether_v1_session_service, 10);
 
 /**
  * Request of UpdateSessionMetadata.
@@ -365,7 +414,7 @@ export type UpdateSessionMetadataRequest = Message<"tether.v1.UpdateSessionMetad
  * Use `create(UpdateSessionMetadataRequestSchema)` to create a new message.
  */
 export const UpdateSessionMetadataRequestSchema: GenMessage<UpdateSessionMetadataRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 10);
+  messageDesc(file_tether_v1_session_service, 11);
 
 /**
  * Response of UpdateSessionMetadata.
@@ -386,7 +435,70 @@ export type UpdateSessionMetadataResponse = Message<"tether.v1.UpdateSessionMeta
  * Use `create(UpdateSessionMetadataResponseSchema)` to create a new message.
  */
 export const UpdateSessionMetadataResponseSchema: GenMessage<UpdateSessionMetadataResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_session_service, 11);
+  messageDesc(file_tether_v1_session_service, 12);
+
+/**
+ * Request of UpdateSession.
+ *
+ * @generated from message tether.v1.UpdateSessionRequest
+ */
+export type UpdateSessionRequest = Message<"tether.v1.UpdateSessionRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The agent to bind; empty unbinds the session.
+   *
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+
+  /**
+   * The version to pin; 0 for the agent's latest.
+   *
+   * @generated from field: uint64 agent_version = 3;
+   */
+  agentVersion: bigint;
+
+  /**
+   * Compare-and-set on the head; 0 for none.
+   *
+   * @generated from field: uint64 expected_head_revision = 4;
+   */
+  expectedHeadRevision: bigint;
+};
+
+/**
+ * Describes the message tether.v1.UpdateSessionRequest.
+ * Use `create(UpdateSessionRequestSchema)` to create a new message.
+ */
+export const UpdateSessionRequestSchema: GenMessage<UpdateSessionRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 13);
+
+/**
+ * Response of UpdateSession.
+ *
+ * @generated from message tether.v1.UpdateSessionResponse
+ */
+export type UpdateSessionResponse = Message<"tether.v1.UpdateSessionResponse"> & {
+  /**
+   * The session after the change.
+   *
+   * @generated from field: tether.v1.Session session = 1;
+   */
+  session?: Session | undefined;
+};
+
+/**
+ * Describes the message tether.v1.UpdateSessionResponse.
+ * Use `create(UpdateSessionResponseSchema)` to create a new message.
+ */
+export const UpdateSessionResponseSchema: GenMessage<UpdateSessionResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 14);
 
 /**
  * Sessions: create, read, list, delete and update metadata. Sessions are scoped to the caller's
@@ -446,6 +558,16 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof UpdateSessionMetadataRequestSchema;
     output: typeof UpdateSessionMetadataResponseSchema;
+  },
+  /**
+   * Moves the session's agent pin (to another version or agent, or unbinds it); a commit.
+   *
+   * @generated from rpc tether.v1.SessionService.UpdateSession
+   */
+  updateSession: {
+    methodKind: "unary";
+    input: typeof UpdateSessionRequestSchema;
+    output: typeof UpdateSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tether_v1_session_service, 0);
