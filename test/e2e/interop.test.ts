@@ -264,6 +264,7 @@ describe("grpcurl, through server reflection", () => {
       expect.arrayContaining([
         "tether.v1.TurnService",
         "tether.v1.SessionService",
+        "tether.v1.AgentService",
         "tether.v1.QueueService",
         "tether.v1.LeaseService",
         "grpc.health.v1.Health",
