@@ -17,6 +17,7 @@ import { bindingPatch, checkClientMetadata } from "../domain/agent-binding.js";
 import { resolvePin } from "../runtime/agent-definition.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { sessionToProto } from "./convert/session.js";
+import { messagePage, transcriptMessage } from "./convert/transcript.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
 
 export interface SessionServiceOptions {
@@ -115,7 +116,20 @@ export function createSessionService(
       return {
         session: await view(scope, snapshot),
         messages: req.includeMessages ? snapshot.messages : [],
+        transcript: req.includeMessages ? snapshot.messages.map(transcriptMessage) : [],
       };
+    },
+
+    async listMessages(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
+      if (limit > MAX_PAGE_SIZE) {
+        throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
+      }
+      const after = fromUint64(req.afterRevision, "after_revision");
+      const snapshot = await load(scope, scope.toStore(req.sessionId, "session_id"));
+      const page = messagePage(snapshot.messages, after, limit);
+      return { messages: page.messages, nextAfterRevision: BigInt(page.nextAfterRevision) };
     },
 
     async listSessions(req, ctx) {

@@ -26,8 +26,32 @@ export function encodeMessage(message: Message): string {
   return JSON.stringify(message, replacer);
 }
 
+/** Where a committed message came from: its turn and the revision that committed it. */
+export interface CommitMark {
+  turnId: string;
+  revision: number;
+}
+
+/** A committed message carries its turn and revision beside the message's own fields. */
+export function encodeCommitted(message: Message, mark: CommitMark): string {
+  return JSON.stringify({ ...message, turnId: mark.turnId, revision: mark.revision }, replacer);
+}
+
+/** The message alone (what providers get); see decodeCommitted for its mark. */
 export function decodeMessage(json: string): Message {
-  return JSON.parse(json, reviver) as Message;
+  return decodeCommitted(json).message;
+}
+
+/** The message and, for messages committed with one, its mark (revision 0 when unknown). */
+export function decodeCommitted(json: string): { message: Message; mark: CommitMark } {
+  const { turnId, revision, ...message } = JSON.parse(json, reviver) as Message & {
+    turnId?: string;
+    revision?: number;
+  };
+  return {
+    message: message as Message,
+    mark: { turnId: turnId ?? "", revision: revision ?? 0 },
+  };
 }
 
 export function encodeJson(value: unknown): string {

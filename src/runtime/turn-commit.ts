@@ -9,7 +9,7 @@ import type { SessionId } from "../domain/ids.js";
 import type { UsageTotals } from "../domain/usage.js";
 import type { TurnResult } from "../engine/index.js";
 import type { RuntimeDeps } from "./deps.js";
-import { encodeMessage } from "./message-codec.js";
+import { encodeCommitted, encodeMessage } from "./message-codec.js";
 
 /** The turn could not commit because this replica no longer holds the session. */
 export class LeaseLostError extends Error {
@@ -37,15 +37,20 @@ export async function commitTurn(
   readHead: number,
   turn: TurnRecord,
 ): Promise<number> {
-  const appendMessages = turn.messages.map(encodeMessage);
-  const contentHash = createHash("sha256").update(appendMessages.join("\n")).digest("hex");
+  // The stamp's hash is over the messages alone: a retry at another head commits the same turn.
+  const contentHash = createHash("sha256")
+    .update(turn.messages.map(encodeMessage).join("\n"))
+    .digest("hex");
   let expected = readHead;
   for (let attempt = 1; ; attempt++) {
     try {
       const receipt = await deps.store.commit({
         sessionId: fence.sessionId,
         expectedHeadRevision: expected,
-        appendMessages,
+        // Each message names its turn and the revision this commit makes.
+        appendMessages: turn.messages.map((m) =>
+          encodeCommitted(m, { turnId: turn.turnId, revision: expected + 1 }),
+        ),
         usage: turn.usage,
         advanceTurn: true,
         stamp: { operationId: `turn:${turn.turnId}`, contentHash },

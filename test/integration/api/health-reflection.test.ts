@@ -104,6 +104,7 @@ describe("reflection", () => {
       "tether/v1/lease.proto",
       "tether/v1/session.proto",
       "tether/v1/session_service.proto",
+      "tether/v1/transcript.proto",
     ]);
   });
 

@@ -6,6 +6,8 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { SessionExecutionLease } from "./lease_pb.js";
 import { file_tether_v1_lease } from "./lease_pb.js";
+import type { TranscriptMessage } from "./transcript_pb.js";
+import { file_tether_v1_transcript } from "./transcript_pb.js";
 import type { Usage } from "./session_pb.js";
 import { file_tether_v1_session } from "./session_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/session_service.proto.
  */
 export const file_tether_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi1wIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxImCgVhZ2VudBgIIAEoCzIXLnRldGhlci52MS5BZ2VudEJpbmRpbmcaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjEKDEFnZW50QmluZGluZxIQCghhZ2VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEIoMBCg5QYXJrZWRUdXJuSW5mbxIPCgd0dXJuX2lkGAEgASgJEhgKEHBlbmRpbmdfY2FsbF9pZHMYAiADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAyADKAkSFAoMcGFya2VkX2F0X21zGAQgASgDEhUKDWV4cGlyZXNfYXRfbXMYBSABKAMixQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSPwoIbWV0YWRhdGEYAiADKAsyLS50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRIQCghhZ2VudF9pZBgDIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAQgASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIkEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCCJLChJHZXRTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uEhAKCG1lc3NhZ2VzGAIgAygJIjwKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiVQoUTGlzdFNlc3Npb25zUmVzcG9uc2USJAoIc2Vzc2lvbnMYASADKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKgoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIXChVEZWxldGVTZXNzaW9uUmVzcG9uc2UizAEKHFVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRJHCghtZXRhZGF0YRgCIAMoCzI1LnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgDIAEoBBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAodVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uInMKFFVwZGF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSFQoNYWdlbnRfdmVyc2lvbhgDIAEoBBIeChZleHBlY3RlZF9oZWFkX3JldmlzaW9uGAQgASgEIjwKFVVwZGF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIudGV0aGVyLnYxLlNlc3Npb24ylAQKDlNlc3Npb25TZXJ2aWNlElIKDUNyZWF0ZVNlc3Npb24SHy50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIC50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEkkKCkdldFNlc3Npb24SHC50ZXRoZXIudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS50ZXRoZXIudjEuR2V0U2Vzc2lvblJlc3BvbnNlEk8KDExpc3RTZXNzaW9ucxIeLnRldGhlci52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh8udGV0aGVyLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElIKDURlbGV0ZVNlc3Npb24SHy50ZXRoZXIudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIC50ZXRoZXIudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlEmoKFVVwZGF0ZVNlc3Npb25NZXRhZGF0YRInLnRldGhlci52MS5VcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0GigudGV0aGVyLnYxLlVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlc3BvbnNlElIKDVVwZGF0ZVNlc3Npb24SHy50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvblJlcXVlc3QaIC50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvblJlc3BvbnNlYgZwcm90bzM", [file_tether_v1_lease, file_tether_v1_session]);
+  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi1wIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxImCgVhZ2VudBgIIAEoCzIXLnRldGhlci52MS5BZ2VudEJpbmRpbmcaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjEKDEFnZW50QmluZGluZxIQCghhZ2VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEIoMBCg5QYXJrZWRUdXJuSW5mbxIPCgd0dXJuX2lkGAEgASgJEhgKEHBlbmRpbmdfY2FsbF9pZHMYAiADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAyADKAkSFAoMcGFya2VkX2F0X21zGAQgASgDEhUKDWV4cGlyZXNfYXRfbXMYBSABKAMixQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSPwoIbWV0YWRhdGEYAiADKAsyLS50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRIQCghhZ2VudF9pZBgDIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAQgASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIkEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCCKBAQoSR2V0U2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIUCghtZXNzYWdlcxgCIAMoCUICGAESMAoKdHJhbnNjcmlwdBgDIAMoCzIcLnRldGhlci52MS5UcmFuc2NyaXB0TWVzc2FnZSI8ChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIlUKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiQKCHNlc3Npb25zGAEgAygLMhIudGV0aGVyLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIioKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiFwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlIswBChxVcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSRwoIbWV0YWRhdGEYAiADKAsyNS50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVxdWVzdC5NZXRhZGF0YUVudHJ5Eh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAyABKAQaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKHVVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbiJzChRVcGRhdGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDWFnZW50X3ZlcnNpb24YAyABKAQSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgEIAEoBCI8ChVVcGRhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIlQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIWCg5hZnRlcl9yZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKA0iYwoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USLgoIbWVzc2FnZXMYASADKAsyHC50ZXRoZXIudjEuVHJhbnNjcmlwdE1lc3NhZ2USGwoTbmV4dF9hZnRlcl9yZXZpc2lvbhgCIAEoBDLlBAoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USSQoKR2V0U2Vzc2lvbhIcLnRldGhlci52MS5HZXRTZXNzaW9uUmVxdWVzdBodLnRldGhlci52MS5HZXRTZXNzaW9uUmVzcG9uc2USTwoMTGlzdFNlc3Npb25zEh4udGV0aGVyLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USUgoNRGVsZXRlU2Vzc2lvbhIfLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USagoVVXBkYXRlU2Vzc2lvbk1ldGFkYXRhEicudGV0aGVyLnYxLlVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QaKC50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USUgoNVXBkYXRlU2Vzc2lvbhIfLnRldGhlci52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5VcGRhdGVTZXNzaW9uUmVzcG9uc2USTwoMTGlzdE1lc3NhZ2VzEh4udGV0aGVyLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_lease, file_tether_v1_transcript, file_tether_v1_session]);
 
 /**
  * A session as clients see it.
@@ -275,11 +277,19 @@ export type GetSessionResponse = Message<"tether.v1.GetSessionResponse"> & {
   session?: Session | undefined;
 
   /**
-   * Committed transcript entries as JSON, when requested.
+   * Committed transcript entries as JSON, when requested. Deprecated: read `transcript`.
    *
-   * @generated from field: repeated string messages = 2;
+   * @generated from field: repeated string messages = 2 [deprecated = true];
+   * @deprecated
    */
   messages: string[];
+
+  /**
+   * The committed transcript, typed, when requested.
+   *
+   * @generated from field: repeated tether.v1.TranscriptMessage transcript = 3;
+   */
+  transcript: TranscriptMessage[];
 };
 
 /**
@@ -501,6 +511,70 @@ export const UpdateSessionResponseSchema: GenMessage<UpdateSessionResponse> = /*
   messageDesc(file_tether_v1_session_service, 14);
 
 /**
+ * Request of ListMessages.
+ *
+ * @generated from message tether.v1.ListMessagesRequest
+ */
+export type ListMessagesRequest = Message<"tether.v1.ListMessagesRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Only messages committed by revisions after this one; 0 for all.
+   *
+   * @generated from field: uint64 after_revision = 2;
+   */
+  afterRevision: bigint;
+
+  /**
+   * About this many messages (1-1000; 0 means 100): a page holds whole revisions only, so one
+   * revision with more messages than this is a page of its own.
+   *
+   * @generated from field: uint32 page_size = 3;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message tether.v1.ListMessagesRequest.
+ * Use `create(ListMessagesRequestSchema)` to create a new message.
+ */
+export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 15);
+
+/**
+ * Response of ListMessages.
+ *
+ * @generated from message tether.v1.ListMessagesResponse
+ */
+export type ListMessagesResponse = Message<"tether.v1.ListMessagesResponse"> & {
+  /**
+   * The messages, oldest first.
+   *
+   * @generated from field: repeated tether.v1.TranscriptMessage messages = 1;
+   */
+  messages: TranscriptMessage[];
+
+  /**
+   * Pass as after_revision for the next page; 0 on the last page.
+   *
+   * @generated from field: uint64 next_after_revision = 2;
+   */
+  nextAfterRevision: bigint;
+};
+
+/**
+ * Describes the message tether.v1.ListMessagesResponse.
+ * Use `create(ListMessagesResponseSchema)` to create a new message.
+ */
+export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 16);
+
+/**
  * Sessions: create, read, list, delete and update metadata. Sessions are scoped to the caller's
  * tenant; another tenant's session is reported as not found.
  *
@@ -568,6 +642,16 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof UpdateSessionRequestSchema;
     output: typeof UpdateSessionResponseSchema;
+  },
+  /**
+   * The committed transcript, typed, in order, paged by revision.
+   *
+   * @generated from rpc tether.v1.SessionService.ListMessages
+   */
+  listMessages: {
+    methodKind: "unary";
+    input: typeof ListMessagesRequestSchema;
+    output: typeof ListMessagesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tether_v1_session_service, 0);
