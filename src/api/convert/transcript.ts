@@ -2,8 +2,7 @@
 // TranscriptMessage) instead of JSON strings shaped by role.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Message } from "../../domain/conversation.js";
-import type {
-  MessagePartSchema} from "../../gen/tether/v1/transcript_pb.js";
+import type { MessagePartSchema } from "../../gen/tether/v1/transcript_pb.js";
 import {
   TranscriptMessage_Role as Role,
   TranscriptMessageSchema,

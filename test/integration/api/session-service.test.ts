@@ -53,9 +53,7 @@ describe.each(TARGETS)("SessionService via $name", ({ start }) => {
     expect(res.session?.headRevision).toBe(2n);
     expect(res.messages).toEqual(['{"m":1}']);
     // An entry of a worker's own shape is shown typed as its JSON, without a role.
-    expect(res.transcript.map((m) => [m.role, m.parts[0]?.kind.value])).toEqual([
-      [0, '{"m":1}'],
-    ]);
+    expect(res.transcript.map((m) => [m.role, m.parts[0]?.kind.value])).toEqual([[0, '{"m":1}']]);
     expect(res.session?.lease?.owner?.ownerId).toBe("worker-1");
     expect(res.session?.lease?.sessionId).toBe("g1");
     const bare = await sessions().getSession({ sessionId: "g1" });
