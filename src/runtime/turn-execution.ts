@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
-import type { TurnInputClaim } from "../domain/inputs.js";
+import type { TurnCheckpoint, TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { splitWaits, type ParkReceipt, type ResumeOutcome } from "../domain/parked-turns.js";
 import type { QueuedWorkClaim } from "../domain/queue.js";
@@ -228,8 +228,16 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     ...(saved && { settled: saved.settled }),
   });
   // Once parked, the engine's unwinding (cancelled calls, the terminal event) is not the turn's.
+  // A store call the turn depends on that fails (an event, a call record, a checkpoint's claims)
+  // stops the turn short, uncommitted: it is run again or resumed, never committed cut off.
+  const stopShort = <T>(work: Promise<T>): Promise<T> =>
+    work.catch((error: unknown) => {
+      cancel.abort(new LeaseLostError(error));
+      throw error;
+    });
   const sink = {
-    emit: (event: TurnEvent) => (parking.parking() ? Promise.resolve() : mapper.emit(event)),
+    emit: (event: TurnEvent) =>
+      parking.parking() ? Promise.resolve() : stopShort(mapper.emit(event)),
   };
 
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
@@ -252,43 +260,45 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
             unavailableServers: selected?.unavailable ?? [],
           },
     );
-    const checkpoints: TurnCheckpointHost = {
-      async checkpoint(request) {
-        const admissions: CheckpointAdmission[] = [];
-        const steers = await store.claimInputs(
-          job.fence,
-          { kind: "checkpoint", turnId, checkpoint: request.checkpoint },
-          16,
-        );
-        if (steers) {
-          inputClaims.push(steers);
-          for (const input of steers.inputs) {
+    /** Steers for this turn and earliest-safe-boundary work, claimed at a checkpoint. */
+    const admitAt = async (checkpoint: TurnCheckpoint): Promise<CheckpointAdmission[]> => {
+      const admissions: CheckpointAdmission[] = [];
+      const steers = await store.claimInputs(
+        job.fence,
+        { kind: "checkpoint", turnId, checkpoint },
+        16,
+      );
+      if (steers) {
+        inputClaims.push(steers);
+        for (const input of steers.inputs) {
+          admissions.push({
+            source: { kind: "steer", id: input.inputId },
+            items: decodeInputPayload(input.payload).items,
+          });
+        }
+      }
+      if (checkpoint === "after_work") {
+        const work = await store.claimReadyWork(job.fence, "active_turn_checkpoint", 16);
+        if (work) {
+          workClaims.push(work);
+          for (const batch of work.batches) {
             admissions.push({
-              source: { kind: "steer", id: input.inputId },
-              items: decodeInputPayload(input.payload).items,
+              source: { kind: "queued_work", id: batch.batchId },
+              items: [{ type: "text", text: batch.payload }],
             });
           }
         }
-        if (request.checkpoint === "after_work") {
-          const work = await store.claimReadyWork(job.fence, "active_turn_checkpoint", 16);
-          if (work) {
-            workClaims.push(work);
-            for (const batch of work.batches) {
-              admissions.push({
-                source: { kind: "queued_work", id: batch.batchId },
-                items: [{ type: "text", text: batch.payload }],
-              });
-            }
-          }
-        }
-        return admissions;
-      },
+      }
+      return admissions;
+    };
+    const checkpoints: TurnCheckpointHost = {
+      checkpoint: (request) => stopShort(admitAt(request.checkpoint)),
     };
     const server = joinExecutors(deps.serverTools, selected?.executor);
     const tools = withApprovals(combineExecutors(server, clientTools), {
       needsApproval,
       waits: clientTools,
-      announceRun: (callId, toolName) => mapper.announceRun(callId, toolName),
+      announceRun: (callId, toolName) => stopShort(mapper.announceRun(callId, toolName)),
       timeoutMs: deps.clientToolTimeoutMs,
     });
     const engine = createTurnEngine({

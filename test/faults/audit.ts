@@ -132,8 +132,23 @@ export async function audit(
       }
       if (!whole) {
         malformedTurns++;
+        // The whole turn as committed, each message cut short: what was in it tells why.
+        const shown = messages
+          .slice(i, end)
+          .map((m) => (m.length > 240 ? `${m.slice(0, 240)}…` : m))
+          .join(" | ");
+        const logged = logs
+          .filter(
+            (r) =>
+              (r.msg === "turn committed" && Number(r.headRevision) === revision) ||
+              (typeof r.msg === "string" && r.msg.startsWith("turn parked")),
+          )
+          .filter((r) => scope.toClient(String(r.sessionId)) === sessionId)
+          .map((r) => `${r.replica}: ${r.msg} ${String(r.outcome ?? "")} ${String(r.reason ?? "")}`)
+          .slice(-4)
+          .join("; ");
         note(
-          `${sessionId}: revision ${revision} is not a user message and its echo: ${user.role} ${JSON.stringify(user.tokens)}, then ${reply.role} ${JSON.stringify(reply.tokens)}`,
+          `${sessionId}: revision ${revision} is not a user message and its echo: ${shown} [${logged}]`,
         );
       }
       for (const token of user.role === "user" ? user.tokens : []) {
