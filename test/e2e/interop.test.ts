@@ -108,13 +108,33 @@ interface EventLine {
   pending_call_ids?: string[];
   approval_call_ids?: string[];
   reason?: string;
+  messages?: { role: string; parts: string[]; turn_id: string; revision: number }[];
 }
 
 function eventLines(stdout: string): EventLine[] {
   return stdout
     .split("\n")
     .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as EventLine);
+    .map((l) => JSON.parse(l) as EventLine)
+    .filter((l) => l.kind !== "transcript");
+}
+
+/**
+ * The typed transcript the client read after its tool turn: the user's message, the call, its
+ * result and the answer, all committed by that turn at revision 2 (1 is the session's creation).
+ */
+function expectTypedTranscript(stdout: string, turnId: string): void {
+  const line = stdout
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as EventLine)
+    .find((l) => l.kind === "transcript");
+  expect(line?.messages).toEqual([
+    { role: "ROLE_USER", parts: ["text"], turn_id: turnId, revision: 2 },
+    { role: "ROLE_ASSISTANT", parts: ["tool_call"], turn_id: turnId, revision: 2 },
+    { role: "ROLE_TOOL", parts: ["tool_result"], turn_id: turnId, revision: 2 },
+    { role: "ROLE_ASSISTANT", parts: ["text"], turn_id: turnId, revision: 2 },
+  ]);
 }
 
 /** What every client's tool turn must show: the request, the round trip, and the echoed result. */
@@ -363,6 +383,7 @@ describe("a Python grpcio client", () => {
         60_000,
       );
       expectToolTurn(eventLines(ran.stdout), '{"key":"py"}', "from-python");
+      expectTypedTranscript(ran.stdout, eventLines(ran.stdout)[0]?.turn_id ?? "");
     } finally {
       await rm(stubs, { recursive: true, force: true });
     }
@@ -450,6 +471,7 @@ describe("a Go grpc-go client", () => {
         30_000,
       );
       expectToolTurn(eventLines(ran.stdout), '{"key":"go"}', "from-go");
+      expectTypedTranscript(ran.stdout, eventLines(ran.stdout)[0]?.turn_id ?? "");
       const approving = await mustRun(
         binary,
         [

@@ -35,6 +35,45 @@ type line struct {
 	Pending  []string `json:"pending_call_ids,omitempty"`
 	Approval []string `json:"approval_call_ids,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
+	Messages []entry  `json:"messages,omitempty"`
+}
+
+// One message of the typed transcript, as the test reads it.
+type entry struct {
+	Role     string   `json:"role"`
+	Parts    []string `json:"parts"`
+	TurnID   string   `json:"turn_id"`
+	Revision uint64   `json:"revision"`
+}
+
+// printTranscript reads the session's committed transcript, typed, and prints it as one line.
+func printTranscript(ctx context.Context, conn *grpc.ClientConn, session string, out *json.Encoder) error {
+	got, err := tetherv1.NewSessionServiceClient(conn).GetSession(ctx, &tetherv1.GetSessionRequest{
+		SessionId: session, IncludeMessages: true,
+	})
+	if err != nil {
+		return fmt.Errorf("GetSession: %w", err)
+	}
+	l := line{Kind: "transcript"}
+	for _, m := range got.GetTranscript() {
+		e := entry{Role: m.GetRole().String(), TurnID: m.GetTurnId(), Revision: m.GetRevision()}
+		for _, p := range m.GetParts() {
+			switch p.GetKind().(type) {
+			case *tetherv1.MessagePart_Text:
+				e.Parts = append(e.Parts, "text")
+			case *tetherv1.MessagePart_ToolCall:
+				e.Parts = append(e.Parts, "tool_call")
+			case *tetherv1.MessagePart_ToolResult:
+				e.Parts = append(e.Parts, "tool_result")
+			case *tetherv1.MessagePart_Reasoning:
+				e.Parts = append(e.Parts, "reasoning")
+			case *tetherv1.MessagePart_Image:
+				e.Parts = append(e.Parts, "image")
+			}
+		}
+		l.Messages = append(l.Messages, e)
+	}
+	return out.Encode(l)
 }
 
 func main() {
@@ -86,7 +125,7 @@ func run(addr, answerAddr, session, prompt, answer string, approval bool) error 
 	for {
 		resp, err := stream.Recv()
 		if err == io.EOF {
-			return nil
+			return printTranscript(ctx, conn, session, out)
 		}
 		if err != nil {
 			return err

@@ -44,7 +44,14 @@ def run(args: argparse.Namespace) -> None:
     generate(args.proto, args.out)
     sys.path.insert(0, args.out)
     import grpc
-    from tether.v1 import turn_pb2, turn_service_pb2, turn_service_pb2_grpc
+    from tether.v1 import (
+        session_service_pb2,
+        session_service_pb2_grpc,
+        transcript_pb2,
+        turn_pb2,
+        turn_service_pb2,
+        turn_service_pb2_grpc,
+    )
 
     answer_addr = args.answer_addr or args.addr
     with grpc.insecure_channel(args.addr) as channel, grpc.insecure_channel(answer_addr) as other:
@@ -133,6 +140,23 @@ def run(args: argparse.Namespace) -> None:
                 elif which is not None:
                     line["value"] = getattr(outcome, which).message
             print(json.dumps(line), flush=True)
+
+        # The committed transcript, typed: one line with each message's role, parts and revision.
+        sessions = session_service_pb2_grpc.SessionServiceStub(channel)
+        got = sessions.GetSession(
+            session_service_pb2.GetSessionRequest(session_id=args.session, include_messages=True),
+            timeout=10,
+        )
+        transcript = [
+            {
+                "role": transcript_pb2.TranscriptMessage.Role.Name(m.role),
+                "parts": [p.WhichOneof("kind") for p in m.parts],
+                "turn_id": m.turn_id,
+                "revision": m.revision,
+            }
+            for m in got.transcript
+        ]
+        print(json.dumps({"kind": "transcript", "cursor": 0, "messages": transcript}), flush=True)
 
 
 def main() -> None:
