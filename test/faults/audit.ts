@@ -233,6 +233,20 @@ export async function audit(
     }
   }
 
+  // Once per session that lost input: what holds it (a parked turn and its waits, the lease).
+  const explained = new Set<string>();
+  const noteStuck = async (sessionId: string): Promise<void> => {
+    if (explained.has(sessionId)) return;
+    explained.add(sessionId);
+    const storeId = scope.toStore(sessionId, "session_id") as SessionId;
+    const parked = await store.readParkedTurn(storeId);
+    const waits = parked ? await store.readToolCalls(storeId, parked.turnId) : [];
+    const lease = await store.currentLease(storeId);
+    const inputs = await store.listInputs(storeId);
+    note(
+      `${sessionId} holds: parked ${JSON.stringify(parked ? { ...parked, progress: undefined } : null)} waits ${JSON.stringify(waits)} lease ${lease?.owner.ownerId ?? "none"} open inputs ${inputs.length}`,
+    );
+  };
   const submitted = new Set(inputs.map((i) => i.token));
   let lost = 0;
   let duplicated = 0;
@@ -248,6 +262,7 @@ export async function audit(
     if (count === 0) {
       lost++;
       note(`${input.token} (${input.sessionId}) acknowledged but never committed`);
+      await noteStuck(input.sessionId);
     }
     if (!input.completed) {
       incomplete++;
