@@ -76,20 +76,9 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
       const scope = scopeOf(ctx.values);
       const sessionId = scope.toStore(req.sessionId, "session_id");
       checkId("turn_id", req.turnId);
-      if (req.results.length === 0) throw invalidArgument("results", "must not be empty");
-      if (req.results.length > MAX_TOOL_RESULTS) {
-        throw invalidArgument("results", `must hold at most ${MAX_TOOL_RESULTS} results`);
-      }
-      const results: ClientToolResult[] = req.results.map((r, i) => {
-        checkId(`results[${i}].call_id`, r.callId);
-        if (Buffer.byteLength(r.output, "utf8") > MAX_TOOL_OUTPUT_BYTES) {
-          throw invalidArgument(
-            `results[${i}].output`,
-            `must be at most ${MAX_TOOL_OUTPUT_BYTES} bytes`,
-          );
-        }
-        return { callId: r.callId, output: r.output, isError: r.isError };
-      });
+      const results: ClientToolResult[] = checkAnswers("results", req.results, (r) => r.output).map(
+        (r) => ({ callId: r.callId, output: r.output, isError: r.isError }),
+      );
       const report = await runtime.submitToolResults(sessionId, req.turnId, results);
       return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
     },
@@ -98,20 +87,11 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
       const scope = scopeOf(ctx.values);
       const sessionId = scope.toStore(req.sessionId, "session_id");
       checkId("turn_id", req.turnId);
-      if (req.decisions.length === 0) throw invalidArgument("decisions", "must not be empty");
-      if (req.decisions.length > MAX_TOOL_RESULTS) {
-        throw invalidArgument("decisions", `must hold at most ${MAX_TOOL_RESULTS} decisions`);
-      }
-      const decisions = req.decisions.map((d, i) => {
-        checkId(`decisions[${i}].call_id`, d.callId);
-        if (Buffer.byteLength(d.reason, "utf8") > MAX_TOOL_OUTPUT_BYTES) {
-          throw invalidArgument(
-            `decisions[${i}].reason`,
-            `must be at most ${MAX_TOOL_OUTPUT_BYTES} bytes`,
-          );
-        }
-        return { callId: d.callId, approve: d.approve, reason: d.reason };
-      });
+      const decisions = checkAnswers("decisions", req.decisions, (d) => d.reason).map((d) => ({
+        callId: d.callId,
+        approve: d.approve,
+        reason: d.reason,
+      }));
       const report = await runtime.decideToolCalls(sessionId, req.turnId, decisions);
       return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
     },
@@ -127,4 +107,30 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
       return { cancelled };
     },
   };
+}
+
+/**
+ * Results or decisions as a request carries them: not empty, not too many, each naming a call id,
+ * its text (an output, a reason) within the size limit. Refusals name `<field>[i].<part>`.
+ */
+function checkAnswers<T extends { callId: string }>(
+  field: "results" | "decisions",
+  answers: readonly T[],
+  textOf: (answer: T) => string,
+): readonly T[] {
+  if (answers.length === 0) throw invalidArgument(field, "must not be empty");
+  if (answers.length > MAX_TOOL_RESULTS) {
+    throw invalidArgument(field, `must hold at most ${MAX_TOOL_RESULTS} entries`);
+  }
+  const textField = field === "results" ? "output" : "reason";
+  answers.forEach((answer, i) => {
+    checkId(`${field}[${i}].call_id`, answer.callId);
+    if (Buffer.byteLength(textOf(answer), "utf8") > MAX_TOOL_OUTPUT_BYTES) {
+      throw invalidArgument(
+        `${field}[${i}].${textField}`,
+        `must be at most ${MAX_TOOL_OUTPUT_BYTES} bytes`,
+      );
+    }
+  });
+  return answers;
 }
