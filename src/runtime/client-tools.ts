@@ -27,8 +27,8 @@ export interface ClientToolBridge extends ToolExecutor {
   record(waitId: string): Promise<void>;
   /** States read from the store (a resumed turn): answered waits resolve at once. */
   preload(states: readonly ToolCallState[]): void;
-  /** Whether the wait is recorded (announced) in this run or an earlier one of the turn. */
-  isRecorded(waitId: string): boolean;
+  /** Whether the client answered the wait already (in this run or an earlier one of the turn). */
+  isAnswered(waitId: string): boolean;
   /** An answer the store accepted, as a signal brought it; unknown or settled calls are dropped. */
   deliver(result: ClientToolResult): void;
   /** Waits announced and not answered yet (client calls and approvals). */
@@ -119,7 +119,7 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
     definitions: () => options.definitions,
     waiting: () => waiting.size,
     waitingIds: () => [...waiting.keys()],
-    isRecorded: (waitId) => recorded.has(waitId),
+    isAnswered: (waitId) => recorded.get(waitId)?.status === "answered",
 
     async record(waitId) {
       const [state] = await store.recordToolCalls(fence, turnId, [waitId]);

@@ -19,7 +19,7 @@ export function approvalPolicy(
 
 export interface ApprovalGateOptions {
   needsApproval: (toolName: string) => boolean;
-  waits: Pick<ClientToolBridge, "awaitAnswer" | "isRecorded">;
+  waits: Pick<ClientToolBridge, "awaitAnswer" | "isAnswered">;
   /** Shows the approved call's start (or hands it to the client) before it runs. */
   announceRun: (callId: string, toolName: string) => Promise<void>;
   timeoutMs: number;
@@ -41,10 +41,12 @@ export function withApprovals(inner: ToolExecutor, options: ApprovalGateOptions)
         const reason = decision.output === "" ? "no reason given" : decision.output;
         return { output: `not run: the call was denied (${reason})`, isError: true };
       }
-      // A client call handed over by an earlier run of the turn (its result wait is recorded)
-      // is not announced twice: the client already has it, and a second request would invite a
-      // second execution.
-      if (!options.waits.isRecorded(call.callId)) {
+      // A client call an earlier run of the turn handed over is shown again unless its answer
+      // is in: that run may have recorded the wait and died before its request reached the
+      // log, and a call the client never saw would hold the turn until it expires. A request
+      // shown twice is harmless: answers are first-wins by call id, under one idempotency key.
+      // (A run that parked after showing it carries it in its shown keys and skips it.)
+      if (!options.waits.isAnswered(call.callId)) {
         await options.announceRun(call.callId, call.toolName);
       }
       return inner.execute(call, context);

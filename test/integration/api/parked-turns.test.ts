@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { createSessionService } from "../../../src/api/session-service.js";
 import { createTurnService } from "../../../src/api/turn-service.js";
+import { TetherError } from "../../../src/domain/errors.js";
 import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
 import {
   BusyStrategy,
@@ -16,6 +17,7 @@ import {
   type TurnEvent,
 } from "../../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
+import type { EventLog } from "../../../src/ports/event-log.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import type { ToolExecutor } from "../../../src/ports/tool-executor.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
@@ -97,7 +99,11 @@ function setup(backend: "memory" | "redis") {
   const namespace = `parked-${randomUUID()}`;
   const open: Replica[] = [];
   async function replica(
-    extra: { parkedTurnTtlMs?: number; maxParkedProgressBytes?: number } = {},
+    extra: {
+      parkedTurnTtlMs?: number;
+      maxParkedProgressBytes?: number;
+      wrapLog?: (log: EventLog) => EventLog;
+    } = {},
   ): Promise<Replica> {
     const { runtime, store } = createRuntimeHarness({
       provider: planningProvider(counters),
@@ -300,6 +306,54 @@ for (const backend of ["memory", "redis"] as const) {
       expect(completionText(stream.events)).toBe("results: transfer=sent");
       expect(counters.modelCalls).toBe(2);
       expect(stream.events.filter(is("turnResumed"))).toHaveLength(2);
+    });
+
+    it("an approved client call whose request never reached the log is shown by the next run", async () => {
+      env = setup(backend);
+      // The run that resumes on the approval records the call's wait, then its request fails
+      // to reach the log (a Redis restart, or the replica dying in between): the turn stops
+      // short, and the run after it must show the request, or nobody could answer it.
+      let dropped = 0;
+      const a = await env.replica({
+        wrapLog: (log) => ({
+          ...log,
+          append(sessionId, entries, fence) {
+            if (dropped === 0 && entries.some((e) => e.event.type === "tool_call_requested")) {
+              dropped++;
+              return Promise.reject(
+                new TetherError("store_unavailable", "store unavailable: test"),
+              );
+            }
+            return log.append(sessionId, entries, fence);
+          },
+        }),
+      });
+      const sessionId = `s-${randomUUID()}`;
+      const stream = follow(
+        a.turns.streamTurn({
+          sessionId,
+          input: text("use transfer"),
+          clientTools: [clientTool("transfer", true)],
+        }),
+      );
+      const parked = await stream.until(is("turnParked"));
+      await a.turns.decideToolCalls({
+        sessionId,
+        turnId: parked.turnId,
+        decisions: [{ callId: "transfer-1", approve: true, reason: "ok" }],
+      });
+      const requested = await stream.until(is("toolCallRequested"));
+      expect(dropped).toBe(1);
+      expect(requested.event.value).toMatchObject({ callId: "transfer-1" });
+      await a.turns.submitToolResults({
+        sessionId,
+        turnId: parked.turnId,
+        results: [{ callId: "transfer-1", output: "sent", isError: false }],
+      });
+      await stream.done;
+      expect(completionText(stream.events)).toBe("results: transfer=sent");
+      expect(stream.events.filter(is("toolCallRequested"))).toHaveLength(1);
+      expect(env.counters.modelCalls).toBe(2);
     });
 
     it("a denied call gives the model an error result carrying the reason; server tools can need approval", async () => {

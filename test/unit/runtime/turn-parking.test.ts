@@ -214,9 +214,9 @@ describe("parking monitor", () => {
 });
 
 describe("approval gate", () => {
-  const waits = (answer: unknown, recorded = false) => ({
+  const waits = (answer: unknown, answered = false) => ({
     awaitAnswer: () => Promise.resolve(answer as never),
-    isRecorded: () => recorded,
+    isAnswered: () => answered,
   });
   const inner: ToolExecutor = {
     definitions: () => [],
@@ -225,10 +225,10 @@ describe("approval gate", () => {
 
   test("approved calls are announced and run; denied ones get the reason; silence is an error", async () => {
     const announced: string[] = [];
-    const gate = (answer: unknown, recorded = false) =>
+    const gate = (answer: unknown, answered = false) =>
       withApprovals(inner, {
         needsApproval: (name) => name === "guarded",
-        waits: waits(answer, recorded),
+        waits: waits(answer, answered),
         announceRun: (id) => Promise.resolve(void announced.push(id)),
         timeoutMs: 1_000,
       });
@@ -237,7 +237,7 @@ describe("approval gate", () => {
       output: "ran",
     });
     expect(announced).toEqual(["c1"]);
-    // A client call handed over in an earlier run is not announced again.
+    // A client call an earlier run handed over and the client answered is not shown again.
     await gate(approved, true).execute(request("c2", "guarded"), context);
     expect(announced).toEqual(["c1"]);
     const denied = { callId: "approve:c3", output: "too risky", isError: true };
