@@ -197,6 +197,21 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
       return parked ? { parked: parkedToProto(parked, scope) } : {};
     },
 
+    async readRevision(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const read = await store.readRevision(
+        scope.toStore(req.sessionId, "session_id"),
+        fromUint64(req.revision, "revision"),
+      );
+      return {
+        revision: BigInt(read.revision),
+        headRevision: BigInt(read.headRevision),
+        turnIndex: BigInt(read.turnIndex),
+        messages: read.messages,
+        metadata: read.metadata,
+      };
+    },
+
     async vacuum(req, ctx) {
       const scope = scopeOf(ctx.values);
       const report = await store.vacuum(scope.toStore(req.sessionId, "session_id"));

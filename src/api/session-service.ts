@@ -1,4 +1,5 @@
-// SessionService over a RuntimeStore: create, read, list, delete and update metadata. A session
+// SessionService over a RuntimeStore: create, read, list, delete, update metadata, fork and
+// rewind (the store's history operations, domain/history.ts). A session
 // exists once it has a commit; creation is the commit from head 0, so two racing creates of one
 // id cannot both succeed, and a session its first input created (ADR 0003) is ALREADY_EXISTS.
 import { randomUUID } from "node:crypto";
@@ -6,6 +7,8 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   invalidArgument,
   isTetherError,
+  revisionOutOfRange,
+  revisionUnavailable,
   sessionAlreadyExists,
   sessionNotFound,
 } from "../domain/errors.js";
@@ -79,6 +82,24 @@ export function createSessionService(
     }
   }
 
+  /** The transcript at a revision GetSession was asked for (`at_revision`). */
+  async function transcriptAt(snapshot: SessionSnapshot, revision: number): Promise<string[]> {
+    const { sessionId, headRevision } = snapshot;
+    if (revision === headRevision) return snapshot.messages;
+    if (revision > headRevision) {
+      throw revisionOutOfRange(sessionId, "at_revision", revision, headRevision);
+    }
+    try {
+      return (await store.readRevision(sessionId, revision)).messages;
+    } catch (error) {
+      if (isTetherError(error, "revision_unavailable")) {
+        const first = Number(error.fields["firstKeptRevision"]);
+        throw revisionUnavailable(sessionId, "at_revision", revision, first);
+      }
+      throw error;
+    }
+  }
+
   async function view(scope: TenantScope, snapshot: SessionSnapshot) {
     const [lease, parked] = await Promise.all([
       store.currentLease(snapshot.sessionId),
@@ -112,12 +133,41 @@ export function createSessionService(
 
     async getSession(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const snapshot = await load(scope, scope.toStore(req.sessionId, "session_id"));
+      const storeId = scope.toStore(req.sessionId, "session_id");
+      const at = fromUint64(req.atRevision, "at_revision");
+      if (at !== 0 && !req.includeMessages) {
+        throw invalidArgument("at_revision", "needs include_messages");
+      }
+      const snapshot = await load(scope, storeId);
+      const messages = !req.includeMessages
+        ? []
+        : await transcriptAt(snapshot, at === 0 ? snapshot.headRevision : at);
       return {
         session: await view(scope, snapshot),
-        messages: req.includeMessages ? snapshot.messages : [],
-        transcript: req.includeMessages ? snapshot.messages.map(transcriptMessage) : [],
+        messages,
+        transcript: messages.map(transcriptMessage),
       };
+    },
+
+    async forkSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const sourceId = scope.toStore(req.sessionId, "session_id");
+      const targetId = scope.toStore(req.newSessionId || randomUUID(), "new_session_id");
+      let at = fromUint64(req.atRevision, "at_revision");
+      if (at === 0) at = (await load(scope, sourceId)).headRevision;
+      await store.forkSession({ sourceId, targetId, atRevision: at });
+      return { session: await view(scope, await load(scope, targetId)) };
+    },
+
+    async rewindSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const storeId = scope.toStore(req.sessionId, "session_id");
+      const toRevision = fromUint64(req.toRevision, "to_revision");
+      if (toRevision === 0) throw invalidArgument("to_revision", "must be a revision (1 or more)");
+      let expected = fromUint64(req.expectedHeadRevision, "expected_head_revision");
+      if (expected === 0) expected = (await load(scope, storeId)).headRevision;
+      await store.rewindSession({ sessionId: storeId, toRevision, expectedHeadRevision: expected });
+      return { session: await view(scope, await load(scope, storeId)) };
     },
 
     async listMessages(req, ctx) {

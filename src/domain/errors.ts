@@ -18,6 +18,9 @@ export type TetherErrorCode =
   | "agent_not_found"
   | "agent_already_exists"
   | "agent_version_conflict"
+  | "revision_out_of_range"
+  | "revision_unavailable"
+  | "turn_in_progress"
   | "unauthenticated"
   | "deadline_exceeded"
   | "unknown_service"
@@ -225,5 +228,47 @@ export function agentVersionConflict(
     "agent_version_conflict",
     `agent ${agentId} is at version ${latest}, not ${expected}: read it again and retry`,
     { fields: { agentId, expectedVersion: expected, latestVersion: latest } },
+  );
+}
+
+export function revisionOutOfRange(
+  sessionId: string,
+  field: string,
+  revision: number,
+  head: number,
+): TetherError {
+  return new TetherError(
+    "revision_out_of_range",
+    `${field}: revision ${revision} is past the head of session ${sessionId} (${head})`,
+    {
+      fields: { sessionId, revision, headRevision: head },
+      violations: [{ field, description: `past the head (${head})` }],
+    },
+  );
+}
+
+/**
+ * A revision the session does not hold: one before the revision a fork started from (the source
+ * session holds it), or one committed before the store kept history (an older version).
+ */
+export function revisionUnavailable(
+  sessionId: string,
+  field: string,
+  revision: number,
+  firstKept: number,
+): TetherError {
+  return new TetherError(
+    "revision_unavailable",
+    `${field}: session ${sessionId} keeps its history from revision ${firstKept}, not ${revision}`,
+    { fields: { sessionId, revision, firstKeptRevision: firstKept } },
+  );
+}
+
+/** A change that needs the session at rest: a turn runs (a lease is live) or waits parked. */
+export function turnInProgress(sessionId: string, what: string): TetherError {
+  return new TetherError(
+    "turn_in_progress",
+    `session ${sessionId} has a turn in progress (${what}): try again once it has ended`,
+    { fields: { sessionId } },
   );
 }

@@ -2,6 +2,7 @@
 // the shared conformance suite (test/conformance); the in-memory store is the reference.
 import type { ClientToolResult, ToolAnswerReport, ToolCallState } from "../domain/tool-calls.js";
 import type { AgentDraft, AgentListPage, AgentUpdate, AgentVersion } from "../domain/agents.js";
+import type { ForkDraft, HistoryReceipt, RevisionRead, RewindDraft } from "../domain/history.js";
 import type { BatchId, SessionId } from "../domain/ids.js";
 import type {
   ParkReceipt,
@@ -169,6 +170,26 @@ export interface AgentStore {
   deleteAgent(agentId: string): Promise<boolean>;
 }
 
+/**
+ * A session's history (domain/history.ts): every revision stays readable, a rewind commits an
+ * earlier revision's transcript, a fork starts a new session from any revision.
+ */
+export interface SessionHistoryStore {
+  /** The session at `revision` (revision_out_of_range past the head; session_not_found). */
+  readRevision(sessionId: SessionId, revision: number): Promise<RevisionRead>;
+  /**
+   * A new session whose transcript, metadata and turn index are the source's at the revision and
+   * whose head is that revision; the source is untouched. session_already_exists when the
+   * target has a commit, queued work or inputs.
+   */
+  forkSession(draft: ForkDraft): Promise<HistoryReceipt>;
+  /**
+   * One commit (head + 1) whose transcript is the one at `toRevision`, under a head CAS, with a
+   * new transcript epoch; refused (turn_in_progress) while a lease is live or a turn is parked.
+   */
+  rewindSession(draft: RewindDraft): Promise<HistoryReceipt>;
+}
+
 export interface StoreMaintenance {
   /** Removes completed and cancelled tombstones of a session. */
   vacuum(sessionId: SessionId): Promise<VacuumReport>;
@@ -184,6 +205,7 @@ export interface RuntimeStore
     ToolCallStore,
     ParkedTurnStore,
     AgentStore,
+    SessionHistoryStore,
     StoreMaintenance {}
 
 export interface StoreLimits {

@@ -5,6 +5,7 @@ import { describeBadInputLaws } from "./laws/bad-input.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
+import { describeHistoryLaws } from "./laws/history.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
@@ -23,6 +24,7 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeLeaseLaws(factory);
   describeReclaimLaws(factory);
   describeCommitLaws(factory);
+  describeHistoryLaws(factory);
   describeClaimLaws(factory);
   describeFenceLaws(factory);
   describeQueueLaws(factory);

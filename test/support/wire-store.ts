@@ -395,6 +395,39 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
 
     deleteAgent: (agentId) => call(async () => (await agents.deleteAgent({ agentId })).deleted),
 
+    readRevision: (sessionId, revision) =>
+      call(async () => {
+        const res = await leases.readRevision({ sessionId, revision: BigInt(revision) });
+        return {
+          sessionId,
+          revision: Number(res.revision),
+          headRevision: Number(res.headRevision),
+          turnIndex: Number(res.turnIndex),
+          messages: res.messages,
+          metadata: res.metadata,
+        };
+      }),
+
+    forkSession: (draft) =>
+      call(async () => {
+        const res = await sessions.forkSession({
+          sessionId: draft.sourceId,
+          atRevision: BigInt(draft.atRevision),
+          newSessionId: draft.targetId,
+        });
+        return { sessionId: draft.targetId, headRevision: Number(res.session?.headRevision) };
+      }),
+
+    rewindSession: (draft) =>
+      call(async () => {
+        const res = await sessions.rewindSession({
+          sessionId: draft.sessionId,
+          toRevision: BigInt(draft.toRevision),
+          expectedHeadRevision: BigInt(draft.expectedHeadRevision),
+        });
+        return { sessionId: draft.sessionId, headRevision: Number(res.session?.headRevision) };
+      }),
+
     vacuum: (sessionId) =>
       call(async () => {
         const res = await leases.vacuum({ sessionId });

@@ -16,6 +16,7 @@ import {
 } from "../../domain/session.js";
 import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
 import { atomically, type MemoryContext } from "./context.js";
+import { recordRevision } from "./history-ops.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
 
 /** Every check of a commit; throws before anything is written. */
@@ -86,6 +87,13 @@ function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
     }
   }
   if (commit.parkedTurnId !== undefined) cell.parked = undefined;
+  recordRevision(cell);
+  if (commit.metadataPatch && Object.keys(commit.metadataPatch).length > 0) {
+    cell.history.metadataLog.push({
+      revision: cell.headRevision,
+      patch: { ...commit.metadataPatch },
+    });
+  }
   const release = commit.releaseLease;
   if (
     release &&

@@ -18,6 +18,7 @@ import type { MemoryContext } from "./context.js";
 import { createKeyedMutex } from "./keyed-mutex.js";
 import * as agents from "./agent-ops.js";
 import * as commits from "./commit-ops.js";
+import * as history from "./history-ops.js";
 import * as inputs from "./input-ops.js";
 import * as leases from "./lease-ops.js";
 import * as parking from "./parked-turn-ops.js";
@@ -125,6 +126,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       listAgents: (options) => agents.listAgents(ctx, options),
       deleteAgent: (agentId) => agents.deleteAgent(ctx, agentId),
 
+      readRevision: (sessionId, revision) => history.readRevision(ctx, sessionId, revision),
+      forkSession: (draft) => history.forkSession(ctx, draft),
+      rewindSession: (draft) => history.rewindSession(ctx, draft),
       vacuum: (sessionId) => sessions.vacuum(ctx, sessionId),
       close: () => Promise.resolve(),
     },

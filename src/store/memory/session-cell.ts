@@ -14,6 +14,18 @@ export interface SourceKeyEntry<Id> {
   contentHash: string;
 }
 
+/** A session's history (domain/history.ts, laid out as on Redis: see redis/lua/_shared.lua). */
+export interface SessionHistory {
+  /** The first revision the session holds (1, or the revision a fork started from). */
+  from: number;
+  /** Per revision from `from`: its transcript's message count and turn index. */
+  points: { count: number; turnIndex: number }[];
+  /** Oldest first: each rewind's revision, the messages it kept and those it took off. */
+  rewinds: { revision: number; kept: number; dropped: string[] }[];
+  /** Each revision's metadata patch, in order (a fork's first: all of its metadata). */
+  metadataLog: { revision: number; patch: Record<string, string> }[];
+}
+
 export interface SessionCell {
   sessionId: SessionId;
   lease: SessionExecutionLease | undefined;
@@ -33,6 +45,7 @@ export interface SessionCell {
   inputSourceKeys: Map<string, SourceKeyEntry<InputId>>;
   /** The turn parked on outside answers, until its commit (parked-turn-ops.ts). */
   parked: ParkedTurn | undefined;
+  history: SessionHistory;
 }
 
 export function emptyCell(sessionId: SessionId): SessionCell {
@@ -53,6 +66,7 @@ export function emptyCell(sessionId: SessionId): SessionCell {
     inputs: new Map(),
     inputSourceKeys: new Map(),
     parked: undefined,
+    history: { from: 1, points: [], rewinds: [], metadataLog: [] },
   };
 }
 

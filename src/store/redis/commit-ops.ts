@@ -56,6 +56,8 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.inputs,
       k.inputIndex,
       k.parked,
+      k.history,
+      k.metadataLog,
     ],
     [commitSpec(input), ...input.appendMessages],
   );

@@ -37,6 +37,14 @@ export interface SessionKeys {
   toolCalls(turnId: string): string;
   /** Hash: the turn parked on outside answers (fields in parkTurn-5.lua), until its commit. */
   parked: string;
+  /** List: "<message count>:<turn index>" per revision from the head's `hf` (_shared.lua). */
+  history: string;
+  /** List of JSON {r, n, a, l}: each rewind, oldest first. */
+  rewinds: string;
+  /** List of the messages rewinds took off the transcript, in the order they left. */
+  archive: string;
+  /** List of JSON {r, m}: each revision's metadata patch (a fork's first one: all of it). */
+  metadataLog: string;
 }
 
 /** Braces in the namespace would change which part of a key Redis hashes. */
@@ -49,7 +57,7 @@ export function checkNamespace(namespace: string): string {
 
 /**
  * The keys of one session, each built when an operation asks for it: an operation uses two to
- * eight of them, so building all fifteen per call would be wasted work on the hot path.
+ * twelve of them, so building all nineteen per call would be wasted work on the hot path.
  */
 class LazySessionKeys implements SessionKeys {
   constructor(private readonly p: string) {}
@@ -103,6 +111,18 @@ class LazySessionKeys implements SessionKeys {
   }
   get parked() {
     return `${this.p}parked`;
+  }
+  get history() {
+    return `${this.p}history`;
+  }
+  get rewinds() {
+    return `${this.p}rewinds`;
+  }
+  get archive() {
+    return `${this.p}archive`;
+  }
+  get metadataLog() {
+    return `${this.p}metadata:log`;
   }
 }
 

@@ -12,6 +12,7 @@ import { createProcLivenessProbe } from "../shared/local-process.js";
 import type { StoreLogger } from "../shared/store-log.js";
 import * as commits from "./commit-ops.js";
 import { createRedisContext } from "./context.js";
+import * as history from "./history-ops.js";
 import * as inputs from "./input-ops.js";
 import { checkNamespace } from "./keys.js";
 import * as leases from "./lease-ops.js";
@@ -113,6 +114,9 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       getAgent: (id, version) => agents.getAgent(ctx, id, version),
       listAgents: (o) => agents.listAgents(ctx, o),
       deleteAgent: (id) => agents.deleteAgent(ctx, id),
+      readRevision: (id, revision) => history.readRevision(on(id), id, revision),
+      forkSession: (draft) => history.forkSession(on(draft?.targetId), on(draft?.sourceId), draft),
+      rewindSession: (draft) => history.rewindSession(on(draft?.sessionId), draft),
       vacuum: (id) => sessions.vacuum(on(id), id),
       // The caller's connection stays open (it may serve other stores or other code; the caller
       // quits it after closing the store); the extra connections are the store's own.

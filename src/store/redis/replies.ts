@@ -18,6 +18,8 @@ export const REPLY = {
   PARKED_MISMATCH: 13,
   EXISTS: 14,
   VERSION_CONFLICT: 15,
+  OUT_OF_RANGE: 16,
+  NOT_KEPT: 17,
 } as const;
 
 export type ReplyName = keyof typeof REPLY;

@@ -40,6 +40,9 @@ export const SCRIPT_NAMES = [
   "updateAgent",
   "getAgent",
   "deleteAgent",
+  "readRevision",
+  "rewindSession",
+  "forkSession",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -25,6 +25,10 @@ export async function deleteSession(ctx: RedisContext, sessionId: SessionId): Pr
       k.inputIndex,
       k.inputSources,
       k.parked,
+      k.history,
+      k.rewinds,
+      k.archive,
+      k.metadataLog,
     ],
     [],
   );

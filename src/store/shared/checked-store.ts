@@ -3,7 +3,7 @@
 // error on every backend; the operations themselves trust their branded types. The bad-input
 // conformance laws (test/conformance) keep it honest on memory, Redis, Cluster and the wire.
 import { MAX_TOOL_CALLS_PER_REQUEST } from "../../domain/tool-calls.js";
-import { sessionMismatch } from "../../domain/errors.js";
+import { invalidArgument, sessionMismatch } from "../../domain/errors.js";
 import { checkId, parseSessionId, type SessionId } from "../../domain/ids.js";
 import type { RuntimeStore, StoreLimits } from "../../ports/runtime-store.js";
 import {
@@ -294,6 +294,36 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
       checked(
         () => void checkId("agent_id", agentId),
         () => inner.deleteAgent(agentId),
+      ),
+
+    readRevision: (id, revision) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkCount("revision", revision, 1);
+        },
+        () => inner.readRevision(id, revision),
+      ),
+    forkSession: (draft) =>
+      checked(
+        () => {
+          checkSessionId(draft?.sourceId);
+          checkId("new_session_id", draft.targetId);
+          checkCount("at_revision", draft.atRevision, 1);
+          if (draft.targetId === draft.sourceId) {
+            throw invalidArgument("new_session_id", "must name another session than session_id");
+          }
+        },
+        () => inner.forkSession(draft),
+      ),
+    rewindSession: (draft) =>
+      checked(
+        () => {
+          checkSessionId(draft?.sessionId);
+          checkCount("to_revision", draft.toRevision, 1);
+          checkCount("expected_head_revision", draft.expectedHeadRevision, 1);
+        },
+        () => inner.rewindSession(draft),
       ),
 
     vacuum: (id) =>

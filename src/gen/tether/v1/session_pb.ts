@@ -139,8 +139,8 @@ export type SessionSnapshot = Message<"tether.v1.SessionSnapshot"> & {
   metadata: { [key: string]: string };
 
   /**
-   * Names this incarnation of the transcript: commits only append to it; a session deleted and
-   * created again gets another. Empty for sessions stored before epochs existed.
+   * Names this incarnation of the transcript: commits only append to it; a rewind, or a session
+   * deleted and created again, gets another. Empty for sessions stored before epochs existed.
    *
    * @generated from field: string transcript_epoch = 7;
    */

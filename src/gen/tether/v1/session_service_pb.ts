@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/session_service.proto.
  */
 export const file_tether_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi1wIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxImCgVhZ2VudBgIIAEoCzIXLnRldGhlci52MS5BZ2VudEJpbmRpbmcaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjEKDEFnZW50QmluZGluZxIQCghhZ2VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEIoMBCg5QYXJrZWRUdXJuSW5mbxIPCgd0dXJuX2lkGAEgASgJEhgKEHBlbmRpbmdfY2FsbF9pZHMYAiADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAyADKAkSFAoMcGFya2VkX2F0X21zGAQgASgDEhUKDWV4cGlyZXNfYXRfbXMYBSABKAMixQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSPwoIbWV0YWRhdGEYAiADKAsyLS50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRIQCghhZ2VudF9pZBgDIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAQgASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIkEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCCKBAQoSR2V0U2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIUCghtZXNzYWdlcxgCIAMoCUICGAESMAoKdHJhbnNjcmlwdBgDIAMoCzIcLnRldGhlci52MS5UcmFuc2NyaXB0TWVzc2FnZSI8ChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIlUKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiQKCHNlc3Npb25zGAEgAygLMhIudGV0aGVyLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIioKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiFwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlIswBChxVcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSRwoIbWV0YWRhdGEYAiADKAsyNS50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVxdWVzdC5NZXRhZGF0YUVudHJ5Eh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAyABKAQaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKHVVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbiJzChRVcGRhdGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDWFnZW50X3ZlcnNpb24YAyABKAQSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgEIAEoBCI8ChVVcGRhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIlQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIWCg5hZnRlcl9yZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKA0iYwoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USLgoIbWVzc2FnZXMYASADKAsyHC50ZXRoZXIudjEuVHJhbnNjcmlwdE1lc3NhZ2USGwoTbmV4dF9hZnRlcl9yZXZpc2lvbhgCIAEoBDLlBAoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USSQoKR2V0U2Vzc2lvbhIcLnRldGhlci52MS5HZXRTZXNzaW9uUmVxdWVzdBodLnRldGhlci52MS5HZXRTZXNzaW9uUmVzcG9uc2USTwoMTGlzdFNlc3Npb25zEh4udGV0aGVyLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USUgoNRGVsZXRlU2Vzc2lvbhIfLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USagoVVXBkYXRlU2Vzc2lvbk1ldGFkYXRhEicudGV0aGVyLnYxLlVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QaKC50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USUgoNVXBkYXRlU2Vzc2lvbhIfLnRldGhlci52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5VcGRhdGVTZXNzaW9uUmVzcG9uc2USTwoMTGlzdE1lc3NhZ2VzEh4udGV0aGVyLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_lease, file_tether_v1_transcript, file_tether_v1_session]);
+  fileDesc("Ch90ZXRoZXIvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgl0ZXRoZXIudjEi1wIKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSHwoFdXNhZ2UYBCABKAsyEC50ZXRoZXIudjEuVXNhZ2USMgoIbWV0YWRhdGEYBSADKAsyIC50ZXRoZXIudjEuU2Vzc2lvbi5NZXRhZGF0YUVudHJ5Ei8KBWxlYXNlGAYgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZRIuCgtwYXJrZWRfdHVybhgHIAEoCzIZLnRldGhlci52MS5QYXJrZWRUdXJuSW5mbxImCgVhZ2VudBgIIAEoCzIXLnRldGhlci52MS5BZ2VudEJpbmRpbmcaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjEKDEFnZW50QmluZGluZxIQCghhZ2VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEIoMBCg5QYXJrZWRUdXJuSW5mbxIPCgd0dXJuX2lkGAEgASgJEhgKEHBlbmRpbmdfY2FsbF9pZHMYAiADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAyADKAkSFAoMcGFya2VkX2F0X21zGAQgASgDEhUKDWV4cGlyZXNfYXRfbXMYBSABKAMixQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSPwoIbWV0YWRhdGEYAiADKAsyLS50ZXRoZXIudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRIQCghhZ2VudF9pZBgDIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAQgASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIlYKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSGAoQaW5jbHVkZV9tZXNzYWdlcxgCIAEoCBITCgthdF9yZXZpc2lvbhgDIAEoBCKBAQoSR2V0U2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbhIUCghtZXNzYWdlcxgCIAMoCUICGAESMAoKdHJhbnNjcmlwdBgDIAMoCzIcLnRldGhlci52MS5UcmFuc2NyaXB0TWVzc2FnZSI8ChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIlUKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiQKCHNlc3Npb25zGAEgAygLMhIudGV0aGVyLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIioKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiFwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlIswBChxVcGRhdGVTZXNzaW9uTWV0YWRhdGFSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSRwoIbWV0YWRhdGEYAiADKAsyNS50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVxdWVzdC5NZXRhZGF0YUVudHJ5Eh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAyABKAQaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKHVVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbiJzChRVcGRhdGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDWFnZW50X3ZlcnNpb24YAyABKAQSHgoWZXhwZWN0ZWRfaGVhZF9yZXZpc2lvbhgEIAEoBCI8ChVVcGRhdGVTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLnRldGhlci52MS5TZXNzaW9uIlQKE0xpc3RNZXNzYWdlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIWCg5hZnRlcl9yZXZpc2lvbhgCIAEoBBIRCglwYWdlX3NpemUYAyABKA0iYwoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USLgoIbWVzc2FnZXMYASADKAsyHC50ZXRoZXIudjEuVHJhbnNjcmlwdE1lc3NhZ2USGwoTbmV4dF9hZnRlcl9yZXZpc2lvbhgCIAEoBCJVChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgthdF9yZXZpc2lvbhgCIAEoBBIWCg5uZXdfc2Vzc2lvbl9pZBgDIAEoCSI6ChNGb3JrU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbiJfChRSZXdpbmRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhMKC3RvX3JldmlzaW9uGAIgASgEEh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAyABKAQiPAoVUmV3aW5kU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi50ZXRoZXIudjEuU2Vzc2lvbjKHBgoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USSQoKR2V0U2Vzc2lvbhIcLnRldGhlci52MS5HZXRTZXNzaW9uUmVxdWVzdBodLnRldGhlci52MS5HZXRTZXNzaW9uUmVzcG9uc2USTwoMTGlzdFNlc3Npb25zEh4udGV0aGVyLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USUgoNRGVsZXRlU2Vzc2lvbhIfLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USagoVVXBkYXRlU2Vzc2lvbk1ldGFkYXRhEicudGV0aGVyLnYxLlVwZGF0ZVNlc3Npb25NZXRhZGF0YVJlcXVlc3QaKC50ZXRoZXIudjEuVXBkYXRlU2Vzc2lvbk1ldGFkYXRhUmVzcG9uc2USUgoNVXBkYXRlU2Vzc2lvbhIfLnRldGhlci52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5VcGRhdGVTZXNzaW9uUmVzcG9uc2USTwoMTGlzdE1lc3NhZ2VzEh4udGV0aGVyLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaHy50ZXRoZXIudjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2USTAoLRm9ya1Nlc3Npb24SHS50ZXRoZXIudjEuRm9ya1Nlc3Npb25SZXF1ZXN0Gh4udGV0aGVyLnYxLkZvcmtTZXNzaW9uUmVzcG9uc2USUgoNUmV3aW5kU2Vzc2lvbhIfLnRldGhlci52MS5SZXdpbmRTZXNzaW9uUmVxdWVzdBogLnRldGhlci52MS5SZXdpbmRTZXNzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_lease, file_tether_v1_transcript, file_tether_v1_session]);
 
 /**
  * A session as clients see it.
@@ -254,6 +254,14 @@ export type GetSessionRequest = Message<"tether.v1.GetSessionRequest"> & {
    * @generated from field: bool include_messages = 2;
    */
   includeMessages: boolean;
+
+  /**
+   * With include_messages: the transcript as it was at this revision (any the session holds,
+   * also one a rewind left); 0 for the head. The session itself is shown as it is now.
+   *
+   * @generated from field: uint64 at_revision = 3;
+   */
+  atRevision: bigint;
 };
 
 /**
@@ -575,6 +583,119 @@ export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@_
   messageDesc(file_tether_v1_session_service, 16);
 
 /**
+ * Request of ForkSession.
+ *
+ * @generated from message tether.v1.ForkSessionRequest
+ */
+export type ForkSessionRequest = Message<"tether.v1.ForkSessionRequest"> & {
+  /**
+   * The session to fork.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The revision to fork at (at most the head); 0 for the head.
+   *
+   * @generated from field: uint64 at_revision = 2;
+   */
+  atRevision: bigint;
+
+  /**
+   * The new session: it must not exist yet. Its head revision is at_revision.
+   *
+   * @generated from field: string new_session_id = 3;
+   */
+  newSessionId: string;
+};
+
+/**
+ * Describes the message tether.v1.ForkSessionRequest.
+ * Use `create(ForkSessionRequestSchema)` to create a new message.
+ */
+export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 17);
+
+/**
+ * Response of ForkSession.
+ *
+ * @generated from message tether.v1.ForkSessionResponse
+ */
+export type ForkSessionResponse = Message<"tether.v1.ForkSessionResponse"> & {
+  /**
+   * The new session.
+   *
+   * @generated from field: tether.v1.Session session = 1;
+   */
+  session?: Session | undefined;
+};
+
+/**
+ * Describes the message tether.v1.ForkSessionResponse.
+ * Use `create(ForkSessionResponseSchema)` to create a new message.
+ */
+export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 18);
+
+/**
+ * Request of RewindSession.
+ *
+ * @generated from message tether.v1.RewindSessionRequest
+ */
+export type RewindSessionRequest = Message<"tether.v1.RewindSessionRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The revision whose transcript the new revision restores (at most the head).
+   *
+   * @generated from field: uint64 to_revision = 2;
+   */
+  toRevision: bigint;
+
+  /**
+   * The head revision the caller read: the rewind applies only while it is still the head
+   * (ABORTED otherwise); 0 for the head as it is now.
+   *
+   * @generated from field: uint64 expected_head_revision = 3;
+   */
+  expectedHeadRevision: bigint;
+};
+
+/**
+ * Describes the message tether.v1.RewindSessionRequest.
+ * Use `create(RewindSessionRequestSchema)` to create a new message.
+ */
+export const RewindSessionRequestSchema: GenMessage<RewindSessionRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 19);
+
+/**
+ * Response of RewindSession.
+ *
+ * @generated from message tether.v1.RewindSessionResponse
+ */
+export type RewindSessionResponse = Message<"tether.v1.RewindSessionResponse"> & {
+  /**
+   * The session after the rewind.
+   *
+   * @generated from field: tether.v1.Session session = 1;
+   */
+  session?: Session | undefined;
+};
+
+/**
+ * Describes the message tether.v1.RewindSessionResponse.
+ * Use `create(RewindSessionResponseSchema)` to create a new message.
+ */
+export const RewindSessionResponseSchema: GenMessage<RewindSessionResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_session_service, 20);
+
+/**
  * Sessions: create, read, list, delete and update metadata. Sessions are scoped to the caller's
  * tenant; another tenant's session is reported as not found.
  *
@@ -652,6 +773,29 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof ListMessagesRequestSchema;
     output: typeof ListMessagesResponseSchema;
+  },
+  /**
+   * Creates a new session whose transcript, metadata and agent binding are this one's at a
+   * revision; this one is untouched. Edit-and-regenerate: fork, then send the new input.
+   *
+   * @generated from rpc tether.v1.SessionService.ForkSession
+   */
+  forkSession: {
+    methodKind: "unary";
+    input: typeof ForkSessionRequestSchema;
+    output: typeof ForkSessionResponseSchema;
+  },
+  /**
+   * Commits a new revision whose transcript is the one at an earlier revision. Nothing is lost:
+   * every revision stays readable (GetSession at_revision) and can be forked. Refused while a
+   * turn runs or is parked.
+   *
+   * @generated from rpc tether.v1.SessionService.RewindSession
+   */
+  rewindSession: {
+    methodKind: "unary";
+    input: typeof RewindSessionRequestSchema;
+    output: typeof RewindSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tether_v1_session_service, 0);

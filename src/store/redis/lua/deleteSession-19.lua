@@ -4,6 +4,7 @@
 -- KEYS[5] lease hash  KEYS[6] sequence hash  KEYS[7] work hash       KEYS[8] work payload hash
 -- KEYS[9] work index  KEYS[10] work sources  KEYS[11] input hash     KEYS[12] input payload hash
 -- KEYS[13] input index   KEYS[14] input sources   KEYS[15] parked turn hash
+-- KEYS[16] history list   KEYS[17] rewinds list   KEYS[18] archive list   KEYS[19] metadata log
 -- Replies: {R.OK, existed} existed: 1 when it had a commit, queued work or inputs, else 0
 local existed = redis.call('EXISTS', KEYS[1], KEYS[7], KEYS[11]) > 0 and 1 or 0
 redis.call('DEL', unpack(KEYS))

@@ -6,6 +6,7 @@
 -- KEYS[5] lease hash       KEYS[6] work hash       KEYS[7] work index zset KEYS[8] input hash
 -- KEYS[9] input index zset (to move the settled-inputs watermark, see _shared.lua)
 -- KEYS[10] parked turn hash (removed by the commit of the parked turn)
+-- KEYS[11] history list   KEYS[12] metadata log (see _shared.lua: every revision stays readable)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -89,6 +90,9 @@ if spec.op ~= '' then
   redis.call('HSET', KEYS[4], spec.op, cjson.encode({ h = spec.h, rev = rev }))
 end
 if spec.p ~= '' then redis.call('DEL', KEYS[10]) end
+local turn = tonumber(redis.call('HGET', KEYS[1], 'turn') or '0')
+record_revision(KEYS[1], KEYS[11], KEYS[3], KEYS[12], rev, redis.call('LLEN', KEYS[2]), turn)
+if #spec.m > 0 then redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = spec.m })) end
 if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
   redis.call('DEL', KEYS[5])
 end
