@@ -3,7 +3,7 @@
 
 export function mapEvents<T, R>(
   source: AsyncIterable<T>,
-  convert: (item: T) => R,
+  convert: (item: T) => R | Promise<R>,
 ): AsyncIterable<R> {
   return {
     [Symbol.asyncIterator]() {
@@ -11,9 +11,10 @@ export function mapEvents<T, R>(
       return {
         async next() {
           const step = await inner.next();
-          return step.done
-            ? { done: true, value: undefined }
-            : { done: false, value: convert(step.value) };
+          if (step.done) return { done: true, value: undefined };
+          // Most events convert synchronously: only a conversion that reads waits.
+          const value = convert(step.value);
+          return { done: false, value: value instanceof Promise ? await value : value };
         },
         async return() {
           await inner.return?.();

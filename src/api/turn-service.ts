@@ -2,7 +2,8 @@
 // Streams end when the client goes away (ctx.signal); the turn itself keeps running and commits.
 import type { ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument } from "../domain/errors.js";
-import { checkId } from "../domain/ids.js";
+import { checkId, type SessionId } from "../domain/ids.js";
+import type { CursoredEvent } from "../domain/session-events.js";
 import type { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import type { ClientToolResult } from "../ports/session-signals.js";
 import { isValidCursor } from "../runtime/cursor.js";
@@ -16,7 +17,8 @@ import {
 } from "./convert/turn.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { mapEvents } from "./map-events.js";
-import { scopeOf } from "./tenancy.js";
+import { transcriptMessage } from "./convert/transcript.js";
+import { scopeOf, type TenantScope } from "./tenancy.js";
 
 export interface TurnServiceOptions {
   runtime: TetherRuntime;
@@ -27,6 +29,21 @@ const MAX_TOOL_OUTPUT_BYTES = 1024 * 1024;
 
 export function createTurnService(options: TurnServiceOptions): ServiceImpl<typeof TurnService> {
   const { runtime } = options;
+
+  /** Events as the client sees them; with messages, turn_completed carries the turn's commit. */
+  function convertFor(sessionId: SessionId, withMessages: boolean, scope: TenantScope) {
+    return (item: CursoredEvent) => {
+      const event = eventToProto(item, scope);
+      if (!withMessages || item.event.type !== "turn_completed") return { event };
+      const { headRevision } = item.event;
+      return runtime.committedMessages(sessionId, item.turnId, headRevision).then((stored) => {
+        if (event.event.case === "turnCompleted") {
+          event.event.value.messages = stored.map(transcriptMessage);
+        }
+        return { event };
+      });
+    };
+  }
 
   return {
     streamTurn(req, ctx) {
@@ -54,7 +71,7 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         },
         ctx.signal,
       );
-      return mapEvents(events, (item) => ({ event: eventToProto(item, scope) }));
+      return mapEvents(events, convertFor(sessionId, req.includeCommittedMessages, scope));
     },
 
     watchSession(req, ctx) {
@@ -69,7 +86,7 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         req.untilTurnCompleted,
         ctx.signal,
       );
-      return mapEvents(events, (item) => ({ event: eventToProto(item, scope) }));
+      return mapEvents(events, convertFor(sessionId, req.includeCommittedMessages, scope));
     },
 
     async submitToolResults(req, ctx) {

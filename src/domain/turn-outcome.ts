@@ -29,6 +29,8 @@ export type TurnOutcome =
       attempts: number;
       message: string;
     }
+  /** The final answer does not match the turn's response format (its text is kept). */
+  | { kind: "failed"; reason: "response_format_mismatch"; message: string }
   | { kind: "failed"; reason: "internal"; message: string };
 
 export type TurnOutcomeKind = TurnOutcome["kind"];

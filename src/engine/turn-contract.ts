@@ -30,6 +30,11 @@ export interface TurnEngineOptions {
   toolTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   inputLimits?: InputLimits;
+  /**
+   * Checks the final answer (a turn with a response format): undefined accepts it, a reason
+   * ends the turn failed with `response_format_mismatch`, the answer kept in the transcript.
+   */
+  checkAnswer?: (text: string) => string | undefined;
 }
 
 export interface TurnRequest {

@@ -53,6 +53,7 @@ interface EngineConfig {
   limits: InputLimits;
   definitions: readonly ToolDefinition[];
   knownTools: ReadonlySet<string>;
+  checkAnswer: ((text: string) => string | undefined) | undefined;
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -76,6 +77,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
     definitions,
     knownTools: new Set(definitions.map((d) => d.name)),
+    checkAnswer: options.checkAnswer,
   };
   return {
     runTurn: (request) => {
@@ -250,6 +252,11 @@ class TurnRun implements ModelCallContext {
           this.config.checkpoints === undefined ? 0 : await this.admit("before_completion");
         if (admitted === ABORTED) return CANCELLED;
         if (admitted > 0) continue;
+        const mismatch = this.config.checkAnswer?.(response.text);
+        if (mismatch !== undefined) {
+          const cut = response.truncated ? " (cut at the output token limit)" : "";
+          return { kind: "failed", reason: "response_format_mismatch", message: mismatch + cut };
+        }
         await this.emit({ type: "final_value", text: response.text });
         return {
           kind: "finished",

@@ -1,6 +1,6 @@
 // The model port: one call streams events, then returns the final response. Adapters in
 // src/providers translate the conversation to a vendor's wire format and back.
-import type { Message, OutputPart } from "../domain/conversation.js";
+import type { JsonValue, Message, OutputPart } from "../domain/conversation.js";
 import type { TextDelta } from "../domain/turn-events.js";
 import type { UsageTotals } from "../domain/usage.js";
 import type { ToolDefinition } from "./tool-executor.js";
@@ -9,6 +9,8 @@ export interface ModelCallOptions {
   model?: string;
   temperature?: number;
   maxOutputTokens?: number;
+  /** The answer's JSON schema, for providers that shape output by one (structured output). */
+  responseFormat?: { name: string; schema: { [key: string]: JsonValue } };
 }
 
 export interface ModelRequest {

@@ -75,6 +75,11 @@ async function* stream(
         ...(request.options.temperature === undefined
           ? {}
           : { temperature: request.options.temperature }),
+        ...(request.options.responseFormat && {
+          output_config: {
+            format: { type: "json_schema" as const, schema: request.options.responseFormat.schema },
+          },
+        }),
         stream: true,
       },
       { signal },

@@ -80,6 +80,15 @@ async function* stream(
         ...(request.options.maxOutputTokens === undefined
           ? {}
           : { max_completion_tokens: request.options.maxOutputTokens }),
+        ...(request.options.responseFormat && {
+          response_format: {
+            type: "json_schema" as const,
+            json_schema: {
+              name: request.options.responseFormat.name,
+              schema: request.options.responseFormat.schema,
+            },
+          },
+        }),
         stream: true,
         ...(options.includeStreamUsage === false
           ? {}

@@ -25,6 +25,8 @@ interface StoredDefinition {
   }[];
   serverTools?: string[];
   approvalRequiredTools?: string[];
+  /** The schema as JSON text, as the API checked it. */
+  responseFormat?: { name?: string; jsonSchema?: string };
 }
 
 export interface AgentTurnDefaults {
@@ -43,6 +45,12 @@ export function readDefinition(json: string): AgentTurnDefaults {
     ...(d.tokenBudget && Number(d.tokenBudget) > 0 && { tokenBudget: Number(d.tokenBudget) }),
     ...(d.serverTools?.length && { serverTools: d.serverTools }),
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
+    ...(d.responseFormat?.jsonSchema && {
+      responseFormat: {
+        name: d.responseFormat.name || "response",
+        schema: JSON.parse(d.responseFormat.jsonSchema) as { [key: string]: JsonValue },
+      },
+    }),
   };
   const clientTools = (d.clientTools ?? []).map((t): ToolDefinition => ({
     name: t.name,

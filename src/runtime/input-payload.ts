@@ -2,6 +2,7 @@
 // per-turn settings of the request that submitted it.
 import type { InputItem } from "../domain/conversation.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
+import type { ResponseFormat } from "./response-format.js";
 import { decodeJson, encodeJson } from "./message-codec.js";
 
 export interface TurnSettings {
@@ -15,6 +16,8 @@ export interface TurnSettings {
   approvalRequiredTools?: string[];
   /** Tool servers (or `<server>__<tool>` names) whose tools the turn offers; none when unset. */
   serverTools?: string[];
+  /** The JSON schema the final answer must match (response-format.ts). */
+  responseFormat?: ResponseFormat;
 }
 
 export interface InputPayload {

@@ -19,6 +19,7 @@ import type { ToolDefinition } from "../ports/tool-executor.js";
 import { entryCursor } from "./cursor.js";
 import type { RuntimeDeps } from "./deps.js";
 import { encodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { decodeCommitted } from "./message-codec.js";
 import { resolvePin } from "./agent-definition.js";
 import { createSessionDriver, type SessionDriver } from "./session-driver.js";
 import { watchSession } from "./session-watch.js";
@@ -67,6 +68,8 @@ export interface TetherRuntime {
   ): Promise<ToolAnswerReport>;
   /** Cancels the running turn, or the parked one (which then ends on whichever replica). */
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
+  /** The messages a turn committed, as stored, read at the revision its commit made. */
+  committedMessages(sessionId: SessionId, turnId: string, revision: number): Promise<string[]>;
   /**
    * Refuses new turns and ends WatchSession streams at once; lets running turns finish (up to
    * the timeout), handing over the ones that wait for a client; releases every lease; then ends
@@ -341,6 +344,10 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         return true;
       }
       return deps.signals.requestCancel(sessionId, turnId);
+    },
+    async committedMessages(sessionId, turnId, revision) {
+      const { messages } = await deps.store.readRevision(sessionId, revision);
+      return messages.filter((m) => decodeCommitted(m).mark.turnId === turnId);
     },
     async drain(timeoutMs) {
       draining = true;

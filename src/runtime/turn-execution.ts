@@ -19,6 +19,7 @@ import { createEventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
 import { overlayTools, pinnedDefaults } from "./agent-definition.js";
 import { endParkedTurn } from "./parked-resume.js";
+import { responseMismatch } from "./response-format.js";
 import { approvalPolicy, withApprovals } from "./tool-approval.js";
 import { commitTurn, LeaseLostError, reportCommitted } from "./turn-commit.js";
 import { createTurnEventMapper } from "./turn-event-mapper.js";
@@ -301,6 +302,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
       announceRun: (callId, toolName) => stopShort(mapper.announceRun(callId, toolName)),
       timeoutMs: deps.clientToolTimeoutMs,
     });
+    const responseFormat = settings.responseFormat;
     const engine = createTurnEngine({
       provider: deps.provider,
       tools: parking.wrap(tools),
@@ -312,7 +314,11 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
         ...(settings.maxOutputTokens !== undefined && {
           maxOutputTokens: settings.maxOutputTokens,
         }),
+        ...(responseFormat && { responseFormat }),
       },
+      ...(responseFormat && {
+        checkAnswer: (text: string) => responseMismatch(responseFormat, text),
+      }),
       ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
       ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
       ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),

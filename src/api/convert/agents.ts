@@ -28,6 +28,7 @@ export function definitionToStore(pb: AgentDefinition | undefined): string {
         tokenBudget: definition.tokenBudget,
         serverTools: definition.serverTools,
         approvalRequiredTools: definition.approvalRequiredTools,
+        ...(definition.responseFormat && { responseFormat: definition.responseFormat }),
       }),
     );
   } catch (error) {

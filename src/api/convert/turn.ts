@@ -30,6 +30,7 @@ import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "../../runtime/input-payload.js";
 import type { BusyStrategy } from "../../runtime/runtime.js";
 import { createEnumTable, fromUint64, toUint64, type SessionIdMap } from "./scalars.js";
+import { responseFormatFromProto } from "./response-format.js";
 import { snapshotToProto, usageToProto } from "./session.js";
 
 const MAX_TOOLS = 128;
@@ -163,6 +164,8 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
   if (approvals.length > 0) settings.approvalRequiredTools = approvals;
   const serverTools = toolNames("options.server_tools", options.serverTools);
   if (serverTools.length > 0) settings.serverTools = serverTools;
+  if (options.responseFormat)
+    settings.responseFormat = responseFormatFromProto(options.responseFormat);
   return settings;
 }
 
@@ -231,7 +234,9 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
             reason:
               outcome.reason === "provider_error"
                 ? FailureReason.PROVIDER_ERROR
-                : FailureReason.INTERNAL,
+                : outcome.reason === "response_format_mismatch"
+                  ? FailureReason.RESPONSE_FORMAT_MISMATCH
+                  : FailureReason.INTERNAL,
             message: outcome.message,
           },
         },

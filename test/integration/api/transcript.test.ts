@@ -95,3 +95,58 @@ it("GetSession and ListMessages give the typed transcript with turns and revisio
   expect(second.nextAfterRevision).toBe(0n);
   expect((await sessions.listMessages({ sessionId, afterRevision: 3n })).messages).toEqual([]);
 });
+
+it("turn_completed carries the messages its commit added when the stream asks for them", async () => {
+  const provider = createScriptedProvider({
+    script: (request) => ({
+      events: [{ type: "text_delta", text: `reply ${request.messages.length}` }],
+      response: {},
+    }),
+  });
+  const { runtime, store } = createRuntimeHarness({ provider });
+  server = await startApiServer({
+    routes: (router) => {
+      router.service(TurnService, createTurnService({ runtime }));
+      router.service(SessionService, createSessionService({ store }));
+    },
+  });
+  const turns = createClient(TurnService, server.transport);
+  const sessionId = `t-${randomUUID()}`;
+  const completions = [];
+  for (const [text, include] of [
+    ["first", true],
+    ["second", false],
+  ] as const) {
+    for await (const r of turns.streamTurn({
+      sessionId,
+      input: [{ kind: { case: "text", value: text } }],
+      includeCommittedMessages: include,
+    })) {
+      if (r.event?.event.case === "turnCompleted") completions.push(r.event);
+    }
+  }
+  const shape = (messages: { role: Role; revision: bigint; turnId: string }[]) =>
+    messages.map((m) => [Role[m.role], Number(m.revision), m.turnId]);
+  const [first, second] = completions;
+  expect(first?.event.case === "turnCompleted" && shape(first.event.value.messages)).toEqual([
+    ["USER", 2, first?.turnId],
+    ["ASSISTANT", 2, first?.turnId],
+  ]);
+  // Not asked for: none.
+  expect(second?.event.case === "turnCompleted" && second.event.value.messages).toEqual([]);
+  // A watcher asks for them for every turn it sees.
+  const watched = [];
+  for await (const r of turns.watchSession({
+    sessionId,
+    afterCursor: 0n,
+    untilTurnCompleted: false,
+    includeCommittedMessages: true,
+  })) {
+    if (r.event?.event.case === "turnCompleted") watched.push(shape(r.event.event.value.messages));
+    if (watched.length === 2) break;
+  }
+  expect(watched[1]).toEqual([
+    ["USER", 3, second?.turnId],
+    ["ASSISTANT", 3, second?.turnId],
+  ]);
+});

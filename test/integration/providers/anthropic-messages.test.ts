@@ -339,4 +339,23 @@ describe("anthropic messages adapter", () => {
     expect(error.status).toBeUndefined();
     expect(error.retryable).toBe(true);
   });
+
+  it("asks for structured output with the turn's response format", async () => {
+    const provider = await providerFor([
+      {
+        frames: [
+          messageStart,
+          ev({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+          ev({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "{}" } }),
+          ev({ type: "content_block_stop", index: 0 }),
+          ...messageEnd("end_turn"),
+        ],
+      },
+    ]);
+    const schema = { type: "object", properties: { city: { type: "string" } } };
+    await drain(provider.call(request({ options: { responseFormat: { name: "place", schema } } })));
+    expect((server?.requests[0]?.body as { output_config: unknown }).output_config).toEqual({
+      format: { type: "json_schema", schema },
+    });
+  });
 });

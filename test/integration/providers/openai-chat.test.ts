@@ -321,4 +321,14 @@ describe("openai chat completions adapter", () => {
       },
     ]);
   });
+
+  it("asks for structured output with the turn's response format", async () => {
+    const provider = await providerFor([textStream]);
+    const schema = { type: "object", properties: { city: { type: "string" } } };
+    await drain(provider.call(request({ options: { responseFormat: { name: "place", schema } } })));
+    expect((server?.requests[0]?.body as { response_format: unknown }).response_format).toEqual({
+      type: "json_schema",
+      json_schema: { name: "place", schema },
+    });
+  });
 });

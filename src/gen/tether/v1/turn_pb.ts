@@ -6,13 +6,15 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { SessionSnapshot, Usage } from "./session_pb.js";
 import { file_tether_v1_session } from "./session_pb.js";
+import type { TranscriptMessage } from "./transcript_pb.js";
+import { file_tether_v1_transcript } from "./transcript_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tether/v1/turn.proto.
  */
 export const file_tether_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgi3QEKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJQg4KDF90ZW1wZXJhdHVyZSKWAQoLVHVybk91dGNvbWUSKwoIZmluaXNoZWQYASABKAsyFy50ZXRoZXIudjEuVHVybkZpbmlzaGVkSAASKQoHc3RvcHBlZBgCIAEoCzIWLnRldGhlci52MS5UdXJuU3RvcHBlZEgAEicKBmZhaWxlZBgDIAEoCzIVLnRldGhlci52MS5UdXJuRmFpbGVkSABCBgoEa2luZCJZCgxUdXJuRmluaXNoZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLkZpbmlzaFJlYXNvbhINCgV2YWx1ZRgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiUwoLVHVyblN0b3BwZWQSJQoGcmVhc29uGAEgASgOMhUudGV0aGVyLnYxLlN0b3BSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIMCgRjb2RlGAMgASgJIkcKClR1cm5GYWlsZWQSKAoGcmVhc29uGAEgASgOMhgudGV0aGVyLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSK4BwoJVHVybkV2ZW50Eg4KBmN1cnNvchgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg8KB3R1cm5faWQYAyABKAkSLgoMaW5wdXRfcXVldWVkGAogASgLMhYudGV0aGVyLnYxLklucHV0UXVldWVkSAASLgoMdHVybl9zdGFydGVkGAsgASgLMhYudGV0aGVyLnYxLlR1cm5TdGFydGVkSAASKgoKdGV4dF9kZWx0YRgMIAEoCzIULnRldGhlci52MS5UZXh0RGVsdGFIABI3ChF0b29sX2NhbGxfc3RhcnRlZBgNIAEoCzIaLnRldGhlci52MS5Ub29sQ2FsbFN0YXJ0ZWRIABI7ChN0b29sX2NhbGxfcmVxdWVzdGVkGA4gASgLMhwudGV0aGVyLnYxLlRvb2xDYWxsUmVxdWVzdGVkSAASOQoSdG9vbF9jYWxsX2ZpbmlzaGVkGA8gASgLMhsudGV0aGVyLnYxLlRvb2xDYWxsRmluaXNoZWRIABIyCg51c2FnZV9yZXBvcnRlZBgQIAEoCzIYLnRldGhlci52MS5Vc2FnZVJlcG9ydGVkSAASMgoOaW5wdXRfYWRtaXR0ZWQYESABKAsyGC50ZXRoZXIudjEuSW5wdXRBZG1pdHRlZEgAEioKCnRvb2xfdmFsdWUYEiABKAsyFC50ZXRoZXIudjEuVG9vbFZhbHVlSAASMgoOdHVybl9jb21wbGV0ZWQYEyABKAsyGC50ZXRoZXIudjEuVHVybkNvbXBsZXRlZEgAEiMKA2dhcBgUIAEoCzIULnRldGhlci52MS5TdHJlYW1HYXBIABIyCg5wcm92aWRlcl9yZXRyeRgVIAEoCzIYLnRldGhlci52MS5Qcm92aWRlclJldHJ5SAASNAoPcmVhc29uaW5nX2RlbHRhGBYgASgLMhkudGV0aGVyLnYxLlJlYXNvbmluZ0RlbHRhSAASNgoQb3V0cHV0X3RydW5jYXRlZBgXIAEoCzIaLnRldGhlci52MS5PdXRwdXRUcnVuY2F0ZWRIABIsCgt0dXJuX3BhcmtlZBgYIAEoCzIVLnRldGhlci52MS5UdXJuUGFya2VkSAASLgoMdHVybl9yZXN1bWVkGBkgASgLMhYudGV0aGVyLnYxLlR1cm5SZXN1bWVkSAASQwoXdG9vbF9hcHByb3ZhbF9yZXF1ZXN0ZWQYGiABKAsyIC50ZXRoZXIudjEuVG9vbEFwcHJvdmFsUmVxdWVzdGVkSABCBwoFZXZlbnQiWAoKVHVyblBhcmtlZBIYChBwZW5kaW5nX2NhbGxfaWRzGAEgAygJEhkKEWFwcHJvdmFsX2NhbGxfaWRzGAIgAygJEhUKDWV4cGlyZXNfYXRfbXMYAyABKAMiNgoLVHVyblJlc3VtZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLlJlc3VtZVJlYXNvbiJOChVUb29sQXBwcm92YWxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJIh8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIlEKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEEhsKE3VuYXZhaWxhYmxlX3NlcnZlcnMYAyADKAkiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiiAEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIpQBCgpUb29sT3JpZ2luEigKBGtpbmQYASABKA4yGi50ZXRoZXIudjEuVG9vbE9yaWdpbi5LaW5kEg4KBnNlcnZlchgCIAEoCSJMCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIPCgtLSU5EX0NMSUVOVBABEg8KC0tJTkRfU0VSVkVSEAISDAoIS0lORF9NQ1AQAyJ4ChFUb29sQ2FsbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIoEBChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIEhMKC2R1cmF0aW9uX21zGAQgASgEEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJInAKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCJlCg1Qcm92aWRlclJldHJ5EhEKCWl0ZXJhdGlvbhgBIAEoDRIPCgdhdHRlbXB0GAIgASgNEhAKCGRlbGF5X21zGAMgASgEEg4KBnJlYXNvbhgEIAEoCRIOCgZzdGF0dXMYBSABKA0iHgoOUmVhc29uaW5nRGVsdGESDAoEdGV4dBgBIAEoCSIkCg9PdXRwdXRUcnVuY2F0ZWQSEQoJaXRlcmF0aW9uGAEgASgNKpgBCgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRABEhcKE0JVU1lfU1RSQVRFR1lfU1RFRVIQAhIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBADEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAQqcAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIjCh9GSU5JU0hfUkVBU09OX0FTU0lTVEFOVF9NRVNTQUdFEAESHAoYRklOSVNIX1JFQVNPTl9UT09MX1ZBTFVFEAIq4gEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZTVE9QX1JFQVNPTl9UT09MX0VSUk9SEAESGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAISIAocU1RPUF9SRUFTT05fQlVER0VUX0VYSEFVU1RFRBADEh4KGlNUT1BfUkVBU09OX01BWF9JVEVSQVRJT05TEAQSIAocU1RPUF9SRUFTT05fT1VUUFVUX1RSVU5DQVRFRBAFEhwKGFNUT1BfUkVBU09OX1BBUktfRVhQSVJFRBAGKm8KDUZhaWx1cmVSZWFzb24SHgoaRkFJTFVSRV9SRUFTT05fVU5TUEVDSUZJRUQQABIhCh1GQUlMVVJFX1JFQVNPTl9QUk9WSURFUl9FUlJPUhABEhsKF0ZBSUxVUkVfUkVBU09OX0lOVEVSTkFMEAIqgQEKDFJlc3VtZVJlYXNvbhIdChlSRVNVTUVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWUkVTVU1FX1JFQVNPTl9BTlNXRVJFRBABEhsKF1JFU1VNRV9SRUFTT05fQ0FOQ0VMTEVEEAISGQoVUkVTVU1FX1JFQVNPTl9FWFBJUkVEEANiBnByb3RvMw", [file_tether_v1_session]);
+  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgikQIKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJEjIKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIZLnRldGhlci52MS5SZXNwb25zZUZvcm1hdEIOCgxfdGVtcGVyYXR1cmUiMwoOUmVzcG9uc2VGb3JtYXQSDAoEbmFtZRgBIAEoCRITCgtqc29uX3NjaGVtYRgCIAEoCSKWAQoLVHVybk91dGNvbWUSKwoIZmluaXNoZWQYASABKAsyFy50ZXRoZXIudjEuVHVybkZpbmlzaGVkSAASKQoHc3RvcHBlZBgCIAEoCzIWLnRldGhlci52MS5UdXJuU3RvcHBlZEgAEicKBmZhaWxlZBgDIAEoCzIVLnRldGhlci52MS5UdXJuRmFpbGVkSABCBgoEa2luZCJZCgxUdXJuRmluaXNoZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLkZpbmlzaFJlYXNvbhINCgV2YWx1ZRgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiUwoLVHVyblN0b3BwZWQSJQoGcmVhc29uGAEgASgOMhUudGV0aGVyLnYxLlN0b3BSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIMCgRjb2RlGAMgASgJIkcKClR1cm5GYWlsZWQSKAoGcmVhc29uGAEgASgOMhgudGV0aGVyLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSK4BwoJVHVybkV2ZW50Eg4KBmN1cnNvchgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg8KB3R1cm5faWQYAyABKAkSLgoMaW5wdXRfcXVldWVkGAogASgLMhYudGV0aGVyLnYxLklucHV0UXVldWVkSAASLgoMdHVybl9zdGFydGVkGAsgASgLMhYudGV0aGVyLnYxLlR1cm5TdGFydGVkSAASKgoKdGV4dF9kZWx0YRgMIAEoCzIULnRldGhlci52MS5UZXh0RGVsdGFIABI3ChF0b29sX2NhbGxfc3RhcnRlZBgNIAEoCzIaLnRldGhlci52MS5Ub29sQ2FsbFN0YXJ0ZWRIABI7ChN0b29sX2NhbGxfcmVxdWVzdGVkGA4gASgLMhwudGV0aGVyLnYxLlRvb2xDYWxsUmVxdWVzdGVkSAASOQoSdG9vbF9jYWxsX2ZpbmlzaGVkGA8gASgLMhsudGV0aGVyLnYxLlRvb2xDYWxsRmluaXNoZWRIABIyCg51c2FnZV9yZXBvcnRlZBgQIAEoCzIYLnRldGhlci52MS5Vc2FnZVJlcG9ydGVkSAASMgoOaW5wdXRfYWRtaXR0ZWQYESABKAsyGC50ZXRoZXIudjEuSW5wdXRBZG1pdHRlZEgAEioKCnRvb2xfdmFsdWUYEiABKAsyFC50ZXRoZXIudjEuVG9vbFZhbHVlSAASMgoOdHVybl9jb21wbGV0ZWQYEyABKAsyGC50ZXRoZXIudjEuVHVybkNvbXBsZXRlZEgAEiMKA2dhcBgUIAEoCzIULnRldGhlci52MS5TdHJlYW1HYXBIABIyCg5wcm92aWRlcl9yZXRyeRgVIAEoCzIYLnRldGhlci52MS5Qcm92aWRlclJldHJ5SAASNAoPcmVhc29uaW5nX2RlbHRhGBYgASgLMhkudGV0aGVyLnYxLlJlYXNvbmluZ0RlbHRhSAASNgoQb3V0cHV0X3RydW5jYXRlZBgXIAEoCzIaLnRldGhlci52MS5PdXRwdXRUcnVuY2F0ZWRIABIsCgt0dXJuX3BhcmtlZBgYIAEoCzIVLnRldGhlci52MS5UdXJuUGFya2VkSAASLgoMdHVybl9yZXN1bWVkGBkgASgLMhYudGV0aGVyLnYxLlR1cm5SZXN1bWVkSAASQwoXdG9vbF9hcHByb3ZhbF9yZXF1ZXN0ZWQYGiABKAsyIC50ZXRoZXIudjEuVG9vbEFwcHJvdmFsUmVxdWVzdGVkSABCBwoFZXZlbnQiWAoKVHVyblBhcmtlZBIYChBwZW5kaW5nX2NhbGxfaWRzGAEgAygJEhkKEWFwcHJvdmFsX2NhbGxfaWRzGAIgAygJEhUKDWV4cGlyZXNfYXRfbXMYAyABKAMiNgoLVHVyblJlc3VtZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLlJlc3VtZVJlYXNvbiJOChVUb29sQXBwcm92YWxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJIh8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIlEKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEEhsKE3VuYXZhaWxhYmxlX3NlcnZlcnMYAyADKAkiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiiAEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIpQBCgpUb29sT3JpZ2luEigKBGtpbmQYASABKA4yGi50ZXRoZXIudjEuVG9vbE9yaWdpbi5LaW5kEg4KBnNlcnZlchgCIAEoCSJMCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIPCgtLSU5EX0NMSUVOVBABEg8KC0tJTkRfU0VSVkVSEAISDAoIS0lORF9NQ1AQAyJ4ChFUb29sQ2FsbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIoEBChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIEhMKC2R1cmF0aW9uX21zGAQgASgEEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJIqABCg1UdXJuQ29tcGxldGVkEicKB291dGNvbWUYASABKAsyFi50ZXRoZXIudjEuVHVybk91dGNvbWUSFQoNaGVhZF9yZXZpc2lvbhgCIAEoBBIfCgV1c2FnZRgDIAEoCzIQLnRldGhlci52MS5Vc2FnZRIuCghtZXNzYWdlcxgEIAMoCzIcLnRldGhlci52MS5UcmFuc2NyaXB0TWVzc2FnZSJ3CglTdHJlYW1HYXASHgoWcmVxdWVzdGVkX2FmdGVyX2N1cnNvchgBIAEoBBIcChRyZXRhaW5lZF9mcm9tX2N1cnNvchgCIAEoBBIsCghzbmFwc2hvdBgDIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiZQoNUHJvdmlkZXJSZXRyeRIRCglpdGVyYXRpb24YASABKA0SDwoHYXR0ZW1wdBgCIAEoDRIQCghkZWxheV9tcxgDIAEoBBIOCgZyZWFzb24YBCABKAkSDgoGc3RhdHVzGAUgASgNIh4KDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkiJAoPT3V0cHV0VHJ1bmNhdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDSqYAQoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQARIXChNCVVNZX1NUUkFURUdZX1NURUVSEAISGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQAxIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBAEKnAKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofRklOSVNIX1JFQVNPTl9BU1NJU1RBTlRfTUVTU0FHRRABEhwKGEZJTklTSF9SRUFTT05fVE9PTF9WQUxVRRACKuIBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWU1RPUF9SRUFTT05fVE9PTF9FUlJPUhABEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBACEiAKHFNUT1BfUkVBU09OX0JVREdFVF9FWEhBVVNURUQQAxIeChpTVE9QX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAEEiAKHFNUT1BfUkVBU09OX09VVFBVVF9UUlVOQ0FURUQQBRIcChhTVE9QX1JFQVNPTl9QQVJLX0VYUElSRUQQBiqcAQoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEiEKHUZBSUxVUkVfUkVBU09OX1BST1ZJREVSX0VSUk9SEAESGwoXRkFJTFVSRV9SRUFTT05fSU5URVJOQUwQAhIrCidGQUlMVVJFX1JFQVNPTl9SRVNQT05TRV9GT1JNQVRfTUlTTUFUQ0gQAyqBAQoMUmVzdW1lUmVhc29uEh0KGVJFU1VNRV9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZSRVNVTUVfUkVBU09OX0FOU1dFUkVEEAESGwoXUkVTVU1FX1JFQVNPTl9DQU5DRUxMRUQQAhIZChVSRVNVTUVfUkVBU09OX0VYUElSRUQQA2IGcHJvdG8z", [file_tether_v1_session, file_tether_v1_transcript]);
 
 /**
  * One part of a user input.
@@ -202,6 +204,15 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
    * @generated from field: repeated string approval_required_tools = 8;
    */
   approvalRequiredTools: string[];
+
+  /**
+   * The JSON schema the turn's final answer must match: passed to providers that support
+   * structured output, and checked before the turn finishes (a mismatch ends it failed with
+   * FAILURE_REASON_RESPONSE_FORMAT_MISMATCH, the answer kept in the transcript).
+   *
+   * @generated from field: tether.v1.ResponseFormat response_format = 9;
+   */
+  responseFormat?: ResponseFormat | undefined;
 };
 
 /**
@@ -210,6 +221,35 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
  */
 export const TurnOptionsSchema: GenMessage<TurnOptions> = /*@__PURE__*/
   messageDesc(file_tether_v1_turn, 3);
+
+/**
+ * A structured answer: JSON matching a schema.
+ *
+ * @generated from message tether.v1.ResponseFormat
+ */
+export type ResponseFormat = Message<"tether.v1.ResponseFormat"> & {
+  /**
+   * A name for the format, shown to the model (letters, digits, '_' and '-'; at most 64);
+   * empty for "response".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The JSON schema, as JSON text (an object).
+   *
+   * @generated from field: string json_schema = 2;
+   */
+  jsonSchema: string;
+};
+
+/**
+ * Describes the message tether.v1.ResponseFormat.
+ * Use `create(ResponseFormatSchema)` to create a new message.
+ */
+export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 4);
 
 /**
  * How a turn ended.
@@ -254,7 +294,7 @@ export type TurnOutcome = Message<"tether.v1.TurnOutcome"> & {
  * Use `create(TurnOutcomeSchema)` to create a new message.
  */
 export const TurnOutcomeSchema: GenMessage<TurnOutcome> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 4);
+  messageDesc(file_tether_v1_turn, 5);
 
 /**
  * A finished turn.
@@ -289,7 +329,7 @@ export type TurnFinished = Message<"tether.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 5);
+  messageDesc(file_tether_v1_turn, 6);
 
 /**
  * A stopped turn.
@@ -324,7 +364,7 @@ export type TurnStopped = Message<"tether.v1.TurnStopped"> & {
  * Use `create(TurnStoppedSchema)` to create a new message.
  */
 export const TurnStoppedSchema: GenMessage<TurnStopped> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 6);
+  messageDesc(file_tether_v1_turn, 7);
 
 /**
  * A failed turn.
@@ -352,7 +392,7 @@ export type TurnFailed = Message<"tether.v1.TurnFailed"> & {
  * Use `create(TurnFailedSchema)` to create a new message.
  */
 export const TurnFailedSchema: GenMessage<TurnFailed> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 7);
+  messageDesc(file_tether_v1_turn, 8);
 
 /**
  * One event of a session's log.
@@ -530,7 +570,7 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
  * Use `create(TurnEventSchema)` to create a new message.
  */
 export const TurnEventSchema: GenMessage<TurnEvent> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 8);
+  messageDesc(file_tether_v1_turn, 9);
 
 /**
  * The turn waits only for answers from outside (client tool results, approvals): it keeps its
@@ -566,7 +606,7 @@ export type TurnParked = Message<"tether.v1.TurnParked"> & {
  * Use `create(TurnParkedSchema)` to create a new message.
  */
 export const TurnParkedSchema: GenMessage<TurnParked> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 9);
+  messageDesc(file_tether_v1_turn, 10);
 
 /**
  * A parked turn goes on, on whichever replica resumed it; the same turn, no model call repeated.
@@ -587,7 +627,7 @@ export type TurnResumed = Message<"tether.v1.TurnResumed"> & {
  * Use `create(TurnResumedSchema)` to create a new message.
  */
 export const TurnResumedSchema: GenMessage<TurnResumed> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 10);
+  messageDesc(file_tether_v1_turn, 11);
 
 /**
  * A tool call waits for approval before it runs (or reaches the client).
@@ -622,7 +662,7 @@ export type ToolApprovalRequested = Message<"tether.v1.ToolApprovalRequested"> &
  * Use `create(ToolApprovalRequestedSchema)` to create a new message.
  */
 export const ToolApprovalRequestedSchema: GenMessage<ToolApprovalRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 11);
+  messageDesc(file_tether_v1_turn, 12);
 
 /**
  * The input was queued behind a running turn.
@@ -643,7 +683,7 @@ export type InputQueued = Message<"tether.v1.InputQueued"> & {
  * Use `create(InputQueuedSchema)` to create a new message.
  */
 export const InputQueuedSchema: GenMessage<InputQueued> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 12);
+  messageDesc(file_tether_v1_turn, 13);
 
 /**
  * A turn started.
@@ -678,7 +718,7 @@ export type TurnStarted = Message<"tether.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 13);
+  messageDesc(file_tether_v1_turn, 14);
 
 /**
  * Streamed assistant text.
@@ -699,7 +739,7 @@ export type TextDelta = Message<"tether.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 14);
+  messageDesc(file_tether_v1_turn, 15);
 
 /**
  * The server started a tool call.
@@ -748,7 +788,7 @@ export type ToolCallStarted = Message<"tether.v1.ToolCallStarted"> & {
  * Use `create(ToolCallStartedSchema)` to create a new message.
  */
 export const ToolCallStartedSchema: GenMessage<ToolCallStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 15);
+  messageDesc(file_tether_v1_turn, 16);
 
 /**
  * Where a tool runs.
@@ -776,7 +816,7 @@ export type ToolOrigin = Message<"tether.v1.ToolOrigin"> & {
  * Use `create(ToolOriginSchema)` to create a new message.
  */
 export const ToolOriginSchema: GenMessage<ToolOrigin> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 16);
+  messageDesc(file_tether_v1_turn, 17);
 
 /**
  * Client tools run in the client; server tools in Tether or on an MCP server.
@@ -817,7 +857,7 @@ export enum ToolOrigin_Kind {
  * Describes the enum tether.v1.ToolOrigin.Kind.
  */
 export const ToolOrigin_KindSchema: GenEnum<ToolOrigin_Kind> = /*@__PURE__*/
-  enumDesc(file_tether_v1_turn, 16, 0);
+  enumDesc(file_tether_v1_turn, 17, 0);
 
 /**
  * The client must execute this tool.
@@ -866,7 +906,7 @@ export type ToolCallRequested = Message<"tether.v1.ToolCallRequested"> & {
  * Use `create(ToolCallRequestedSchema)` to create a new message.
  */
 export const ToolCallRequestedSchema: GenMessage<ToolCallRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 17);
+  messageDesc(file_tether_v1_turn, 18);
 
 /**
  * A tool call finished.
@@ -915,7 +955,7 @@ export type ToolCallFinished = Message<"tether.v1.ToolCallFinished"> & {
  * Use `create(ToolCallFinishedSchema)` to create a new message.
  */
 export const ToolCallFinishedSchema: GenMessage<ToolCallFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 18);
+  messageDesc(file_tether_v1_turn, 19);
 
 /**
  * Usage of one model call.
@@ -943,7 +983,7 @@ export type UsageReported = Message<"tether.v1.UsageReported"> & {
  * Use `create(UsageReportedSchema)` to create a new message.
  */
 export const UsageReportedSchema: GenMessage<UsageReported> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 19);
+  messageDesc(file_tether_v1_turn, 20);
 
 /**
  * Inputs entered the running turn at a checkpoint.
@@ -964,7 +1004,7 @@ export type InputAdmitted = Message<"tether.v1.InputAdmitted"> & {
  * Use `create(InputAdmittedSchema)` to create a new message.
  */
 export const InputAdmittedSchema: GenMessage<InputAdmitted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 20);
+  messageDesc(file_tether_v1_turn, 21);
 
 /**
  * A tool finished the turn with a value.
@@ -985,7 +1025,7 @@ export type ToolValue = Message<"tether.v1.ToolValue"> & {
  * Use `create(ToolValueSchema)` to create a new message.
  */
 export const ToolValueSchema: GenMessage<ToolValue> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 21);
+  messageDesc(file_tether_v1_turn, 22);
 
 /**
  * The turn ended.
@@ -1013,6 +1053,14 @@ export type TurnCompleted = Message<"tether.v1.TurnCompleted"> & {
    * @generated from field: tether.v1.Usage usage = 3;
    */
   usage?: Usage | undefined;
+
+  /**
+   * The messages the turn's commit added, typed, when the stream asked for them
+   * (include_committed_messages).
+   *
+   * @generated from field: repeated tether.v1.TranscriptMessage messages = 4;
+   */
+  messages: TranscriptMessage[];
 };
 
 /**
@@ -1020,7 +1068,7 @@ export type TurnCompleted = Message<"tether.v1.TurnCompleted"> & {
  * Use `create(TurnCompletedSchema)` to create a new message.
  */
 export const TurnCompletedSchema: GenMessage<TurnCompleted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 22);
+  messageDesc(file_tether_v1_turn, 23);
 
 /**
  * The requested cursor is older than the retained log: the events in between are gone.
@@ -1055,7 +1103,7 @@ export type StreamGap = Message<"tether.v1.StreamGap"> & {
  * Use `create(StreamGapSchema)` to create a new message.
  */
 export const StreamGapSchema: GenMessage<StreamGap> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 23);
+  messageDesc(file_tether_v1_turn, 24);
 
 /**
  * A model call failed and will be repeated.
@@ -1104,7 +1152,7 @@ export type ProviderRetry = Message<"tether.v1.ProviderRetry"> & {
  * Use `create(ProviderRetrySchema)` to create a new message.
  */
 export const ProviderRetrySchema: GenMessage<ProviderRetry> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 24);
+  messageDesc(file_tether_v1_turn, 25);
 
 /**
  * Reasoning text, streamed before or between answer text.
@@ -1125,7 +1173,7 @@ export type ReasoningDelta = Message<"tether.v1.ReasoningDelta"> & {
  * Use `create(ReasoningDeltaSchema)` to create a new message.
  */
 export const ReasoningDeltaSchema: GenMessage<ReasoningDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 25);
+  messageDesc(file_tether_v1_turn, 26);
 
 /**
  * A model call was cut at the output token limit.
@@ -1146,7 +1194,7 @@ export type OutputTruncated = Message<"tether.v1.OutputTruncated"> & {
  * Use `create(OutputTruncatedSchema)` to create a new message.
  */
 export const OutputTruncatedSchema: GenMessage<OutputTruncated> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 26);
+  messageDesc(file_tether_v1_turn, 27);
 
 /**
  * What StreamTurn does when another turn of the session is running.
@@ -1318,6 +1366,13 @@ export enum FailureReason {
    * @generated from enum value: FAILURE_REASON_INTERNAL = 2;
    */
   INTERNAL = 2,
+
+  /**
+   * The final answer does not match the turn's response format.
+   *
+   * @generated from enum value: FAILURE_REASON_RESPONSE_FORMAT_MISMATCH = 3;
+   */
+  RESPONSE_FORMAT_MISMATCH = 3,
 }
 
 /**
