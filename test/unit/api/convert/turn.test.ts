@@ -90,6 +90,11 @@ describe("input parts", () => {
       () => inputFromProto([inline("image/png", new Uint8Array())]),
       "input[0].image.data",
     );
+    // Past the inline limit (5 MiB) at the edge, before anything is queued.
+    expectRefusal(
+      () => inputFromProto([inline("image/png", new Uint8Array(5 * 1024 * 1024 + 1))]),
+      "input[0].image.data",
+    );
   });
 });
 
