@@ -34,14 +34,17 @@ export interface EventLog {
   read(sessionId: SessionId, afterSeq: number, limit: number): Promise<LogRead>;
   /**
    * Resolves when an entry after `afterSeq` may exist (or after `timeoutMs`, or on abort), so a
-   * reader can block instead of polling tightly.
+   * reader can block instead of polling tightly. With the entries that arrived, in order from
+   * the first after `afterSeq` (at most `limit`; none when the wait timed out), when the backend
+   * hands them over; undefined when the reader should read the log itself.
    */
   waitForEntries(
     sessionId: SessionId,
     afterSeq: number,
     timeoutMs: number,
     signal: AbortSignal,
-  ): Promise<void>;
+    limit?: number,
+  ): Promise<LogEntry[] | undefined>;
   /**
    * Drops the session's entries (on session delete). The sequence counter survives, so a session
    * created again under the same id never reuses a cursor an old client may still hold.

@@ -128,8 +128,17 @@ export async function* watchSession(
     // may hold something new (or a poll interval passed), never once per live delta.
     let logMayHaveMore = false;
     let logWait: Promise<void> | undefined;
+    const arrived: LogEntry[] = [];
     let readAfterStop = false;
     while (!signal.aborted) {
+      if (arrived.length > 0) {
+        // What a wait handed over continues the log only from where the watch stands; after
+        // a read that went further, or if the log was trimmed past it, read it instead.
+        const fresh = arrived.filter((e) => e.seq > logSeq);
+        arrived.length = 0;
+        if (fresh.length > 0 && (fresh[0]?.seq ?? 0) !== logSeq + 1) logMayHaveMore = true;
+        else batch = [...batch, ...fresh];
+      }
       for (const entry of batch) {
         logSeq = Math.max(logSeq, entry.seq);
         const event = admit(fromLog(entry));
@@ -157,12 +166,21 @@ export async function* watchSession(
         logMayHaveMore = true;
         continue;
       }
-      logWait ??= deps.log.waitForEntries(sessionId, logSeq, pollMs, logWaits.signal).then(() => {
-        logWait = undefined;
-        logMayHaveMore = true;
-        wake?.();
-      });
-      if (pending.length > 0 || logMayHaveMore || signal.aborted || options.stop?.aborted) {
+      logWait ??= deps.log
+        .waitForEntries(sessionId, logSeq, pollMs, logWaits.signal, READ_BATCH)
+        .then((entries) => {
+          logWait = undefined;
+          if (entries === undefined || entries.length === READ_BATCH) logMayHaveMore = true;
+          else arrived.push(...entries);
+          wake?.();
+        });
+      if (
+        pending.length > 0 ||
+        arrived.length > 0 ||
+        logMayHaveMore ||
+        signal.aborted ||
+        options.stop?.aborted
+      ) {
         continue;
       }
       await new Promise<void>((resolve) => {

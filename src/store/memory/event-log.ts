@@ -69,15 +69,16 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       return Promise.resolve({ entries, firstRetainedSeq });
     },
 
+    // Reading the memory log costs nothing: the reader reads it itself (undefined).
     waitForEntries(sessionId, afterSeq, timeoutMs, signal) {
       const log = logOf(sessionId);
-      if (log.lastSeq > afterSeq || signal.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
+      if (log.lastSeq > afterSeq || signal.aborted) return Promise.resolve(undefined);
+      return new Promise<undefined>((resolve) => {
         const done = (): void => {
           clearTimeout(timer);
           signal.removeEventListener("abort", done);
           log.waiters.delete(done);
-          resolve();
+          resolve(undefined);
         };
         const timer = setTimeout(done, timeoutMs);
         signal.addEventListener("abort", done, { once: true });

@@ -132,16 +132,21 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
       }
     },
 
+    // XREAD hands over what arrived, so a watch need not read the log again after each wake-up.
     async waitForEntries(
       sessionId: SessionId,
       afterSeq: number,
       timeoutMs: number,
       signal: AbortSignal,
+      limit = 1,
     ) {
-      if (signal.aborted || closed) return;
+      if (signal.aborted || closed) return undefined;
       const conn = acquire();
       const clientId = await clientIdOf(conn);
-      if (signal.aborted) return release(conn, true);
+      if (signal.aborted) {
+        release(conn, true);
+        return undefined;
+      }
       // An abort cannot interrupt XREAD by itself. On a standalone server CLIENT UNBLOCK from the
       // shared connection ends it and the reader goes back to the pool, so a watch that ends
       // costs no new connection; otherwise (a cluster) dropping the connection ends it.
@@ -152,18 +157,22 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
       signal.addEventListener("abort", onAbort, { once: true });
       let healthy = true;
       try {
-        await (conn as Redis).xread(
+        const reply = (await (conn as Redis).xread(
           "COUNT",
-          1,
+          Math.max(1, limit),
           "BLOCK",
           Math.max(1, timeoutMs),
           "STREAMS",
           sessionEventKeys(namespace, sessionId).events,
           `${afterSeq}-1`,
-        );
+        )) as [key: string, entries: RawEntry[]][] | null;
+        // An abort ends the wait with no reply too: that is no news, not "nothing arrived".
+        if (signal.aborted) return undefined;
+        return (reply?.[0]?.[1] ?? []).map(toEntry);
       } catch {
         // A failed wait is only a wake-up; the reader's next read reports real failures.
         healthy = false;
+        return undefined;
       } finally {
         signal.removeEventListener("abort", onAbort);
         release(conn, healthy && (clientId !== undefined || !signal.aborted));

@@ -18,6 +18,11 @@ export interface RedisSignalsOptions {
   retentionMs?: number;
 }
 
+/** Every session's signal channel of the namespace (keys.ts), glob characters escaped. */
+function channelPattern(namespace: string): string {
+  return `${namespace.replace(/[*?[\]\\]/gu, (c) => `\\${c}`)}:{*}:signals`;
+}
+
 type Message =
   | { type: "cancel"; turnId: string }
   | { type: "tool_result"; turnId: string; result: ClientToolResult };
@@ -31,10 +36,14 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
 
   const keysOf = (sessionId: SessionId) => sessionEventKeys(namespace, sessionId);
 
-  const subscriberConnection = (): Redis | Cluster => {
-    if (subscriber) return subscriber;
+  // One pattern subscription per replica, made by the first listener and kept: a turn then costs
+  // no SUBSCRIBE and UNSUBSCRIBE of its own. The replica hears every session's signals; they are
+  // few (cancels and tool results), and those of sessions it does not run are dropped here.
+  let subscribed: Promise<unknown> | undefined;
+  const subscribe = (): Promise<unknown> => {
+    if (subscribed) return subscribed;
     const conn = readerConnection(redis);
-    conn.on("message", (channel: string, raw: string) => {
+    conn.on("pmessage", (_pattern: string, channel: string, raw: string) => {
       let message: Message;
       try {
         message = JSON.parse(raw) as Message;
@@ -47,7 +56,14 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       else listener.onToolResult(message.result);
     });
     subscriber = conn;
-    return conn;
+    subscribed = conn.psubscribe(channelPattern(namespace)).catch((error: unknown) => {
+      // The next listener tries again.
+      subscribed = undefined;
+      subscriber = undefined;
+      conn.disconnect();
+      throw error;
+    });
+    return subscribed;
   };
 
   return {
@@ -97,11 +113,11 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
     listen: (sessionId, turnId, listener) =>
       guarded(async () => {
         const keys = keysOf(sessionId);
+        await subscribe();
         let forChannel = listeners.get(keys.channel);
         if (!forChannel) {
           forChannel = new Map();
           listeners.set(keys.channel, forChannel);
-          await subscriberConnection().subscribe(keys.channel);
         }
         forChannel.set(turnId, listener);
         // Signals sent before the subscription took effect are in the keys.
@@ -116,10 +132,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
           const current = listeners.get(keys.channel);
           if (current?.get(turnId) !== listener) return;
           current.delete(turnId);
-          if (current.size === 0) {
-            listeners.delete(keys.channel);
-            await subscriber?.unsubscribe(keys.channel).catch(() => undefined);
-          }
+          if (current.size === 0) listeners.delete(keys.channel);
           await redis.del(keys.cancel(turnId), keys.toolResults(turnId)).catch(() => undefined);
         };
       }),
@@ -128,6 +141,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       listeners.clear();
       subscriber?.disconnect();
       subscriber = undefined;
+      subscribed = undefined;
     },
   };
 }
