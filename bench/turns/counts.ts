@@ -11,6 +11,7 @@ import {
   enqueuedInputs,
   runTurn,
   sequentialTurns,
+  toolTurn,
   turnClient,
 } from "./workloads.js";
 
@@ -21,6 +22,8 @@ const round = (x: number) => Number(x.toFixed(2));
 const IDLE_PAUSE_MS = 100;
 /** Turns counted on the long session. */
 const LONG_COUNTED = 10;
+/** Client tool turns counted, and as many again with a steer. */
+const TOOL_COUNTED = 10;
 
 export interface CountOptions {
   redisPort: number;
@@ -55,6 +58,11 @@ export interface CountReport {
   concurrent: ReturnType<typeof perTurn>;
   enqueued: ReturnType<typeof perTurn>;
   long: ReturnType<typeof perTurn>;
+  /** A turn with one client tool call, answered at once (on an idle session). */
+  toolTurn: ReturnType<typeof perTurn>;
+  /** The same turn with one steered input joining it. */
+  steeredToolTurn: ReturnType<typeof perTurn>;
+  breakdownToolTurn: Record<string, number>;
   breakdownIdle: Record<string, number>;
   breakdownSequential: Record<string, number>;
   breakdownOneTurn: Record<string, number>;
@@ -73,7 +81,12 @@ export async function countCommands(options: CountOptions): Promise<CountReport>
   });
   const tether = await startTether(
     "redis-counted",
-    { TETHER_STORE: "redis", TETHER_REDIS_URL: `redis://127.0.0.1:${proxy.port}` },
+    {
+      TETHER_STORE: "redis",
+      TETHER_REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      // The echo model with `/tool`, for the client tool and steer counts; plain turns as before.
+      TETHER_PROVIDER: "scripted-tools",
+    },
     logDir,
   );
   const client = turnClient(tether.address);
@@ -114,6 +127,22 @@ export async function countCommands(options: CountOptions): Promise<CountReport>
     await sequentialTurns(client, options.longSession, LONG_COUNTED, 1);
     const longCounts = countsBetween(before, proxy.snapshot());
 
+    // Client tool turns, then the same with a steer, each on an idle session.
+    await toolTurn(client, "count-tool", 0);
+    await sleep(IDLE_PAUSE_MS);
+    before = proxy.snapshot();
+    for (let n = 1; n <= TOOL_COUNTED; n++) {
+      await toolTurn(client, "count-tool", n);
+      await sleep(IDLE_PAUSE_MS);
+    }
+    const toolCounts = countsBetween(before, proxy.snapshot());
+    before = proxy.snapshot();
+    for (let n = 1; n <= TOOL_COUNTED; n++) {
+      await toolTurn(client, "count-tool", TOOL_COUNTED + n, true);
+      await sleep(IDLE_PAUSE_MS);
+    }
+    const steerCounts = countsBetween(before, proxy.snapshot());
+
     const perName = (counts: ProxyCounts, turns: number) =>
       Object.fromEntries(
         [...counts.byName]
@@ -126,6 +155,9 @@ export async function countCommands(options: CountOptions): Promise<CountReport>
       concurrent: perTurn(concCounts, conc.turns),
       enqueued: perTurn(enqCounts, enqueued),
       long: perTurn(longCounts, LONG_COUNTED),
+      toolTurn: perTurn(toolCounts, TOOL_COUNTED),
+      steeredToolTurn: perTurn(steerCounts, TOOL_COUNTED),
+      breakdownToolTurn: perName(toolCounts, TOOL_COUNTED),
       breakdownIdle: perName(idleCounts, idleTurns),
       breakdownSequential: perName(seqCounts, countTurns),
       breakdownOneTurn: perName(oneTurn, 1),

@@ -221,13 +221,25 @@ function report(
   console.log("");
   console.log("Redis, counted through the proxy (per turn; per input for enqueued)");
   printTable(
-    (["idle", "sequential", "concurrent", "enqueued", "long"] as const).map((k) => ({
+    (
+      [
+        "idle",
+        "sequential",
+        "concurrent",
+        "enqueued",
+        "long",
+        "toolTurn",
+        "steeredToolTurn",
+      ] as const
+    ).map((k) => ({
       workload: {
         idle: "1 session, idle before each turn",
         sequential: "1 session, back to back",
         concurrent: `${HEADLINE} sessions`,
         enqueued: `${ENQUEUED} enqueued inputs`,
         long: `1 session at ${LONG_TURNS}+ turns`,
+        toolTurn: "1 client tool call, idle session",
+        steeredToolTurn: "the same, plus 1 steered input",
       }[k],
       commands: counts[k].commands.toFixed(2),
       "round trips": counts[k].roundTrips.toFixed(2),
@@ -272,7 +284,10 @@ function report(
         [`sessions_${HEADLINE}`]: counts.concurrent,
         enqueued_per_input: counts.enqueued,
         [`at_${LONG_TURNS}_turns`]: counts.long,
+        client_tool_turn: counts.toolTurn,
+        client_tool_turn_with_steer: counts.steeredToolTurn,
       },
+      client_tool_turn_mean: counts.breakdownToolTurn,
       one_plain_turn: counts.breakdownOneTurn,
       idle_mean: counts.breakdownIdle,
       sequential_mean: counts.breakdownSequential,

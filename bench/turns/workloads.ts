@@ -4,6 +4,7 @@
 import { performance } from "node:perf_hooks";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { BusyStrategy } from "../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 
 export type TurnClient = ReturnType<typeof createClient<typeof TurnService>>;
@@ -107,4 +108,62 @@ export async function sequentialTurns(
   const timings: TurnTiming[] = [];
   for (let n = 0; n < count; n++) timings.push(await runTurn(client, sessionId, firstN + n));
   return timings;
+}
+
+const lookupTool = {
+  name: "lookup",
+  description: "answered by the benchmark",
+  parametersJsonSchema: "",
+};
+
+/**
+ * One turn that asks for a client tool (the `scripted-tools` model's `/tool` command) and gets
+ * the answer at once through SubmitToolResults. With `steer`, a second input joins the running
+ * turn (busy strategy steer) while it waits for the answer, which is sent once the steer is in.
+ */
+export async function toolTurn(
+  client: TurnClient,
+  sessionId: string,
+  n: number,
+  steer = false,
+): Promise<void> {
+  let finished = false;
+  let steered: Promise<void> | undefined;
+  for await (const response of client.streamTurn({
+    sessionId,
+    input: [{ kind: { case: "text", value: `/tool lookup {"n":${n}}` } }],
+    clientTools: [lookupTool],
+  })) {
+    const event = response.event;
+    if (event?.event.case === "toolCallRequested") {
+      const answer = { callId: event.event.value.callId, output: "ok", isError: false };
+      if (steer) steered = steerInto(client, sessionId, n);
+      if (steered) await steered;
+      await client.submitToolResults({ sessionId, turnId: event.turnId, results: [answer] });
+    }
+    if (event?.event.case === "turnCompleted") {
+      finished = event.event.value.outcome?.kind.case === "finished";
+    }
+  }
+  if (!finished) throw new Error(`${sessionId}: tool turn ${n} did not finish`);
+}
+
+/** A steered input: resolves once the server queued it (its stream goes on in the background). */
+function steerInto(client: TurnClient, sessionId: string, n: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    void (async () => {
+      try {
+        for await (const response of client.streamTurn({
+          sessionId,
+          input: [{ kind: { case: "text", value: text(n) } }],
+          busyStrategy: BusyStrategy.STEER,
+        })) {
+          if (response.event?.event.case === "inputQueued") resolve();
+        }
+        resolve();
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    })();
+  });
 }

@@ -55,8 +55,11 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
 
     async releaseLease(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const outcome = await store.releaseLease(fenceFromProto(req.fence, scope, "fence"));
-      return { released: outcome.kind === "released" };
+      const fence = fenceFromProto(req.fence, scope, "fence");
+      const outcome = req.onlyIfIdle
+        ? await store.releaseIfIdle(fence)
+        : await store.releaseLease(fence);
+      return { released: outcome.kind === "released", pending: outcome.kind === "pending" };
     },
 
     async reclaimLease(req, ctx) {

@@ -47,6 +47,9 @@ export type LeaseClaimOutcome =
 
 export type LeaseReleaseOutcome = { kind: "released" } | { kind: "not_held" };
 
+/** releaseIfIdle: `pending` kept the lease, because something waits for a holder. */
+export type IdleReleaseOutcome = LeaseReleaseOutcome | { kind: "pending" };
+
 export function fenceOf(lease: SessionExecutionLease): LeaseFence {
   return {
     sessionId: lease.sessionId,

@@ -24,6 +24,7 @@ import type {
   LeaseClaimOutcome,
   LeaseFence,
   LeaseOwner,
+  IdleReleaseOutcome,
   LeaseReleaseOutcome,
   SessionExecutionLease,
 } from "../domain/lease.js";
@@ -70,6 +71,12 @@ export interface SessionExecutionLeaseStore {
   renewLease(fence: LeaseFence, ttlMs: number): Promise<SessionExecutionLease>;
   /** Fenced and idempotent: a stale or old release never clears a newer lease. */
   releaseLease(fence: LeaseFence): Promise<LeaseReleaseOutcome>;
+  /**
+   * As releaseLease, in the same step as a look for anything that waits for a holder: an open
+   * input to run next (or claimed, its claimant maybe gone), queued work, a parked turn. With
+   * any, the lease stays (`pending`); so a holder that gets `released` leaves nothing behind.
+   */
+  releaseIfIdle(fence: LeaseFence): Promise<IdleReleaseOutcome>;
   /** Takes over before TTL only from the observed, still-current, provably dead holder. */
   reclaimLease(
     sessionId: SessionId,

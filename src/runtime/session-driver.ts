@@ -65,6 +65,11 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         await deps.ready.wakeAt(sessionId, ended.wakeAtMs).catch(() => undefined);
         return;
       }
+      if (ended === "idle") {
+        // Released in the step that found nothing waiting: input that came later drives anew.
+        await deps.ready.markIdle(sessionId).catch(() => undefined);
+        return;
+      }
       // Input submitted between our last empty claim and the release found us busy; look again.
       const pending = await hasPendingWork(sessionId);
       if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
@@ -115,7 +120,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   async function runWhileHeld(
     fence: LeaseFence,
     stopSignal: AbortSignal,
-  ): Promise<"drained" | "lost" | "stopped" | Parked> {
+  ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
     const lost = new AbortController();
     const onStop = (): void => lost.abort(new Error("replica stopping"));
     stopSignal.addEventListener("abort", onStop, { once: true });
@@ -131,6 +136,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       });
     }, renewEvery);
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
+    let released = false;
     try {
       try {
         await announceCommittedTurn(deps, fence);
@@ -201,19 +207,36 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
           }
           throw error;
         }
+        if (lost.signal.aborted || stopping) break;
+        // After a turn, one step releases the lease unless something waits for a holder: the
+        // empty claims, the parked-turn look and the pending-work check after the release that
+        // would follow are not needed then (nothing can slip in between claim and release).
+        const release = await deps.store.releaseIfIdle(fence).catch((error: unknown) => {
+          if (isTetherError(error, "session_execution_lease_expired")) return undefined;
+          throw error;
+        });
+        if (release?.kind === "released") {
+          released = true;
+          return "idle";
+        }
+        if (release?.kind !== "pending") return ended();
       }
       return lost.signal.aborted ? ended() : "stopped";
     } finally {
       clearInterval(renewal);
       stopSignal.removeEventListener("abort", onStop);
-      await deps.store.releaseLease(fence).catch((error: unknown) => {
-        unreleased++;
-        deps.logger.warn(
-          { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
-          "lease release failed; it expires after its TTL",
-        );
-      });
+      if (!released) await releaseOnce(fence);
     }
+  }
+
+  async function releaseOnce(fence: LeaseFence): Promise<void> {
+    await deps.store.releaseLease(fence).catch((error: unknown) => {
+      unreleased++;
+      deps.logger.warn(
+        { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
+        "lease release failed; it expires after its TTL",
+      );
+    });
   }
 
   const driver: SessionDriver = {

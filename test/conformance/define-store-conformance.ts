@@ -6,6 +6,7 @@ import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
 import { describeHistoryLaws } from "./laws/history.js";
+import { describeIdleReleaseLaws } from "./laws/idle-release.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
@@ -23,6 +24,7 @@ export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 export function defineStoreConformance(factory: StoreFactory): void {
   describeLeaseLaws(factory);
   describeReclaimLaws(factory);
+  describeIdleReleaseLaws(factory);
   describeCommitLaws(factory);
   describeHistoryLaws(factory);
   describeClaimLaws(factory);

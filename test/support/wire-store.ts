@@ -156,6 +156,16 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         return res.released ? { kind: "released" } : { kind: "not_held" };
       }),
 
+    releaseIfIdle: (fence) =>
+      call(async () => {
+        const res = await leases.releaseLease({
+          fence: fenceToProto(fence, ids, "fence"),
+          onlyIfIdle: true,
+        });
+        if (res.pending) return { kind: "pending" };
+        return res.released ? { kind: "released" } : { kind: "not_held" };
+      }),
+
     reclaimLease: (sessionId, claimant, observed, ttlMs) =>
       call(async () => {
         const res = await leases.reclaimLease({

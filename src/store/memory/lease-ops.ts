@@ -7,6 +7,7 @@ import {
   type LeaseClaimOutcome,
   type LeaseFence,
   type LeaseOwner,
+  type IdleReleaseOutcome,
   type LeaseReleaseOutcome,
   type SessionExecutionLease,
 } from "../../domain/lease.js";
@@ -88,6 +89,28 @@ export function renewLease(
 export function releaseLease(ctx: MemoryContext, fence: LeaseFence): Promise<LeaseReleaseOutcome> {
   return atomically(ctx, fence.sessionId, (cell) => {
     if (!matchesFence(cell.lease, fence)) return { kind: "not_held" };
+    cell.lease = undefined;
+    return { kind: "released" };
+  });
+}
+
+/** Nothing waits for a holder: what hasPendingWork in the driver looked for, in one step. */
+function waitsForHolder(cell: SessionCell): boolean {
+  if (cell.parked) return true;
+  for (const batch of cell.batches.values()) {
+    if (batch.state === "ready" || batch.state === "claimed") return true;
+  }
+  for (const input of cell.inputs.values()) {
+    if (input.state === "claimed") return true;
+    if (input.state === "pending" && input.delivery.kind === "next_turn") return true;
+  }
+  return false;
+}
+
+export function releaseIfIdle(ctx: MemoryContext, fence: LeaseFence): Promise<IdleReleaseOutcome> {
+  return atomically(ctx, fence.sessionId, (cell) => {
+    if (!matchesFence(cell.lease, fence)) return { kind: "not_held" };
+    if (waitsForHolder(cell)) return { kind: "pending" };
     cell.lease = undefined;
     return { kind: "released" };
   });

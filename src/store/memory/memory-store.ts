@@ -80,6 +80,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         leases.tryClaimLease(ctx, sessionId, owner, ttlMs),
       renewLease: (fence, ttlMs) => leases.renewLease(ctx, fence, ttlMs),
       releaseLease: (fence) => leases.releaseLease(ctx, fence),
+      releaseIfIdle: (fence) => leases.releaseIfIdle(ctx, fence),
       reclaimLease: (sessionId, claimant, observed, ttlMs) =>
         leases.reclaimLease(ctx, sessionId, claimant, observed, ttlMs),
       currentLease: (sessionId) => leases.currentLease(ctx, sessionId),

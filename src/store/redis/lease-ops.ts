@@ -7,6 +7,7 @@ import type {
   LeaseClaimOutcome,
   LeaseFence,
   LeaseOwner,
+  IdleReleaseOutcome,
   LeaseReleaseOutcome,
   SessionExecutionLease,
 } from "../../domain/lease.js";
@@ -66,6 +67,20 @@ export async function releaseLease(
     [fence.leaseToken, fence.fencingToken],
   );
   return reply[0] === REPLY.OK ? { kind: "released" } : { kind: "not_held" };
+}
+
+export async function releaseIfIdle(
+  ctx: RedisContext,
+  fence: LeaseFence,
+): Promise<IdleReleaseOutcome> {
+  const k = ctx.keys(fence.sessionId);
+  const reply = await ctx.scripts.run(
+    "releaseIfIdle",
+    [k.lease, k.inputs, k.inputIndex, k.head, k.workIndex, k.parked],
+    [fence.leaseToken, fence.fencingToken],
+  );
+  if (reply[0] === REPLY.OK) return { kind: "released" };
+  return reply[0] === REPLY.BUSY ? { kind: "pending" } : { kind: "not_held" };
 }
 
 export async function reclaimLease(

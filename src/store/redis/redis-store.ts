@@ -82,6 +82,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),
       renewLease: (fence, ttl) => leases.renewLease(on(fence?.sessionId), fence, ttl),
       releaseLease: (fence) => leases.releaseLease(on(fence?.sessionId), fence),
+      releaseIfIdle: (fence) => leases.releaseIfIdle(on(fence?.sessionId), fence),
       reclaimLease: (id, claimant, observed, ttl) =>
         leases.reclaimLease(on(id), id, claimant, observed, ttl),
       currentLease: (id) => leases.currentLease(on(id), id),

@@ -12,6 +12,7 @@ export const SCRIPT_NAMES = [
   "reclaimLease",
   "renewLease",
   "releaseLease",
+  "releaseIfIdle",
   "readLease",
   "enqueueWork",
   "listWork",

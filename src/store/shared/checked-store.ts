@@ -101,6 +101,13 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
         },
         () => inner.releaseLease(fence),
       ),
+    releaseIfIdle: (fence) =>
+      checked(
+        () => {
+          checkFence(fence);
+        },
+        () => inner.releaseIfIdle(fence),
+      ),
     reclaimLease: (id, claimant, observed, ttlMs) =>
       checked(
         () => {

@@ -1,0 +1,26 @@
+-- releaseIfIdle: releaseLease, in the same step as a look for anything that waits for a holder:
+-- a parked turn, queued work (ready or claimed), an open input to run next or one claimed (its
+-- claimant may be gone). With any, the lease stays, so a released holder leaves nothing behind.
+-- KEYS[1] lease hash   KEYS[2] input hash   KEYS[3] input index zset
+-- KEYS[4] head hash (the settled-inputs watermark)   KEYS[5] work index zset
+-- KEYS[6] parked turn hash
+-- ARGV[1] lease token   ARGV[2] fencing token
+-- Replies: {R.OK}        released
+--          {R.BUSY}      kept: something waits for a holder
+--          {R.NOT_HELD}  no lease, or another one
+if not fence_matches(read_lease(KEYS[1]), ARGV[1], ARGV[2]) then return { R.NOT_HELD } end
+if redis.call('EXISTS', KEYS[6]) == 1 or redis.call('ZCARD', KEYS[5]) > 0 then
+  return { R.BUSY }
+end
+local ids = open_input_ids(KEYS[4], KEYS[3])
+local metas = hmget_all(KEYS[2], ids)
+for i = 1, #ids do
+  if metas[i] then
+    local input = cjson.decode(metas[i])
+    if input.state == 'claimed' or (input.state == 'pending' and input.delivery.kind == 'next_turn') then
+      return { R.BUSY }
+    end
+  end
+end
+redis.call('DEL', KEYS[1])
+return { R.OK }
