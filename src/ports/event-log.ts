@@ -32,6 +32,8 @@ export interface EventLog {
   lastSeq(sessionId: SessionId): Promise<number>;
   /** Entries after `afterSeq`, at most `limit`. */
   read(sessionId: SessionId, afterSeq: number, limit: number): Promise<LogRead>;
+  /** The last `limit` entries (fewer when the log holds fewer), oldest first: one read. */
+  tail(sessionId: SessionId, limit: number): Promise<LogEntry[]>;
   /**
    * Resolves when an entry after `afterSeq` may exist (or after `timeoutMs`, or on abort), so a
    * reader can block instead of polling tightly. With the entries that arrived, in order from

@@ -18,20 +18,26 @@ const PAGE = 64;
 /** How far back the last turn boundary is looked for; a turn longer than this is not repaired. */
 const MAX_PAGES = 64;
 
+const isBoundary = (entry: LogEntry): boolean =>
+  entry.event.type === "turn_started" || entry.event.type === "turn_completed";
+
 /** The log's last turn_started or turn_completed, scanning back from the end. */
 async function lastTurnBoundary(
   deps: RuntimeDeps,
   fence: LeaseFence,
 ): Promise<LogEntry | undefined> {
-  let end = await deps.log.lastSeq(fence.sessionId);
+  // Usually within the last page: one read from the end; a longer turn pages back below.
+  const last = await deps.log.tail(fence.sessionId, PAGE);
+  const found = last.findLast(isBoundary);
+  if (found || last.length < PAGE) return found;
+  let end = last[0]?.seq ?? 0;
   for (let page = 0; page < MAX_PAGES && end > 0; page++) {
     const from = Math.max(0, end - PAGE);
     const read = await deps.log.read(fence.sessionId, from, end - from);
     const entries = read.entries.filter((e) => e.seq <= end);
     for (let i = entries.length - 1; i >= 0; i--) {
       const entry = entries[i] as LogEntry;
-      if (entry.event.type === "turn_started" || entry.event.type === "turn_completed")
-        return entry;
+      if (isBoundary(entry)) return entry;
     }
     if (read.firstRetainedSeq > from) return undefined;
     end = from;

@@ -138,9 +138,11 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     if (command.agent) await bindOnFirstUse(sessionId, command.publicSessionId, command.agent);
     // A parked turn holds the session without a lease: the input waits for it (idle claims find
     // nothing while it is parked), or steers, interrupts or is refused as for a running turn.
-    const [current, parked] = await Promise.all([
+    // Where the log ends is read with them (one round trip): the stream follows from there.
+    const [current, parked, startSeq] = await Promise.all([
       deps.store.currentLease(sessionId),
       deps.store.readParkedTurn(sessionId),
+      deps.log.lastSeq(sessionId),
     ]);
     if (current && command.busyStrategy === "reject")
       throw sessionBusy(command.publicSessionId, current);
@@ -159,7 +161,6 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       const running = await deps.signals.activeTurn(sessionId);
       if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
     }
-    const startSeq = await deps.log.lastSeq(sessionId);
     const receipt = await deps.store.submitInput({
       sessionId,
       delivery,

@@ -79,7 +79,11 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const resumed = job.resumed;
   const saved = resumed ? decodeProgress(resumed.parked.progress) : undefined;
   const turnId = resumed?.parked.turnId ?? stableTurnId(sessionId, job);
-  const { snapshot, history } = await deps.transcripts.load(sessionId);
+  // Independent reads share a round trip: the transcript and where the log ends.
+  const [{ snapshot, history }, lastSeq] = await Promise.all([
+    deps.transcripts.load(sessionId),
+    deps.log.lastSeq(sessionId),
+  ]);
 
   const payloads = saved
     ? []
@@ -140,7 +144,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     sessionId,
     turnId,
     fence: job.fence,
-    lastSeq: await deps.log.lastSeq(sessionId),
+    lastSeq,
     // A turn whose events no longer reach the log will not commit (see below): stop its model
     // and tool calls now rather than spend them.
     onFailure: (error) => cancel.abort(error),
@@ -244,11 +248,21 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   job.signal.addEventListener("abort", abortTurn, { once: true });
   job.drain?.addEventListener("abort", handOverIfWaiting, { once: true });
-  await signals.setActiveTurn(sessionId, turnId, deps.leaseTtlMs);
-  const stopListening = await signals.listen(sessionId, turnId, {
-    onCancel: abortTurn,
-    onToolResult: (result) => clientTools.deliver(result),
-  });
+  // The marker and the listener go together (one round trip): a cancel needs the marker, and
+  // whatever reaches the turn before its listener hears it is stored, which listen reads.
+  const [marked, listening] = await Promise.allSettled([
+    signals.setActiveTurn(sessionId, turnId, deps.leaseTtlMs),
+    signals.listen(sessionId, turnId, {
+      onCancel: abortTurn,
+      onToolResult: (result) => clientTools.deliver(result),
+    }),
+  ]);
+  if (listening.status === "rejected") throw listening.reason;
+  const stopListening = listening.value;
+  if (marked.status === "rejected") {
+    await stopListening();
+    throw marked.reason;
+  }
 
   try {
     await writer.emit(

@@ -69,6 +69,11 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       return Promise.resolve({ entries, firstRetainedSeq });
     },
 
+    tail(sessionId, limit) {
+      const entries = logs.get(sessionId)?.entries ?? [];
+      return Promise.resolve(entries.slice(-limit).map((e) => structuredClone(e)));
+    },
+
     // Reading the memory log costs nothing: the reader reads it itself (undefined).
     waitForEntries(sessionId, afterSeq, timeoutMs, signal) {
       const log = logOf(sessionId);

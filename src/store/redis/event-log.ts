@@ -133,6 +133,21 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
     },
 
     // XREAD hands over what arrived, so a watch need not read the log again after each wake-up.
+    async tail(sessionId, limit) {
+      try {
+        const newest = (await redis.xrevrange(
+          sessionEventKeys(namespace, sessionId).events,
+          "+",
+          "-",
+          "COUNT",
+          limit,
+        )) as RawEntry[];
+        return newest.reverse().map(toEntry);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    },
+
     async waitForEntries(
       sessionId: SessionId,
       afterSeq: number,

@@ -62,6 +62,10 @@ describe.each(backends)("the %s event log", (name, make) => {
     expect(read.entries.map((e) => e.seq)).toEqual([4, 5, 6, 7, 8]);
     expect(texts((await log.read(s, 5, 2)).entries)).toEqual(["6", "7"]);
     expect((await log.read(s, 1, 2)).entries.map((e) => e.seq)).toEqual([4, 5]);
+    // The tail: the newest entries, oldest first; all of them when fewer are retained.
+    expect((await log.tail(s, 2)).map((e) => e.seq)).toEqual([7, 8]);
+    expect((await log.tail(s, 50)).map((e) => e.seq)).toEqual([4, 5, 6, 7, 8]);
+    expect(await log.tail(parseSessionId("never-written"), 5)).toEqual([]);
     await log.close();
   });
 
