@@ -185,6 +185,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       afterCursor: entryCursor(after),
       signal,
       stop: turnStreamStop.signal,
+      drivenHere: (id) => driver.isDriving(id),
     });
     await deps.ready.markReady(sessionId);
     await driver.ensureDriven(sessionId);
@@ -245,6 +246,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       afterCursor,
       signal,
       stop: watchStop.signal,
+      drivenHere: (id) => driver.isDriving(id),
     })) {
       yield item;
       if (untilTurnCompleted && item.event.type === "turn_completed") return;

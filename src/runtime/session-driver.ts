@@ -26,6 +26,8 @@ export interface SessionDriver {
   ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
   /** Loops running on this replica. */
   activeSessions(): number;
+  /** Whether this replica drives the session now (holds its lease, or is about to). */
+  isDriving(sessionId: SessionId): boolean;
   /**
    * Stops taking new sessions and hands over turns that wait for a client; waits for running
    * loops up to `timeoutMs`, then aborts them. Reports whether every lease was released.
@@ -300,6 +302,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       return { kind: "driving" };
     },
     activeSessions: () => loops.size,
+    isDriving: (sessionId) => loops.has(sessionId),
     async drain(timeoutMs) {
       stopping = true;
       unreleased = 0;

@@ -26,6 +26,13 @@ export interface WatchOptions {
   stop?: AbortSignal;
   /** How long one blocking wait on the log lasts before it is repeated. */
   pollMs?: number;
+  /**
+   * Whether this replica drives the session now. While it does, every log append is its own
+   * and reaches the bus after it lands, so the watch waits on the bus alone (no blocking log
+   * read per append) and looks again every `pollMs`; when the session moves elsewhere, it reads
+   * the log once to catch up and waits on the log again.
+   */
+  drivenHere?: (sessionId: SessionId) => boolean;
 }
 
 const READ_BATCH = 256;
@@ -105,6 +112,9 @@ export async function* watchSession(
     return candidate;
   };
 
+  // While the session is driven here: the timer that looks again whether it still is.
+  let recheck: NodeJS.Timeout | undefined;
+
   const fromLog = (entry: LogEntry): CursoredEvent =>
     asClient(entryCursor(entry.seq), entry.turnId, entry.event);
 
@@ -129,6 +139,7 @@ export async function* watchSession(
     let logMayHaveMore = false;
     let logWait: Promise<void> | undefined;
     const arrived: LogEntry[] = [];
+    let busOnly = false;
     let readAfterStop = false;
     while (!signal.aborted) {
       if (arrived.length > 0) {
@@ -166,14 +177,28 @@ export async function* watchSession(
         logMayHaveMore = true;
         continue;
       }
-      logWait ??= deps.log
-        .waitForEntries(sessionId, logSeq, pollMs, logWaits.signal, READ_BATCH)
-        .then((entries) => {
-          logWait = undefined;
-          if (entries === undefined || entries.length === READ_BATCH) logMayHaveMore = true;
-          else arrived.push(...entries);
+      const drivenHere = logWait === undefined && options.drivenHere?.(sessionId) === true;
+      if (drivenHere) {
+        busOnly = true;
+        recheck ??= setTimeout(() => {
+          recheck = undefined;
           wake?.();
-        });
+        }, pollMs);
+      } else if (busOnly) {
+        // Driven elsewhere now: what its holder wrote is only in the log.
+        busOnly = false;
+        logMayHaveMore = true;
+        continue;
+      } else {
+        logWait ??= deps.log
+          .waitForEntries(sessionId, logSeq, pollMs, logWaits.signal, READ_BATCH)
+          .then((entries) => {
+            logWait = undefined;
+            if (entries === undefined || entries.length === READ_BATCH) logMayHaveMore = true;
+            else arrived.push(...entries);
+            wake?.();
+          });
+      }
       if (
         pending.length > 0 ||
         arrived.length > 0 ||
@@ -189,6 +214,7 @@ export async function* watchSession(
       wake = undefined;
     }
   } finally {
+    if (recheck !== undefined) clearTimeout(recheck);
     unsubscribe();
     signal.removeEventListener("abort", onAbort);
     options.stop?.removeEventListener("abort", onStop);
