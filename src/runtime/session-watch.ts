@@ -95,12 +95,18 @@ export async function* watchSession(
       return candidate;
     }
     const seen = splitCursor(lastCursor);
-    if (predecessorSeq(cursor) > seen.seq) return undefined;
+    if (predecessorSeq(cursor) > seen.seq) {
+      behind = true;
+      return undefined;
+    }
     if (event.type === "text_delta" && cursor % CURSOR_SCALE !== 0) {
       // A live delta continues the window only from exactly where the client stands; after a
       // missed piece the log's coalesced window delivers the rest instead.
       const start = (cursor % CURSOR_SCALE) - event.text.length;
-      if (start !== seen.offset) return undefined;
+      if (start !== seen.offset) {
+        behind = true;
+        return undefined;
+      }
     }
     const partlySeen =
       event.type === "text_delta" && cursor % CURSOR_SCALE === 0 && seen.offset > 0;
@@ -114,6 +120,9 @@ export async function* watchSession(
 
   // While the session is driven here: the timer that looks again whether it still is.
   let recheck: NodeJS.Timeout | undefined;
+  // An event came that does not follow what the client has: what lies between is in the log
+  // (published before this watch listened, or a text window the bus showed only in part).
+  let behind = false;
 
   const fromLog = (entry: LogEntry): CursoredEvent =>
     asClient(entryCursor(entry.seq), entry.turnId, entry.event);
@@ -163,6 +172,11 @@ export async function* watchSession(
         if (event) yield { ...event, sessionId: options.publicSessionId };
       }
       if (signal.aborted) break;
+      if (behind) {
+        behind = false;
+        // Waiting on the log brings it anyway; waiting on the bus alone, read it now.
+        if (busOnly) logMayHaveMore = true;
+      }
       if (logMayHaveMore) {
         logMayHaveMore = false;
         batch = (await deps.log.read(sessionId, logSeq, READ_BATCH)).entries;

@@ -133,3 +133,96 @@ describe("a watcher whose call ends during a log read", () => {
     expect(outcome).toEqual({ done: true, value: undefined });
   });
 });
+
+describe("a watcher of a session its own replica drives", () => {
+  const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
+  const usage = {
+    type: "usage_reported" as const,
+    usage: {
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+    },
+    iteration: 1,
+  };
+
+  it("waits on the bus alone, and reads the log for what the bus showed before it listened", async () => {
+    const inner = createMemoryEventLog();
+    let waits = 0;
+    const log: EventLog = {
+      ...inner,
+      waitForEntries: (...args) => {
+        waits++;
+        return inner.waitForEntries(...args);
+      },
+    };
+    const bus = createSessionBus();
+    const stop = new AbortController();
+    let driven = true;
+    const watcher = watchSession(
+      { log, bus, store },
+      {
+        sessionId,
+        publicSessionId: "live-window",
+        afterCursor: 0,
+        signal: stop.signal,
+        pollMs: 50,
+        drivenHere: () => driven,
+      },
+    )[Symbol.asyncIterator]();
+    const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
+    // Published before the watcher listened: only the log has it.
+    await writer.emit({ type: "turn_started", inputIds: ["i1"], turnIndex: 1 });
+    const got = take(watcher, 3, 2_000);
+    await new Promise((r) => setTimeout(r, 10));
+    await writer.emit({ type: "text_delta", text: "hello" });
+    await writer.flush();
+    await writer.emit(usage);
+    expect((await got).map((e) => e.event.type)).toEqual([
+      "turn_started",
+      "text_delta",
+      "usage_reported",
+    ]);
+    expect(waits).toBe(0);
+    // Driven elsewhere: an append that never reaches this bus comes through the log.
+    driven = false;
+    await inner.append(sessionId, [{ turnId: "t2", event: usage }]);
+    const later = await take(watcher, 1, 2_000);
+    expect(later.map((e) => e.turnId)).toEqual(["t2"]);
+    // From then on it waits on the log again.
+    const next = take(watcher, 1, 2_000);
+    await new Promise((r) => setTimeout(r, 10));
+    await inner.append(sessionId, [{ turnId: "t3", event: usage }]);
+    expect((await next).map((e) => e.turnId)).toEqual(["t3"]);
+    expect(waits).toBeGreaterThan(0);
+    stop.abort();
+  });
+
+  it("reads the log when an event does not follow what it delivered", async () => {
+    const log = laggingLog();
+    const bus = createSessionBus();
+    const stop = new AbortController();
+    const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
+    // Published before the watcher listens, and its window not in the log yet when it starts.
+    await writer.emit({ type: "text_delta", text: "early" });
+    const watcher = watchSession(
+      { log, bus, store },
+      {
+        sessionId,
+        publicSessionId: "live-window",
+        afterCursor: 0,
+        signal: stop.signal,
+        pollMs: 60_000,
+        drivenHere: () => true,
+      },
+    )[Symbol.asyncIterator]();
+    const got = take(watcher, 2, 2_000);
+    await new Promise((r) => setTimeout(r, 10));
+    log.release();
+    await writer.emit(usage);
+    expect((await got).map((e) => e.event)).toEqual([{ type: "text_delta", text: "early" }, usage]);
+    stop.abort();
+  });
+});
