@@ -26,7 +26,7 @@ export interface SessionDriver {
   ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
   /** Loops running on this replica. */
   activeSessions(): number;
-  /** Whether this replica drives the session now (holds its lease, or is about to). */
+  /** Whether this replica holds the session's lease now (and has not seen it lost). */
   isDriving(sessionId: SessionId): boolean;
   /**
    * Stops taking new sessions and hands over turns that wait for a client; waits for running
@@ -49,6 +49,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   // Every running turn listens on it: many listeners are expected, not a leak.
   setMaxListeners(0, draining.signal);
   let unreleased = 0;
+  // Sessions whose lease this replica holds and has not lost: only its own turns write their logs.
+  const held = new Set<SessionId>();
 
   async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {
     let lease: SessionExecutionLease | undefined = first;
@@ -124,6 +126,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     stopSignal: AbortSignal,
   ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
     const lost = new AbortController();
+    held.add(fence.sessionId);
+    lost.signal.addEventListener("abort", () => held.delete(fence.sessionId), { once: true });
     const onStop = (): void => lost.abort(new Error("replica stopping"));
     stopSignal.addEventListener("abort", onStop, { once: true });
     const renewEvery = Math.max(10, Math.floor(deps.leaseTtlMs / 3));
@@ -219,6 +223,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         });
         if (release?.kind === "released") {
           released = true;
+          held.delete(fence.sessionId);
           return "idle";
         }
         if (release?.kind !== "pending") return ended();
@@ -227,6 +232,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     } finally {
       clearInterval(renewal);
       stopSignal.removeEventListener("abort", onStop);
+      held.delete(fence.sessionId);
       if (!released) await releaseOnce(fence);
     }
   }
@@ -302,7 +308,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       return { kind: "driving" };
     },
     activeSessions: () => loops.size,
-    isDriving: (sessionId) => loops.has(sessionId),
+    isDriving: (sessionId) => held.has(sessionId),
     async drain(timeoutMs) {
       stopping = true;
       unreleased = 0;
