@@ -185,7 +185,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       afterCursor: entryCursor(after),
       signal,
       stop: turnStreamStop.signal,
-      drivenHere: (id) => driver.isDriving(id),
+      drivenHere: driver,
     });
     await deps.ready.markReady(sessionId);
     await driver.ensureDriven(sessionId);
@@ -246,7 +246,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       afterCursor,
       signal,
       stop: watchStop.signal,
-      drivenHere: (id) => driver.isDriving(id),
+      drivenHere: driver,
     })) {
       yield item;
       if (untilTurnCompleted && item.event.type === "turn_completed") return;

@@ -28,6 +28,8 @@ export interface SessionDriver {
   activeSessions(): number;
   /** Whether this replica holds the session's lease now (and has not seen it lost). */
   isDriving(sessionId: SessionId): boolean;
+  /** Calls `fn` once, when the replica no longer holds the lease; returns the unsubscribe. */
+  onLeaseEnd(sessionId: SessionId, fn: () => void): () => void;
   /**
    * Stops taking new sessions and hands over turns that wait for a client; waits for running
    * loops up to `timeoutMs`, then aborts them. Reports whether every lease was released.
@@ -51,6 +53,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   let unreleased = 0;
   // Sessions whose lease this replica holds and has not lost: only its own turns write their logs.
   const held = new Set<SessionId>();
+  const leaseEndListeners = new Map<SessionId, Set<() => void>>();
+  const endHold = (sessionId: SessionId): void => {
+    if (!held.delete(sessionId)) return;
+    const listeners = leaseEndListeners.get(sessionId);
+    leaseEndListeners.delete(sessionId);
+    for (const fn of listeners ?? []) fn();
+  };
 
   async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {
     let lease: SessionExecutionLease | undefined = first;
@@ -127,7 +136,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
     const lost = new AbortController();
     held.add(fence.sessionId);
-    lost.signal.addEventListener("abort", () => held.delete(fence.sessionId), { once: true });
+    lost.signal.addEventListener("abort", () => endHold(fence.sessionId), { once: true });
     const onStop = (): void => lost.abort(new Error("replica stopping"));
     stopSignal.addEventListener("abort", onStop, { once: true });
     const renewEvery = Math.max(10, Math.floor(deps.leaseTtlMs / 3));
@@ -223,7 +232,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         });
         if (release?.kind === "released") {
           released = true;
-          held.delete(fence.sessionId);
+          endHold(fence.sessionId);
           return "idle";
         }
         if (release?.kind !== "pending") return ended();
@@ -232,7 +241,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     } finally {
       clearInterval(renewal);
       stopSignal.removeEventListener("abort", onStop);
-      held.delete(fence.sessionId);
+      endHold(fence.sessionId);
       if (!released) await releaseOnce(fence);
     }
   }
@@ -309,6 +318,16 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     },
     activeSessions: () => loops.size,
     isDriving: (sessionId) => held.has(sessionId),
+    onLeaseEnd(sessionId, fn) {
+      if (!held.has(sessionId)) {
+        fn();
+        return () => undefined;
+      }
+      let listeners = leaseEndListeners.get(sessionId);
+      if (!listeners) leaseEndListeners.set(sessionId, (listeners = new Set()));
+      listeners.add(fn);
+      return () => void leaseEndListeners.get(sessionId)?.delete(fn);
+    },
     async drain(timeoutMs) {
       stopping = true;
       unreleased = 0;

@@ -29,10 +29,17 @@ export interface WatchOptions {
   /**
    * Whether this replica drives the session now. While it does, every log append is its own
    * and reaches the bus after it lands, so the watch waits on the bus alone (no blocking log
-   * read per append) and looks again every `pollMs`; when the session moves elsewhere, it reads
-   * the log once to catch up and waits on the log again.
+   * read per append); when the session moves elsewhere, it reads the log once to catch up and
+   * waits on the log again.
    */
-  drivenHere?: (sessionId: SessionId) => boolean;
+  drivenHere?: LocalDriving;
+}
+
+export interface LocalDriving {
+  /** This replica holds the session's lease now (and has not seen it lost). */
+  isDriving(sessionId: SessionId): boolean;
+  /** Calls `fn` once the replica no longer holds the lease; returns the unsubscribe. */
+  onLeaseEnd(sessionId: SessionId, fn: () => void): () => void;
 }
 
 const READ_BATCH = 256;
@@ -118,8 +125,8 @@ export async function* watchSession(
     return candidate;
   };
 
-  // While the session is driven here: the timer that looks again whether it still is.
-  let recheck: NodeJS.Timeout | undefined;
+  // While the session is driven here: the end of that, which wakes the watch.
+  let leaseEnd: (() => void) | undefined;
   // An event came that does not follow what the client has: what lies between is in the log
   // (published before this watch listened, or a text window the bus showed only in part).
   let behind = false;
@@ -191,14 +198,13 @@ export async function* watchSession(
         logMayHaveMore = true;
         continue;
       }
-      const drivenHere = logWait === undefined && options.drivenHere?.(sessionId) === true;
-      if (drivenHere) {
+      const local = options.drivenHere;
+      if (logWait === undefined && local?.isDriving(sessionId) === true) {
         busOnly = true;
-        recheck ??= setTimeout(() => {
-          recheck = undefined;
-          wake?.();
-        }, pollMs);
+        leaseEnd ??= local.onLeaseEnd(sessionId, () => wake?.());
       } else if (busOnly) {
+        leaseEnd?.();
+        leaseEnd = undefined;
         // Driven elsewhere now: what its holder wrote is only in the log.
         busOnly = false;
         logMayHaveMore = true;
@@ -228,7 +234,7 @@ export async function* watchSession(
       wake = undefined;
     }
   } finally {
-    if (recheck !== undefined) clearTimeout(recheck);
+    leaseEnd?.();
     unsubscribe();
     signal.removeEventListener("abort", onAbort);
     options.stop?.removeEventListener("abort", onStop);

@@ -161,6 +161,7 @@ describe("a watcher of a session its own replica drives", () => {
     const bus = createSessionBus();
     const stop = new AbortController();
     let driven = true;
+    const leaseEnds: (() => void)[] = [];
     const watcher = watchSession(
       { log, bus, store },
       {
@@ -168,8 +169,13 @@ describe("a watcher of a session its own replica drives", () => {
         publicSessionId: "live-window",
         afterCursor: 0,
         signal: stop.signal,
-        pollMs: 50,
-        drivenHere: () => driven,
+        drivenHere: {
+          isDriving: () => driven,
+          onLeaseEnd: (_id, fn) => {
+            leaseEnds.push(fn);
+            return () => undefined;
+          },
+        },
       },
     )[Symbol.asyncIterator]();
     const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
@@ -188,6 +194,7 @@ describe("a watcher of a session its own replica drives", () => {
     expect(waits).toBe(0);
     // Driven elsewhere: an append that never reaches this bus comes through the log.
     driven = false;
+    for (const end of leaseEnds) end();
     await inner.append(sessionId, [{ turnId: "t2", event: usage }]);
     const later = await take(watcher, 1, 2_000);
     expect(later.map((e) => e.turnId)).toEqual(["t2"]);
@@ -215,7 +222,7 @@ describe("a watcher of a session its own replica drives", () => {
         afterCursor: 0,
         signal: stop.signal,
         pollMs: 60_000,
-        drivenHere: () => true,
+        drivenHere: { isDriving: () => true, onLeaseEnd: () => () => undefined },
       },
     )[Symbol.asyncIterator]();
     const got = take(watcher, 2, 2_000);
