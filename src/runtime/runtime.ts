@@ -189,12 +189,6 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     });
     await deps.ready.markReady(sessionId);
     await driver.ensureDriven(sessionId);
-    // While this client waits, keep offering to drive: if the holder dies, its lease expires
-    // (or it is provably dead) and this replica takes the session over.
-    const kick = setInterval(
-      () => void driver.ensureDriven(sessionId).catch(() => undefined),
-      Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
-    );
     if ((current || parked) && !receipt.deduplicated) {
       yield {
         cursor: entryCursor(startSeq),
@@ -203,6 +197,14 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         event: { type: "input_queued", inputId },
       };
     }
+    // While this client waits, keep offering to drive: if the holder dies, its lease expires
+    // (or it is provably dead) and this replica takes the session over. Set after the yield
+    // above, so a client that leaves there leaves no timer behind (the finally below is not
+    // reached from it).
+    const kick = setInterval(
+      () => void driver.ensureDriven(sessionId).catch(() => undefined),
+      Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
+    );
 
     try {
       let ourTurn: string | undefined;
