@@ -391,7 +391,10 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     parking.dispose();
     job.signal.removeEventListener("abort", abortTurn);
     job.drain?.removeEventListener("abort", handOverIfWaiting);
-    await stopListening();
-    await signals.setActiveTurn(sessionId, undefined, 0).catch(() => undefined);
+    // Together, as they were set: one round trip.
+    await Promise.all([
+      stopListening(),
+      signals.setActiveTurn(sessionId, undefined, 0).catch(() => undefined),
+    ]);
   }
 }
