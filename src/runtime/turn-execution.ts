@@ -1,9 +1,7 @@
 // Runs one turn under a held lease: load the committed head, run the engine with checkpoints that
 // admit steers and earliest-safe-boundary work, then commit everything the turn consumed in one
 // atomic step and announce the outcome with the new head revision.
-import { createHash } from "node:crypto";
 import type { InputItem } from "../domain/conversation.js";
-import type { SessionId } from "../domain/ids.js";
 import type { TurnCheckpoint, TurnInputClaim } from "../domain/inputs.js";
 import type { LeaseFence } from "../domain/lease.js";
 import { splitWaits, type ParkReceipt, type ResumeOutcome } from "../domain/parked-turns.js";
@@ -19,6 +17,7 @@ import { createEventWriter } from "./event-writer.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
 import { overlayTools, pinnedDefaults } from "./agent-definition.js";
 import { endParkedTurn } from "./parked-resume.js";
+import { stableTurnId } from "./turn-id.js";
 import { responseMismatch } from "./response-format.js";
 import { approvalPolicy, withApprovals } from "./tool-approval.js";
 import { commitTurn, LeaseLostError, reportCommitted } from "./turn-commit.js";
@@ -57,21 +56,6 @@ export class TurnHandedOver extends Error {
 
 /** How much longer the engine's tool timeout is than a client call's deadline. */
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
-
-/**
- * A turn's id follows from what it consumes, so a re-run after a crash (a successor re-claiming
- * the same inputs) is the same turn: tool idempotency keys and steer targets stay valid.
- */
-export function stableTurnId(sessionId: SessionId, job: Pick<TurnWork, "inputs" | "work">): string {
-  const consumed = [
-    ...(job.inputs?.inputs ?? []).map((i) => `i:${i.inputId}`),
-    ...(job.work?.batches ?? []).map((b) => `w:${b.batchId}`),
-  ].sort();
-  const digest = createHash("sha256")
-    .update(`${sessionId}\n${consumed.join("\n")}`)
-    .digest("hex");
-  return `turn-${digest.slice(0, 24)}`;
-}
 
 export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnOutcome> {
   const { store, signals } = deps;
