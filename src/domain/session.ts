@@ -81,6 +81,11 @@ export interface RuntimeCommit {
   completeInputClaims?: TurnInputClaimCompletion[];
   /** The commit ends this parked turn: its record must exist and is removed in the same step. */
   parkedTurnId?: string;
+  /**
+   * A turn's id: its steered inputs still pending (it did not admit them) become next-turn
+   * input, marked deferred, in the commit's step, as deferActiveInputs would before it.
+   */
+  deferTurnInputs?: string;
 }
 
 export interface CommitReceipt {

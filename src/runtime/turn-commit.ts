@@ -57,6 +57,8 @@ export async function commitTurn(
         completeInputClaims: turn.inputClaims.map(inputClaimCompletion),
         completeQueueClaims: turn.workClaims.map(queueClaimCompletion),
         ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
+        // Steers the turn did not admit go to the next turn in the same step.
+        deferTurnInputs: turn.turnId,
       });
       return receipt.headRevision;
     } catch (error) {

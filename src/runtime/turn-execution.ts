@@ -346,7 +346,6 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     // leaves the claims for the next drive, which runs the turn again under the same id.
     await writer.flush();
 
-    await store.deferActiveInputs(job.fence, turnId);
     const headRevision = await commitTurn(deps, job.fence, snapshot?.headRevision ?? 0, {
       turnId,
       messages: result.messages,

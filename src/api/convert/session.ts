@@ -181,6 +181,7 @@ export function commitFromProto(req: CommitRequest, ids: SessionIdMap): RuntimeC
     );
   }
   if (req.parkedTurnId !== "") commit.parkedTurnId = req.parkedTurnId;
+  if (req.deferTurnInputs !== "") commit.deferTurnInputs = req.deferTurnInputs;
   return commit;
 }
 
@@ -202,5 +203,6 @@ export function commitToProto(c: RuntimeCommit, ids: SessionIdMap) {
       inputCompletionToProto(q, ids, `complete_input_claims[${i}]`),
     ),
     parkedTurnId: c.parkedTurnId ?? "",
+    deferTurnInputs: c.deferTurnInputs ?? "",
   };
 }

@@ -17,6 +17,7 @@ import {
 import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { recordRevision } from "./history-ops.js";
+import { deferTurnInputs } from "./input-ops.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
 
 /** Every check of a commit; throws before anything is written. */
@@ -87,6 +88,7 @@ function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
     }
   }
   if (commit.parkedTurnId !== undefined) cell.parked = undefined;
+  if (commit.deferTurnInputs !== undefined) deferTurnInputs(cell, commit.deferTurnInputs);
   recordRevision(cell);
   if (commit.metadataPatch && Object.keys(commit.metadataPatch).length > 0) {
     cell.history.metadataLog.push({

@@ -18,7 +18,7 @@ import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { copy, createImplicitly, requireLiveFence } from "./session-cell.js";
+import { copy, createImplicitly, requireLiveFence, type SessionCell } from "./session-cell.js";
 
 export function submitInput(
   ctx: MemoryContext,
@@ -135,18 +135,23 @@ export function deferActiveInputs(
 ): Promise<DeferReport> {
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
-    const moved: InputId[] = [];
-    for (const input of cell.inputs.values()) {
-      if (
-        input.state === "pending" &&
-        input.delivery.kind === "active_turn" &&
-        input.delivery.turnId === turnId
-      ) {
-        input.delivery = { kind: "next_turn" };
-        input.deferred = true;
-        moved.push(input.inputId);
-      }
-    }
-    return { deferredInputIds: moved };
+    return { deferredInputIds: deferTurnInputs(cell, turnId) };
   });
+}
+
+/** The turn's steered inputs still pending become next-turn input, marked deferred. */
+export function deferTurnInputs(cell: SessionCell, turnId: string): InputId[] {
+  const moved: InputId[] = [];
+  for (const input of cell.inputs.values()) {
+    if (
+      input.state === "pending" &&
+      input.delivery.kind === "active_turn" &&
+      input.delivery.turnId === turnId
+    ) {
+      input.delivery = { kind: "next_turn" };
+      input.deferred = true;
+      moved.push(input.inputId);
+    }
+  }
+  return moved;
 }

@@ -37,6 +37,7 @@ function commitSpec(commit: RuntimeCommit): string {
     i: (commit.completeInputClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.inputIds]),
     m: metadata,
     p: commit.parkedTurnId ?? "",
+    f: commit.deferTurnInputs ?? "",
   });
 }
 

@@ -200,6 +200,7 @@ export function checkCommit(commit: RuntimeCommit, limits: StoreLimits): void {
     checkIdList(`complete_input_claims[${i}].input_ids`, c.inputIds, limits.maxBatchesPerClaim);
   }
   if (commit.parkedTurnId !== undefined) checkId("parked_turn_id", commit.parkedTurnId);
+  if (commit.deferTurnInputs !== undefined) checkId("defer_turn_inputs", commit.deferTurnInputs);
 }
 
 export function checkParkDraft(draft: ParkTurnDraft, limits: StoreLimits): void {

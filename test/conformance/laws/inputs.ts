@@ -290,6 +290,41 @@ export function describeInputLaws(factory: StoreFactory): void {
       ]);
     });
 
+    test("law 19: a commit naming its turn defers the turn's pending steers in the same step", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      await store.submitInput(inputDraft(sid, "question"));
+      const held = await leaseFor(store, sid);
+      const claim = await store.claimInputs(fenceOf(held), { kind: "idle" }, 10);
+      const late = (
+        await store.submitInput(inputDraft(sid, "late", activeTurn("t1", "after_work")))
+      ).input;
+      await store.submitInput(inputDraft(sid, "other", activeTurn("t2", "after_work")));
+      await store.commit(
+        commitDraft(sid, 1, {
+          appendMessages: ["turn"],
+          advanceTurn: true,
+          completeInputClaims: claim ? [inputClaimCompletion(claim)] : [],
+          deferTurnInputs: "t1",
+        }),
+      );
+      const listed = await store.listInputs(sid);
+      expect(listed.map((i) => [i.payload, i.delivery.kind, i.deferred])).toEqual([
+        ["late", "next_turn", true],
+        ["other", "active_turn", false],
+      ]);
+      expect(listed[0]?.inputId).toBe(late.inputId);
+      // A commit that does not apply (stale head) defers nothing.
+      await store.submitInput(inputDraft(sid, "later", activeTurn("t2", "after_work")));
+      await expectTetherError(
+        () => store.commit(commitDraft(sid, 1, { deferTurnInputs: "t2" })),
+        "head_revision_conflict",
+      );
+      expect(
+        (await store.listInputs(sid)).filter((i) => i.delivery.kind === "next_turn"),
+      ).toHaveLength(1);
+    });
+
     test("law 19: an active input already admitted at a checkpoint is not deferred", async () => {
       const { store } = harness();
       const sid = freshSessionId();

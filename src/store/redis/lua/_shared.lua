@@ -276,3 +276,24 @@ local function metadata_at(meta_key, meta_log_key, rev, head)
   end
   return flat
 end
+
+-- A turn's steered inputs still pending become next-turn input, marked deferred; returns the
+-- ids moved, in sequence order.
+local function defer_turn_inputs(head_key, index_key, inputs_key, turn_id)
+  local ids = open_input_ids(head_key, index_key)
+  local metas = hmget_all(inputs_key, ids)
+  local moved = {}
+  for i = 1, #ids do
+    if metas[i] then
+      local input = cjson.decode(metas[i])
+      if input.state == 'pending' and input.delivery.kind == 'active_turn'
+        and input.delivery.turnId == turn_id then
+        input.delivery = { kind = 'next_turn' }
+        input.deferred = true
+        redis.call('HSET', inputs_key, ids[i], cjson.encode(input))
+        moved[#moved + 1] = ids[i]
+      end
+    end
+  end
+  return moved
+end

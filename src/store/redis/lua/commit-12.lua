@@ -12,7 +12,8 @@
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
 --           q = [[claim id, fencing token, [batch ids]]...], i = same for input claims,
 --           m = [key, value, ...] (value "" removes the key),
---           p = the parked turn this commit ends ("" for none) }
+--           p = the parked turn this commit ends ("" for none),
+--           f = the turn whose pending steered inputs become next-turn input ("" for none) }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
@@ -90,6 +91,7 @@ if spec.op ~= '' then
   redis.call('HSET', KEYS[4], spec.op, cjson.encode({ h = spec.h, rev = rev }))
 end
 if spec.p ~= '' then redis.call('DEL', KEYS[10]) end
+if spec.f ~= '' then defer_turn_inputs(KEYS[1], KEYS[9], KEYS[8], spec.f) end
 local turn = tonumber(redis.call('HGET', KEYS[1], 'turn') or '0')
 record_revision(KEYS[1], KEYS[11], KEYS[3], KEYS[12], rev, redis.call('LLEN', KEYS[2]), turn)
 if #spec.m > 0 then redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = spec.m })) end

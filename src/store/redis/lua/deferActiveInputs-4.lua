@@ -7,19 +7,8 @@
 --          {R.LEASE_EXPIRED}
 local lease = live_lease(KEYS[1], now_ms())
 if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-local ids = open_input_ids(KEYS[4], KEYS[3])
-local metas = hmget_all(KEYS[2], ids)
 local reply = { R.OK }
-for i = 1, #ids do
-  if metas[i] then
-    local input = cjson.decode(metas[i])
-    if input.state == 'pending' and input.delivery.kind == 'active_turn'
-      and input.delivery.turnId == ARGV[3] then
-      input.delivery = { kind = 'next_turn' }
-      input.deferred = true
-      redis.call('HSET', KEYS[2], ids[i], cjson.encode(input))
-      reply[#reply + 1] = ids[i]
-    end
-  end
+for _, id in ipairs(defer_turn_inputs(KEYS[4], KEYS[3], KEYS[2], ARGV[3])) do
+  reply[#reply + 1] = id
 end
 return reply
