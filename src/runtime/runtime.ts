@@ -179,36 +179,43 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
 
     // A retried request follows its original input, which may already be in the log.
     const after = receipt.deduplicated ? 0 : startSeq;
+    // The watch starts now, before the turn is driven: it listens on the bus from here, so the
+    // turn's first events reach it live rather than through a second read of the log. It ends
+    // with this stream however the stream ends (watchEnd), also before its first event.
+    const watchEnd = new AbortController();
     const events = watchSession(deps, {
       sessionId,
       publicSessionId: command.publicSessionId,
       afterCursor: entryCursor(after),
-      signal,
+      signal: AbortSignal.any([signal, watchEnd.signal]),
       stop: turnStreamStop.signal,
       drivenHere: driver,
     });
-    await deps.ready.markReady(sessionId);
-    await driver.ensureDriven(sessionId);
-    if ((current || parked) && !receipt.deduplicated) {
-      yield {
-        cursor: entryCursor(startSeq),
-        sessionId: command.publicSessionId,
-        turnId: "",
-        event: { type: "input_queued", inputId },
-      };
-    }
-    // While this client waits, keep offering to drive: if the holder dies, its lease expires
-    // (or it is provably dead) and this replica takes the session over. Set after the yield
-    // above, so a client that leaves there leaves no timer behind (the finally below is not
-    // reached from it).
-    const kick = setInterval(
-      () => void driver.ensureDriven(sessionId).catch(() => undefined),
-      Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
-    );
-
+    let next = events.next();
+    next.catch(() => undefined);
+    let kick: NodeJS.Timeout | undefined;
     try {
+      await deps.ready.markReady(sessionId);
+      await driver.ensureDriven(sessionId);
+      if ((current || parked) && !receipt.deduplicated) {
+        yield {
+          cursor: entryCursor(startSeq),
+          sessionId: command.publicSessionId,
+          turnId: "",
+          event: { type: "input_queued", inputId },
+        };
+      }
+      // While this client waits, keep offering to drive: if the holder dies, its lease expires
+      // (or it is provably dead) and this replica takes the session over.
+      kick = setInterval(
+        () => void driver.ensureDriven(sessionId).catch(() => undefined),
+        Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
+      );
       let ourTurn: string | undefined;
-      for await (const item of events) {
+      for (let step = await next; step.done !== true; step = await next) {
+        next = events.next();
+        next.catch(() => undefined);
+        const item = step.value;
         const { event } = item;
         if (!ourTurn) {
           const mine =
@@ -224,6 +231,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       if (turnStreamStop.signal.aborted && !signal.aborted) throw shuttingDown();
     } finally {
       clearInterval(kick);
+      watchEnd.abort();
+      void events.return(undefined).catch(() => undefined);
     }
   }
 
