@@ -1,6 +1,6 @@
 // Writes a running turn's events: every event goes to this replica's bus at once; the shared log
 // gets text deltas coalesced into short windows (so a token is not a Redis write) and every other
-// event as its own entry, after the pending window.
+// event as its own entry, after the pending window. A window also reaches the bus once it landed.
 import type { SessionId } from "../domain/ids.js";
 import type { LeaseFence } from "../domain/lease.js";
 import type { SessionEvent } from "../domain/session-events.js";
@@ -67,8 +67,17 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     const text = windowText;
     windowText = "";
     // Never rejects: a failed write is recorded in `failure` and surfaces on the next emit.
+    // The landed window goes on the bus too, as the log holds it: a watcher that saw all its
+    // pieces gets nothing new from it but knows the window closed, so what follows is in order
+    // without a read of the log; one that missed pieces gets the rest.
     return append({ type: "text_delta", text }).then(
-      () => undefined,
+      (seq) =>
+        bus.publish({
+          cursor: entryCursor(seq),
+          sessionId,
+          turnId,
+          event: { type: "text_delta", text },
+        }),
       () => undefined,
     );
   };
