@@ -226,16 +226,14 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // After a turn, one step releases the lease unless something waits for a holder: the
         // empty claims, the parked-turn look and the pending-work check after the release that
         // would follow are not needed then (nothing can slip in between claim and release).
-        const release = await deps.store.releaseIfIdle(fence).catch((error: unknown) => {
-          if (isTetherError(error, "session_execution_lease_expired")) return undefined;
-          throw error;
-        });
-        if (release?.kind === "released") {
+        // A fence that no longer holds the lease answers not_held (never an error).
+        const release = await deps.store.releaseIfIdle(fence);
+        if (release.kind === "released") {
           released = true;
           endHold(fence.sessionId);
           return "idle";
         }
-        if (release?.kind !== "pending") return ended();
+        if (release.kind !== "pending") return ended();
       }
       return lost.signal.aborted ? ended() : "stopped";
     } finally {

@@ -78,11 +78,12 @@ describe.each(backends)("the %s event log", (name, make) => {
     await log.append(s, [delta("x")]);
     // The entries that arrived come with the wake-up, or the reader is told to read them.
     const arrived = await woken;
-    if (arrived !== undefined) expect(texts(arrived)).toEqual(["x"]);
+    if (name === "redis") expect(texts(arrived ?? [])).toEqual(["x"]);
+    else expect(arrived).toBeUndefined();
     const started = Date.now();
     const none = await log.waitForEntries(s, 1, 100, signal, 10);
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);
-    if (none !== undefined) expect(none).toEqual([]);
+    expect(none).toEqual(name === "redis" ? [] : undefined);
     await log.close();
   });
 

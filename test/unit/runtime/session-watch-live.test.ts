@@ -11,6 +11,18 @@ import { watchSession } from "../../../src/runtime/session-watch.js";
 import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 
 const sessionId = "live-window" as SessionId;
+/** A non-text event, which the log holds as its own entry. */
+const usage = {
+  type: "usage_reported" as const,
+  usage: {
+    inputTokens: 1,
+    outputTokens: 1,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+  },
+  iteration: 1,
+};
 
 /** A memory log whose appends wait until `release()`: the shared log lags the live bus. */
 function laggingLog(): EventLog & { release(): void } {
@@ -74,17 +86,7 @@ describe("live deltas across a text window boundary", () => {
     ]);
     // The log catches up with both windows; the watcher must not repeat any of it.
     log.release();
-    await writer.emit({
-      type: "usage_reported",
-      usage: {
-        inputTokens: 1,
-        outputTokens: 1,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 0,
-        reasoningTokens: 0,
-      },
-      iteration: 1,
-    });
+    await writer.emit(usage);
     await writer.flush();
     const rest = await take(watcher, 1, 1_000);
     expect(rest.map((e) => e.event.type)).toEqual(["usage_reported"]);
@@ -136,17 +138,6 @@ describe("a watcher whose call ends during a log read", () => {
 
 describe("a watcher of a session its own replica drives", () => {
   const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
-  const usage = {
-    type: "usage_reported" as const,
-    usage: {
-      inputTokens: 1,
-      outputTokens: 1,
-      cacheReadTokens: 0,
-      cacheWriteTokens: 0,
-      reasoningTokens: 0,
-    },
-    iteration: 1,
-  };
 
   it("waits on the bus alone, and reads the log for what the bus showed before it listened", async () => {
     const inner = createMemoryEventLog();
