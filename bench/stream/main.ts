@@ -43,7 +43,9 @@ const BURST_SECONDS = Number(process.env.BENCH_BURST_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PACED_DELTAS = Number(process.env.BENCH_PACED_DELTAS ?? 40);
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 25);
-const LEVELS = (process.env.BENCH_LEVELS ?? "5,10,25,50,100,200,400,800").split(",").map(Number);
+const LEVELS = (process.env.BENCH_LEVELS ?? "5,10,25,50,100,150,200,250,300,400,500,800")
+  .split(",")
+  .map(Number);
 const P99_LIMIT_MS = 50;
 /** The whole run stops ramping past this, so it finishes in under two minutes. */
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 100_000);
@@ -236,9 +238,15 @@ async function burst(client: Client, name: string, lanes: number): Promise<numbe
   await Promise.all(
     Array.from({ length: lanes }, async () => {
       while (performance.now() < stopAt) {
-        deltas += (
-          await runTurn(client, nextSession(`${name}-burst`), shape(BURST_DELTAS, 0), false)
-        ).deltas;
+        // Not `deltas += await ...`: that reads `deltas` before the await and loses the other
+        // lanes' counts.
+        const tally = await runTurn(
+          client,
+          nextSession(`${name}-burst`),
+          shape(BURST_DELTAS, 0),
+          false,
+        );
+        deltas += tally.deltas;
       }
     }),
   );

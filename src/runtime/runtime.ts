@@ -22,7 +22,7 @@ import { encodeInputPayload, type TurnSettings } from "./input-payload.js";
 import { decodeCommitted } from "./message-codec.js";
 import { resolvePin } from "./agent-definition.js";
 import { createSessionDriver, type SessionDriver } from "./session-driver.js";
-import { watchSession } from "./session-watch.js";
+import { WATCH_ENDED, watchSession } from "./session-watch.js";
 
 export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
 
@@ -231,7 +231,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       if (turnStreamStop.signal.aborted && !signal.aborted) throw shuttingDown();
     } finally {
       clearInterval(kick);
-      watchEnd.abort();
+      watchEnd.abort(WATCH_ENDED);
       void events.return(undefined).catch(() => undefined);
     }
   }
