@@ -129,7 +129,8 @@ export function oversizedFiles(
     .sort((a, b) => b.lines - a.lines || a.path.localeCompare(b.path));
 }
 
-const SCRIPT_NAME = /^[a-z][A-Za-z]*-(\d+)\.lua$/u;
+/** `<operation>-<number of KEYS>.lua`, or `-n` when each call gives the key count. */
+const SCRIPT_NAME = /^[a-z][A-Za-z]*-(\d+|n)\.lua$/u;
 const SLOT = /\b(KEYS|ARGV)\[(\d+)\]/gu;
 /** `ARGV[4..]`, `ARGV[2..n]`: every slot from the first number on. */
 const SLOT_RANGE = /\b(KEYS|ARGV)\[(\d+)\.\.[^\]]*\]/gu;
@@ -141,7 +142,7 @@ type Table = "KEYS" | "ARGV";
 /**
  * What is wrong with one script's header (an empty list when nothing is). The header is the run
  * of comment lines the file opens with; it must name every KEYS[n] and ARGV[n] the script reads,
- * exactly KEYS[1..N] for a file named `name-N.lua`, a range (`ARGV[k..]`) when slots are chosen
+ * exactly KEYS[1..N] for a file named `name-N.lua` (the range KEYS[1..] for `name-n.lua`), a range (`ARGV[k..]`) when slots are chosen
  * at run time, no slot the script does not read, and the replies. `_`-prefixed files are shared
  * helpers: no slots at all.
  */
@@ -159,8 +160,11 @@ export function luaHeaderProblems(fileName: string, text: string): string[] {
     return used > 0 ? [`${fileName}: a shared helper file must not read KEYS or ARGV`] : [];
   }
   const nameMatch = SCRIPT_NAME.exec(fileName);
-  if (!nameMatch) return [`${fileName}: the name must be <operation>-<number of KEYS>.lua`];
-  const keyCount = Number(nameMatch[1]);
+  if (!nameMatch) {
+    return [`${fileName}: the name must be <operation>-<number of KEYS, or n>.lua`];
+  }
+  const variadic = nameMatch[1] === "n";
+  const keyCount = variadic ? 0 : Number(nameMatch[1]);
   const problems: string[] = [];
   const say = (message: string) => problems.push(`${fileName}: ${message}`);
 
@@ -179,12 +183,16 @@ export function luaHeaderProblems(fileName: string, text: string): string[] {
   const covered = (table: Table, slot: number) =>
     named[table].has(slot) || (rangeFrom[table] !== undefined && slot >= rangeFrom[table]);
 
-  if (rangeFrom.KEYS !== undefined) say("KEYS must be named one by one, not as a range");
+  if (variadic) {
+    if (rangeFrom.KEYS !== 1 || named.KEYS.size > 0) {
+      say("a script whose calls give the key count names its keys as one range, KEYS[1..]");
+    }
+  } else if (rangeFrom.KEYS !== undefined) say("KEYS must be named one by one, not as a range");
   for (let slot = 1; slot <= keyCount; slot += 1) {
     if (!named.KEYS.has(slot)) say(`the header does not name KEYS[${slot}]`);
   }
   for (const slot of [...named.KEYS].sort((a, b) => a - b)) {
-    if (slot > keyCount)
+    if (slot > keyCount && !variadic)
       say(`the header names KEYS[${slot}] but the file name says ${keyCount} keys`);
   }
   for (const table of ["KEYS", "ARGV"] as const) {

@@ -53,6 +53,19 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
       return { lease: leaseToProto(lease, scope) };
     },
 
+    async renewLeases(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const fences = req.fences.map((f, i) => fenceFromProto(f, scope, `fences[${i}]`));
+      const renewals = await store.renewLeases(fences, fromUint64(req.ttlMs, "ttl_ms"));
+      return {
+        renewals: renewals.map((r) =>
+          r.kind === "renewed"
+            ? { renewed: true, expiresAtMs: BigInt(r.expiresAtMs) }
+            : { renewed: false, expiresAtMs: 0n },
+        ),
+      };
+    },
+
     async releaseLease(req, ctx) {
       const scope = scopeOf(ctx.values);
       const fence = fenceFromProto(req.fence, scope, "fence");

@@ -64,3 +64,9 @@ export function sameHolder(a: LeaseOwner, b: LeaseOwner): boolean {
 }
 
 export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** renewLeases: one outcome per fence, in the order asked; `expired` renewed nothing. */
+export type LeaseRenewal = { kind: "renewed"; expiresAtMs: number } | { kind: "expired" };
+
+/** Fences one renewLeases call takes: a replica renews more in several calls. */
+export const MAX_RENEWALS_PER_CALL = 500;

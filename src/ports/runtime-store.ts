@@ -23,6 +23,7 @@ import type {
 import type {
   LeaseClaimOutcome,
   LeaseFence,
+  LeaseRenewal,
   LeaseOwner,
   IdleReleaseOutcome,
   LeaseReleaseOutcome,
@@ -69,6 +70,11 @@ export interface SessionExecutionLeaseStore {
   tryClaimLease(sessionId: SessionId, owner: LeaseOwner, ttlMs: number): Promise<LeaseClaimOutcome>;
   /** Extends the exact fence's lease; a stale fence gets SessionExecutionLeaseExpired. */
   renewLease(fence: LeaseFence, ttlMs: number): Promise<SessionExecutionLease>;
+  /**
+   * renewLease for many fences in one call (a replica renews every lease it holds at once): one
+   * outcome per fence, in order; a stale fence gets `expired` and leaves the others renewed.
+   */
+  renewLeases(fences: readonly LeaseFence[], ttlMs: number): Promise<LeaseRenewal[]>;
   /** Fenced and idempotent: a stale or old release never clears a newer lease. */
   releaseLease(fence: LeaseFence): Promise<LeaseReleaseOutcome>;
   /**

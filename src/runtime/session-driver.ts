@@ -7,6 +7,7 @@ import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "./deps.js";
+import { createLeaseKeeper } from "./lease-keeper.js";
 import { LeaseLostError, TurnHandedOver, TurnParked, executeTurn } from "./turn-execution.js";
 import { PARK_RECHECK_MS } from "./turn-parking.js";
 
@@ -51,6 +52,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   // Every running turn listens on it: many listeners are expected, not a leak.
   setMaxListeners(0, draining.signal);
   let unreleased = 0;
+  // One renewal timer and call for every lease this replica holds.
+  const keeper = createLeaseKeeper(deps);
   // Sessions whose lease this replica holds and has not lost: only its own turns write their logs.
   const held = new Set<SessionId>();
   const leaseEndListeners = new Map<SessionId, Set<() => void>>();
@@ -139,17 +142,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     lost.signal.addEventListener("abort", () => endHold(fence.sessionId), { once: true });
     const onStop = (): void => lost.abort(new Error("replica stopping"));
     stopSignal.addEventListener("abort", onStop, { once: true });
-    const renewEvery = Math.max(10, Math.floor(deps.leaseTtlMs / 3));
-    const renewal = setInterval(() => {
-      deps.store.renewLease(fence, deps.leaseTtlMs).catch((error: unknown) => {
-        deps.metrics?.countLeaseClaim("lost");
-        deps.logger.warn(
-          { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
-          "lease renewal refused",
-        );
-        lost.abort(error);
-      });
-    }, renewEvery);
+    const unkeep = keeper.keep(fence, (error) => lost.abort(error));
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     let released = false;
     try {
@@ -237,7 +230,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       }
       return lost.signal.aborted ? ended() : "stopped";
     } finally {
-      clearInterval(renewal);
+      unkeep();
       stopSignal.removeEventListener("abort", onStop);
       endHold(fence.sessionId);
       if (!released) await releaseOnce(fence);

@@ -13,6 +13,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
+import { describeRenewalLaws } from "./laws/renewals.js";
 import { describeSessionListLaws } from "./laws/session-list.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
 import { describeToolCallLaws } from "./laws/tool-calls.js";
@@ -24,6 +25,7 @@ export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 export function defineStoreConformance(factory: StoreFactory): void {
   describeLeaseLaws(factory);
   describeReclaimLaws(factory);
+  describeRenewalLaws(factory);
   describeIdleReleaseLaws(factory);
   describeCommitLaws(factory);
   describeHistoryLaws(factory);

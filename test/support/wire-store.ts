@@ -150,6 +150,19 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         return leaseFromProto(res.lease, ids, "lease");
       }),
 
+    renewLeases: (fences, ttlMs) =>
+      call(async () => {
+        const res = await leases.renewLeases({
+          fences: fences.map((f, i) => fenceToProto(f, ids, `fences[${i}]`)),
+          ttlMs: toUint64(ttlMs, "ttl_ms"),
+        });
+        return res.renewals.map((r) =>
+          r.renewed
+            ? { kind: "renewed" as const, expiresAtMs: Number(r.expiresAtMs) }
+            : { kind: "expired" as const },
+        );
+      }),
+
     releaseLease: (fence) =>
       call(async () => {
         const res = await leases.releaseLease({ fence: fenceToProto(fence, ids, "fence") });

@@ -8,7 +8,8 @@ import { REPLY } from "../../src/store/redis/replies.js";
 import { SCRIPT_NAMES } from "../../src/store/redis/scripts.js";
 
 const dir = fileURLToPath(new URL("../../src/store/redis/lua/", import.meta.url));
-const files = readdirSync(dir).filter((f) => /^[A-Za-z]+-\d+\.lua$/.test(f));
+// `<operation>-<key count>.lua`, or `-n` when each call gives the key count.
+const files = readdirSync(dir).filter((f) => /^[A-Za-z]+-(\d+|n)\.lua$/.test(f));
 
 function header(text: string): string {
   const lines = text.split("\n");
@@ -18,11 +19,21 @@ function header(text: string): string {
 
 describe("redis Lua scripts", () => {
   it("has exactly one file per script the store runs", () => {
-    const names = files.map((f) => f.replace(/-\d+\.lua$/, "")).sort();
+    const names = files.map((f) => f.replace(/-(\d+|n)\.lua$/, "")).sort();
     expect(names).toEqual([...SCRIPT_NAMES].sort());
   });
 
-  for (const file of files) {
+  for (const file of files.filter((f) => f.endsWith("-n.lua"))) {
+    it(`${file}: its header names the keys as one range and the body reads no fixed key`, () => {
+      const text = readFileSync(dir + file, "utf8");
+      const head = header(text);
+      expect(head).toMatch(/KEYS\[1\.\.\]/);
+      expect([...text.matchAll(/KEYS\[(\d+)\]/g)]).toEqual([]);
+      expect(head).toMatch(/Replies:/);
+    });
+  }
+
+  for (const file of files.filter((f) => !f.endsWith("-n.lua"))) {
     it(`${file}: the key count in its name matches its header and body`, () => {
       const keys = Number(/-(\d+)\.lua$/.exec(file)?.[1]);
       const text = readFileSync(dir + file, "utf8");

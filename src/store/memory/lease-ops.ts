@@ -1,11 +1,12 @@
 // Lease operations of the memory store: claim, renew, release, reclaim.
 import { randomUUID } from "node:crypto";
-import { leaseExpired } from "../../domain/errors.js";
+import { isTetherError, leaseExpired } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
 import {
   sameHolder,
   type LeaseClaimOutcome,
   type LeaseFence,
+  type LeaseRenewal,
   type LeaseOwner,
   type IdleReleaseOutcome,
   type LeaseReleaseOutcome,
@@ -84,6 +85,25 @@ export function renewLease(
     current.expiresAtMs = nowMs + ttlMs;
     return copy(current);
   });
+}
+
+/** Each fence in its own step: a renewal only ever touches its own session. */
+export function renewLeases(
+  ctx: MemoryContext,
+  fences: readonly LeaseFence[],
+  ttlMs: number,
+): Promise<LeaseRenewal[]> {
+  return Promise.all(
+    fences.map((fence) =>
+      renewLease(ctx, fence, ttlMs).then(
+        (lease): LeaseRenewal => ({ kind: "renewed", expiresAtMs: lease.expiresAtMs }),
+        (error: unknown): LeaseRenewal => {
+          if (isTetherError(error, "session_execution_lease_expired")) return { kind: "expired" };
+          throw error;
+        },
+      ),
+    ),
+  );
 }
 
 export function releaseLease(ctx: MemoryContext, fence: LeaseFence): Promise<LeaseReleaseOutcome> {

@@ -79,6 +79,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       tryClaimLease: (sessionId, owner, ttlMs) =>
         leases.tryClaimLease(ctx, sessionId, owner, ttlMs),
       renewLease: (fence, ttlMs) => leases.renewLease(ctx, fence, ttlMs),
+      renewLeases: (fences, ttlMs) => leases.renewLeases(ctx, fences, ttlMs),
       releaseLease: (fence) => leases.releaseLease(ctx, fence),
       releaseIfIdle: (fence) => leases.releaseIfIdle(ctx, fence),
       reclaimLease: (sessionId, claimant, observed, ttlMs) =>

@@ -9,6 +9,7 @@ import type {
   LeaseOwner,
   IdleReleaseOutcome,
   LeaseReleaseOutcome,
+  LeaseRenewal,
   SessionExecutionLease,
 } from "../../domain/lease.js";
 import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/store-log.js";
@@ -55,6 +56,46 @@ export async function renewLease(
     throw leaseExpired(fence.sessionId, fence.fencingToken);
   }
   return decodeLease(fence.sessionId, reply);
+}
+
+/**
+ * One script call per store lane for all its fences. On Cluster a script's keys must share a
+ * slot and every session has its own, so there each fence is its own call (sent together).
+ */
+export async function renewLeases(
+  on: (sessionId: SessionId) => RedisContext,
+  fences: readonly LeaseFence[],
+  ttlMs: number,
+): Promise<LeaseRenewal[]> {
+  // Fence indexes per call: by lane on a standalone Redis, one each on Cluster.
+  const byLane = new Map<RedisContext, number[]>();
+  const calls: [RedisContext, number[]][] = [];
+  fences.forEach((fence, i) => {
+    const ctx = on(fence.sessionId);
+    if (ctx.redis.isCluster) return void calls.push([ctx, [i]]);
+    const lane = byLane.get(ctx);
+    if (lane) lane.push(i);
+    else byLane.set(ctx, [i]);
+  });
+  calls.push(...byLane);
+  const outcomes: LeaseRenewal[] = new Array<LeaseRenewal>(fences.length);
+  await Promise.all(
+    calls.map(async ([ctx, indexes]) => {
+      const group = indexes.map((i) => fences[i] as LeaseFence);
+      const reply = await ctx.scripts.run(
+        "renewLeases",
+        group.map((f) => ctx.keys(f.sessionId).lease),
+        [ttlMs, ...group.flatMap((f) => [f.leaseToken, f.fencingToken])],
+      );
+      group.forEach((fence, n) => {
+        const expiresAtMs = Number(reply[n + 1] ?? 0);
+        if (expiresAtMs === 0) logRenewalRefused(ctx.log, fence, ttlMs);
+        outcomes[indexes[n] as number] =
+          expiresAtMs > 0 ? { kind: "renewed", expiresAtMs } : { kind: "expired" };
+      });
+    }),
+  );
+  return outcomes;
 }
 
 export async function releaseLease(

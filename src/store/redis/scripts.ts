@@ -1,6 +1,6 @@
 // Loads the Lua scripts of lua/ and runs them through ioredis `defineCommand`, which sends
 // EVALSHA and falls back to EVAL once per connection. Each file is `<operation>-<keys>.lua`;
-// the key count comes from the name, and the shared reply table and helpers are prepended.
+// the key count comes from the name (`n`: each call gives it), and the shared reply table and helpers are prepended.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Cluster, Redis } from "ioredis";
@@ -11,6 +11,7 @@ export const SCRIPT_NAMES = [
   "claimLease",
   "reclaimLease",
   "renewLease",
+  "renewLeases",
   "releaseLease",
   "releaseIfIdle",
   "readLease",
@@ -61,12 +62,13 @@ export interface ScriptRunner {
 
 interface LoadedScript {
   command: string;
-  numberOfKeys: number;
+  /** Undefined for `<operation>-n.lua`: each call gives its key count. */
+  numberOfKeys: number | undefined;
   lua: string;
 }
 
 const LUA_DIR = fileURLToPath(new URL("./lua/", import.meta.url));
-const FILE_NAME = /^([A-Za-z]+)-(\d+)\.lua$/u;
+const FILE_NAME = /^([A-Za-z]+)-(\d+|n)\.lua$/u;
 const SHARED_FILE = "_shared.lua";
 
 let loaded: Map<ScriptName, LoadedScript> | undefined;
@@ -95,7 +97,7 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
     const body = readFileSync(LUA_DIR + file, "utf8");
     scripts.set(name, {
       command: `tether_${name}`,
-      numberOfKeys: Number(match[2]),
+      numberOfKeys: match[2] === "n" ? undefined : Number(match[2]),
       lua: `${prelude}\n${body}`,
     });
   }
@@ -138,19 +140,28 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
   for (const script of scripts.values()) {
     // The same connection may serve several stores; the definition is identical, so keep it.
     if (typeof commands[script.command] !== "function") {
-      redis.defineCommand(script.command, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+      redis.defineCommand(script.command, {
+        lua: script.lua,
+        ...(script.numberOfKeys !== undefined && { numberOfKeys: script.numberOfKeys }),
+      });
     }
   }
   return {
     async run(name, keys, args) {
       const script = scripts.get(name) as LoadedScript;
-      if (keys.length !== script.numberOfKeys) {
-        throw new TetherError("internal", `script ${name} takes ${script.numberOfKeys} keys`);
+      const variadic = script.numberOfKeys === undefined;
+      if (variadic ? keys.length === 0 : keys.length !== script.numberOfKeys) {
+        throw new TetherError(
+          "internal",
+          `script ${name} takes ${script.numberOfKeys ?? "n"} keys`,
+        );
       }
       const command = commands[script.command] as ScriptCommand;
       let reply: unknown;
       try {
-        reply = await command.call(redis, ...keys, ...args);
+        reply = variadic
+          ? await command.call(redis, keys.length, ...keys, ...args)
+          : await command.call(redis, ...keys, ...args);
       } catch (error) {
         throw toStoreError(error);
       }

@@ -13,6 +13,7 @@ import {
   checkCommit,
   checkCount,
   checkFence,
+  checkFences,
   checkIdList,
   checkAgentDraft,
   checkOwner,
@@ -93,6 +94,14 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
           checkTtl(ttlMs);
         },
         () => inner.renewLease(fence, ttlMs),
+      ),
+    renewLeases: (fences, ttlMs) =>
+      checked(
+        () => {
+          checkFences(fences);
+          checkTtl(ttlMs);
+        },
+        () => inner.renewLeases(fences, ttlMs),
       ),
     releaseLease: (fence) =>
       checked(

@@ -6,7 +6,7 @@ import { checkId } from "../../domain/ids.js";
 import type { InputCancelSelector, InputClaimPoint, TurnInputDraft } from "../../domain/inputs.js";
 import { CHECKPOINT_ORDER } from "../../domain/inputs.js";
 import type { LeaseFence, LeaseOwner } from "../../domain/lease.js";
-import { MAX_LEASE_TTL_MS } from "../../domain/lease.js";
+import { MAX_LEASE_TTL_MS, MAX_RENEWALS_PER_CALL } from "../../domain/lease.js";
 import type { ClaimBoundary, QueuedWorkDraft } from "../../domain/queue.js";
 import { WORK_CLASS_ORDER } from "../../domain/queue.js";
 import type { AgentDraft } from "../../domain/agents.js";
@@ -43,6 +43,15 @@ export function checkFence(fence: LeaseFence, field = "fence"): void {
   checkOwner(fence.owner, `${field}.owner`);
   checkText(`${field}.lease_token`, fence.leaseToken, MAX_KEY_LENGTH, false);
   checkCount(`${field}.fencing_token`, fence.fencingToken, 1);
+}
+
+/** renewLeases' fences: a list of at most MAX_RENEWALS_PER_CALL, each a fence. */
+export function checkFences(fences: readonly LeaseFence[]): void {
+  if (!Array.isArray(fences)) throw invalidArgument("fences", "must be a list");
+  if (fences.length > MAX_RENEWALS_PER_CALL) {
+    throw invalidArgument("fences", `must hold at most ${MAX_RENEWALS_PER_CALL} fences`);
+  }
+  fences.forEach((fence, i) => checkFence(fence, `fences[${i}]`));
 }
 
 export function checkToolAnswers(answers: ClientToolResult[], limits: StoreLimits): void {

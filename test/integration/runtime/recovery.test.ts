@@ -25,7 +25,7 @@ afterAll(() => redis.disconnect());
 function stalledRenewals(store: RuntimeStore): RuntimeStore {
   return new Proxy(store, {
     get(target, property, receiver) {
-      if (property === "renewLease") {
+      if (property === "renewLeases") {
         return () => Promise.reject(new Error("renewal lost in a network partition"));
       }
       return Reflect.get(target, property, receiver) as unknown;

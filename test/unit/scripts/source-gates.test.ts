@@ -129,7 +129,28 @@ describe("Lua script headers", () => {
       "renew-1.lua: the header names KEYS[2] but the file name says 1 keys",
     ]);
     expect(luaHeaderProblems("renew.lua", good)).toEqual([
-      "renew.lua: the name must be <operation>-<number of KEYS>.lua",
+      "renew.lua: the name must be <operation>-<number of KEYS, or n>.lua",
+    ]);
+  });
+
+  test("a script whose calls give the key count names its keys as one range", () => {
+    const text = [
+      "-- touch: extend every key.",
+      "-- KEYS[1..] lease hashes",
+      "-- ARGV[1] ttl",
+      "-- Replies: {R.OK}",
+      "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end",
+      "return { R.OK }",
+    ].join("\n");
+    expect(luaHeaderProblems("touch-n.lua", text)).toEqual([]);
+    expect(
+      luaHeaderProblems("touch-n.lua", text.replace("KEYS[1..] lease hashes", "KEYS[1] a")),
+    ).toEqual([
+      "touch-n.lua: a script whose calls give the key count names its keys as one range, KEYS[1..]",
+    ]);
+    expect(luaHeaderProblems("touch-1.lua", text)).toEqual([
+      "touch-1.lua: KEYS must be named one by one, not as a range",
+      "touch-1.lua: the header does not name KEYS[1]",
     ]);
   });
 

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/lease_service.proto.
  */
 export const file_tether_v1_lease_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXRoZXIvdjEvbGVhc2Vfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIl0KEUNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJAoFb3duZXIYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchIOCgZ0dGxfbXMYAyABKAQimQEKEkNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAEhEKCXJlZW50ZXJlZBgDIAEoCEIICgZyZXN1bHQiSQoRUmVuZXdMZWFzZVJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIOCgZ0dGxfbXMYAiABKAQiRQoSUmVuZXdMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJRChNSZWxlYXNlTGVhc2VSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USFAoMb25seV9pZl9pZGxlGAIgASgIIjkKFFJlbGVhc2VMZWFzZVJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIEg8KB3BlbmRpbmcYAiABKAgiiwEKE1JlY2xhaW1MZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCghjbGFpbWFudBgCIAEoCzIVLnRldGhlci52MS5MZWFzZU93bmVyEicKCG9ic2VydmVkGAMgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDgoGdHRsX21zGAQgASgEIogBChRSZWNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAQggKBnJlc3VsdCIlCg9HZXRMZWFzZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJDChBHZXRMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJ+ChVDbGFpbVJlYWR5V29ya1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIqCghib3VuZGFyeRgCIAEoDjIYLnRldGhlci52MS5DbGFpbUJvdW5kYXJ5EhMKC21heF9iYXRjaGVzGAMgASgNIkMKFkNsYWltUmVhZHlXb3JrUmVzcG9uc2USKQoFY2xhaW0YASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltIlAKEENsYWltQnlJZE91dGNvbWUSEAoIYmF0Y2hfaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGV0aGVyLnYxLkNsYWltQnlJZFN0YXR1cyJQChVDbGFpbVdvcmtCeUlkc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIRCgliYXRjaF9pZHMYAiADKAkicgoWQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRIpCgVjbGFpbRgBIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0SLQoIb3V0Y29tZXMYAiADKAsyGy50ZXRoZXIudjEuQ2xhaW1CeUlkT3V0Y29tZSKOAQoSQ2xhaW1JbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRItCgpjaGVja3BvaW50GAMgASgOMhkudGV0aGVyLnYxLlR1cm5DaGVja3BvaW50EhIKCm1heF9pbnB1dHMYBCABKA0iegoOVHVybklucHV0Q2xhaW0SEAoIY2xhaW1faWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAMgASgEEisKBmlucHV0cxgEIAMoCzIbLnRldGhlci52MS5QZW5kaW5nVHVybklucHV0Ij8KE0NsYWltSW5wdXRzUmVzcG9uc2USKAoFY2xhaW0YASABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0iUQoYRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCSI3ChlEZWZlckFjdGl2ZUlucHV0c1Jlc3BvbnNlEhoKEmRlZmVycmVkX2lucHV0X2lkcxgBIAMoCSKfBAoNQ29tbWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEh4KFmV4cGVjdGVkX2hlYWRfcmV2aXNpb24YAiABKAQSFwoPYXBwZW5kX21lc3NhZ2VzGAMgAygJEh8KBXVzYWdlGAQgASgLMhAudGV0aGVyLnYxLlVzYWdlEhQKDGFkdmFuY2VfdHVybhgFIAEoCBJDCg5tZXRhZGF0YV9wYXRjaBgGIAMoCzIrLnRldGhlci52MS5Db21taXRSZXF1ZXN0Lk1ldGFkYXRhUGF0Y2hFbnRyeRIlCgVzdGFtcBgHIAEoCzIWLnRldGhlci52MS5Db21taXRTdGFtcBIsCg1yZWxlYXNlX2xlYXNlGAggASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USQwoVY29tcGxldGVfcXVldWVfY2xhaW1zGAkgAygLMiQudGV0aGVyLnYxLlF1ZXVlZFdvcmtDbGFpbUNvbXBsZXRpb24SQgoVY29tcGxldGVfaW5wdXRfY2xhaW1zGAogAygLMiMudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltQ29tcGxldGlvbhIWCg5wYXJrZWRfdHVybl9pZBgLIAEoCRIZChFkZWZlcl90dXJuX2lucHV0cxgMIAEoCRo0ChJNZXRhZGF0YVBhdGNoRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5Db21taXRSZXNwb25zZRIpCgdyZWNlaXB0GAEgASgLMhgudGV0aGVyLnYxLkNvbW1pdFJlY2VpcHQiUgoSTG9hZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKAoFc2luY2UYAiABKAsyGS50ZXRoZXIudjEuVHJhbnNjcmlwdE1hcmsiQwoTTG9hZFNlc3Npb25SZXNwb25zZRIsCghzbmFwc2hvdBgBIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiIwoNVmFjdXVtUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkEKDlZhY3V1bVJlc3BvbnNlEhcKD3JlbW92ZWRfYmF0Y2hlcxgBIAEoDRIWCg5yZW1vdmVkX2lucHV0cxgCIAEoDSJtCg1Ub29sQ2FsbFN0YXRlEg8KB2NhbGxfaWQYASABKAkSKQoGc3RhdHVzGAIgASgOMhkudGV0aGVyLnYxLlRvb2xDYWxsU3RhdHVzEg4KBm91dHB1dBgDIAEoCRIQCghpc19lcnJvchgEIAEoCCJDCg5Ub29sQ2FsbEFuc3dlchIPCgdjYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJhChZSZWNvcmRUb29sQ2FsbHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRIQCghjYWxsX2lkcxgDIAMoCSJCChdSZWNvcmRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlImkKFkFuc3dlclRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEioKB2Fuc3dlcnMYAyADKAsyGS50ZXRoZXIudjEuVG9vbENhbGxBbnN3ZXIiTgoXQW5zd2VyVG9vbENhbGxzUmVzcG9uc2USGQoRYWNjZXB0ZWRfY2FsbF9pZHMYASADKAkSGAoQaWdub3JlZF9jYWxsX2lkcxgCIAMoCSJzChVDbG9zZVRvb2xDYWxsc1JlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJEhAKCGNhbGxfaWRzGAMgAygJEhEKCWFsbF9jYWxscxgEIAEoCCJBChZDbG9zZVRvb2xDYWxsc1Jlc3BvbnNlEicKBWNhbGxzGAEgAygLMhgudGV0aGVyLnYxLlRvb2xDYWxsU3RhdGUiOwoUUmVhZFRvb2xDYWxsc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIkAKFVJlYWRUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlItsBCgpQYXJrZWRUdXJuEhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCRISCgp3YWl0aW5nX29uGAMgAygJEhAKCHByb2dyZXNzGAQgASgJEhEKCWlucHV0X2lkcxgFIAMoCRIRCgliYXRjaF9pZHMYBiADKAkSFAoMcGFya2VkX2F0X21zGAcgASgDEhUKDWV4cGlyZXNfYXRfbXMYCCABKAMSFQoNZmVuY2luZ190b2tlbhgJIAEoBBIYChBjYW5jZWxfcmVxdWVzdGVkGAogASgIIqQBCg9QYXJrVHVyblJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJEhIKCndhaXRpbmdfb24YAyADKAkSEAoIcHJvZ3Jlc3MYBCABKAkSEQoJaW5wdXRfaWRzGAUgAygJEhEKCWJhdGNoX2lkcxgGIAMoCRIOCgZ0dGxfbXMYByABKAQiPAoQUGFya1R1cm5SZXNwb25zZRIRCglyZXN1bWFibGUYASABKAgSFQoNZXhwaXJlc19hdF9tcxgCIAEoAyJKChFSZXN1bWVUdXJuUmVxdWVzdBIkCgVmZW5jZRgBIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEg8KB3R1cm5faWQYAiABKAkiqwEKElJlc3VtZVR1cm5SZXNwb25zZRIlCgZwYXJrZWQYASABKAsyFS50ZXRoZXIudjEuUGFya2VkVHVybhIOCgZzdGF0dXMYAiABKAkSLgoLaW5wdXRfY2xhaW0YAyABKAsyGS50ZXRoZXIudjEuVHVybklucHV0Q2xhaW0SLgoKd29ya19jbGFpbRgEIAEoCzIaLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW0iPgoXQ2FuY2VsUGFya2VkVHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIi0KGENhbmNlbFBhcmtlZFR1cm5SZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAgiKwoVUmVhZFBhcmtlZFR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiPwoWUmVhZFBhcmtlZFR1cm5SZXNwb25zZRIlCgZwYXJrZWQYASABKAsyFS50ZXRoZXIudjEuUGFya2VkVHVybiI7ChNSZWFkUmV2aXNpb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAQi1wEKFFJlYWRSZXZpc2lvblJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEhUKDWhlYWRfcmV2aXNpb24YAiABKAQSEgoKdHVybl9pbmRleBgDIAEoBBIQCghtZXNzYWdlcxgEIAMoCRI/CghtZXRhZGF0YRgFIAMoCzItLnRldGhlci52MS5SZWFkUmV2aXNpb25SZXNwb25zZS5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASqDAQoPQ2xhaW1CeUlkU3RhdHVzEiIKHkNMQUlNX0JZX0lEX1NUQVRVU19VTlNQRUNJRklFRBAAEiIKHkNMQUlNX0JZX0lEX1NUQVRVU19DTEFJTUVEX05PVxABEigKJENMQUlNX0JZX0lEX1NUQVRVU19BTFJFQURZX1NBVElTRklFRBACKowBCg5Ub29sQ2FsbFN0YXR1cxIgChxUT09MX0NBTExfU1RBVFVTX1VOU1BFQ0lGSUVEEAASHAoYVE9PTF9DQUxMX1NUQVRVU19QRU5ESU5HEAESHQoZVE9PTF9DQUxMX1NUQVRVU19BTlNXRVJFRBACEhsKF1RPT0xfQ0FMTF9TVEFUVVNfQ0xPU0VEEAMypw0KDExlYXNlU2VydmljZRJJCgpDbGFpbUxlYXNlEhwudGV0aGVyLnYxLkNsYWltTGVhc2VSZXF1ZXN0Gh0udGV0aGVyLnYxLkNsYWltTGVhc2VSZXNwb25zZRJJCgpSZW5ld0xlYXNlEhwudGV0aGVyLnYxLlJlbmV3TGVhc2VSZXF1ZXN0Gh0udGV0aGVyLnYxLlJlbmV3TGVhc2VSZXNwb25zZRJPCgxSZWxlYXNlTGVhc2USHi50ZXRoZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdBofLnRldGhlci52MS5SZWxlYXNlTGVhc2VSZXNwb25zZRJPCgxSZWNsYWltTGVhc2USHi50ZXRoZXIudjEuUmVjbGFpbUxlYXNlUmVxdWVzdBofLnRldGhlci52MS5SZWNsYWltTGVhc2VSZXNwb25zZRJDCghHZXRMZWFzZRIaLnRldGhlci52MS5HZXRMZWFzZVJlcXVlc3QaGy50ZXRoZXIudjEuR2V0TGVhc2VSZXNwb25zZRJVCg5DbGFpbVJlYWR5V29yaxIgLnRldGhlci52MS5DbGFpbVJlYWR5V29ya1JlcXVlc3QaIS50ZXRoZXIudjEuQ2xhaW1SZWFkeVdvcmtSZXNwb25zZRJVCg5DbGFpbVdvcmtCeUlkcxIgLnRldGhlci52MS5DbGFpbVdvcmtCeUlkc1JlcXVlc3QaIS50ZXRoZXIudjEuQ2xhaW1Xb3JrQnlJZHNSZXNwb25zZRJMCgtDbGFpbUlucHV0cxIdLnRldGhlci52MS5DbGFpbUlucHV0c1JlcXVlc3QaHi50ZXRoZXIudjEuQ2xhaW1JbnB1dHNSZXNwb25zZRJeChFEZWZlckFjdGl2ZUlucHV0cxIjLnRldGhlci52MS5EZWZlckFjdGl2ZUlucHV0c1JlcXVlc3QaJC50ZXRoZXIudjEuRGVmZXJBY3RpdmVJbnB1dHNSZXNwb25zZRI9CgZDb21taXQSGC50ZXRoZXIudjEuQ29tbWl0UmVxdWVzdBoZLnRldGhlci52MS5Db21taXRSZXNwb25zZRJMCgtMb2FkU2Vzc2lvbhIdLnRldGhlci52MS5Mb2FkU2Vzc2lvblJlcXVlc3QaHi50ZXRoZXIudjEuTG9hZFNlc3Npb25SZXNwb25zZRI9CgZWYWN1dW0SGC50ZXRoZXIudjEuVmFjdXVtUmVxdWVzdBoZLnRldGhlci52MS5WYWN1dW1SZXNwb25zZRJYCg9SZWNvcmRUb29sQ2FsbHMSIS50ZXRoZXIudjEuUmVjb3JkVG9vbENhbGxzUmVxdWVzdBoiLnRldGhlci52MS5SZWNvcmRUb29sQ2FsbHNSZXNwb25zZRJYCg9BbnN3ZXJUb29sQ2FsbHMSIS50ZXRoZXIudjEuQW5zd2VyVG9vbENhbGxzUmVxdWVzdBoiLnRldGhlci52MS5BbnN3ZXJUb29sQ2FsbHNSZXNwb25zZRJVCg5DbG9zZVRvb2xDYWxscxIgLnRldGhlci52MS5DbG9zZVRvb2xDYWxsc1JlcXVlc3QaIS50ZXRoZXIudjEuQ2xvc2VUb29sQ2FsbHNSZXNwb25zZRJSCg1SZWFkVG9vbENhbGxzEh8udGV0aGVyLnYxLlJlYWRUb29sQ2FsbHNSZXF1ZXN0GiAudGV0aGVyLnYxLlJlYWRUb29sQ2FsbHNSZXNwb25zZRJDCghQYXJrVHVybhIaLnRldGhlci52MS5QYXJrVHVyblJlcXVlc3QaGy50ZXRoZXIudjEuUGFya1R1cm5SZXNwb25zZRJJCgpSZXN1bWVUdXJuEhwudGV0aGVyLnYxLlJlc3VtZVR1cm5SZXF1ZXN0Gh0udGV0aGVyLnYxLlJlc3VtZVR1cm5SZXNwb25zZRJbChBDYW5jZWxQYXJrZWRUdXJuEiIudGV0aGVyLnYxLkNhbmNlbFBhcmtlZFR1cm5SZXF1ZXN0GiMudGV0aGVyLnYxLkNhbmNlbFBhcmtlZFR1cm5SZXNwb25zZRJVCg5SZWFkUGFya2VkVHVybhIgLnRldGhlci52MS5SZWFkUGFya2VkVHVyblJlcXVlc3QaIS50ZXRoZXIudjEuUmVhZFBhcmtlZFR1cm5SZXNwb25zZRJPCgxSZWFkUmV2aXNpb24SHi50ZXRoZXIudjEuUmVhZFJldmlzaW9uUmVxdWVzdBofLnRldGhlci52MS5SZWFkUmV2aXNpb25SZXNwb25zZWIGcHJvdG8z", [file_tether_v1_input, file_tether_v1_lease, file_tether_v1_queue, file_tether_v1_session]);
+  fileDesc("Ch10ZXRoZXIvdjEvbGVhc2Vfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIl0KEUNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJAoFb3duZXIYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchIOCgZ0dGxfbXMYAyABKAQimQEKEkNsYWltTGVhc2VSZXNwb25zZRI0CghhY3F1aXJlZBgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIABIwCgRidXN5GAIgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZUgAEhEKCXJlZW50ZXJlZBgDIAEoCEIICgZyZXN1bHQiSQoRUmVuZXdMZWFzZVJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIOCgZ0dGxfbXMYAiABKAQiRQoSUmVuZXdMZWFzZVJlc3BvbnNlEi8KBWxlYXNlGAEgASgLMiAudGV0aGVyLnYxLlNlc3Npb25FeGVjdXRpb25MZWFzZSJLChJSZW5ld0xlYXNlc1JlcXVlc3QSJQoGZmVuY2VzGAEgAygLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDgoGdHRsX21zGAIgASgEIjYKDExlYXNlUmVuZXdhbBIPCgdyZW5ld2VkGAEgASgIEhUKDWV4cGlyZXNfYXRfbXMYAiABKAQiQAoTUmVuZXdMZWFzZXNSZXNwb25zZRIpCghyZW5ld2FscxgBIAMoCzIXLnRldGhlci52MS5MZWFzZVJlbmV3YWwiUQoTUmVsZWFzZUxlYXNlUmVxdWVzdBIkCgVmZW5jZRgBIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEhQKDG9ubHlfaWZfaWRsZRgCIAEoCCI5ChRSZWxlYXNlTGVhc2VSZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCBIPCgdwZW5kaW5nGAIgASgIIosBChNSZWNsYWltTGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoIY2xhaW1hbnQYAiABKAsyFS50ZXRoZXIudjEuTGVhc2VPd25lchInCghvYnNlcnZlZBgDIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEg4KBnR0bF9tcxgEIAEoBCKIAQoUUmVjbGFpbUxlYXNlUmVzcG9uc2USNAoIYWNxdWlyZWQYASABKAsyIC50ZXRoZXIudjEuU2Vzc2lvbkV4ZWN1dGlvbkxlYXNlSAASMAoEYnVzeRgCIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2VIAEIICgZyZXN1bHQiJQoPR2V0TGVhc2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiQwoQR2V0TGVhc2VSZXNwb25zZRIvCgVsZWFzZRgBIAEoCzIgLnRldGhlci52MS5TZXNzaW9uRXhlY3V0aW9uTGVhc2UifgoVQ2xhaW1SZWFkeVdvcmtSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USKgoIYm91bmRhcnkYAiABKA4yGC50ZXRoZXIudjEuQ2xhaW1Cb3VuZGFyeRITCgttYXhfYmF0Y2hlcxgDIAEoDSJDChZDbGFpbVJlYWR5V29ya1Jlc3BvbnNlEikKBWNsYWltGAEgASgLMhoudGV0aGVyLnYxLlF1ZXVlZFdvcmtDbGFpbSJQChBDbGFpbUJ5SWRPdXRjb21lEhAKCGJhdGNoX2lkGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLnRldGhlci52MS5DbGFpbUJ5SWRTdGF0dXMiUAoVQ2xhaW1Xb3JrQnlJZHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USEQoJYmF0Y2hfaWRzGAIgAygJInIKFkNsYWltV29ya0J5SWRzUmVzcG9uc2USKQoFY2xhaW0YASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltEi0KCG91dGNvbWVzGAIgAygLMhsudGV0aGVyLnYxLkNsYWltQnlJZE91dGNvbWUijgEKEkNsYWltSW5wdXRzUmVxdWVzdBIkCgVmZW5jZRgBIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEg8KB3R1cm5faWQYAiABKAkSLQoKY2hlY2twb2ludBgDIAEoDjIZLnRldGhlci52MS5UdXJuQ2hlY2twb2ludBISCgptYXhfaW5wdXRzGAQgASgNInoKDlR1cm5JbnB1dENsYWltEhAKCGNsYWltX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFQoNZmVuY2luZ190b2tlbhgDIAEoBBIrCgZpbnB1dHMYBCADKAsyGy50ZXRoZXIudjEuUGVuZGluZ1R1cm5JbnB1dCI/ChNDbGFpbUlucHV0c1Jlc3BvbnNlEigKBWNsYWltGAEgASgLMhkudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltIlEKGERlZmVyQWN0aXZlSW5wdXRzUmVxdWVzdBIkCgVmZW5jZRgBIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEg8KB3R1cm5faWQYAiABKAkiNwoZRGVmZXJBY3RpdmVJbnB1dHNSZXNwb25zZRIaChJkZWZlcnJlZF9pbnB1dF9pZHMYASADKAkinwQKDUNvbW1pdFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIeChZleHBlY3RlZF9oZWFkX3JldmlzaW9uGAIgASgEEhcKD2FwcGVuZF9tZXNzYWdlcxgDIAMoCRIfCgV1c2FnZRgEIAEoCzIQLnRldGhlci52MS5Vc2FnZRIUCgxhZHZhbmNlX3R1cm4YBSABKAgSQwoObWV0YWRhdGFfcGF0Y2gYBiADKAsyKy50ZXRoZXIudjEuQ29tbWl0UmVxdWVzdC5NZXRhZGF0YVBhdGNoRW50cnkSJQoFc3RhbXAYByABKAsyFi50ZXRoZXIudjEuQ29tbWl0U3RhbXASLAoNcmVsZWFzZV9sZWFzZRgIIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEkMKFWNvbXBsZXRlX3F1ZXVlX2NsYWltcxgJIAMoCzIkLnRldGhlci52MS5RdWV1ZWRXb3JrQ2xhaW1Db21wbGV0aW9uEkIKFWNvbXBsZXRlX2lucHV0X2NsYWltcxgKIAMoCzIjLnRldGhlci52MS5UdXJuSW5wdXRDbGFpbUNvbXBsZXRpb24SFgoOcGFya2VkX3R1cm5faWQYCyABKAkSGQoRZGVmZXJfdHVybl9pbnB1dHMYDCABKAkaNAoSTWV0YWRhdGFQYXRjaEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOwoOQ29tbWl0UmVzcG9uc2USKQoHcmVjZWlwdBgBIAEoCzIYLnRldGhlci52MS5Db21taXRSZWNlaXB0IlIKEkxvYWRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEigKBXNpbmNlGAIgASgLMhkudGV0aGVyLnYxLlRyYW5zY3JpcHRNYXJrIkMKE0xvYWRTZXNzaW9uUmVzcG9uc2USLAoIc25hcHNob3QYASABKAsyGi50ZXRoZXIudjEuU2Vzc2lvblNuYXBzaG90IiMKDVZhY3V1bVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJBCg5WYWN1dW1SZXNwb25zZRIXCg9yZW1vdmVkX2JhdGNoZXMYASABKA0SFgoOcmVtb3ZlZF9pbnB1dHMYAiABKA0ibQoNVG9vbENhbGxTdGF0ZRIPCgdjYWxsX2lkGAEgASgJEikKBnN0YXR1cxgCIAEoDjIZLnRldGhlci52MS5Ub29sQ2FsbFN0YXR1cxIOCgZvdXRwdXQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiQwoOVG9vbENhbGxBbnN3ZXISDwoHY2FsbF9pZBgBIAEoCRIOCgZvdXRwdXQYAiABKAkSEAoIaXNfZXJyb3IYAyABKAgiYQoWUmVjb3JkVG9vbENhbGxzUmVxdWVzdBIkCgVmZW5jZRgBIAEoCzIVLnRldGhlci52MS5MZWFzZUZlbmNlEg8KB3R1cm5faWQYAiABKAkSEAoIY2FsbF9pZHMYAyADKAkiQgoXUmVjb3JkVG9vbENhbGxzUmVzcG9uc2USJwoFY2FsbHMYASADKAsyGC50ZXRoZXIudjEuVG9vbENhbGxTdGF0ZSJpChZBbnN3ZXJUb29sQ2FsbHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCRIqCgdhbnN3ZXJzGAMgAygLMhkudGV0aGVyLnYxLlRvb2xDYWxsQW5zd2VyIk4KF0Fuc3dlclRvb2xDYWxsc1Jlc3BvbnNlEhkKEWFjY2VwdGVkX2NhbGxfaWRzGAEgAygJEhgKEGlnbm9yZWRfY2FsbF9pZHMYAiADKAkicwoVQ2xvc2VUb29sQ2FsbHNSZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRIQCghjYWxsX2lkcxgDIAMoCRIRCglhbGxfY2FsbHMYBCABKAgiQQoWQ2xvc2VUb29sQ2FsbHNSZXNwb25zZRInCgVjYWxscxgBIAMoCzIYLnRldGhlci52MS5Ub29sQ2FsbFN0YXRlIjsKFFJlYWRUb29sQ2FsbHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCSJAChVSZWFkVG9vbENhbGxzUmVzcG9uc2USJwoFY2FsbHMYASADKAsyGC50ZXRoZXIudjEuVG9vbENhbGxTdGF0ZSLbAQoKUGFya2VkVHVybhISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3R1cm5faWQYAiABKAkSEgoKd2FpdGluZ19vbhgDIAMoCRIQCghwcm9ncmVzcxgEIAEoCRIRCglpbnB1dF9pZHMYBSADKAkSEQoJYmF0Y2hfaWRzGAYgAygJEhQKDHBhcmtlZF9hdF9tcxgHIAEoAxIVCg1leHBpcmVzX2F0X21zGAggASgDEhUKDWZlbmNpbmdfdG9rZW4YCSABKAQSGAoQY2FuY2VsX3JlcXVlc3RlZBgKIAEoCCKkAQoPUGFya1R1cm5SZXF1ZXN0EiQKBWZlbmNlGAEgASgLMhUudGV0aGVyLnYxLkxlYXNlRmVuY2USDwoHdHVybl9pZBgCIAEoCRISCgp3YWl0aW5nX29uGAMgAygJEhAKCHByb2dyZXNzGAQgASgJEhEKCWlucHV0X2lkcxgFIAMoCRIRCgliYXRjaF9pZHMYBiADKAkSDgoGdHRsX21zGAcgASgEIjwKEFBhcmtUdXJuUmVzcG9uc2USEQoJcmVzdW1hYmxlGAEgASgIEhUKDWV4cGlyZXNfYXRfbXMYAiABKAMiSgoRUmVzdW1lVHVyblJlcXVlc3QSJAoFZmVuY2UYASABKAsyFS50ZXRoZXIudjEuTGVhc2VGZW5jZRIPCgd0dXJuX2lkGAIgASgJIqsBChJSZXN1bWVUdXJuUmVzcG9uc2USJQoGcGFya2VkGAEgASgLMhUudGV0aGVyLnYxLlBhcmtlZFR1cm4SDgoGc3RhdHVzGAIgASgJEi4KC2lucHV0X2NsYWltGAMgASgLMhkudGV0aGVyLnYxLlR1cm5JbnB1dENsYWltEi4KCndvcmtfY2xhaW0YBCABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0NsYWltIj4KF0NhbmNlbFBhcmtlZFR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCSItChhDYW5jZWxQYXJrZWRUdXJuUmVzcG9uc2USEQoJY2FuY2VsbGVkGAEgASgIIisKFVJlYWRQYXJrZWRUdXJuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIj8KFlJlYWRQYXJrZWRUdXJuUmVzcG9uc2USJQoGcGFya2VkGAEgASgLMhUudGV0aGVyLnYxLlBhcmtlZFR1cm4iOwoTUmVhZFJldmlzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgEItcBChRSZWFkUmV2aXNpb25SZXNwb25zZRIQCghyZXZpc2lvbhgBIAEoBBIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSEAoIbWVzc2FnZXMYBCADKAkSPwoIbWV0YWRhdGEYBSADKAsyLS50ZXRoZXIudjEuUmVhZFJldmlzaW9uUmVzcG9uc2UuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqgwEKD0NsYWltQnlJZFN0YXR1cxIiCh5DTEFJTV9CWV9JRF9TVEFUVVNfVU5TUEVDSUZJRUQQABIiCh5DTEFJTV9CWV9JRF9TVEFUVVNfQ0xBSU1FRF9OT1cQARIoCiRDTEFJTV9CWV9JRF9TVEFUVVNfQUxSRUFEWV9TQVRJU0ZJRUQQAiqMAQoOVG9vbENhbGxTdGF0dXMSIAocVE9PTF9DQUxMX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGFRPT0xfQ0FMTF9TVEFUVVNfUEVORElORxABEh0KGVRPT0xfQ0FMTF9TVEFUVVNfQU5TV0VSRUQQAhIbChdUT09MX0NBTExfU1RBVFVTX0NMT1NFRBADMvUNCgxMZWFzZVNlcnZpY2USSQoKQ2xhaW1MZWFzZRIcLnRldGhlci52MS5DbGFpbUxlYXNlUmVxdWVzdBodLnRldGhlci52MS5DbGFpbUxlYXNlUmVzcG9uc2USSQoKUmVuZXdMZWFzZRIcLnRldGhlci52MS5SZW5ld0xlYXNlUmVxdWVzdBodLnRldGhlci52MS5SZW5ld0xlYXNlUmVzcG9uc2USTAoLUmVuZXdMZWFzZXMSHS50ZXRoZXIudjEuUmVuZXdMZWFzZXNSZXF1ZXN0Gh4udGV0aGVyLnYxLlJlbmV3TGVhc2VzUmVzcG9uc2USTwoMUmVsZWFzZUxlYXNlEh4udGV0aGVyLnYxLlJlbGVhc2VMZWFzZVJlcXVlc3QaHy50ZXRoZXIudjEuUmVsZWFzZUxlYXNlUmVzcG9uc2USTwoMUmVjbGFpbUxlYXNlEh4udGV0aGVyLnYxLlJlY2xhaW1MZWFzZVJlcXVlc3QaHy50ZXRoZXIudjEuUmVjbGFpbUxlYXNlUmVzcG9uc2USQwoIR2V0TGVhc2USGi50ZXRoZXIudjEuR2V0TGVhc2VSZXF1ZXN0GhsudGV0aGVyLnYxLkdldExlYXNlUmVzcG9uc2USVQoOQ2xhaW1SZWFkeVdvcmsSIC50ZXRoZXIudjEuQ2xhaW1SZWFkeVdvcmtSZXF1ZXN0GiEudGV0aGVyLnYxLkNsYWltUmVhZHlXb3JrUmVzcG9uc2USVQoOQ2xhaW1Xb3JrQnlJZHMSIC50ZXRoZXIudjEuQ2xhaW1Xb3JrQnlJZHNSZXF1ZXN0GiEudGV0aGVyLnYxLkNsYWltV29ya0J5SWRzUmVzcG9uc2USTAoLQ2xhaW1JbnB1dHMSHS50ZXRoZXIudjEuQ2xhaW1JbnB1dHNSZXF1ZXN0Gh4udGV0aGVyLnYxLkNsYWltSW5wdXRzUmVzcG9uc2USXgoRRGVmZXJBY3RpdmVJbnB1dHMSIy50ZXRoZXIudjEuRGVmZXJBY3RpdmVJbnB1dHNSZXF1ZXN0GiQudGV0aGVyLnYxLkRlZmVyQWN0aXZlSW5wdXRzUmVzcG9uc2USPQoGQ29tbWl0EhgudGV0aGVyLnYxLkNvbW1pdFJlcXVlc3QaGS50ZXRoZXIudjEuQ29tbWl0UmVzcG9uc2USTAoLTG9hZFNlc3Npb24SHS50ZXRoZXIudjEuTG9hZFNlc3Npb25SZXF1ZXN0Gh4udGV0aGVyLnYxLkxvYWRTZXNzaW9uUmVzcG9uc2USPQoGVmFjdXVtEhgudGV0aGVyLnYxLlZhY3V1bVJlcXVlc3QaGS50ZXRoZXIudjEuVmFjdXVtUmVzcG9uc2USWAoPUmVjb3JkVG9vbENhbGxzEiEudGV0aGVyLnYxLlJlY29yZFRvb2xDYWxsc1JlcXVlc3QaIi50ZXRoZXIudjEuUmVjb3JkVG9vbENhbGxzUmVzcG9uc2USWAoPQW5zd2VyVG9vbENhbGxzEiEudGV0aGVyLnYxLkFuc3dlclRvb2xDYWxsc1JlcXVlc3QaIi50ZXRoZXIudjEuQW5zd2VyVG9vbENhbGxzUmVzcG9uc2USVQoOQ2xvc2VUb29sQ2FsbHMSIC50ZXRoZXIudjEuQ2xvc2VUb29sQ2FsbHNSZXF1ZXN0GiEudGV0aGVyLnYxLkNsb3NlVG9vbENhbGxzUmVzcG9uc2USUgoNUmVhZFRvb2xDYWxscxIfLnRldGhlci52MS5SZWFkVG9vbENhbGxzUmVxdWVzdBogLnRldGhlci52MS5SZWFkVG9vbENhbGxzUmVzcG9uc2USQwoIUGFya1R1cm4SGi50ZXRoZXIudjEuUGFya1R1cm5SZXF1ZXN0GhsudGV0aGVyLnYxLlBhcmtUdXJuUmVzcG9uc2USSQoKUmVzdW1lVHVybhIcLnRldGhlci52MS5SZXN1bWVUdXJuUmVxdWVzdBodLnRldGhlci52MS5SZXN1bWVUdXJuUmVzcG9uc2USWwoQQ2FuY2VsUGFya2VkVHVybhIiLnRldGhlci52MS5DYW5jZWxQYXJrZWRUdXJuUmVxdWVzdBojLnRldGhlci52MS5DYW5jZWxQYXJrZWRUdXJuUmVzcG9uc2USVQoOUmVhZFBhcmtlZFR1cm4SIC50ZXRoZXIudjEuUmVhZFBhcmtlZFR1cm5SZXF1ZXN0GiEudGV0aGVyLnYxLlJlYWRQYXJrZWRUdXJuUmVzcG9uc2USTwoMUmVhZFJldmlzaW9uEh4udGV0aGVyLnYxLlJlYWRSZXZpc2lvblJlcXVlc3QaHy50ZXRoZXIudjEuUmVhZFJldmlzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_input, file_tether_v1_lease, file_tether_v1_queue, file_tether_v1_session]);
 
 /**
  * Request of ClaimLease.
@@ -149,6 +149,83 @@ export const RenewLeaseResponseSchema: GenMessage<RenewLeaseResponse> = /*@__PUR
   messageDesc(file_tether_v1_lease_service, 3);
 
 /**
+ * Request of RenewLeases.
+ *
+ * @generated from message tether.v1.RenewLeasesRequest
+ */
+export type RenewLeasesRequest = Message<"tether.v1.RenewLeasesRequest"> & {
+  /**
+   * The exact fences of the leases, at most 500.
+   *
+   * @generated from field: repeated tether.v1.LeaseFence fences = 1;
+   */
+  fences: LeaseFence[];
+
+  /**
+   * New duration from now, in milliseconds, for each.
+   *
+   * @generated from field: uint64 ttl_ms = 2;
+   */
+  ttlMs: bigint;
+};
+
+/**
+ * Describes the message tether.v1.RenewLeasesRequest.
+ * Use `create(RenewLeasesRequestSchema)` to create a new message.
+ */
+export const RenewLeasesRequestSchema: GenMessage<RenewLeasesRequest> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 4);
+
+/**
+ * One fence's outcome in RenewLeasesResponse.
+ *
+ * @generated from message tether.v1.LeaseRenewal
+ */
+export type LeaseRenewal = Message<"tether.v1.LeaseRenewal"> & {
+  /**
+   * False when the fence no longer names the live lease: nothing was renewed.
+   *
+   * @generated from field: bool renewed = 1;
+   */
+  renewed: boolean;
+
+  /**
+   * The new expiry, epoch milliseconds by the store's clock; 0 when not renewed.
+   *
+   * @generated from field: uint64 expires_at_ms = 2;
+   */
+  expiresAtMs: bigint;
+};
+
+/**
+ * Describes the message tether.v1.LeaseRenewal.
+ * Use `create(LeaseRenewalSchema)` to create a new message.
+ */
+export const LeaseRenewalSchema: GenMessage<LeaseRenewal> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 5);
+
+/**
+ * Response of RenewLeases.
+ *
+ * @generated from message tether.v1.RenewLeasesResponse
+ */
+export type RenewLeasesResponse = Message<"tether.v1.RenewLeasesResponse"> & {
+  /**
+   * One outcome per fence, in the order of the request.
+   *
+   * @generated from field: repeated tether.v1.LeaseRenewal renewals = 1;
+   */
+  renewals: LeaseRenewal[];
+};
+
+/**
+ * Describes the message tether.v1.RenewLeasesResponse.
+ * Use `create(RenewLeasesResponseSchema)` to create a new message.
+ */
+export const RenewLeasesResponseSchema: GenMessage<RenewLeasesResponse> = /*@__PURE__*/
+  messageDesc(file_tether_v1_lease_service, 6);
+
+/**
  * Request of ReleaseLease.
  *
  * @generated from message tether.v1.ReleaseLeaseRequest
@@ -175,7 +252,7 @@ export type ReleaseLeaseRequest = Message<"tether.v1.ReleaseLeaseRequest"> & {
  * Use `create(ReleaseLeaseRequestSchema)` to create a new message.
  */
 export const ReleaseLeaseRequestSchema: GenMessage<ReleaseLeaseRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 4);
+  messageDesc(file_tether_v1_lease_service, 7);
 
 /**
  * Response of ReleaseLease.
@@ -203,7 +280,7 @@ export type ReleaseLeaseResponse = Message<"tether.v1.ReleaseLeaseResponse"> & {
  * Use `create(ReleaseLeaseResponseSchema)` to create a new message.
  */
 export const ReleaseLeaseResponseSchema: GenMessage<ReleaseLeaseResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 5);
+  messageDesc(file_tether_v1_lease_service, 8);
 
 /**
  * Request of ReclaimLease.
@@ -245,7 +322,7 @@ export type ReclaimLeaseRequest = Message<"tether.v1.ReclaimLeaseRequest"> & {
  * Use `create(ReclaimLeaseRequestSchema)` to create a new message.
  */
 export const ReclaimLeaseRequestSchema: GenMessage<ReclaimLeaseRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 6);
+  messageDesc(file_tether_v1_lease_service, 9);
 
 /**
  * Response of ReclaimLease.
@@ -282,7 +359,7 @@ export type ReclaimLeaseResponse = Message<"tether.v1.ReclaimLeaseResponse"> & {
  * Use `create(ReclaimLeaseResponseSchema)` to create a new message.
  */
 export const ReclaimLeaseResponseSchema: GenMessage<ReclaimLeaseResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 7);
+  messageDesc(file_tether_v1_lease_service, 10);
 
 /**
  * Request of GetLease.
@@ -303,7 +380,7 @@ export type GetLeaseRequest = Message<"tether.v1.GetLeaseRequest"> & {
  * Use `create(GetLeaseRequestSchema)` to create a new message.
  */
 export const GetLeaseRequestSchema: GenMessage<GetLeaseRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 8);
+  messageDesc(file_tether_v1_lease_service, 11);
 
 /**
  * Response of GetLease.
@@ -324,7 +401,7 @@ export type GetLeaseResponse = Message<"tether.v1.GetLeaseResponse"> & {
  * Use `create(GetLeaseResponseSchema)` to create a new message.
  */
 export const GetLeaseResponseSchema: GenMessage<GetLeaseResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 9);
+  messageDesc(file_tether_v1_lease_service, 12);
 
 /**
  * Request of ClaimReadyWork.
@@ -359,7 +436,7 @@ export type ClaimReadyWorkRequest = Message<"tether.v1.ClaimReadyWorkRequest"> &
  * Use `create(ClaimReadyWorkRequestSchema)` to create a new message.
  */
 export const ClaimReadyWorkRequestSchema: GenMessage<ClaimReadyWorkRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 10);
+  messageDesc(file_tether_v1_lease_service, 13);
 
 /**
  * Response of ClaimReadyWork.
@@ -380,7 +457,7 @@ export type ClaimReadyWorkResponse = Message<"tether.v1.ClaimReadyWorkResponse">
  * Use `create(ClaimReadyWorkResponseSchema)` to create a new message.
  */
 export const ClaimReadyWorkResponseSchema: GenMessage<ClaimReadyWorkResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 11);
+  messageDesc(file_tether_v1_lease_service, 14);
 
 /**
  * One id's claim result.
@@ -408,7 +485,7 @@ export type ClaimByIdOutcome = Message<"tether.v1.ClaimByIdOutcome"> & {
  * Use `create(ClaimByIdOutcomeSchema)` to create a new message.
  */
 export const ClaimByIdOutcomeSchema: GenMessage<ClaimByIdOutcome> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 12);
+  messageDesc(file_tether_v1_lease_service, 15);
 
 /**
  * Request of ClaimWorkByIds.
@@ -436,7 +513,7 @@ export type ClaimWorkByIdsRequest = Message<"tether.v1.ClaimWorkByIdsRequest"> &
  * Use `create(ClaimWorkByIdsRequestSchema)` to create a new message.
  */
 export const ClaimWorkByIdsRequestSchema: GenMessage<ClaimWorkByIdsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 13);
+  messageDesc(file_tether_v1_lease_service, 16);
 
 /**
  * Response of ClaimWorkByIds.
@@ -464,7 +541,7 @@ export type ClaimWorkByIdsResponse = Message<"tether.v1.ClaimWorkByIdsResponse">
  * Use `create(ClaimWorkByIdsResponseSchema)` to create a new message.
  */
 export const ClaimWorkByIdsResponseSchema: GenMessage<ClaimWorkByIdsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 14);
+  messageDesc(file_tether_v1_lease_service, 17);
 
 /**
  * Request of ClaimInputs.
@@ -506,7 +583,7 @@ export type ClaimInputsRequest = Message<"tether.v1.ClaimInputsRequest"> & {
  * Use `create(ClaimInputsRequestSchema)` to create a new message.
  */
 export const ClaimInputsRequestSchema: GenMessage<ClaimInputsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 15);
+  messageDesc(file_tether_v1_lease_service, 18);
 
 /**
  * A set of inputs claimed under one lease generation.
@@ -548,7 +625,7 @@ export type TurnInputClaim = Message<"tether.v1.TurnInputClaim"> & {
  * Use `create(TurnInputClaimSchema)` to create a new message.
  */
 export const TurnInputClaimSchema: GenMessage<TurnInputClaim> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 16);
+  messageDesc(file_tether_v1_lease_service, 19);
 
 /**
  * Response of ClaimInputs.
@@ -569,7 +646,7 @@ export type ClaimInputsResponse = Message<"tether.v1.ClaimInputsResponse"> & {
  * Use `create(ClaimInputsResponseSchema)` to create a new message.
  */
 export const ClaimInputsResponseSchema: GenMessage<ClaimInputsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 17);
+  messageDesc(file_tether_v1_lease_service, 20);
 
 /**
  * Request of DeferActiveInputs.
@@ -597,7 +674,7 @@ export type DeferActiveInputsRequest = Message<"tether.v1.DeferActiveInputsReque
  * Use `create(DeferActiveInputsRequestSchema)` to create a new message.
  */
 export const DeferActiveInputsRequestSchema: GenMessage<DeferActiveInputsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 18);
+  messageDesc(file_tether_v1_lease_service, 21);
 
 /**
  * Response of DeferActiveInputs.
@@ -618,7 +695,7 @@ export type DeferActiveInputsResponse = Message<"tether.v1.DeferActiveInputsResp
  * Use `create(DeferActiveInputsResponseSchema)` to create a new message.
  */
 export const DeferActiveInputsResponseSchema: GenMessage<DeferActiveInputsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 19);
+  messageDesc(file_tether_v1_lease_service, 22);
 
 /**
  * Request of Commit.
@@ -717,7 +794,7 @@ export type CommitRequest = Message<"tether.v1.CommitRequest"> & {
  * Use `create(CommitRequestSchema)` to create a new message.
  */
 export const CommitRequestSchema: GenMessage<CommitRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 20);
+  messageDesc(file_tether_v1_lease_service, 23);
 
 /**
  * Response of Commit.
@@ -738,7 +815,7 @@ export type CommitResponse = Message<"tether.v1.CommitResponse"> & {
  * Use `create(CommitResponseSchema)` to create a new message.
  */
 export const CommitResponseSchema: GenMessage<CommitResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 21);
+  messageDesc(file_tether_v1_lease_service, 24);
 
 /**
  * Request of LoadSession.
@@ -766,7 +843,7 @@ export type LoadSessionRequest = Message<"tether.v1.LoadSessionRequest"> & {
  * Use `create(LoadSessionRequestSchema)` to create a new message.
  */
 export const LoadSessionRequestSchema: GenMessage<LoadSessionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 22);
+  messageDesc(file_tether_v1_lease_service, 25);
 
 /**
  * Response of LoadSession.
@@ -787,7 +864,7 @@ export type LoadSessionResponse = Message<"tether.v1.LoadSessionResponse"> & {
  * Use `create(LoadSessionResponseSchema)` to create a new message.
  */
 export const LoadSessionResponseSchema: GenMessage<LoadSessionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 23);
+  messageDesc(file_tether_v1_lease_service, 26);
 
 /**
  * Request of Vacuum.
@@ -808,7 +885,7 @@ export type VacuumRequest = Message<"tether.v1.VacuumRequest"> & {
  * Use `create(VacuumRequestSchema)` to create a new message.
  */
 export const VacuumRequestSchema: GenMessage<VacuumRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 24);
+  messageDesc(file_tether_v1_lease_service, 27);
 
 /**
  * Response of Vacuum.
@@ -836,7 +913,7 @@ export type VacuumResponse = Message<"tether.v1.VacuumResponse"> & {
  * Use `create(VacuumResponseSchema)` to create a new message.
  */
 export const VacuumResponseSchema: GenMessage<VacuumResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 25);
+  messageDesc(file_tether_v1_lease_service, 28);
 
 /**
  * A client tool call's state.
@@ -878,7 +955,7 @@ export type ToolCallState = Message<"tether.v1.ToolCallState"> & {
  * Use `create(ToolCallStateSchema)` to create a new message.
  */
 export const ToolCallStateSchema: GenMessage<ToolCallState> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 26);
+  messageDesc(file_tether_v1_lease_service, 29);
 
 /**
  * One answer of AnswerToolCalls.
@@ -913,7 +990,7 @@ export type ToolCallAnswer = Message<"tether.v1.ToolCallAnswer"> & {
  * Use `create(ToolCallAnswerSchema)` to create a new message.
  */
 export const ToolCallAnswerSchema: GenMessage<ToolCallAnswer> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 27);
+  messageDesc(file_tether_v1_lease_service, 30);
 
 /**
  * Request of RecordToolCalls.
@@ -948,7 +1025,7 @@ export type RecordToolCallsRequest = Message<"tether.v1.RecordToolCallsRequest">
  * Use `create(RecordToolCallsRequestSchema)` to create a new message.
  */
 export const RecordToolCallsRequestSchema: GenMessage<RecordToolCallsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 28);
+  messageDesc(file_tether_v1_lease_service, 31);
 
 /**
  * Response of RecordToolCalls.
@@ -969,7 +1046,7 @@ export type RecordToolCallsResponse = Message<"tether.v1.RecordToolCallsResponse
  * Use `create(RecordToolCallsResponseSchema)` to create a new message.
  */
 export const RecordToolCallsResponseSchema: GenMessage<RecordToolCallsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 29);
+  messageDesc(file_tether_v1_lease_service, 32);
 
 /**
  * Request of AnswerToolCalls.
@@ -1004,7 +1081,7 @@ export type AnswerToolCallsRequest = Message<"tether.v1.AnswerToolCallsRequest">
  * Use `create(AnswerToolCallsRequestSchema)` to create a new message.
  */
 export const AnswerToolCallsRequestSchema: GenMessage<AnswerToolCallsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 30);
+  messageDesc(file_tether_v1_lease_service, 33);
 
 /**
  * Response of AnswerToolCalls.
@@ -1032,7 +1109,7 @@ export type AnswerToolCallsResponse = Message<"tether.v1.AnswerToolCallsResponse
  * Use `create(AnswerToolCallsResponseSchema)` to create a new message.
  */
 export const AnswerToolCallsResponseSchema: GenMessage<AnswerToolCallsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 31);
+  messageDesc(file_tether_v1_lease_service, 34);
 
 /**
  * Request of CloseToolCalls.
@@ -1074,7 +1151,7 @@ export type CloseToolCallsRequest = Message<"tether.v1.CloseToolCallsRequest"> &
  * Use `create(CloseToolCallsRequestSchema)` to create a new message.
  */
 export const CloseToolCallsRequestSchema: GenMessage<CloseToolCallsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 32);
+  messageDesc(file_tether_v1_lease_service, 35);
 
 /**
  * Response of CloseToolCalls.
@@ -1095,7 +1172,7 @@ export type CloseToolCallsResponse = Message<"tether.v1.CloseToolCallsResponse">
  * Use `create(CloseToolCallsResponseSchema)` to create a new message.
  */
 export const CloseToolCallsResponseSchema: GenMessage<CloseToolCallsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 33);
+  messageDesc(file_tether_v1_lease_service, 36);
 
 /**
  * Request of ReadToolCalls.
@@ -1123,7 +1200,7 @@ export type ReadToolCallsRequest = Message<"tether.v1.ReadToolCallsRequest"> & {
  * Use `create(ReadToolCallsRequestSchema)` to create a new message.
  */
 export const ReadToolCallsRequestSchema: GenMessage<ReadToolCallsRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 34);
+  messageDesc(file_tether_v1_lease_service, 37);
 
 /**
  * Response of ReadToolCalls.
@@ -1144,7 +1221,7 @@ export type ReadToolCallsResponse = Message<"tether.v1.ReadToolCallsResponse"> &
  * Use `create(ReadToolCallsResponseSchema)` to create a new message.
  */
 export const ReadToolCallsResponseSchema: GenMessage<ReadToolCallsResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 35);
+  messageDesc(file_tether_v1_lease_service, 38);
 
 /**
  * A turn parked on outside answers.
@@ -1228,7 +1305,7 @@ export type ParkedTurn = Message<"tether.v1.ParkedTurn"> & {
  * Use `create(ParkedTurnSchema)` to create a new message.
  */
 export const ParkedTurnSchema: GenMessage<ParkedTurn> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 36);
+  messageDesc(file_tether_v1_lease_service, 39);
 
 /**
  * Request of ParkTurn.
@@ -1291,7 +1368,7 @@ export type ParkTurnRequest = Message<"tether.v1.ParkTurnRequest"> & {
  * Use `create(ParkTurnRequestSchema)` to create a new message.
  */
 export const ParkTurnRequestSchema: GenMessage<ParkTurnRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 37);
+  messageDesc(file_tether_v1_lease_service, 40);
 
 /**
  * Response of ParkTurn.
@@ -1319,7 +1396,7 @@ export type ParkTurnResponse = Message<"tether.v1.ParkTurnResponse"> & {
  * Use `create(ParkTurnResponseSchema)` to create a new message.
  */
 export const ParkTurnResponseSchema: GenMessage<ParkTurnResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 38);
+  messageDesc(file_tether_v1_lease_service, 41);
 
 /**
  * Request of ResumeTurn.
@@ -1347,7 +1424,7 @@ export type ResumeTurnRequest = Message<"tether.v1.ResumeTurnRequest"> & {
  * Use `create(ResumeTurnRequestSchema)` to create a new message.
  */
 export const ResumeTurnRequestSchema: GenMessage<ResumeTurnRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 39);
+  messageDesc(file_tether_v1_lease_service, 42);
 
 /**
  * Response of ResumeTurn.
@@ -1389,7 +1466,7 @@ export type ResumeTurnResponse = Message<"tether.v1.ResumeTurnResponse"> & {
  * Use `create(ResumeTurnResponseSchema)` to create a new message.
  */
 export const ResumeTurnResponseSchema: GenMessage<ResumeTurnResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 40);
+  messageDesc(file_tether_v1_lease_service, 43);
 
 /**
  * Request of CancelParkedTurn.
@@ -1417,7 +1494,7 @@ export type CancelParkedTurnRequest = Message<"tether.v1.CancelParkedTurnRequest
  * Use `create(CancelParkedTurnRequestSchema)` to create a new message.
  */
 export const CancelParkedTurnRequestSchema: GenMessage<CancelParkedTurnRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 41);
+  messageDesc(file_tether_v1_lease_service, 44);
 
 /**
  * Response of CancelParkedTurn.
@@ -1438,7 +1515,7 @@ export type CancelParkedTurnResponse = Message<"tether.v1.CancelParkedTurnRespon
  * Use `create(CancelParkedTurnResponseSchema)` to create a new message.
  */
 export const CancelParkedTurnResponseSchema: GenMessage<CancelParkedTurnResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 42);
+  messageDesc(file_tether_v1_lease_service, 45);
 
 /**
  * Request of ReadParkedTurn.
@@ -1459,7 +1536,7 @@ export type ReadParkedTurnRequest = Message<"tether.v1.ReadParkedTurnRequest"> &
  * Use `create(ReadParkedTurnRequestSchema)` to create a new message.
  */
 export const ReadParkedTurnRequestSchema: GenMessage<ReadParkedTurnRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 43);
+  messageDesc(file_tether_v1_lease_service, 46);
 
 /**
  * Response of ReadParkedTurn.
@@ -1480,7 +1557,7 @@ export type ReadParkedTurnResponse = Message<"tether.v1.ReadParkedTurnResponse">
  * Use `create(ReadParkedTurnResponseSchema)` to create a new message.
  */
 export const ReadParkedTurnResponseSchema: GenMessage<ReadParkedTurnResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 44);
+  messageDesc(file_tether_v1_lease_service, 47);
 
 /**
  * Request of ReadRevision.
@@ -1508,7 +1585,7 @@ export type ReadRevisionRequest = Message<"tether.v1.ReadRevisionRequest"> & {
  * Use `create(ReadRevisionRequestSchema)` to create a new message.
  */
 export const ReadRevisionRequestSchema: GenMessage<ReadRevisionRequest> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 45);
+  messageDesc(file_tether_v1_lease_service, 48);
 
 /**
  * Response of ReadRevision.
@@ -1557,7 +1634,7 @@ export type ReadRevisionResponse = Message<"tether.v1.ReadRevisionResponse"> & {
  * Use `create(ReadRevisionResponseSchema)` to create a new message.
  */
 export const ReadRevisionResponseSchema: GenMessage<ReadRevisionResponse> = /*@__PURE__*/
-  messageDesc(file_tether_v1_lease_service, 46);
+  messageDesc(file_tether_v1_lease_service, 49);
 
 /**
  * Per-id result of a claim by ids.
@@ -1660,6 +1737,17 @@ export const LeaseService: GenService<{
     methodKind: "unary";
     input: typeof RenewLeaseRequestSchema;
     output: typeof RenewLeaseResponseSchema;
+  },
+  /**
+   * Extends many leases in one call, each under its exact fence; a stale fence renews nothing
+   * and leaves the others renewed.
+   *
+   * @generated from rpc tether.v1.LeaseService.RenewLeases
+   */
+  renewLeases: {
+    methodKind: "unary";
+    input: typeof RenewLeasesRequestSchema;
+    output: typeof RenewLeasesResponseSchema;
   },
   /**
    * Releases the lease named by the fence; idempotent.
