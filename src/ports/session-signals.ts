@@ -11,8 +11,6 @@ export interface TurnListener {
 }
 
 export interface SessionSignals {
-  /** Marks `turnId` as the session's running turn (undefined clears it). */
-  setActiveTurn(sessionId: SessionId, turnId: string | undefined, ttlMs: number): Promise<void>;
   activeTurn(sessionId: SessionId): Promise<string | undefined>;
   /** Asks the running turn (or only `turnId`) to cancel; false when no turn was running. */
   requestCancel(sessionId: SessionId, turnId?: string): Promise<boolean>;
@@ -22,11 +20,16 @@ export interface SessionSignals {
     turnId: string,
     results: ClientToolResult[],
   ): Promise<boolean>;
-  /** The lease holder listens for its running turn; the returned function stops listening. */
+  /**
+   * The lease holder listens for its running turn, marked meanwhile as the session's running turn
+   * for `activeTtlMs` (what `activeTurn` answers). Signals sent before the listener took effect
+   * are delivered at once. The returned function stops listening and clears the marker.
+   */
   listen(
     sessionId: SessionId,
     turnId: string,
     listener: TurnListener,
+    activeTtlMs: number,
   ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 // Writes a running turn's events: every event goes to this replica's bus at once; the shared log
 // gets text deltas coalesced into short windows (so a token is not a Redis write) and every other
-// event as its own entry, after the pending window. A window also reaches the bus once it landed.
+// event as its own entry, after the pending window; entries emitted close together share one
+// log append (a group commit). A window also reaches the bus once it landed.
 import type { SessionId } from "../domain/ids.js";
 import type { LeaseFence } from "../domain/lease.js";
 import type { SessionEvent } from "../domain/session-events.js";
@@ -30,6 +31,14 @@ export interface EventWriter {
   flush(): Promise<void>;
 }
 
+interface QueuedAppend {
+  event: SessionEvent;
+  /** The sequence number this writer gave the event (the log's own answer wins). */
+  expected: number;
+  resolve(seq: number): void;
+  reject(error: unknown): void;
+}
+
 export function createEventWriter(options: EventWriterOptions): EventWriter {
   const { log, bus, sessionId, turnId } = options;
   const windowMs = options.windowMs ?? 50;
@@ -39,31 +48,59 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   let assigned = options.lastSeq;
   let windowText = "";
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let chain: Promise<void> = Promise.resolve();
   let failure: unknown;
+  // Appends go out as a group commit: what is emitted while a write is in flight (or in the same
+  // tick as the first) goes in the next single log append, in order. A turn's text window and
+  // the event that closed it, or usage and the next window, cost one store call instead of two.
+  let queued: QueuedAppend[] = [];
+  let writing: Promise<void> | undefined;
+
+  const writeQueued = async (): Promise<void> => {
+    while (queued.length > 0) {
+      const batch = queued;
+      queued = [];
+      try {
+        const seqs = await log.append(
+          sessionId,
+          batch.map((q) => ({ turnId, event: q.event })),
+          options.fence,
+        );
+        batch.forEach((q, i) => {
+          const seq = seqs[i];
+          if (seq !== undefined && seq !== q.expected) assigned = Math.max(assigned, seq);
+          q.resolve(seq ?? q.expected);
+        });
+      } catch (error) {
+        if (failure === undefined) {
+          failure = error;
+          options.onFailure?.(error);
+        }
+        for (const q of batch) q.reject(error);
+      }
+    }
+    writing = undefined;
+  };
 
   const append = (event: SessionEvent): Promise<number> => {
     const expected = ++assigned;
-    const write = chain.then(async () => {
-      const [seq] = await log.append(sessionId, [{ turnId, event }], options.fence);
-      if (seq !== undefined && seq !== expected) assigned = Math.max(assigned, seq);
-      return seq ?? expected;
+    const written = new Promise<number>((resolve, reject) => {
+      queued.push({ event, expected, resolve, reject });
     });
-    chain = write.then(
-      () => undefined,
-      (error: unknown) => {
-        if (failure !== undefined) return;
-        failure = error;
-        options.onFailure?.(error);
-      },
-    );
-    return write;
+    // A rejection is recorded in `failure` and surfaces on the next emit.
+    written.catch(() => undefined);
+    writing ??= Promise.resolve().then(writeQueued);
+    return written;
+  };
+
+  /** Resolves once every append asked for so far is written (or failed). */
+  const settled = async (): Promise<void> => {
+    while (writing) await writing;
   };
 
   const closeWindow = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (windowText === "") return chain;
+    if (windowText === "") return settled();
     const text = windowText;
     windowText = "";
     // Never rejects: a failed write is recorded in `failure` and surfaces on the next emit.
@@ -113,7 +150,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     },
     async flush() {
       await closeWindow();
-      await chain;
+      await settled();
       if (failure) throw failure;
     },
   };

@@ -183,6 +183,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     // turn's first events reach it live rather than through a second read of the log. It ends
     // with this stream however the stream ends (watchEnd), also before its first event.
     const watchEnd = new AbortController();
+    let offered: () => void = () => undefined;
+    const driveOffered = new Promise<void>((resolve) => (offered = resolve));
     const events = watchSession(deps, {
       sessionId,
       publicSessionId: command.publicSessionId,
@@ -190,13 +192,18 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       signal: AbortSignal.any([signal, watchEnd.signal]),
       stop: turnStreamStop.signal,
       drivenHere: driver,
+      driveOffered,
     });
     let next = events.next();
     next.catch(() => undefined);
     let kick: NodeJS.Timeout | undefined;
     try {
-      await deps.ready.markReady(sessionId);
-      await driver.ensureDriven(sessionId);
+      try {
+        await deps.ready.markReady(sessionId);
+        await driver.ensureDriven(sessionId);
+      } finally {
+        offered();
+      }
       if ((current || parked) && !receipt.deduplicated) {
         yield {
           cursor: entryCursor(startSeq),

@@ -33,6 +33,12 @@ export interface WatchOptions {
    * waits on the log again.
    */
   drivenHere?: LocalDriving;
+  /**
+   * Settles once the caller has offered to drive the session: the watch chooses how to wait
+   * (bus alone, or a blocking log read) only after it, so a watch started just before its
+   * replica claims the lease does not arm a log read it will never need.
+   */
+  driveOffered?: Promise<unknown>;
 }
 
 export interface LocalDriving {
@@ -163,6 +169,7 @@ export async function* watchSession(
     const arrived: LogEntry[] = [];
     let busOnly = false;
     let readAfterStop = false;
+    let driveOffered = options.driveOffered?.catch(() => undefined);
     while (!signal.aborted) {
       if (arrived.length > 0) {
         // What a wait handed over continues the log only from where the watch stands; after
@@ -202,6 +209,11 @@ export async function* watchSession(
         if (readAfterStop) break;
         readAfterStop = true;
         logMayHaveMore = true;
+        continue;
+      }
+      if (driveOffered) {
+        await driveOffered;
+        driveOffered = undefined;
         continue;
       }
       const local = options.drivenHere;

@@ -232,21 +232,14 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   job.signal.addEventListener("abort", abortTurn, { once: true });
   job.drain?.addEventListener("abort", handOverIfWaiting, { once: true });
-  // The marker and the listener go together (one round trip): a cancel needs the marker, and
-  // whatever reaches the turn before its listener hears it is stored, which listen reads.
-  const [marked, listening] = await Promise.allSettled([
-    signals.setActiveTurn(sessionId, turnId, deps.leaseTtlMs),
-    signals.listen(sessionId, turnId, {
-      onCancel: abortTurn,
-      onToolResult: (result) => clientTools.deliver(result),
-    }),
-  ]);
-  if (listening.status === "rejected") throw listening.reason;
-  const stopListening = listening.value;
-  if (marked.status === "rejected") {
-    await stopListening();
-    throw marked.reason;
-  }
+  // The listener marks the turn running (a cancel needs the marker); whatever reached the turn
+  // before its listener heard it is stored, which listen reads in the same step.
+  const stopListening = await signals.listen(
+    sessionId,
+    turnId,
+    { onCancel: abortTurn, onToolResult: (result) => clientTools.deliver(result) },
+    deps.leaseTtlMs,
+  );
 
   try {
     await writer.emit(
@@ -374,10 +367,6 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     parking.dispose();
     job.signal.removeEventListener("abort", abortTurn);
     job.drain?.removeEventListener("abort", handOverIfWaiting);
-    // Together, as they were set: one round trip.
-    await Promise.all([
-      stopListening(),
-      signals.setActiveTurn(sessionId, undefined, 0).catch(() => undefined),
-    ]);
+    await stopListening().catch(() => undefined);
   }
 }

@@ -8,11 +8,6 @@ export function createMemorySignals(): SessionSignals {
   const keyOf = (sessionId: SessionId, turnId: string): string => `${sessionId}\u0000${turnId}`;
 
   return {
-    setActiveTurn(sessionId, turnId) {
-      if (turnId === undefined) active.delete(sessionId);
-      else active.set(sessionId, turnId);
-      return Promise.resolve();
-    },
     activeTurn: (sessionId) => Promise.resolve(active.get(sessionId)),
     requestCancel(sessionId, turnId) {
       const running = active.get(sessionId);
@@ -30,9 +25,11 @@ export function createMemorySignals(): SessionSignals {
     },
     listen(sessionId, turnId, listener) {
       const key = keyOf(sessionId, turnId);
+      active.set(sessionId, turnId);
       listeners.set(key, listener);
       return Promise.resolve(() => {
         if (listeners.get(key) === listener) listeners.delete(key);
+        active.delete(sessionId);
         return Promise.resolve();
       });
     },

@@ -45,6 +45,7 @@ export const SCRIPT_NAMES = [
   "readRevision",
   "rewindSession",
   "forkSession",
+  "listenTurn",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

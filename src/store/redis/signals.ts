@@ -10,6 +10,7 @@ import type {
 } from "../../ports/session-signals.js";
 import { sessionEventKeys } from "./keys.js";
 import { readerConnection, withStoreErrors as guarded } from "./connections.js";
+import { createScriptRunner } from "./scripts.js";
 
 export interface RedisSignalsOptions {
   redis: Redis | Cluster;
@@ -29,6 +30,7 @@ type Message =
 
 export function createRedisSignals(options: RedisSignalsOptions): SessionSignals {
   const { redis } = options;
+  const scripts = createScriptRunner(redis);
   const namespace = options.namespace ?? "tether";
   const retentionMs = options.retentionMs ?? 10 * 60_000;
   const listeners = new Map<string, Map<string, TurnListener>>();
@@ -67,13 +69,6 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
   };
 
   return {
-    setActiveTurn: (sessionId, turnId, ttlMs) =>
-      guarded(async () => {
-        const key = keysOf(sessionId).activeTurn;
-        if (turnId === undefined) await redis.del(key);
-        else await redis.set(key, turnId, "PX", Math.max(1, ttlMs));
-      }),
-
     activeTurn: (sessionId) =>
       guarded(async () => (await redis.get(keysOf(sessionId).activeTurn)) ?? undefined),
 
@@ -110,7 +105,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
         return true;
       }),
 
-    listen: (sessionId, turnId, listener) =>
+    listen: (sessionId, turnId, listener, activeTtlMs) =>
       guarded(async () => {
         const keys = keysOf(sessionId);
         await subscribe();
@@ -120,20 +115,26 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
           listeners.set(keys.channel, forChannel);
         }
         forChannel.set(turnId, listener);
-        // Signals sent before the subscription took effect are in the keys.
-        const [cancelled, stored] = await Promise.all([
-          redis.get(keys.cancel(turnId)),
-          redis.hgetall(keys.toolResults(turnId)),
-        ]);
-        if (cancelled !== null) listener.onCancel();
-        for (const raw of Object.values(stored))
-          listener.onToolResult(JSON.parse(raw) as ClientToolResult);
+        // One step marks the turn running and reads the signals sent before the subscription
+        // took effect (they are in the keys).
+        const reply = await scripts.run(
+          "listenTurn",
+          [keys.activeTurn, keys.cancel(turnId), keys.toolResults(turnId)],
+          [turnId, Math.max(1, activeTtlMs)],
+        );
+        if (reply[1] === 1) listener.onCancel();
+        for (const raw of reply.slice(2)) {
+          listener.onToolResult(JSON.parse(String(raw)) as ClientToolResult);
+        }
         return async () => {
           const current = listeners.get(keys.channel);
-          if (current?.get(turnId) !== listener) return;
-          current.delete(turnId);
-          if (current.size === 0) listeners.delete(keys.channel);
-          await redis.del(keys.cancel(turnId), keys.toolResults(turnId)).catch(() => undefined);
+          if (current?.get(turnId) === listener) {
+            current.delete(turnId);
+            if (current.size === 0) listeners.delete(keys.channel);
+          }
+          await redis
+            .del(keys.activeTurn, keys.cancel(turnId), keys.toolResults(turnId))
+            .catch(() => undefined);
         };
       }),
 
