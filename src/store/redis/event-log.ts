@@ -26,6 +26,10 @@ const isStandalone = (conn: Redis | Cluster): conn is Redis => !conn.isCluster;
 type Connection = Redis | Cluster;
 type RawEntry = [id: string, fields: string[]];
 
+function entryOf(id: string, turnId: string, json: string): LogEntry {
+  return { seq: Number(id.split("-")[0]), turnId, event: JSON.parse(json) as SessionEvent };
+}
+
 function toEntry([id, fields]: RawEntry): LogEntry {
   let turnId = "";
   let json = "null";
@@ -33,7 +37,7 @@ function toEntry([id, fields]: RawEntry): LogEntry {
     if (fields[i] === "t") turnId = fields[i + 1] ?? "";
     else if (fields[i] === "e") json = fields[i + 1] ?? "null";
   }
-  return { seq: Number(id.split("-")[0]), turnId, event: JSON.parse(json) as SessionEvent };
+  return entryOf(id, turnId, json);
 }
 
 export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
@@ -111,25 +115,17 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
 
     async read(sessionId, afterSeq, limit) {
       const keys = sessionEventKeys(namespace, sessionId);
-      try {
-        // One slot, so the three reads can share a pipeline even on a cluster.
-        const results = await redis
-          .multi()
-          .xrange(keys.events, `(${afterSeq}-1`, "+", "COUNT", limit)
-          .xrange(keys.events, "-", "+", "COUNT", 1)
-          .get(keys.eventSeq)
-          .exec();
-        const after = (results?.[0]?.[1] ?? []) as RawEntry[];
-        const first = (results?.[1]?.[1] ?? []) as RawEntry[];
-        const last = Number((results?.[2]?.[1] as string | null) ?? 0);
-        const firstEntry = first[0];
-        return {
-          entries: after.map(toEntry),
-          firstRetainedSeq: firstEntry ? toEntry(firstEntry).seq : last + 1,
-        };
-      } catch (error) {
-        throw toStoreError(error);
+      // One script: the page and the oldest retained entry in one command.
+      const reply = await scripts.run(
+        "readEvents",
+        [keys.events, keys.eventSeq],
+        [afterSeq, limit],
+      );
+      const entries: LogEntry[] = [];
+      for (let i = 2; i + 2 < reply.length; i += 3) {
+        entries.push(entryOf(String(reply[i]), String(reply[i + 1]), String(reply[i + 2])));
       }
+      return { entries, firstRetainedSeq: Number(reply[1]) };
     },
 
     // XREAD hands over what arrived, so a watch need not read the log again after each wake-up.

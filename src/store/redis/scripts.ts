@@ -46,6 +46,7 @@ export const SCRIPT_NAMES = [
   "rewindSession",
   "forkSession",
   "listenTurn",
+  "readEvents",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
