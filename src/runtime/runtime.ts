@@ -136,59 +136,20 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     });
     const { sessionId } = command;
     if (command.agent) await bindOnFirstUse(sessionId, command.publicSessionId, command.agent);
-    // A parked turn holds the session without a lease: the input waits for it (idle claims find
-    // nothing while it is parked), or steers, interrupts or is refused as for a running turn.
-    // Where the log ends is read with them (one round trip): the stream follows from there.
-    const [current, parked, startSeq] = await Promise.all([
-      deps.store.currentLease(sessionId),
-      deps.store.readParkedTurn(sessionId),
-      deps.log.lastSeq(sessionId),
-    ]);
-    if (current && command.busyStrategy === "reject")
-      throw sessionBusy(command.publicSessionId, current);
-    if (parked && command.busyStrategy === "reject") {
-      throw sessionParked(command.publicSessionId, parked.turnId);
-    }
-
-    let delivery:
-      { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: "after_work" } = {
-      kind: "next_turn",
-    };
-    if (parked && command.busyStrategy === "steer") {
-      // Admitted at the first checkpoint after the turn resumes.
-      delivery = { kind: "active_turn", turnId: parked.turnId, minBoundary: "after_work" };
-    } else if (current && command.busyStrategy === "steer") {
-      const running = await deps.signals.activeTurn(sessionId);
-      if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
-    }
-    const receipt = await deps.store.submitInput({
-      sessionId,
-      delivery,
-      ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
-      payload: encodeInputPayload({
-        items: command.items,
-        clientTools: command.clientTools,
-        settings: command.settings,
-      }),
-    });
-    const inputId = receipt.input.inputId;
-    if (current && command.busyStrategy === "interrupt")
-      await deps.signals.requestCancel(sessionId);
-    if (parked && command.busyStrategy === "interrupt")
-      await deps.store.cancelParkedTurn(sessionId, parked.turnId);
-
-    // A retried request follows its original input, which may already be in the log.
-    const after = receipt.deduplicated ? 0 : startSeq;
-    // The watch starts now, before the turn is driven: it listens on the bus from here, so the
-    // turn's first events reach it live rather than through a second read of the log. It ends
-    // with this stream however the stream ends (watchEnd), also before its first event.
+    // The watch starts first, before the turn is driven and before the log's end is read: it
+    // listens on the bus from here, so the turn's events reach it live, and it needs no read of
+    // the log to start (what lands after the end read below reaches it on the bus or the log).
+    // It ends with this stream however the stream ends (watchEnd), also before its first event.
     const watchEnd = new AbortController();
     let offered: () => void = () => undefined;
     const driveOffered = new Promise<void>((resolve) => (offered = resolve));
+    let begin: (start: { cursor: number; readLog: boolean }) => void = () => undefined;
+    const startsAt = new Promise<{ cursor: number; readLog: boolean }>((r) => (begin = r));
     const events = watchSession(deps, {
       sessionId,
       publicSessionId: command.publicSessionId,
-      afterCursor: entryCursor(after),
+      afterCursor: 0,
+      startsAt,
       signal: AbortSignal.any([signal, watchEnd.signal]),
       stop: turnStreamStop.signal,
       drivenHere: driver,
@@ -198,6 +159,54 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     next.catch(() => undefined);
     let kick: NodeJS.Timeout | undefined;
     try {
+      // A parked turn holds the session without a lease: the input waits for it (idle claims
+      // find nothing while it is parked), or steers, interrupts or is refused as for a running
+      // turn. Where the log ends is read with them (one round trip): the stream follows from there.
+      const [current, parked, startSeq] = await Promise.all([
+        deps.store.currentLease(sessionId),
+        deps.store.readParkedTurn(sessionId),
+        deps.log.lastSeq(sessionId),
+      ]);
+      if (current && command.busyStrategy === "reject")
+        throw sessionBusy(command.publicSessionId, current);
+      if (parked && command.busyStrategy === "reject") {
+        throw sessionParked(command.publicSessionId, parked.turnId);
+      }
+
+      let delivery:
+        { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: "after_work" } =
+        {
+          kind: "next_turn",
+        };
+      if (parked && command.busyStrategy === "steer") {
+        // Admitted at the first checkpoint after the turn resumes.
+        delivery = { kind: "active_turn", turnId: parked.turnId, minBoundary: "after_work" };
+      } else if (current && command.busyStrategy === "steer") {
+        const running = await deps.signals.activeTurn(sessionId);
+        if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
+      }
+      const receipt = await deps.store.submitInput({
+        sessionId,
+        delivery,
+        ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
+        payload: encodeInputPayload({
+          items: command.items,
+          clientTools: command.clientTools,
+          settings: command.settings,
+        }),
+      });
+      const inputId = receipt.input.inputId;
+      // A retried request follows its original input, which may already be in the log.
+      begin(
+        receipt.deduplicated
+          ? { cursor: 0, readLog: true }
+          : { cursor: entryCursor(startSeq), readLog: false },
+      );
+      if (current && command.busyStrategy === "interrupt")
+        await deps.signals.requestCancel(sessionId);
+      if (parked && command.busyStrategy === "interrupt")
+        await deps.store.cancelParkedTurn(sessionId, parked.turnId);
+
       try {
         await deps.ready.markReady(sessionId);
         await driver.ensureDriven(sessionId);
@@ -239,6 +248,9 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     } finally {
       clearInterval(kick);
       watchEnd.abort(WATCH_ENDED);
+      // A watch still waiting to learn where to start ends without reading anything.
+      begin({ cursor: 0, readLog: false });
+      offered();
       void events.return(undefined).catch(() => undefined);
     }
   }

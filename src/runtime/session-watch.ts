@@ -39,6 +39,13 @@ export interface WatchOptions {
    * replica claims the lease does not arm a log read it will never need.
    */
   driveOffered?: Promise<unknown>;
+  /**
+   * Where to start, when the caller learns it only after the watch subscribed (it then wins over
+   * `afterCursor`). `readLog: false` says the caller read the log's end after this watch was
+   * started (subscribed): everything later reaches the watch on the bus or the log after that
+   * end, so no first read of the log is needed.
+   */
+  startsAt?: Promise<{ cursor: number; readLog: boolean }>;
 }
 
 export interface LocalDriving {
@@ -147,7 +154,17 @@ export async function* watchSession(
     asClient(entryCursor(entry.seq), entry.turnId, entry.event);
 
   try {
-    const first = await deps.log.read(sessionId, logSeq, READ_BATCH);
+    let requested = options.afterCursor;
+    let readFirst = true;
+    if (options.startsAt) {
+      const start = await options.startsAt;
+      requested = lastCursor = start.cursor;
+      logSeq = splitCursor(lastCursor).seq;
+      readFirst = start.readLog;
+    }
+    const first = readFirst
+      ? await deps.log.read(sessionId, logSeq, READ_BATCH)
+      : { entries: [], firstRetainedSeq: logSeq + 1 };
     if (first.firstRetainedSeq > logSeq + 1 && first.firstRetainedSeq > 1) {
       // The log no longer holds what the client asked for: say so, with the committed state.
       const retainedFrom = first.firstRetainedSeq;
@@ -155,7 +172,7 @@ export async function* watchSession(
       logSeq = retainedFrom - 1;
       yield asClient(lastCursor, "", {
         type: "gap",
-        requestedAfterCursor: options.afterCursor,
+        requestedAfterCursor: requested,
         retainedFromCursor: entryCursor(retainedFrom),
         snapshot,
       });
