@@ -16,8 +16,11 @@ export interface EventWriterOptions {
   turnId: string;
   /** The turn's lease: the log refuses appends once it is no longer live. */
   fence?: LeaseFence;
-  /** The log's last sequence number when the turn started. */
-  lastSeq: number;
+  /**
+   * The log's last sequence number when the turn started; undefined to learn it from the first
+   * append (which the turn awaits before any text: a live delta needs its window's number).
+   */
+  lastSeq?: number;
   windowMs?: number;
   windowChars?: number;
   /** Called once, with the first failed write: the turn can stop instead of running on unseen. */
@@ -34,7 +37,7 @@ export interface EventWriter {
 interface QueuedAppend {
   event: SessionEvent;
   /** The sequence number this writer gave the event (the log's own answer wins). */
-  expected: number;
+  expected: number | undefined;
   resolve(seq: number): void;
   reject(error: unknown): void;
 }
@@ -45,7 +48,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   const windowChars = Math.min(options.windowChars ?? 128, MAX_WINDOW_CHARS);
   // This turn holds the lease, so it is the log's only writer: it can number entries itself
   // and give live deltas the cursor of the window they will land in.
-  let assigned = options.lastSeq;
+  let assigned: number | undefined = options.lastSeq;
   let windowText = "";
   let timer: ReturnType<typeof setTimeout> | undefined;
   let failure: unknown;
@@ -66,9 +69,9 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
           options.fence,
         );
         batch.forEach((q, i) => {
-          const seq = seqs[i];
-          if (seq !== undefined && seq !== q.expected) assigned = Math.max(assigned, seq);
-          q.resolve(seq ?? q.expected);
+          const seq = seqs[i] ?? q.expected ?? 0;
+          if (seq !== q.expected) assigned = Math.max(assigned ?? 0, seq);
+          q.resolve(seq);
         });
       } catch (error) {
         if (failure === undefined) {
@@ -82,7 +85,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   };
 
   const append = (event: SessionEvent): Promise<number> => {
-    const expected = ++assigned;
+    const expected = assigned === undefined ? undefined : ++assigned;
     const written = new Promise<number>((resolve, reject) => {
       queued.push({ event, expected, resolve, reject });
     });
@@ -125,12 +128,15 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       const piece = rest.slice(0, MAX_WINDOW_CHARS - windowText.length);
       rest = rest.slice(piece.length);
       windowText += piece;
-      bus.publish({
-        cursor: partialCursor(assigned + 1, windowText.length),
-        sessionId,
-        turnId,
-        event: { type: "text_delta", text: piece },
-      });
+      // Before the log's end is known no live cursor exists: the landed window carries it.
+      if (assigned !== undefined) {
+        bus.publish({
+          cursor: partialCursor(assigned + 1, windowText.length),
+          sessionId,
+          turnId,
+          event: { type: "text_delta", text: piece },
+        });
+      }
       if (windowText.length >= windowChars) void closeWindow();
     }
     if (windowText !== "" && !timer) timer = setTimeout(() => void closeWindow(), windowMs);
@@ -141,7 +147,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       if (failure) throw failure;
       if (event.type === "text_delta") {
         addText(event.text);
-        return partialCursor(assigned + 1, windowText.length);
+        return partialCursor((assigned ?? 0) + 1, windowText.length);
       }
       void closeWindow();
       const cursor = entryCursor(await append(event));

@@ -63,11 +63,9 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const resumed = job.resumed;
   const saved = resumed ? decodeProgress(resumed.parked.progress) : undefined;
   const turnId = resumed?.parked.turnId ?? stableTurnId(sessionId, job);
-  // Independent reads share a round trip: the transcript and where the log ends.
-  const [{ snapshot, history }, lastSeq] = await Promise.all([
-    deps.transcripts.load(sessionId),
-    deps.log.lastSeq(sessionId),
-  ]);
+  // Where the log ends is not read: the writer learns it from the turn's first event, which the
+  // turn awaits before anything else is emitted.
+  const { snapshot, history } = await deps.transcripts.load(sessionId);
 
   const payloads = saved
     ? []
@@ -128,7 +126,6 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     sessionId,
     turnId,
     fence: job.fence,
-    lastSeq,
     // A turn whose events no longer reach the log will not commit (see below): stop its model
     // and tool calls now rather than spend them.
     onFailure: (error) => cancel.abort(error),

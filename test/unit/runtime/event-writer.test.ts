@@ -97,4 +97,21 @@ describe("event writer group commit", () => {
     await writer.flush();
     expect(log.calls).toEqual([["text_delta", "usage_reported"]]);
   });
+
+  it("a writer that is not told where the log ends learns it from its first append", async () => {
+    const log = recordingLog();
+    await log.append(sessionId, [{ turnId: "earlier", event: usage }]);
+    await log.append(sessionId, [{ turnId: "earlier", event: usage }]);
+    const bus = createSessionBus();
+    const live: number[] = [];
+    bus.subscribe(sessionId, (e) => live.push(e.cursor));
+    const writer = createEventWriter({ log, bus, sessionId, turnId: "turn-3" });
+    expect(await writer.emit({ type: "turn_started", inputIds: [], turnIndex: 1 })).toBe(
+      entryCursor(3),
+    );
+    // The live delta already carries the cursor of the window it lands in: entry 4.
+    expect(await writer.emit({ type: "text_delta", text: "hi" })).toBe(entryCursor(3) + 2);
+    await writer.flush();
+    expect(live).toEqual([entryCursor(3), entryCursor(3) + 2, entryCursor(4)]);
+  });
 });
