@@ -185,16 +185,21 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         const running = await deps.signals.activeTurn(sessionId);
         if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
       }
-      const receipt = await deps.store.submitInput({
-        sessionId,
-        delivery,
-        ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
-        payload: encodeInputPayload({
-          items: command.items,
-          clientTools: command.clientTools,
-          settings: command.settings,
+      // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
+      // the sweep one empty look; input without a mark would wait for the next client.
+      const [receipt] = await Promise.all([
+        deps.store.submitInput({
+          sessionId,
+          delivery,
+          ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
+          payload: encodeInputPayload({
+            items: command.items,
+            clientTools: command.clientTools,
+            settings: command.settings,
+          }),
         }),
-      });
+        deps.ready.markReady(sessionId),
+      ]);
       const inputId = receipt.input.inputId;
       // A retried request follows its original input, which may already be in the log.
       begin(
@@ -208,7 +213,6 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         await deps.store.cancelParkedTurn(sessionId, parked.turnId);
 
       try {
-        await deps.ready.markReady(sessionId);
         await driver.ensureDriven(sessionId);
       } finally {
         offered();

@@ -3,6 +3,7 @@
 // session per replica; the lease keeps other replicas out.
 import { setMaxListeners } from "node:events";
 import type { SessionId } from "../domain/ids.js";
+import type { TurnInputClaim } from "../domain/inputs.js";
 import { isTetherError } from "../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/lease.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
@@ -146,6 +147,14 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     let released = false;
     try {
+      // The first claim goes out with the completion check (one round trip): a claim does not
+      // depend on the log, and the turn it feeds starts only after the check.
+      let firstClaim: Promise<TurnInputClaim | undefined> | undefined = deps.store.claimInputs(
+        fence,
+        { kind: "idle" },
+        INPUTS_PER_TURN,
+      );
+      firstClaim.catch(() => undefined);
       try {
         await announceCommittedTurn(deps, fence);
       } catch (error) {
@@ -155,7 +164,9 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       while (!lost.signal.aborted && !stopping) {
         let inputs, work, resumed;
         try {
-          inputs = await deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN);
+          inputs = await (firstClaim ??
+            deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
+          firstClaim = undefined;
           work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
           if (!inputs && !work) {
             // Idle claims find nothing while a turn is parked: it goes first, once it can.
