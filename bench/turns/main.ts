@@ -11,6 +11,7 @@ import { performance } from "node:perf_hooks";
 import { startRedis } from "../../test/support/redis-harness.js";
 import { percentile, printTable } from "../support/stats.js";
 import { countCommands, type CountReport } from "./counts.js";
+import { countRenewals, type RenewalCount } from "./renewals.js";
 import { startTether, type TetherProcess } from "./server.js";
 import {
   concurrentTurns,
@@ -32,6 +33,10 @@ const LONG_TURNS = size("BENCH_LONG_TURNS", 1000);
 const LONG_SAMPLE = size("BENCH_LONG_SAMPLE", 20);
 const COUNT_TURNS = size("BENCH_COUNT_TURNS", 50);
 const IDLE_TURNS = size("BENCH_IDLE_TURNS", 20);
+/** Leases held at once while renewals are counted, for how long, under which lease TTL. */
+const RENEW_LEASES = size("BENCH_RENEW_LEASES", 50);
+const RENEW_HOLD_MS = size("BENCH_RENEW_HOLD_MS", 3000);
+const RENEW_TTL_MS = size("BENCH_RENEW_TTL_MS", 900);
 /** The concurrency whose turns/s are the headline (the issue's target is stated at 50). */
 const HEADLINE = CONCURRENCY[0] ?? 50;
 
@@ -164,7 +169,14 @@ async function main(): Promise<void> {
       enqueued: ENQUEUED,
       longSession: "long-redis",
     });
-    report(rounds, counts, longCurve);
+    const renewals = await countRenewals({
+      redisPort: redis.port,
+      logDir,
+      leases: RENEW_LEASES,
+      holdMs: RENEW_HOLD_MS,
+      leaseTtlMs: RENEW_TTL_MS,
+    });
+    report(rounds, counts, renewals, longCurve);
   } finally {
     for (const server of servers) await server.stop();
     await redis.stop();
@@ -175,6 +187,7 @@ async function main(): Promise<void> {
 function report(
   rounds: Rounds,
   counts: CountReport,
+  renewals: RenewalCount,
   longCurve: Partial<Record<Backend, Record<string, number>>>,
 ): void {
   const ms = (key: string) => `${rounds.median(key).toFixed(1)} ms`;
@@ -253,6 +266,10 @@ function report(
       .map(([name, n]) => `${name} ${n}`)
       .join(", ")}`,
   );
+  console.log(
+    `lease renewals: ${renewals.leases} leases held for ${renewals.seconds} s (TTL ${renewals.lease_ttl_ms} ms): ` +
+      `${renewals.renewal_calls} renewLeases calls (a timer per lease: ${renewals.calls_with_a_timer_per_lease})`,
+  );
   const headline = (key: string) => round(rounds.median(key));
   const range = (key: string) => rounds.range(key).map((x) => round(x));
   const json = {
@@ -294,6 +311,7 @@ function report(
       [`sessions_${HEADLINE}_mean`]: counts.breakdownConcurrent,
       enqueued_per_input_mean: counts.breakdownEnqueued,
     },
+    lease_renewals: renewals,
     sizes: {
       rounds: ROUNDS,
       seq_turns: SEQ_TURNS,

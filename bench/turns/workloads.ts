@@ -148,6 +148,36 @@ export async function toolTurn(
   if (!finished) throw new Error(`${sessionId}: tool turn ${n} did not finish`);
 }
 
+/**
+ * A client tool turn whose answer waits for `release`: the turn holds its session's lease all
+ * that time. `requested` is called once the call reached the client.
+ */
+export async function heldToolTurn(
+  client: TurnClient,
+  sessionId: string,
+  requested: () => void,
+  release: Promise<void>,
+): Promise<void> {
+  let finished = false;
+  for await (const response of client.streamTurn({
+    sessionId,
+    input: [{ kind: { case: "text", value: `/tool lookup {"n":0}` } }],
+    clientTools: [lookupTool],
+  })) {
+    const event = response.event;
+    if (event?.event.case === "toolCallRequested") {
+      requested();
+      await release;
+      const answer = { callId: event.event.value.callId, output: "ok", isError: false };
+      await client.submitToolResults({ sessionId, turnId: event.turnId, results: [answer] });
+    }
+    if (event?.event.case === "turnCompleted") {
+      finished = event.event.value.outcome?.kind.case === "finished";
+    }
+  }
+  if (!finished) throw new Error(`${sessionId}: held tool turn did not finish`);
+}
+
 /** A steered input: resolves once the server queued it (its stream goes on in the background). */
 function steerInto(client: TurnClient, sessionId: string, n: number): Promise<void> {
   return new Promise((resolve, reject) => {

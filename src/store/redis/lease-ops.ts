@@ -59,43 +59,34 @@ export async function renewLease(
 }
 
 /**
- * One script call per store lane for all its fences. On Cluster a script's keys must share a
- * slot and every session has its own, so there each fence is its own call (sent together).
+ * One script call for all the fences on a standalone Redis (on the caller's connection: renewals
+ * are fenced, so their order against a session's other calls does not matter). On Cluster a
+ * script's keys must share a slot and every session has its own, so there each fence is its own
+ * call (sent together).
  */
 export async function renewLeases(
-  on: (sessionId: SessionId) => RedisContext,
+  ctx: RedisContext,
   fences: readonly LeaseFence[],
   ttlMs: number,
 ): Promise<LeaseRenewal[]> {
-  // Fence indexes per call: by lane on a standalone Redis, one each on Cluster.
-  const byLane = new Map<RedisContext, number[]>();
-  const calls: [RedisContext, number[]][] = [];
-  fences.forEach((fence, i) => {
-    const ctx = on(fence.sessionId);
-    if (ctx.redis.isCluster) return void calls.push([ctx, [i]]);
-    const lane = byLane.get(ctx);
-    if (lane) lane.push(i);
-    else byLane.set(ctx, [i]);
-  });
-  calls.push(...byLane);
-  const outcomes: LeaseRenewal[] = new Array<LeaseRenewal>(fences.length);
-  await Promise.all(
-    calls.map(async ([ctx, indexes]) => {
-      const group = indexes.map((i) => fences[i] as LeaseFence);
-      const reply = await ctx.scripts.run(
+  if (fences.length === 0) return [];
+  const groups = ctx.redis.isCluster ? fences.map((f) => [f]) : [fences];
+  const replies = await Promise.all(
+    groups.map((group) =>
+      ctx.scripts.run(
         "renewLeases",
         group.map((f) => ctx.keys(f.sessionId).lease),
         [ttlMs, ...group.flatMap((f) => [f.leaseToken, f.fencingToken])],
-      );
-      group.forEach((fence, n) => {
-        const expiresAtMs = Number(reply[n + 1] ?? 0);
-        if (expiresAtMs === 0) logRenewalRefused(ctx.log, fence, ttlMs);
-        outcomes[indexes[n] as number] =
-          expiresAtMs > 0 ? { kind: "renewed", expiresAtMs } : { kind: "expired" };
-      });
-    }),
+      ),
+    ),
   );
-  return outcomes;
+  const expiries = replies.flatMap((reply) => reply.slice(1).map(Number));
+  return fences.map((fence, i) => {
+    const expiresAtMs = expiries[i] ?? 0;
+    if (expiresAtMs > 0) return { kind: "renewed", expiresAtMs };
+    logRenewalRefused(ctx.log, fence, ttlMs);
+    return { kind: "expired" };
+  });
 }
 
 export async function releaseLease(

@@ -81,7 +81,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       listSessions: (o) => sessions.listSessions(ctx, o),
       tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),
       renewLease: (fence, ttl) => leases.renewLease(on(fence?.sessionId), fence, ttl),
-      renewLeases: (fences, ttl) => leases.renewLeases(on, fences, ttl),
+      renewLeases: (fences, ttl) => leases.renewLeases(ctx, fences, ttl),
       releaseLease: (fence) => leases.releaseLease(on(fence?.sessionId), fence),
       releaseIfIdle: (fence) => leases.releaseIfIdle(on(fence?.sessionId), fence),
       reclaimLease: (id, claimant, observed, ttl) =>
