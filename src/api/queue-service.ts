@@ -60,7 +60,11 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
         ...(sourceKey === undefined ? {} : { sourceKey }),
         payload: req.payload,
       });
-      return { input: inputToProto(receipt.input, scope), deduplicated: receipt.deduplicated };
+      return {
+        input: inputToProto(receipt.input, scope),
+        deduplicated: receipt.deduplicated,
+        sessionBusy: receipt.sessionBusy,
+      };
     },
 
     async listInputs(req, ctx) {

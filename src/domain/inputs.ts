@@ -62,6 +62,11 @@ export function newTurnInput(
 export interface SubmitInputReceipt {
   input: PendingTurnInput;
   deduplicated: boolean;
+  /**
+   * A turn held the session when the input was stored (a live lease, or a turn parked): the
+   * input waits for it. Read in the same step as the store, so no separate look is needed.
+   */
+  sessionBusy: boolean;
 }
 
 /** Where inputs are claimed: between turns, or at a checkpoint of a running turn. */

@@ -12,7 +12,6 @@ import {
 } from "../domain/parked-turns.js";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
-import type { SessionExecutionLease } from "../domain/lease.js";
 import type { CursoredEvent } from "../domain/session-events.js";
 import type { ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
@@ -23,6 +22,7 @@ import { decodeCommitted } from "./message-codec.js";
 import { resolvePin } from "./agent-definition.js";
 import { createSessionDriver, type SessionDriver } from "./session-driver.js";
 import { WATCH_ENDED, watchSession } from "./session-watch.js";
+import { sessionBusy, sessionParked, shuttingDown } from "./refusals.js";
 
 export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
 
@@ -84,32 +84,6 @@ export interface DrainReport {
   released: boolean;
 }
 
-/** A stream ended by the drain: the client resumes from its last cursor on another replica. */
-function shuttingDown(): TetherError {
-  return new TetherError(
-    "store_unavailable",
-    "the server is shutting down: resume from the last cursor on another replica",
-  );
-}
-
-/** Refusal under the `reject` strategy: names the holder and when its lease expires. */
-export function sessionBusy(sessionId: string, holder: SessionExecutionLease): TetherError {
-  return new TetherError(
-    "session_busy",
-    `session ${sessionId} is running a turn on ${holder.owner.ownerId} (lease expires at ${new Date(holder.expiresAtMs).toISOString()})`,
-    { fields: { sessionId, holder: holder.owner.ownerId, expiresAtMs: holder.expiresAtMs } },
-  );
-}
-
-/** Refusal under the `reject` strategy while a turn is parked (it holds no lease). */
-function sessionParked(sessionId: string, turnId: string): TetherError {
-  return new TetherError(
-    "session_busy",
-    `session ${sessionId} has turn ${turnId} parked, waiting for tool results or approvals`,
-    { fields: { sessionId, turnId } },
-  );
-}
-
 export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   const driver = createSessionDriver(deps);
   let draining = false;
@@ -161,10 +135,12 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     try {
       // A parked turn holds the session without a lease: the input waits for it (idle claims
       // find nothing while it is parked), or steers, interrupts or is refused as for a running
-      // turn. Where the log ends is read with them (one round trip): the stream follows from there.
+      // turn. Where the log ends is read with them (one round trip): the stream follows from
+      // there. Enqueued input (the default) needs neither look: the submit says if it waits.
+      const looks = command.busyStrategy !== "enqueue";
       const [current, parked, startSeq] = await Promise.all([
-        deps.store.currentLease(sessionId),
-        deps.store.readParkedTurn(sessionId),
+        looks ? deps.store.currentLease(sessionId) : undefined,
+        looks ? deps.store.readParkedTurn(sessionId) : undefined,
         deps.log.lastSeq(sessionId),
       ]);
       if (current && command.busyStrategy === "reject")
@@ -217,7 +193,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       } finally {
         offered();
       }
-      if ((current || parked) && !receipt.deduplicated) {
+      if (receipt.sessionBusy && !receipt.deduplicated) {
         yield {
           cursor: entryCursor(startSeq),
           sessionId: command.publicSessionId,

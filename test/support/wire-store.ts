@@ -250,7 +250,11 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
           sourceKey: draft.sourceKey ?? "",
           payload: draft.payload,
         });
-        return { input: inputFromProto(res.input, ids, "input"), deduplicated: res.deduplicated };
+        return {
+          input: inputFromProto(res.input, ids, "input"),
+          deduplicated: res.deduplicated,
+          sessionBusy: res.sessionBusy,
+        };
       }),
 
     listInputs: (sessionId) =>

@@ -18,21 +18,28 @@ import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { copy, createImplicitly, requireLiveFence, type SessionCell } from "./session-cell.js";
+import {
+  copy,
+  createImplicitly,
+  liveLease,
+  requireLiveFence,
+  type SessionCell,
+} from "./session-cell.js";
 
 export function submitInput(
   ctx: MemoryContext,
   draft: TurnInputDraft,
 ): Promise<SubmitInputReceipt> {
   const contentHash = turnInputHash(draft);
-  return atomically(ctx, draft.sessionId, (cell) => {
+  return atomically(ctx, draft.sessionId, (cell, nowMs) => {
+    const sessionBusy = liveLease(cell, nowMs) !== undefined || cell.parked !== undefined;
     if (draft.sourceKey) {
       const seen = cell.inputSourceKeys.get(draft.sourceKey);
       if (seen) {
         if (seen.contentHash !== contentHash)
           throw sourceKeyConflict(cell.sessionId, draft.sourceKey);
         const existing = cell.inputs.get(seen.id);
-        if (existing) return { input: copy(existing), deduplicated: true };
+        if (existing) return { input: copy(existing), deduplicated: true, sessionBusy };
       }
     }
     const input = newTurnInput(draft, randomUUID() as InputId, ++cell.inputSeq);
@@ -40,7 +47,7 @@ export function submitInput(
     createImplicitly(cell);
     if (draft.sourceKey)
       cell.inputSourceKeys.set(draft.sourceKey, { id: input.inputId, contentHash });
-    return { input: copy(input), deduplicated: false };
+    return { input: copy(input), deduplicated: false, sessionBusy };
   });
 }
 

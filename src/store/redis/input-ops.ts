@@ -33,19 +33,33 @@ export async function submitInput(
   const delivery = normalDelivery(draft.delivery);
   const reply = await ctx.scripts.run(
     "submitInput",
-    [k.inputs, k.inputPayloads, k.inputIndex, k.inputSources, k.sequences, k.head],
+    [
+      k.inputs,
+      k.inputPayloads,
+      k.inputIndex,
+      k.inputSources,
+      k.sequences,
+      k.head,
+      k.lease,
+      k.parked,
+    ],
     [inputId, draft.sourceKey ?? "", turnInputHash(draft), JSON.stringify(delivery), draft.payload],
   );
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT)
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   if (reply[0] === REPLY.DEDUPLICATED) {
-    return { input: decodeInput(sessionId, reply[1] ?? null, draft.payload), deduplicated: true };
+    return {
+      input: decodeInput(sessionId, reply[1] ?? null, draft.payload),
+      deduplicated: true,
+      sessionBusy: int(reply, 2) === 1,
+    };
   }
   // The input created the session: the session list learns of it as it does of a commit.
   if (int(reply, 2) === 1) ctx.noteSession(sessionId);
   return {
     input: newTurnInput(draft, inputId, int(reply, 1)),
     deduplicated: false,
+    sessionBusy: int(reply, 3) === 1,
   };
 }
 

@@ -14,6 +14,8 @@ import {
   LONG_TTL_MS,
   NEXT_TURN,
   opaqueOwner,
+  PAST_SHORT_TTL_MS,
+  SHORT_TTL_MS,
 } from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
@@ -64,6 +66,35 @@ export function describeInputLaws(factory: StoreFactory): void {
         "source_key_conflict",
       );
       expect((await store.listInputs(sid)).map((i) => i.payload)).toEqual(["hi"]);
+    });
+
+    test("law 16: a submit says whether a turn held the session (a live lease or a parked turn)", async () => {
+      const { store, advanceTime } = harness();
+      const sid = freshSessionId();
+      expect((await store.submitInput(inputDraft(sid, "idle"))).sessionBusy).toBe(false);
+      const held = await acquire(store, sid, opaqueOwner("a"), SHORT_TTL_MS);
+      expect((await store.submitInput(inputDraft(sid, "held"))).sessionBusy).toBe(true);
+      // A retry of an input answers as of now, like its first submit.
+      const retried = await store.submitInput(inputDraft(sid, "held", NEXT_TURN, "src-1"));
+      expect(retried.sessionBusy).toBe(true);
+      await advanceTime(PAST_SHORT_TTL_MS);
+      // An expired lease holds nothing.
+      expect((await store.submitInput(inputDraft(sid, "expired"))).sessionBusy).toBe(false);
+      const again = await store.submitInput(inputDraft(sid, "held", NEXT_TURN, "src-1"));
+      expect(again).toMatchObject({ deduplicated: true, sessionBusy: false });
+      const parking = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      await store.parkTurn(parking, {
+        turnId: "t-parked",
+        waitingOn: ["c1"],
+        progress: "{}",
+        inputIds: [],
+        batchIds: [],
+        ttlMs: LONG_TTL_MS,
+      });
+      // Parking released the lease; the parked turn still holds the session.
+      expect(await store.currentLease(sid)).toBeUndefined();
+      expect((await store.submitInput(inputDraft(sid, "parked"))).sessionBusy).toBe(true);
+      expect(held.fencingToken).toBeLessThan(parking.fencingToken);
     });
 
     test("law 17: one cancel call reports cancelled, already_claimed, already_completed, already_cancelled and not_found", async () => {
