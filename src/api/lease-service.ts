@@ -43,6 +43,7 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
       return {
         result: claimResult(outcome, scope),
         reentered: outcome.kind === "acquired" && outcome.reentered,
+        vacant: outcome.kind === "acquired" && outcome.vacant,
       };
     },
 

@@ -42,7 +42,16 @@ export interface LeaseFence {
 }
 
 export type LeaseClaimOutcome =
-  | { kind: "acquired"; lease: SessionExecutionLease; reentered: boolean }
+  | {
+      kind: "acquired";
+      lease: SessionExecutionLease;
+      reentered: boolean;
+      /**
+       * No lease was left behind: the session was never held, or its last holder released it
+       * (rather than letting it expire). Always false for a re-entry and a reclaim.
+       */
+      vacant: boolean;
+    }
   | { kind: "busy"; holder: SessionExecutionLease };
 
 export type LeaseReleaseOutcome = { kind: "released" } | { kind: "not_held" };

@@ -9,6 +9,7 @@ import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../domain/
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "./deps.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
+import { UnannouncedCommit } from "./turn-commit.js";
 import { LeaseLostError, TurnHandedOver, TurnParked, executeTurn } from "./turn-execution.js";
 import { PARK_RECHECK_MS } from "./turn-parking.js";
 
@@ -39,6 +40,17 @@ export interface SessionDriver {
   drain(timeoutMs: number): Promise<{ released: boolean }>;
 }
 
+/** A lease this replica acquired, and whether its session was vacant (LeaseClaimOutcome). */
+interface Claimed {
+  fence: LeaseFence;
+  vacant: boolean;
+}
+
+const claimed = (outcome: { lease: SessionExecutionLease; vacant: boolean }): Claimed => ({
+  fence: fenceOf(outcome.lease),
+  vacant: outcome.vacant,
+});
+
 const INPUTS_PER_TURN = 1;
 const WORK_PER_TURN = 16;
 
@@ -65,10 +77,10 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     for (const fn of listeners ?? []) fn();
   };
 
-  async function drive(sessionId: SessionId, first: SessionExecutionLease, stop: AbortController) {
-    let lease: SessionExecutionLease | undefined = first;
+  async function drive(sessionId: SessionId, first: Claimed, stop: AbortController) {
+    let lease: Claimed | undefined = first;
     while (lease && !stop.signal.aborted) {
-      const ended = await runWhileHeld(fenceOf(lease), stop.signal);
+      const ended = await runWhileHeld(lease, stop.signal);
       // A replica that just lost a lease (a stall, a partition) leaves the session to the others:
       // its claims stay in the store for a successor, and the ready hint stays set.
       if (ended === "lost") return;
@@ -94,7 +106,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     }
   }
 
-  async function claim(sessionId: SessionId): Promise<SessionExecutionLease | undefined> {
+  async function claim(sessionId: SessionId): Promise<Claimed | undefined> {
     const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
     deps.metrics?.countLeaseClaim(
       outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
@@ -109,7 +121,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       },
       "lease claim",
     );
-    return outcome.kind === "acquired" ? outcome.lease : undefined;
+    return outcome.kind === "acquired" ? claimed(outcome) : undefined;
   }
 
   async function hasPendingWork(sessionId: SessionId): Promise<boolean> {
@@ -135,9 +147,10 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
    * hold (the store released the lease); a parked turn found waiting ends it too.
    */
   async function runWhileHeld(
-    fence: LeaseFence,
+    holding: Claimed,
     stopSignal: AbortSignal,
   ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
+    const { fence } = holding;
     const lost = new AbortController();
     held.add(fence.sessionId);
     lost.signal.addEventListener("abort", () => endHold(fence.sessionId), { once: true });
@@ -146,6 +159,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     const unkeep = keeper.keep(fence, (error) => lost.abort(error));
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     let released = false;
+    let leaveLease = false;
     try {
       // The first claim goes out with the completion check (one round trip): a claim does not
       // depend on the log, and the turn it feeds starts only after the check.
@@ -156,9 +170,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       );
       firstClaim.catch(() => undefined);
       try {
-        await announceCommittedTurn(deps, fence);
+        // A holder releases only after its last turn was announced (or leaves the lease to
+        // expire): a session it released has nothing to announce.
+        if (!holding.vacant) await announceCommittedTurn(deps, fence);
       } catch (error) {
         if (isTetherError(error, "session_execution_lease_expired")) return ended();
+        // What needed announcing still does: the lease expires for the next holder to look.
+        leaveLease = true;
         throw error;
       }
       while (!lost.signal.aborted && !stopping) {
@@ -192,7 +210,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
             drain: draining.signal,
             ...(resumed && { resumed }),
           });
-        } catch (error) {
+        } catch (thrown) {
+          let error = thrown;
+          if (error instanceof UnannouncedCommit) {
+            // Left to expire, so the next holder looks for the completion to announce.
+            leaveLease = true;
+            error = error.cause;
+          }
           if (error instanceof TurnParked) {
             deps.logger.info(
               { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
@@ -244,7 +268,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       unkeep();
       stopSignal.removeEventListener("abort", onStop);
       endHold(fence.sessionId);
-      if (!released) await releaseOnce(fence);
+      if (!released && !leaveLease) await releaseOnce(fence);
     }
   }
 
@@ -301,7 +325,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       }
       const stop = new AbortController();
       const entry = { done: Promise.resolve(), stop, poked: false };
-      entry.done = drive(sessionId, outcome.lease, stop)
+      entry.done = drive(sessionId, claimed(outcome), stop)
         .catch((error: unknown) => {
           // Redis going away is an outage the replica rides out (the ready hint stays, and the
           // sweep or a waiting client drives the session again), not a fault of this process.

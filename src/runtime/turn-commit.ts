@@ -18,6 +18,17 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * The turn committed, but its `turn_completed` did not reach the log. Its holder must not release
+ * the lease: a successor that finds it expired looks for a committed turn to announce, while a
+ * released session counts as having none (LeaseClaimOutcome.vacant).
+ */
+export class UnannouncedCommit extends Error {
+  constructor(cause: unknown) {
+    super("the turn committed, but its completion is not in the log", { cause });
+  }
+}
+
 const COMMIT_ATTEMPTS = 5;
 
 export interface TurnRecord {

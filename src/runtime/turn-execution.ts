@@ -20,7 +20,7 @@ import { endParkedTurn } from "./parked-resume.js";
 import { stableTurnId } from "./turn-id.js";
 import { responseMismatch } from "./response-format.js";
 import { approvalPolicy, withApprovals } from "./tool-approval.js";
-import { commitTurn, LeaseLostError, reportCommitted } from "./turn-commit.js";
+import { commitTurn, LeaseLostError, reportCommitted, UnannouncedCommit } from "./turn-commit.js";
 import { createTurnEventMapper } from "./turn-event-mapper.js";
 import {
   createParkingMonitor,
@@ -350,14 +350,18 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
     await clientTools.closeAll().catch((error: unknown) => {
       deps.logger.warn({ sessionId, turnId, error }, "tool calls not closed after the commit");
     });
-    await writer.emit({
-      type: "turn_completed",
-      outcome: result.outcome,
-      headRevision,
-      usage: result.usage,
-      fencingToken: job.fence.fencingToken,
-    });
-    await writer.flush();
+    try {
+      await writer.emit({
+        type: "turn_completed",
+        outcome: result.outcome,
+        headRevision,
+        usage: result.usage,
+        fencingToken: job.fence.fencingToken,
+      });
+      await writer.flush();
+    } catch (error) {
+      throw new UnannouncedCommit(error);
+    }
     reportCommitted(deps, sessionId, turnId, result, headRevision, job.fence.fencingToken);
     return result.outcome;
   } finally {

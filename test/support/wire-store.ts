@@ -59,6 +59,7 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 function claimOutcome(
   res: Pick<ClaimLeaseResponse, "result">,
   reentered: boolean,
+  vacant = false,
 ): LeaseClaimOutcome {
   switch (res.result.case) {
     case "acquired":
@@ -66,6 +67,7 @@ function claimOutcome(
         kind: "acquired",
         lease: leaseFromProto(res.result.value, ids, "acquired"),
         reentered,
+        vacant,
       };
     case "busy":
       return { kind: "busy", holder: leaseFromProto(res.result.value, ids, "busy") };
@@ -138,7 +140,7 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
           owner: ownerToProto(owner),
           ttlMs: toUint64(ttlMs, "ttl_ms"),
         });
-        return claimOutcome(res, res.reentered);
+        return claimOutcome(res, res.reentered, res.vacant);
       }),
 
     renewLease: (fence, ttlMs) =>

@@ -22,6 +22,7 @@ function acquire(
   owner: LeaseOwner,
   ttlMs: number,
   nowMs: number,
+  vacant: boolean,
 ): LeaseClaimOutcome {
   const lease: SessionExecutionLease = {
     sessionId: cell.sessionId,
@@ -31,7 +32,7 @@ function acquire(
     expiresAtMs: nowMs + ttlMs,
   };
   cell.lease = lease;
-  return { kind: "acquired", lease: copy(lease), reentered: false };
+  return { kind: "acquired", lease: copy(lease), reentered: false, vacant };
 }
 
 export function tryClaimLease(
@@ -55,10 +56,10 @@ function claim(
   nowMs: number,
 ): LeaseClaimOutcome {
   const current = liveLease(cell, nowMs);
-  if (!current) return acquire(ctx, cell, owner, ttlMs, nowMs);
+  if (!current) return acquire(ctx, cell, owner, ttlMs, nowMs, cell.lease === undefined);
   if (sameHolder(current.owner, owner)) {
     current.expiresAtMs = nowMs + ttlMs;
-    return { kind: "acquired", lease: copy(current), reentered: true };
+    return { kind: "acquired", lease: copy(current), reentered: true, vacant: false };
   }
   return { kind: "busy", holder: copy(current) };
 }
@@ -150,7 +151,7 @@ export function reclaimLease(
     const current = liveLease(cell, nowMs);
     const outcome: LeaseClaimOutcome =
       !current || (matchesFence(current, observed) && observedDead)
-        ? acquire(ctx, cell, claimant, ttlMs, nowMs)
+        ? acquire(ctx, cell, claimant, ttlMs, nowMs, false)
         : { kind: "busy", holder: copy(current) };
     logLeaseReclaim(ctx.log, sessionId, claimant, observed, observedDead, ttlMs, outcome);
     return outcome;

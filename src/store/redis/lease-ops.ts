@@ -21,7 +21,7 @@ import type { ScriptReply } from "./scripts.js";
 function claimOutcome(sessionId: SessionId, reply: ScriptReply): LeaseClaimOutcome {
   const lease = decodeLease(sessionId, reply);
   if (reply[0] === REPLY.BUSY) return { kind: "busy", holder: lease };
-  return { kind: "acquired", lease, reentered: reply[5] === 1 };
+  return { kind: "acquired", lease, reentered: reply[5] === 1, vacant: reply[6] === 1 };
 }
 
 export async function tryClaimLease(

@@ -91,6 +91,27 @@ export function describeLeaseLaws(factory: StoreFactory): void {
       expect(lease.expiresAtMs).toBeGreaterThan(first.expiresAtMs);
     });
 
+    test("law 6: a claim says whether the session was vacant (never held, or released)", async () => {
+      const { store, advanceTime } = harness();
+      const sid = freshSessionId();
+      const owner = opaqueOwner("a");
+      const first = await store.tryClaimLease(sid, owner, SHORT_TTL_MS);
+      expect(first).toMatchObject({ kind: "acquired", vacant: true });
+      // A re-entry, and a claim after the lease expired instead of being released, are not.
+      expect(await store.tryClaimLease(sid, owner, SHORT_TTL_MS)).toMatchObject({
+        reentered: true,
+        vacant: false,
+      });
+      await advanceTime(PAST_SHORT_TTL_MS);
+      const afterExpiry = await store.tryClaimLease(sid, opaqueOwner("b"), LONG_TTL_MS);
+      expect(afterExpiry).toMatchObject({ kind: "acquired", reentered: false, vacant: false });
+      await store.releaseLease(fenceOf(expectAcquired(afterExpiry)));
+      expect(await store.tryClaimLease(sid, owner, LONG_TTL_MS)).toMatchObject({
+        kind: "acquired",
+        vacant: true,
+      });
+    });
+
     test("law 6: re-entry extends the lease past its original expiry", async () => {
       const { store, advanceTime } = harness();
       const sid = freshSessionId();

@@ -36,7 +36,7 @@ export function describeReclaimLaws(factory: StoreFactory): void {
         fenceOf(dead),
         LONG_TTL_MS,
       );
-      expect(outcome).toMatchObject({ kind: "acquired", reentered: false });
+      expect(outcome).toMatchObject({ kind: "acquired", reentered: false, vacant: false });
       const taken = expectAcquired(outcome);
       expect(taken.owner.ownerId).toBe("owner-claimant");
       expect(taken.fencingToken).toBeGreaterThan(dead.fencingToken);

@@ -34,6 +34,9 @@ describe("completion of a committed but unannounced turn (Redis)", () => {
       namespace,
       ownerId: "replica-a",
       wrapLog: losesCompletions,
+      // A leaves its lease to expire rather than releasing it (a released session counts as
+      // having nothing to announce), so B can take over after this TTL.
+      leaseTtlMs: 300,
     });
     const b = createRuntimeHarness({
       provider: createEchoProvider(),
@@ -49,6 +52,12 @@ describe("completion of a committed but unannounced turn (Redis)", () => {
     ).catch(() => []);
     expect(waited.some((e) => e.event.type === "turn_completed")).toBe(false);
     expect((await b.store.loadSession(sessionId))?.headRevision).toBe(2);
+    // A never releases the lease while the completion is missing (had it released, B would
+    // take the session as having nothing to announce); once A's client is gone, it expires.
+    const expiry = Date.now() + 5_000;
+    while ((await a.store.currentLease(sessionId)) && Date.now() < expiry) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(await a.store.currentLease(sessionId)).toBeUndefined();
 
     // B takes the session (as the sweep would) and announces the committed turn.
