@@ -77,7 +77,12 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     for (const fn of listeners ?? []) fn();
   };
 
-  async function drive(sessionId: SessionId, first: Claimed, stop: AbortController) {
+  async function drive(
+    sessionId: SessionId,
+    first: Claimed,
+    stop: AbortController,
+    detach: () => void,
+  ) {
     let lease: Claimed | undefined = first;
     while (lease && !stop.signal.aborted) {
       const ended = await runWhileHeld(lease, stop.signal);
@@ -95,7 +100,10 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         return;
       }
       if (ended === "idle") {
-        // Released in the step that found nothing waiting: input that came later drives anew.
+        // Released in the step that found nothing waiting: input that comes now drives anew at
+        // once (a new loop claims the lease) instead of poking this one, which only clears the
+        // ready mark before it ends; a watch for that input then sees the session held here.
+        detach();
         await deps.ready.markIdle(sessionId).catch(() => undefined);
         return;
       }
@@ -325,7 +333,10 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       }
       const stop = new AbortController();
       const entry = { done: Promise.resolve(), stop, poked: false };
-      entry.done = drive(sessionId, claimed(outcome), stop)
+      const detach = (): void => {
+        if (loops.get(sessionId) === entry) loops.delete(sessionId);
+      };
+      entry.done = drive(sessionId, claimed(outcome), stop, detach)
         .catch((error: unknown) => {
           // Redis going away is an outage the replica rides out (the ready hint stays, and the
           // sweep or a waiting client drives the session again), not a fault of this process.
@@ -336,7 +347,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
           }
         })
         .finally(() => {
-          loops.delete(sessionId);
+          detach();
           if (entry.poked && !stopping) void driver.ensureDriven(sessionId).catch(() => undefined);
         });
       loops.set(sessionId, entry);
