@@ -17,6 +17,7 @@ import {
   PAST_SHORT_TTL_MS,
   SHORT_TTL_MS,
   workDraft,
+  waitingTurn,
 } from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
@@ -75,14 +76,7 @@ export function describeIdleReleaseLaws(factory: StoreFactory): void {
       const { store } = harness();
       const sid = freshSessionId();
       const parking = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
-      await store.parkTurn(parking, {
-        turnId: "t-parked",
-        waitingOn: ["c1"],
-        progress: "{}",
-        inputIds: [],
-        batchIds: [],
-        ttlMs: LONG_TTL_MS,
-      });
+      await store.parkTurn(parking, waitingTurn("t-parked"));
       const fence = fenceOf(await acquire(store, sid, opaqueOwner("b"), LONG_TTL_MS));
       expect(await store.releaseIfIdle(fence)).toEqual({ kind: "pending" });
     });

@@ -16,6 +16,7 @@ import {
   opaqueOwner,
   PAST_SHORT_TTL_MS,
   SHORT_TTL_MS,
+  waitingTurn,
 } from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
@@ -83,14 +84,7 @@ export function describeInputLaws(factory: StoreFactory): void {
       const again = await store.submitInput(inputDraft(sid, "held", NEXT_TURN, "src-1"));
       expect(again).toMatchObject({ deduplicated: true, sessionBusy: false });
       const parking = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
-      await store.parkTurn(parking, {
-        turnId: "t-parked",
-        waitingOn: ["c1"],
-        progress: "{}",
-        inputIds: [],
-        batchIds: [],
-        ttlMs: LONG_TTL_MS,
-      });
+      await store.parkTurn(parking, waitingTurn("t-parked"));
       // Parking released the lease; the parked turn still holds the session.
       expect(await store.currentLease(sid)).toBeUndefined();
       expect((await store.submitInput(inputDraft(sid, "parked"))).sessionBusy).toBe(true);

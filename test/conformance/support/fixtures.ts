@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { parseSessionId, type SessionId } from "../../../src/domain/ids.js";
 import type { InputDelivery, TurnCheckpoint, TurnInputDraft } from "../../../src/domain/inputs.js";
 import type { LeaseOwner } from "../../../src/domain/lease.js";
+import type { ParkTurnDraft } from "../../../src/domain/parked-turns.js";
 import type { QueuedWorkDraft } from "../../../src/domain/queue.js";
 import type { RuntimeCommit } from "../../../src/domain/session.js";
 import { currentLiveness } from "../../../src/store/shared/local-process.js";
@@ -137,4 +138,16 @@ export function commitDraft(
   extra: Partial<Omit<RuntimeCommit, "sessionId" | "expectedHeadRevision">> = {},
 ): RuntimeCommit {
   return { sessionId: session, expectedHeadRevision, appendMessages: [], ...extra };
+}
+
+/** A turn parked on one client call, holding no claims: a session some turn holds without a lease. */
+export function waitingTurn(turnId: string): ParkTurnDraft {
+  return {
+    turnId,
+    waitingOn: ["c1"],
+    progress: "{}",
+    inputIds: [],
+    batchIds: [],
+    ttlMs: LONG_TTL_MS,
+  };
 }

@@ -3,25 +3,15 @@
 // resolves with its own sequence number.
 import { describe, expect, it } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
-import type { SessionEvent } from "../../../src/domain/session-events.js";
 import type { EventLog } from "../../../src/ports/event-log.js";
 import { entryCursor } from "../../../src/runtime/cursor.js";
 import { createEventWriter } from "../../../src/runtime/event-writer.js";
 import { createSessionBus } from "../../../src/runtime/session-bus.js";
 import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
+import { usageReported } from "../../support/session-events.js";
 
 const sessionId = "group-commit" as SessionId;
-const usage: SessionEvent = {
-  type: "usage_reported",
-  usage: {
-    inputTokens: 1,
-    outputTokens: 1,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-  },
-  iteration: 1,
-};
+const usage = usageReported();
 
 /** A memory log that records each append's event types, and holds appends until released. */
 function recordingLog(): EventLog & { calls: string[][]; hold(): void; release(): void } {
@@ -64,7 +54,7 @@ describe("event writer group commit", () => {
     // Emitted while turn_started is in flight: a text window, the usage that closes it, more.
     void writer.emit({ type: "text_delta", text: "hello" });
     const usageCursor = writer.emit(usage);
-    const second = writer.emit({ ...usage, iteration: 2 });
+    const second = writer.emit(usageReported(2));
     log.release();
     expect(await started).toBe(entryCursor(1));
     expect(await usageCursor).toBe(entryCursor(3));

@@ -9,20 +9,10 @@ import { createEventWriter } from "../../../src/runtime/event-writer.js";
 import { createSessionBus } from "../../../src/runtime/session-bus.js";
 import { watchSession } from "../../../src/runtime/session-watch.js";
 import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
+import { usageReported } from "../../support/session-events.js";
 
 const sessionId = "live-window" as SessionId;
-/** A non-text event, which the log holds as its own entry. */
-const usage = {
-  type: "usage_reported" as const,
-  usage: {
-    inputTokens: 1,
-    outputTokens: 1,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-  },
-  iteration: 1,
-};
+const usage = usageReported();
 
 /** A memory log whose appends wait until `release()`: the shared log lags the live bus. */
 function laggingLog(): EventLog & { release(): void } {
