@@ -227,6 +227,14 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   };
 
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
+  // A cancel that reaches the turn while it parks would be lost with the park (the client was
+  // told it took): the parked turn is cancelled in the store, and resumed at once to end.
+  let cancelRequested = false;
+  const cancelWhileParking = async (receipt: ParkReceipt): Promise<ParkReceipt> => {
+    if (!cancelRequested) return receipt;
+    await store.cancelParkedTurn(sessionId, turnId).catch(() => false);
+    return { ...receipt, resumable: true };
+  };
   job.signal.addEventListener("abort", abortTurn, { once: true });
   job.drain?.addEventListener("abort", handOverIfWaiting, { once: true });
   // The listener marks the turn running (a cancel needs the marker); whatever reached the turn
@@ -234,7 +242,13 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
   const stopListening = await signals.listen(
     sessionId,
     turnId,
-    { onCancel: abortTurn, onToolResult: (result) => clientTools.deliver(result) },
+    {
+      onCancel: () => {
+        cancelRequested = true;
+        abortTurn();
+      },
+      onToolResult: (result) => clientTools.deliver(result),
+    },
     deps.leaseTtlMs,
   );
 
@@ -326,7 +340,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
             onToolBatch: (progress) => parking.onToolBatch(progress),
             ...(saved && { resume: saved.engine }),
           });
-    if (parkedReceipt) throw new TurnParked(parkedReceipt);
+    if (parkedReceipt) throw new TurnParked(await cancelWhileParking(parkedReceipt));
     if (cancel.signal.reason instanceof LeaseLostError) throw cancel.signal.reason;
     if (handedOver) throw new TurnHandedOver();
     if (job.signal.aborted) throw new LeaseLostError(job.signal.reason);

@@ -66,7 +66,8 @@ export function parkTurn(
       parkedAtMs: nowMs,
       expiresAtMs: nowMs + draft.ttlMs,
       fencingToken: fence.fencingToken,
-      cancelRequested: false,
+      // A cancel asked while the resumed turn ran (its record stays until the commit) carries over.
+      cancelRequested: cell.parked?.cancelRequested === true,
     };
     cell.parked = parked;
     cell.lease = undefined;

@@ -100,6 +100,28 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       expect(await store.claimReadyWork(next, "idle", 10)).toBeUndefined();
     });
 
+    test("a cancel asked while the resumed turn runs carries over to its next park", async () => {
+      const { store } = harness();
+      const r = await running(store);
+      await store.parkTurn(r.fence, draft(r, { waitingOn: ["c1"] }));
+      await store.answerToolCalls(r.sid, TURN, [answer("c1")]);
+      const next = await resumer(store, r.sid);
+      const outcome = await store.resumeTurn(next, TURN);
+      if (outcome?.status !== "answered") throw new Error(`resumed as ${outcome?.status}`);
+      // The record stays until the commit: the cancel lands on it while the turn runs.
+      expect(await store.cancelParkedTurn(r.sid, TURN)).toBe(true);
+      const { inputClaim, workClaim } = outcome;
+      if (!inputClaim || !workClaim) throw new Error("claims missing");
+      const parkedAgain = await store.parkTurn(next, {
+        ...draft(r, { waitingOn: ["c3"] }),
+        inputIds: inputClaim.inputs.map((i) => i.inputId),
+        batchIds: workClaim.batches.map((b) => b.batchId),
+      });
+      expect(parkedAgain.resumable).toBe(true);
+      const last = await resumer(store, r.sid, "last");
+      expect((await store.resumeTurn(last, TURN))?.status).toBe("cancelled");
+    });
+
     test("a resume while the turn waits changes nothing", async () => {
       const { store } = harness();
       const r = await running(store);

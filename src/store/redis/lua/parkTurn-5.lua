@@ -1,7 +1,8 @@
 -- parkTurn: under the live fence, store a turn that waits only for outside answers and release
 -- its lease, in one step. Checks first: the fence, no other turn parked, every claim the turn
 -- lists still held by this fence. Then its waits are recorded pending (unless recorded), its
--- record written, and the lease deleted.
+-- record written, and the lease deleted. A cancel asked of the same turn's record while the turn
+-- was resumed and running carries over: the new record is cancelled, and the turn resumable.
 -- KEYS[1] lease hash   KEYS[2] parked turn hash   KEYS[3] the turn's tool call hash
 -- KEYS[4] input hash   KEYS[5] work hash
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id   ARGV[4] ttl ms
@@ -41,8 +42,10 @@ end
 local ttl = tonumber(ARGV[4])
 redis.call('PEXPIRE', KEYS[3], num(ttl + tonumber(ARGV[5])))
 local exp = now + ttl
+local cxl = '0'
+if parked and redis.call('HGET', KEYS[2], 'cxl') == '1' then cxl = '1' end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'turn', ARGV[3], 'wait', ARGV[7], 'prog', ARGV[6], 'inp', ARGV[8],
-  'bat', ARGV[9], 'at', num(now), 'exp', num(exp), 'gen', ARGV[2], 'cxl', '0')
+  'bat', ARGV[9], 'at', num(now), 'exp', num(exp), 'gen', ARGV[2], 'cxl', cxl)
 redis.call('DEL', KEYS[1])
-return { R.OK, settled and 1 or 0, num(exp) }
+return { R.OK, (settled or cxl == '1') and 1 or 0, num(exp) }
