@@ -3,7 +3,12 @@
 // timing here; the proxy stays out of the timed runs.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { countsBetween, startRedisProxy, type ProxyCounts } from "../support/redis-proxy.js";
+import {
+  countsBetween,
+  startRedisProxy,
+  type ProxyCounts,
+  type RedisProxy,
+} from "../support/redis-proxy.js";
 import { scriptNamerFromDir } from "../support/resp.js";
 import { startTether } from "./server.js";
 import {
@@ -42,6 +47,16 @@ export interface CountOptions {
   longSession: string;
 }
 
+/**
+ * A counting proxy in front of the redis-server, its script cache emptied first: the servers
+ * before it loaded every script, so with the cache empty each script's body crosses the proxy
+ * once more (EVAL after NOSCRIPT) and every EVALSHA gets its name.
+ */
+export async function startNamingProxy(redisPort: number): Promise<RedisProxy> {
+  await run("redis-cli", ["-h", "127.0.0.1", "-p", String(redisPort), "script", "flush"]);
+  return startRedisProxy(redisPort, { nameScript: scriptNamerFromDir("src/store/redis/lua") });
+}
+
 /** Per-turn averages of a counted interval. */
 function perTurn(counts: ProxyCounts, turns: number) {
   return {
@@ -73,12 +88,7 @@ export interface CountReport {
 /** Counts on a server whose Redis connections go through the proxy (no timing here). */
 export async function countCommands(options: CountOptions): Promise<CountReport> {
   const { redisPort, logDir, warmup, countTurns, idleTurns, sessions, enqueued } = options;
-  // The timed server loaded every script already; with the cache empty, each script's body
-  // crosses the proxy once more (EVAL after NOSCRIPT), so every EVALSHA gets its name.
-  await run("redis-cli", ["-h", "127.0.0.1", "-p", String(redisPort), "script", "flush"]);
-  const proxy = await startRedisProxy(redisPort, {
-    nameScript: scriptNamerFromDir("src/store/redis/lua"),
-  });
+  const proxy = await startNamingProxy(redisPort);
   const tether = await startTether(
     "redis-counted",
     {

@@ -2,14 +2,11 @@
 // for a client tool answer (so each holds its lease) on a server with a short lease TTL, through
 // the counting proxy. A replica renews every lease it holds in one renewLeases call per third of
 // the TTL (ADR 0011); a timer per lease would send one call per lease in that time.
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { countsBetween, startRedisProxy } from "../support/redis-proxy.js";
-import { scriptNamerFromDir } from "../support/resp.js";
+import { countsBetween } from "../support/redis-proxy.js";
+import { startNamingProxy } from "./counts.js";
 import { startTether } from "./server.js";
 import { heldToolTurn, turnClient } from "./workloads.js";
 
-const run = promisify(execFile);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface RenewalCount {
@@ -30,11 +27,7 @@ export async function countRenewals(options: {
   leaseTtlMs: number;
 }): Promise<RenewalCount> {
   const { redisPort, logDir, leases, holdMs, leaseTtlMs } = options;
-  // Every script body crosses the proxy once more, so renewLeases gets its name.
-  await run("redis-cli", ["-h", "127.0.0.1", "-p", String(redisPort), "script", "flush"]);
-  const proxy = await startRedisProxy(redisPort, {
-    nameScript: scriptNamerFromDir("src/store/redis/lua"),
-  });
+  const proxy = await startNamingProxy(redisPort);
   const tether = await startTether(
     "redis-renewals",
     {

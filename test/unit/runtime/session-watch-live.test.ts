@@ -6,13 +6,29 @@ import type { CursoredEvent } from "../../../src/domain/session-events.js";
 import type { EventLog } from "../../../src/ports/event-log.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { createEventWriter } from "../../../src/runtime/event-writer.js";
-import { createSessionBus } from "../../../src/runtime/session-bus.js";
-import { watchSession } from "../../../src/runtime/session-watch.js";
+import { createSessionBus, type SessionBus } from "../../../src/runtime/session-bus.js";
+import { watchSession, type WatchOptions } from "../../../src/runtime/session-watch.js";
 import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 import { usageReported } from "../../support/session-events.js";
 
 const sessionId = "live-window" as SessionId;
 const usage = usageReported();
+
+/** The store a watch reads only for a gap, which these tests never reach. */
+const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
+
+/** A watch of the session from its start, as an iterator. */
+function watchFromStart(
+  log: EventLog,
+  bus: SessionBus,
+  signal: AbortSignal,
+  extra: Partial<WatchOptions> = {},
+): AsyncIterator<CursoredEvent> {
+  return watchSession(
+    { log, bus, store },
+    { sessionId, publicSessionId: "live-window", afterCursor: 0, signal, ...extra },
+  )[Symbol.asyncIterator]();
+}
 
 /** A memory log whose appends wait until `release()`: the shared log lags the live bus. */
 function laggingLog(): EventLog & { release(): void } {
@@ -48,11 +64,7 @@ describe("live deltas across a text window boundary", () => {
     const log = laggingLog();
     const bus = createSessionBus();
     const stop = new AbortController();
-    const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
-    const watcher = watchSession(
-      { log, bus, store },
-      { sessionId, publicSessionId: "live-window", afterCursor: 0, signal: stop.signal },
-    )[Symbol.asyncIterator]();
+    const watcher = watchFromStart(log, bus, stop.signal);
     const first = take(watcher, 3, 1_000);
     await new Promise((r) => setTimeout(r, 10));
     const writer = createEventWriter({
@@ -101,17 +113,7 @@ describe("a watcher whose call ends during a log read", () => {
       },
     };
     const stop = new AbortController();
-    const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
-    const watcher = watchSession(
-      { log, bus: createSessionBus(), store },
-      {
-        sessionId,
-        publicSessionId: "live-window",
-        afterCursor: 0,
-        signal: stop.signal,
-        pollMs: 60_000,
-      },
-    )[Symbol.asyncIterator]();
+    const watcher = watchFromStart(log, createSessionBus(), stop.signal, { pollMs: 60_000 });
     const ended = watcher.next();
     // News in the log wakes the watcher's wait, which reads the log a second time.
     await new Promise((r) => setTimeout(r, 10));
@@ -127,8 +129,6 @@ describe("a watcher whose call ends during a log read", () => {
 });
 
 describe("a watcher of a session its own replica drives", () => {
-  const store = { loadSession: () => Promise.resolve(undefined) } as unknown as RuntimeStore;
-
   it("waits on the bus alone, and reads the log for what the bus showed before it listened", async () => {
     const inner = createMemoryEventLog();
     let waits = 0;
@@ -143,22 +143,15 @@ describe("a watcher of a session its own replica drives", () => {
     const stop = new AbortController();
     let driven = true;
     const leaseEnds: (() => void)[] = [];
-    const watcher = watchSession(
-      { log, bus, store },
-      {
-        sessionId,
-        publicSessionId: "live-window",
-        afterCursor: 0,
-        signal: stop.signal,
-        drivenHere: {
-          isDriving: () => driven,
-          onLeaseEnd: (_id, fn) => {
-            leaseEnds.push(fn);
-            return () => undefined;
-          },
+    const watcher = watchFromStart(log, bus, stop.signal, {
+      drivenHere: {
+        isDriving: () => driven,
+        onLeaseEnd: (_id, fn) => {
+          leaseEnds.push(fn);
+          return () => undefined;
         },
       },
-    )[Symbol.asyncIterator]();
+    });
     const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
     // Published before the watcher listened: only the log has it.
     await writer.emit({ type: "turn_started", inputIds: ["i1"], turnIndex: 1 });
@@ -195,17 +188,10 @@ describe("a watcher of a session its own replica drives", () => {
     const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
     // Published before the watcher listens, and its window not in the log yet when it starts.
     await writer.emit({ type: "text_delta", text: "early" });
-    const watcher = watchSession(
-      { log, bus, store },
-      {
-        sessionId,
-        publicSessionId: "live-window",
-        afterCursor: 0,
-        signal: stop.signal,
-        pollMs: 60_000,
-        drivenHere: { isDriving: () => true, onLeaseEnd: () => () => undefined },
-      },
-    )[Symbol.asyncIterator]();
+    const watcher = watchFromStart(log, bus, stop.signal, {
+      pollMs: 60_000,
+      drivenHere: { isDriving: () => true, onLeaseEnd: () => () => undefined },
+    });
     const got = take(watcher, 2, 2_000);
     await new Promise((r) => setTimeout(r, 10));
     log.release();
