@@ -37,39 +37,92 @@ const PACKAGES_REFUSED = {
   server: [],
 };
 
-/** One block per layer and folder depth: a relative import climbs as many levels as it is deep. */
+// The rooms of src/runtime (ADR 0012) and the rooms each may import, always through that room's
+// index.ts. Rooms reach the runtime's shared deps.ts, never its facade (runtime.ts, index.ts).
+const RUNTIME_ROOMS = {
+  stream: [],
+  turn: ["stream"],
+  session: ["turn", "stream"],
+};
+
+/** The import patterns a file of `layer`, `depth` folders below src, is refused. */
+function layerPatterns(layer, depth) {
+  const allowed = LAYERS[layer];
+  const up = "\\.\\./".repeat(depth);
+  const into = allowed.length > 0 ? `(?!(?:${allowed.join("|")})/)` : "";
+  const patterns = [
+    {
+      regex: `^${up}${into}`,
+      message: `src/${layer} may import only ${allowed.length > 0 ? allowed.map((l) => `src/${l}`).join(", ") : "its own folder"} (CONVENTIONS.md).`,
+    },
+  ];
+  if (allowed.includes("runtime")) {
+    patterns.push({
+      regex: `^${up}runtime/(?!index\\.js$)`,
+      message: "outside src/runtime, import the runtime through src/runtime/index.ts.",
+    });
+  }
+  if (PACKAGES_REFUSED[layer].length > 0) {
+    patterns.push({
+      group: PACKAGES_REFUSED[layer],
+      message: `a package src/${layer} does not depend on.`,
+    });
+  }
+  return patterns;
+}
+
+/** A room's own patterns: other rooms only through their index, and only those it may import. */
+function roomPatterns(room) {
+  const allowed = RUNTIME_ROOMS[room];
+  const into = allowed.map((r) => `${r}/index\\.js$`);
+  return [
+    {
+      regex: `^\\.\\./(?:runtime|index)\\.js$`,
+      message: "a runtime room never imports the runtime's facade (runtime.ts, index.ts).",
+    },
+    {
+      regex: `^\\.\\./(?!deps\\.js$)${into.length > 0 ? `(?!(?:${into.join("|")}))` : ""}[^.]`,
+      message: `src/runtime/${room} may import only ../deps.js${allowed.length > 0 ? " and the index.ts of " + allowed.map((r) => `src/runtime/${r}`).join(", ") : ""} (ADR 0012).`,
+    },
+  ];
+}
+
+/** One block per layer and folder depth (a relative import climbs as many levels as it is deep), then one per runtime room. */
 function layerRules() {
+  const restrict = (files, patterns) => ({
+    files,
+    rules: { "no-restricted-imports": ["error", { patterns }] },
+  });
   const blocks = [];
-  for (const [layer, allowed] of Object.entries(LAYERS)) {
+  for (const layer of Object.keys(LAYERS)) {
     for (let depth = 1; depth <= 3; depth += 1) {
-      const up = "\\.\\./".repeat(depth);
-      const into = allowed.length > 0 ? `(?!(?:${allowed.join("|")})/)` : "";
-      blocks.push({
-        files: [`src/${layer}/${"*/".repeat(depth - 1)}*.ts`],
-        rules: {
-          "no-restricted-imports": [
-            "error",
-            {
-              patterns: [
-                {
-                  regex: `^${up}${into}`,
-                  message: `src/${layer} may import only ${allowed.length > 0 ? allowed.map((l) => `src/${l}`).join(", ") : "its own folder"} (CONVENTIONS.md).`,
-                },
-                ...(PACKAGES_REFUSED[layer].length > 0
-                  ? [
-                      {
-                        group: PACKAGES_REFUSED[layer],
-                        message: `a package src/${layer} does not depend on.`,
-                      },
-                    ]
-                  : []),
-              ],
-            },
-          ],
-        },
-      });
+      blocks.push(
+        restrict([`src/${layer}/${"*/".repeat(depth - 1)}*.ts`], layerPatterns(layer, depth)),
+      );
     }
   }
+  for (const room of Object.keys(RUNTIME_ROOMS)) {
+    blocks.push(
+      restrict(
+        [`src/runtime/${room}/*.ts`],
+        [...layerPatterns("runtime", 2), ...roomPatterns(room)],
+      ),
+    );
+  }
+  // The facade reaches into the rooms through their index files too (deps.ts names leaf types only).
+  blocks.push({
+    ...restrict(
+      ["src/runtime/*.ts"],
+      [
+        ...layerPatterns("runtime", 1),
+        {
+          regex: "^\\./(?:turn|session|stream)/(?!index\\.js$)",
+          message: "the runtime's facade imports a room through its index.ts (ADR 0012).",
+        },
+      ],
+    ),
+    ignores: ["src/runtime/deps.ts"],
+  });
   return blocks;
 }
 

@@ -8,7 +8,7 @@
 // Every delta's text is its emission time (performance.now(), fixed width), so the client
 // measures latency even where deltas were merged. Prints a table, then one JSON line.
 import { systemClock } from "../../src/ports/clock.js";
-import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
+import { createTranscriptCache } from "../../src/runtime/turn/transcript-cache.js";
 import http2 from "node:http2";
 import net, { type AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -25,7 +25,7 @@ import type {
 import { systemSleep } from "../../src/ports/sleep.js";
 import { silentLogger } from "../../src/runtime/deps.js";
 import { createTetherRuntime } from "../../src/runtime/runtime.js";
-import { createSessionBus } from "../../src/runtime/session-bus.js";
+import { createSessionBus } from "../../src/runtime/stream/session-bus.js";
 import { parkingOf } from "../../src/server/build-runtime.js";
 import { loadConfig } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";

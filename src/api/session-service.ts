@@ -17,7 +17,7 @@ import type { SessionSnapshot } from "../domain/session.js";
 import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { bindingPatch, checkClientMetadata } from "../domain/agent-binding.js";
-import { resolvePin } from "../runtime/agent-definition.js";
+import { resolvePin } from "../runtime/index.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { sessionToProto } from "./convert/session.js";
 import { messagePage, transcriptMessage } from "./convert/transcript.js";

@@ -6,8 +6,8 @@ import { checkId, type SessionId } from "../domain/ids.js";
 import type { CursoredEvent } from "../domain/session-events.js";
 import type { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import type { ClientToolResult } from "../ports/session-signals.js";
-import { isValidCursor } from "../runtime/cursor.js";
-import type { TetherRuntime } from "../runtime/runtime.js";
+import { isValidCursor } from "../runtime/index.js";
+import type { TetherRuntime } from "../runtime/index.js";
 import {
   busyStrategyFromProto,
   clientToolsFromProto,

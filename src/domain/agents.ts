@@ -1,7 +1,7 @@
 // Agents as data: a named, versioned definition of how a session's turns run (model, system
 // prompt, options, tools). Every update makes a new immutable version; old versions stay readable,
 // also after the agent is deleted, so a session pinned to a version keeps working. The store keeps
-// a version's definition as an opaque JSON string (see runtime/agent-definition.ts).
+// a version's definition as an opaque JSON string (see runtime/turn/agent-definition.ts).
 export interface AgentVersion {
   agentId: string;
   /** 1 for the first version; each update adds one. */

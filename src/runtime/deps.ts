@@ -1,6 +1,6 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
 import type { Clock } from "../ports/clock.js";
-import type { TranscriptCache } from "./transcript-cache.js";
+import type { TranscriptCache } from "./turn/transcript-cache.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
@@ -11,8 +11,8 @@ import type { SessionSignals } from "../ports/session-signals.js";
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
-import type { TurnSettings } from "./input-payload.js";
-import type { SessionBus } from "./session-bus.js";
+import type { TurnSettings } from "./turn/input-payload.js";
+import type { SessionBus } from "./stream/session-bus.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
 export interface RuntimeLogger {

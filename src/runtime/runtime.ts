@@ -15,14 +15,14 @@ import type { SessionId } from "../domain/ids.js";
 import type { CursoredEvent } from "../domain/session-events.js";
 import type { ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
-import { entryCursor } from "./cursor.js";
+import { entryCursor } from "./stream/index.js";
 import type { RuntimeDeps } from "./deps.js";
-import { encodeInputPayload, type TurnSettings } from "./input-payload.js";
-import { decodeCommitted } from "./message-codec.js";
-import { resolvePin } from "./agent-definition.js";
-import { createSessionDriver, type SessionDriver } from "./session-driver.js";
-import { WATCH_ENDED, watchSession } from "./session-watch.js";
-import { sessionBusy, sessionParked, shuttingDown } from "./refusals.js";
+import { encodeInputPayload, type TurnSettings } from "./turn/index.js";
+import { decodeCommitted } from "./turn/index.js";
+import { resolvePin } from "./turn/index.js";
+import { createSessionDriver, type SessionDriver } from "./session/index.js";
+import { WATCH_ENDED, watchSession } from "./stream/index.js";
+import { sessionBusy, sessionParked, shuttingDown } from "./session/index.js";
 
 export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
 

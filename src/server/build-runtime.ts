@@ -2,7 +2,7 @@
 // incarnation per process start), and the TurnService route that serves it.
 import { DEFAULT_STORE_LIMITS } from "../ports/runtime-store.js";
 import { systemClock } from "../ports/clock.js";
-import { createTranscriptCache } from "../runtime/transcript-cache.js";
+import { createTranscriptCache } from "../runtime/index.js";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -13,10 +13,10 @@ import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
 import { createMcpHub, type McpHub } from "../mcp/hub.js";
-import type { RuntimeDeps, RuntimeMetrics } from "../runtime/deps.js";
-import { createTetherRuntime, type TetherRuntime } from "../runtime/runtime.js";
-import { createSessionBus } from "../runtime/session-bus.js";
-import { startSweeper, type Sweeper } from "../runtime/sweeper.js";
+import type { RuntimeDeps, RuntimeMetrics } from "../runtime/index.js";
+import { createTetherRuntime, type TetherRuntime } from "../runtime/index.js";
+import { createSessionBus } from "../runtime/index.js";
+import { startSweeper, type Sweeper } from "../runtime/index.js";
 import { createProcLivenessProbe, currentLiveness } from "../store/shared/local-process.js";
 import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";

@@ -11,7 +11,7 @@ import { createMemoryEventLog } from "../store/memory/event-log.js";
 import { createMemorySignals } from "../store/memory/signals.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ReadyIndex } from "../ports/ready-index.js";
-import type { SingletonGuard } from "../runtime/sweeper.js";
+import type { SingletonGuard } from "../runtime/index.js";
 import { createMemoryReadyIndex } from "../store/memory/ready-index.js";
 import { createRedisReadyIndex } from "../store/redis/ready-index.js";
 import { replicaConnectionOptions } from "../store/redis/connections.js";

@@ -2,7 +2,7 @@
 // if two replicas sweep at once, each offer is still decided by the lease (DESIGN.md section 7).
 import type { Cluster, Redis } from "ioredis";
 import Redlock from "redlock";
-import type { SingletonGuard } from "../runtime/sweeper.js";
+import type { SingletonGuard } from "../runtime/index.js";
 
 const LOCK_MS = 30_000;
 

@@ -2,7 +2,7 @@
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../../src/domain/parked-turns.js";
 import type { FenceAuthority } from "../../src/store/memory/event-log.js";
 import { systemClock } from "../../src/ports/clock.js";
-import { createTranscriptCache } from "../../src/runtime/transcript-cache.js";
+import { createTranscriptCache } from "../../src/runtime/turn/transcript-cache.js";
 import type { SessionId } from "../../src/domain/ids.js";
 import type { CursoredEvent } from "../../src/domain/session-events.js";
 import type { ModelProvider } from "../../src/ports/model-provider.js";
@@ -16,7 +16,7 @@ import {
   type StreamTurnCommand,
   type TetherRuntime,
 } from "../../src/runtime/runtime.js";
-import { createSessionBus } from "../../src/runtime/session-bus.js";
+import { createSessionBus } from "../../src/runtime/stream/session-bus.js";
 import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
 import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";

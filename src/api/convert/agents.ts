@@ -1,5 +1,5 @@
 // Agents between tether.v1 messages and the store: a definition is checked field by field once,
-// here, and kept as its canonical JSON (protojson), which runtime/agent-definition.ts reads.
+// here, and kept as its canonical JSON (protojson), which runtime/turn/agent-definition.ts reads.
 import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import type { AgentVersion } from "../../domain/agents.js";
 import { invalidArgument, isTetherError } from "../../domain/errors.js";

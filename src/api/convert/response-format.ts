@@ -7,7 +7,7 @@ import {
   compileResponseFormat,
   RESPONSE_FORMAT_NAME,
   type ResponseFormat,
-} from "../../runtime/response-format.js";
+} from "../../runtime/index.js";
 
 export function responseFormatFromProto(format: ResponseFormatPb): ResponseFormat {
   const field = "options.response_format";

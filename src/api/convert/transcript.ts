@@ -8,7 +8,7 @@ import {
   TranscriptMessageSchema,
   type TranscriptMessage,
 } from "../../gen/tether/v1/transcript_pb.js";
-import { decodeCommitted } from "../../runtime/message-codec.js";
+import { decodeCommitted } from "../../runtime/index.js";
 
 type PartInit = MessageInitShape<typeof MessagePartSchema>["kind"];
 

@@ -27,8 +27,8 @@ import {
   type TurnOutcome as TurnOutcomePb,
 } from "../../gen/tether/v1/turn_pb.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
-import type { TurnSettings } from "../../runtime/input-payload.js";
-import type { BusyStrategy } from "../../runtime/runtime.js";
+import type { TurnSettings } from "../../runtime/index.js";
+import type { BusyStrategy } from "../../runtime/index.js";
 import { createEnumTable, fromUint64, toUint64, type SessionIdMap } from "./scalars.js";
 import { responseFormatFromProto } from "./response-format.js";
 import { snapshotToProto, usageToProto } from "./session.js";

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { createTetherRuntime } from "../../../src/runtime/runtime.js";
-import { createSessionBus, type SessionBus } from "../../../src/runtime/session-bus.js";
+import { createSessionBus, type SessionBus } from "../../../src/runtime/stream/session-bus.js";
 import {
   collect,
   createRuntimeHarness,

@@ -5,8 +5,8 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
-import { encodeInputPayload } from "../../../src/runtime/input-payload.js";
-import { startSweeper } from "../../../src/runtime/sweeper.js";
+import { encodeInputPayload } from "../../../src/runtime/turn/input-payload.js";
+import { startSweeper } from "../../../src/runtime/session/sweeper.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
 
 const redis = new Redis(inject("redisUrl"));

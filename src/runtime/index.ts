@@ -1,0 +1,23 @@
+// The runtime's public surface for the API and the composition root: the facade (runtime.ts),
+// what it is built from (deps.ts), and the few pieces of the rooms the edge needs. Inside, three
+// rooms: turn/ (one turn), session/ (who drives a session), stream/ (what a client sees).
+export {
+  createTetherRuntime,
+  type BusyStrategy,
+  type DrainReport,
+  type StreamTurnCommand,
+  type TetherRuntime,
+} from "./runtime.js";
+export { silentLogger, type RuntimeDeps, type RuntimeLogger, type RuntimeMetrics } from "./deps.js";
+export { createSessionBus, isValidCursor, type SessionBus } from "./stream/index.js";
+export {
+  compileResponseFormat,
+  createTranscriptCache,
+  decodeCommitted,
+  RESPONSE_FORMAT_NAME,
+  resolvePin,
+  type ResponseFormat,
+  type TranscriptCache,
+  type TurnSettings,
+} from "./turn/index.js";
+export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";

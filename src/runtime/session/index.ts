@@ -1,0 +1,6 @@
+// The session room: who drives a session on this replica. The driver's loop, the lease keeper,
+// the sweep, completion recovery, and the refusals of a busy, parked or draining session. It may
+// import the turn and stream rooms.
+export { createSessionDriver, type DriveOutcome, type SessionDriver } from "./session-driver.js";
+export { startSweeper, type SingletonGuard, type Sweeper, type SweeperOptions } from "./sweeper.js";
+export { sessionBusy, sessionParked, shuttingDown } from "./refusals.js";

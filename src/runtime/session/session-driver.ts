@@ -1,0 +1,387 @@
+// Drives sessions on this replica: claims a session's lease, runs its pending turns one after
+// another while renewing the lease, and releases it when nothing is left. At most one loop per
+// session per replica; the lease keeps other replicas out.
+import { setMaxListeners } from "node:events";
+import type { SessionId } from "../../domain/ids.js";
+import type { TurnInputClaim } from "../../domain/inputs.js";
+import { isTetherError } from "../../domain/errors.js";
+import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../../domain/lease.js";
+import { announceCommittedTurn } from "./completion-recovery.js";
+import type { RuntimeDeps } from "../deps.js";
+import { createLeaseKeeper } from "./lease-keeper.js";
+import { UnannouncedCommit } from "../turn/index.js";
+import { LeaseLostError, TurnHandedOver, TurnParked, executeTurn } from "../turn/index.js";
+import { PARK_RECHECK_MS } from "../turn/index.js";
+
+/** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
+interface Parked {
+  wakeAtMs: number | undefined;
+}
+
+export type DriveOutcome =
+  | { kind: "driving" }
+  | { kind: "already_driving" }
+  | { kind: "busy"; holder: SessionExecutionLease }
+  | { kind: "stopping" };
+
+export interface SessionDriver {
+  /** Starts draining the session here unless another holder has it. */
+  ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
+  /** Loops running on this replica. */
+  activeSessions(): number;
+  /** Whether this replica holds the session's lease now (and has not seen it lost). */
+  isDriving(sessionId: SessionId): boolean;
+  /** Calls `fn` once, when the replica no longer holds the lease; returns the unsubscribe. */
+  onLeaseEnd(sessionId: SessionId, fn: () => void): () => void;
+  /**
+   * Stops taking new sessions and hands over turns that wait for a client; waits for running
+   * loops up to `timeoutMs`, then aborts them. Reports whether every lease was released.
+   */
+  drain(timeoutMs: number): Promise<{ released: boolean }>;
+}
+
+/** A lease this replica acquired, and whether its session was vacant (LeaseClaimOutcome). */
+interface Claimed {
+  fence: LeaseFence;
+  vacant: boolean;
+}
+
+const claimed = (outcome: { lease: SessionExecutionLease; vacant: boolean }): Claimed => ({
+  fence: fenceOf(outcome.lease),
+  vacant: outcome.vacant,
+});
+
+const INPUTS_PER_TURN = 1;
+const WORK_PER_TURN = 16;
+
+export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
+  const loops = new Map<
+    SessionId,
+    { done: Promise<void>; stop: AbortController; poked: boolean }
+  >();
+  let stopping = false;
+  // Told to every turn: a turn waiting for a client hands its session over when this aborts.
+  const draining = new AbortController();
+  // Every running turn listens on it: many listeners are expected, not a leak.
+  setMaxListeners(0, draining.signal);
+  let unreleased = 0;
+  // One renewal timer and call for every lease this replica holds.
+  const keeper = createLeaseKeeper(deps);
+  // Sessions whose lease this replica holds and has not lost: only its own turns write their logs.
+  const held = new Set<SessionId>();
+  const leaseEndListeners = new Map<SessionId, Set<() => void>>();
+  const endHold = (sessionId: SessionId): void => {
+    if (!held.delete(sessionId)) return;
+    const listeners = leaseEndListeners.get(sessionId);
+    leaseEndListeners.delete(sessionId);
+    for (const fn of listeners ?? []) fn();
+  };
+
+  async function drive(
+    sessionId: SessionId,
+    first: Claimed,
+    stop: AbortController,
+    detach: () => void,
+  ) {
+    let lease: Claimed | undefined = first;
+    while (lease && !stop.signal.aborted) {
+      const ended = await runWhileHeld(lease, stop.signal);
+      // A replica that just lost a lease (a stall, a partition) leaves the session to the others:
+      // its claims stay in the store for a successor, and the ready hint stays set.
+      if (ended === "lost") return;
+      if (typeof ended === "object") {
+        // Parked and waiting: the session is looked at again when the turn expires, or at the
+        // recheck (a wake-up lost between an answer and its ready mark costs at most that).
+        if (ended.wakeAtMs === undefined) {
+          lease = stopping ? undefined : await claim(sessionId);
+          continue;
+        }
+        await deps.ready.wakeAt(sessionId, ended.wakeAtMs).catch(() => undefined);
+        return;
+      }
+      if (ended === "idle") {
+        // Released in the step that found nothing waiting: input that comes now drives anew at
+        // once (a new loop claims the lease) instead of poking this one, which only clears the
+        // ready mark before it ends; a watch for that input then sees the session held here.
+        detach();
+        await deps.ready.markIdle(sessionId).catch(() => undefined);
+        return;
+      }
+      // Input submitted between our last empty claim and the release found us busy; look again.
+      const pending = await hasPendingWork(sessionId);
+      if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
+      lease = pending && !stopping ? await claim(sessionId) : undefined;
+    }
+  }
+
+  async function claim(sessionId: SessionId): Promise<Claimed | undefined> {
+    const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+    deps.metrics?.countLeaseClaim(
+      outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
+    );
+    deps.logger.info(
+      {
+        sessionId,
+        result: outcome.kind,
+        fencingToken:
+          outcome.kind === "acquired" ? outcome.lease.fencingToken : outcome.holder.fencingToken,
+        holder: outcome.kind === "busy" ? outcome.holder.owner.ownerId : deps.owner.ownerId,
+      },
+      "lease claim",
+    );
+    return outcome.kind === "acquired" ? claimed(outcome) : undefined;
+  }
+
+  async function hasPendingWork(sessionId: SessionId): Promise<boolean> {
+    const [inputs, work] = await Promise.all([
+      deps.store.listInputs(sessionId),
+      deps.store.listWork(sessionId),
+    ]);
+    // Claimed but unsettled items count: their claimant may be gone (a successor re-claims them).
+    return (
+      inputs.some((i) => i.state === "claimed" || i.delivery.kind === "next_turn") ||
+      work.length > 0
+    );
+  }
+
+  /** When a parked turn should next be looked at; now (undefined) when it can go on already. */
+  function parkedWake(expiresAtMs: number, resumable: boolean): Parked {
+    if (resumable) return { wakeAtMs: undefined };
+    return { wakeAtMs: Math.min(expiresAtMs, deps.clock.nowMs() + PARK_RECHECK_MS) };
+  }
+
+  /**
+   * Runs turns until nothing is claimable, then releases the lease. A turn that parks ends the
+   * hold (the store released the lease); a parked turn found waiting ends it too.
+   */
+  async function runWhileHeld(
+    holding: Claimed,
+    stopSignal: AbortSignal,
+  ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
+    const { fence } = holding;
+    const lost = new AbortController();
+    held.add(fence.sessionId);
+    lost.signal.addEventListener("abort", () => endHold(fence.sessionId), { once: true });
+    const onStop = (): void => lost.abort(new Error("replica stopping"));
+    stopSignal.addEventListener("abort", onStop, { once: true });
+    const unkeep = keeper.keep(fence, (error) => lost.abort(error));
+    const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
+    let released = false;
+    let leaveLease = false;
+    try {
+      // The first claim goes out with the completion check (one round trip): a claim does not
+      // depend on the log, and the turn it feeds starts only after the check.
+      let firstClaim: Promise<TurnInputClaim | undefined> | undefined = deps.store.claimInputs(
+        fence,
+        { kind: "idle" },
+        INPUTS_PER_TURN,
+      );
+      firstClaim.catch(() => undefined);
+      try {
+        // A holder releases only after its last turn was announced (or leaves the lease to
+        // expire): a session it released has nothing to announce.
+        if (!holding.vacant) await announceCommittedTurn(deps, fence);
+      } catch (error) {
+        if (isTetherError(error, "session_execution_lease_expired")) return ended();
+        // What needed announcing still does: the lease expires for the next holder to look.
+        leaveLease = true;
+        throw error;
+      }
+      while (!lost.signal.aborted && !stopping) {
+        let inputs, work, resumed;
+        try {
+          inputs = await (firstClaim ??
+            deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
+          firstClaim = undefined;
+          work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
+          if (!inputs && !work) {
+            // Idle claims find nothing while a turn is parked: it goes first, once it can.
+            const parked = await deps.store.readParkedTurn(fence.sessionId);
+            if (!parked) return "drained";
+            const outcome = await deps.store.resumeTurn(fence, parked.turnId);
+            if (!outcome) continue;
+            if (outcome.status === "waiting") return parkedWake(parked.expiresAtMs, false);
+            resumed = outcome;
+            inputs = outcome.inputClaim;
+            work = outcome.workClaim;
+          }
+        } catch (error) {
+          if (isTetherError(error, "session_execution_lease_expired")) return ended();
+          throw error;
+        }
+        try {
+          await executeTurn(deps, {
+            fence,
+            inputs,
+            work,
+            signal: lost.signal,
+            drain: draining.signal,
+            ...(resumed && { resumed }),
+          });
+        } catch (thrown) {
+          let error = thrown;
+          if (error instanceof UnannouncedCommit) {
+            // Left to expire, so the next holder looks for the completion to announce.
+            leaveLease = true;
+            error = error.cause;
+          }
+          if (error instanceof TurnParked) {
+            deps.logger.info(
+              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
+              "turn parked: it waits for answers from outside",
+            );
+            return parkedWake(error.receipt.expiresAtMs, error.receipt.resumable);
+          }
+          if (error instanceof TurnHandedOver) {
+            // Its claims stay for a successor (the ready hint is still set), which re-runs the
+            // turn under the same id; the lease is released below.
+            deps.logger.info(
+              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
+              "turn handed over: the replica is draining and the turn waits for a client",
+            );
+            return "stopped";
+          }
+          // A fenced write (an event, a deferral) refused mid-turn is the same loss of the lease.
+          if (
+            error instanceof LeaseLostError ||
+            isTetherError(error, "session_execution_lease_expired")
+          ) {
+            deps.logger.warn(
+              {
+                sessionId: fence.sessionId,
+                fencingToken: fence.fencingToken,
+                error: error instanceof LeaseLostError ? error.cause : error,
+              },
+              "turn abandoned: lease lost",
+            );
+            return ended();
+          }
+          throw error;
+        }
+        if (lost.signal.aborted || stopping) break;
+        // After a turn, one step releases the lease unless something waits for a holder: the
+        // empty claims, the parked-turn look and the pending-work check after the release that
+        // would follow are not needed then (nothing can slip in between claim and release).
+        // A fence that no longer holds the lease answers not_held (never an error).
+        const release = await deps.store.releaseIfIdle(fence);
+        if (release.kind === "released") {
+          released = true;
+          endHold(fence.sessionId);
+          return "idle";
+        }
+        if (release.kind !== "pending") return ended();
+      }
+      return lost.signal.aborted ? ended() : "stopped";
+    } finally {
+      unkeep();
+      stopSignal.removeEventListener("abort", onStop);
+      endHold(fence.sessionId);
+      if (!released && !leaveLease) await releaseOnce(fence);
+    }
+  }
+
+  async function releaseOnce(fence: LeaseFence): Promise<void> {
+    await deps.store.releaseLease(fence).catch((error: unknown) => {
+      unreleased++;
+      deps.logger.warn(
+        { sessionId: fence.sessionId, fencingToken: fence.fencingToken, error },
+        "lease release failed; it expires after its TTL",
+      );
+    });
+  }
+
+  const driver: SessionDriver = {
+    async ensureDriven(sessionId) {
+      if (stopping) return { kind: "stopping" };
+      const running = loops.get(sessionId);
+      if (running) {
+        // The loop may be past its last look for work; the poke makes it look once more.
+        running.poked = true;
+        return { kind: "already_driving" };
+      }
+      let outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+      deps.metrics?.countLeaseClaim(
+        outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
+      );
+      if (
+        outcome.kind === "busy" &&
+        deps.liveness.isProvablyDead(outcome.holder.owner, deps.owner)
+      ) {
+        // The holder was a process on this host and boot that no longer runs (a restarted
+        // container): take over now instead of waiting out its TTL.
+        const observed = fenceOf(outcome.holder);
+        outcome = await deps.store.reclaimLease(sessionId, deps.owner, observed, deps.leaseTtlMs);
+        deps.metrics?.countLeaseClaim(outcome.kind === "acquired" ? "reclaimed" : "busy");
+        deps.logger.info(
+          {
+            sessionId,
+            deadHolder: observed.owner.ownerId,
+            fencingToken: observed.fencingToken,
+            result: outcome.kind,
+          },
+          "lease reclaim from a dead local holder",
+        );
+      }
+      if (outcome.kind === "busy") {
+        // Another holder drains the session itself; the sweep recovers it if that holder dies.
+        return { kind: "busy", holder: outcome.holder };
+      }
+      const again = loops.get(sessionId);
+      if (again) {
+        again.poked = true;
+        return { kind: "already_driving" };
+      }
+      const stop = new AbortController();
+      const entry = { done: Promise.resolve(), stop, poked: false };
+      const detach = (): void => {
+        if (loops.get(sessionId) === entry) loops.delete(sessionId);
+      };
+      entry.done = drive(sessionId, claimed(outcome), stop, detach)
+        .catch((error: unknown) => {
+          // Redis going away is an outage the replica rides out (the ready hint stays, and the
+          // sweep or a waiting client drives the session again), not a fault of this process.
+          if (isTetherError(error, "store_unavailable")) {
+            deps.logger.warn({ sessionId, error }, "session loop stopped: store unavailable");
+          } else {
+            deps.logger.error({ sessionId, error }, "session loop failed");
+          }
+        })
+        .finally(() => {
+          detach();
+          if (entry.poked && !stopping) void driver.ensureDriven(sessionId).catch(() => undefined);
+        });
+      loops.set(sessionId, entry);
+      return { kind: "driving" };
+    },
+    activeSessions: () => loops.size,
+    isDriving: (sessionId) => held.has(sessionId),
+    onLeaseEnd(sessionId, fn) {
+      if (!held.has(sessionId)) {
+        fn();
+        return () => undefined;
+      }
+      let listeners = leaseEndListeners.get(sessionId);
+      if (!listeners) leaseEndListeners.set(sessionId, (listeners = new Set()));
+      listeners.add(fn);
+      return () => void leaseEndListeners.get(sessionId)?.delete(fn);
+    },
+    async drain(timeoutMs) {
+      stopping = true;
+      unreleased = 0;
+      draining.abort();
+      const all = Promise.all([...loops.values()].map((l) => l.done));
+      let timeout: NodeJS.Timeout | undefined;
+      const timer = new Promise<"timeout">((resolve) => {
+        timeout = setTimeout(() => resolve("timeout"), timeoutMs);
+      });
+      const first = await Promise.race([all, timer]);
+      clearTimeout(timeout);
+      if (first === "timeout") {
+        for (const loop of loops.values()) loop.stop.abort(new Error("drain timeout"));
+        await all;
+      }
+      return { released: unreleased === 0 };
+    },
+  };
+  return driver;
+}

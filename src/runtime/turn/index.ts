@@ -1,0 +1,27 @@
+// The turn room: running one turn under a held lease. Execution, checkpoints, parking and the
+// resume of a parked turn, approvals, client tools, the response format, the commit, and the
+// codecs of what a turn stores. It may import the stream room (to emit events), never the
+// session room.
+export {
+  executeTurn,
+  LeaseLostError,
+  TurnHandedOver,
+  TurnParked,
+  type TurnWork,
+} from "./turn-execution.js";
+export { UnannouncedCommit } from "./turn-commit.js";
+export { PARK_RECHECK_MS } from "./turn-parking.js";
+export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
+export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
+export { pinnedDefaults, readDefinition, resolvePin } from "./agent-definition.js";
+export {
+  compileResponseFormat,
+  RESPONSE_FORMAT_NAME,
+  type ResponseFormat,
+} from "./response-format.js";
+export {
+  createTranscriptCache,
+  TRANSCRIPT_CACHE_SESSIONS,
+  type LoadedTranscript,
+  type TranscriptCache,
+} from "./transcript-cache.js";

@@ -1,0 +1,123 @@
+// A turn's commit: everything it consumed and appended, in one atomic step through the head CAS.
+import { createHash } from "node:crypto";
+import type { Message } from "../../domain/conversation.js";
+import { isTetherError } from "../../domain/errors.js";
+import { inputClaimCompletion, type TurnInputClaim } from "../../domain/inputs.js";
+import type { LeaseFence } from "../../domain/lease.js";
+import { queueClaimCompletion, type QueuedWorkClaim } from "../../domain/queue.js";
+import type { SessionId } from "../../domain/ids.js";
+import type { UsageTotals } from "../../domain/usage.js";
+import type { TurnResult } from "../../engine/index.js";
+import type { RuntimeDeps } from "../deps.js";
+import { encodeCommitted, encodeMessage } from "./message-codec.js";
+
+/** The turn could not commit because this replica no longer holds the session. */
+export class LeaseLostError extends Error {
+  constructor(cause: unknown) {
+    super("the session lease was lost before the turn committed", { cause });
+  }
+}
+
+/**
+ * The turn committed, but its `turn_completed` did not reach the log. Its holder must not release
+ * the lease: a successor that finds it expired looks for a committed turn to announce, while a
+ * released session counts as having none (LeaseClaimOutcome.vacant).
+ */
+export class UnannouncedCommit extends Error {
+  constructor(cause: unknown) {
+    super("the turn committed, but its completion is not in the log", { cause });
+  }
+}
+
+const COMMIT_ATTEMPTS = 5;
+
+export interface TurnRecord {
+  turnId: string;
+  messages: Message[];
+  usage: UsageTotals;
+  inputClaims: TurnInputClaim[];
+  workClaims: QueuedWorkClaim[];
+  /** The parked turn this commit ends, when the turn was resumed. */
+  parkedTurnId?: string;
+}
+
+/** Commits through the head CAS; a concurrent metadata commit only moves the head, so retry. */
+export async function commitTurn(
+  deps: RuntimeDeps,
+  fence: LeaseFence,
+  readHead: number,
+  turn: TurnRecord,
+): Promise<number> {
+  // The stamp's hash is over the messages alone: a retry at another head commits the same turn.
+  const contentHash = createHash("sha256")
+    .update(turn.messages.map(encodeMessage).join("\n"))
+    .digest("hex");
+  let expected = readHead;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const receipt = await deps.store.commit({
+        sessionId: fence.sessionId,
+        expectedHeadRevision: expected,
+        // Each message names its turn and the revision this commit makes.
+        appendMessages: turn.messages.map((m) =>
+          encodeCommitted(m, { turnId: turn.turnId, revision: expected + 1 }),
+        ),
+        usage: turn.usage,
+        advanceTurn: true,
+        stamp: { operationId: `turn:${turn.turnId}`, contentHash },
+        completeInputClaims: turn.inputClaims.map(inputClaimCompletion),
+        completeQueueClaims: turn.workClaims.map(queueClaimCompletion),
+        ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
+        // Steers the turn did not admit go to the next turn in the same step.
+        deferTurnInputs: turn.turnId,
+      });
+      return receipt.headRevision;
+    } catch (error) {
+      if (isTetherError(error, "head_revision_conflict") && attempt < COMMIT_ATTEMPTS) {
+        expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
+        continue;
+      }
+      if (
+        isTetherError(error, "queued_work_claim_superseded") ||
+        isTetherError(error, "turn_input_claim_superseded")
+      ) {
+        throw new LeaseLostError(error);
+      }
+      throw error;
+    }
+  }
+}
+
+/** Metrics and the log record of a committed turn. */
+export function reportCommitted(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  turnId: string,
+  result: Pick<TurnResult, "outcome" | "usage">,
+  headRevision: number,
+  fencingToken: number,
+): void {
+  deps.metrics?.countTurn(result.outcome.kind);
+  const provider = deps.provider.name;
+  deps.metrics?.addProviderTokens(provider, "input", result.usage.inputTokens);
+  deps.metrics?.addProviderTokens(provider, "output", result.usage.outputTokens);
+  deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
+  deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
+  deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
+  const { outcome } = result;
+  deps.logger.info(
+    {
+      sessionId,
+      turnId,
+      outcome: outcome.kind,
+      reason: outcome.reason,
+      headRevision,
+      fencingToken,
+    },
+    "turn committed",
+  );
+  if (outcome.kind === "failed" && outcome.reason === "provider_error") {
+    const { status, attempts, message } = outcome;
+    deps.logger.error({ sessionId, turnId, status, attempts, cause: message }, "model call failed");
+  }
+}
