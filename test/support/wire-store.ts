@@ -9,7 +9,7 @@ import type { InputId } from "../../src/domain/ids.js";
 import type { LeaseClaimOutcome } from "../../src/domain/lease.js";
 import { AgentService } from "../../src/gen/tether/v1/agent_service_pb.js";
 import { LeaseService, type ClaimLeaseResponse } from "../../src/gen/tether/v1/lease_service_pb.js";
-import { agentFromProto, definitionFromStore } from "../../src/api/convert/agents.js";
+import { agentFromProto, storedDefinitionToProto } from "../../src/api/convert/agents.js";
 import { QueueService } from "../../src/gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
@@ -372,7 +372,7 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         const res = await agents.createAgent({
           agentId: draft.agentId,
           displayName: draft.displayName,
-          definition: definitionFromStore(draft.definition),
+          definition: storedDefinitionToProto(draft.definition),
         });
         return agentFromProto(res.agent, ids);
       }),
@@ -383,7 +383,7 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
           agentId: update.agentId,
           expectedVersion: BigInt(update.expectedVersion),
           displayName: update.displayName,
-          definition: definitionFromStore(update.definition),
+          definition: storedDefinitionToProto(update.definition),
         });
         return agentFromProto(res.agent, ids);
       }),
