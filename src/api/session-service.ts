@@ -19,6 +19,7 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import { checkClientMetadata } from "../domain/agent-binding.js";
 import { agentBindingPatch } from "../runtime/index.js";
 import { fromUint64 } from "./convert/scalars.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
 import { sessionToProto } from "./convert/session.js";
 import { messagePage, transcriptMessage } from "./convert/transcript.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
@@ -201,14 +202,10 @@ export function createSessionService(
         ...(after === undefined ? {} : { cursor: scope.toStore(after, "page_token") }),
         limit,
       });
-      const sessions = [];
-      for (const id of page.sessionIds) {
-        // The index is a hint: a session deleted since it was listed is skipped, not an error.
-        const snapshot = await store.loadSession(id);
-        if (snapshot) sessions.push(await view(scope, snapshot));
-      }
+      // One read for the page; the index is a hint, so a session deleted since is left out.
+      const summaries = await store.readSessionSummaries(page.sessionIds);
       return {
-        sessions,
+        sessions: summaries.map((s) => sessionToProto(s, s.lease, scope, s.parkedTurn)),
         nextPageToken: page.nextCursor ? encodePageToken(scope.toClient(page.nextCursor)) : "",
       };
     },
@@ -234,27 +231,4 @@ export function createSessionService(
       return patch(scope, storeId, req.expectedHeadRevision, binding);
     },
   };
-}
-
-/** Page tokens are opaque to clients; they carry the last client-visible id of the page. */
-function encodePageToken(lastId: string): string {
-  return Buffer.from(JSON.stringify({ after: lastId }), "utf8").toString("base64url");
-}
-
-function decodePageToken(token: string): string | undefined {
-  if (token === "") return undefined;
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
-    if (
-      typeof parsed === "object" &&
-      parsed !== null &&
-      "after" in parsed &&
-      typeof parsed.after === "string"
-    ) {
-      return parsed.after;
-    }
-  } catch {
-    // Falls through to the typed refusal below.
-  }
-  throw invalidArgument("page_token", "is not a token this server issued");
 }

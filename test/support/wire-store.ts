@@ -105,6 +105,30 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         return snapshotFromProto(res.snapshot, ids, "snapshot");
       }),
 
+    // The API has no batched read (ListSessions does it server-side): the wire client reads each
+    // session's parts through LeaseService, which is enough for the laws to judge the result.
+    readSessionSummaries: (sessionIds) =>
+      call(async () => {
+        const read = await Promise.all(
+          sessionIds.map(async (sessionId) => {
+            const [loaded, lease, parked] = await Promise.all([
+              leases.loadSession({ sessionId }),
+              leases.getLease({ sessionId }),
+              leases.readParkedTurn({ sessionId }),
+            ]);
+            const snapshot = snapshotFromProto(loaded.snapshot, ids, "snapshot");
+            if (snapshot === undefined) return undefined;
+            const { messages: _m, messagesFrom: _f, transcriptEpoch: _e, ...counters } = snapshot;
+            return {
+              ...counters,
+              lease: lease.lease ? leaseFromProto(lease.lease, ids, "lease") : undefined,
+              parkedTurn: parked.parked ? parkedFromProto(parked.parked, ids, "parked") : undefined,
+            };
+          }),
+        );
+        return read.filter((s) => s !== undefined);
+      }),
+
     // DeleteSession answers NOT_FOUND for nothing to delete; the port answers false.
     deleteSession: (sessionId) =>
       call(async () => {
