@@ -72,8 +72,9 @@ export async function listSessions(
 }
 
 /**
- * One script per session (each reads one slot), all sent before any reply is awaited: ioredis
- * writes them back to back on each connection, so a page is one round trip, also on a cluster.
+ * One script per session (a script reads one slot), all sent before any reply is awaited: ioredis
+ * writes them back to back on each connection (on a cluster, to each node at once), so a page
+ * waits about one round trip however many sessions it holds.
  */
 export async function readSessionSummaries(
   on: (sessionId: SessionId) => RedisContext,
