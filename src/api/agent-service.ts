@@ -6,6 +6,7 @@ import { agentNotFound, invalidArgument } from "../domain/errors.js";
 import type { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { agentToProto, definitionToStore } from "./convert/agents.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { scopeOf } from "./tenancy.js";
 
@@ -47,14 +48,16 @@ export function createAgentService(store: AgentStore): ServiceImpl<typeof AgentS
       if (limit > MAX_PAGE_SIZE) {
         throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
       }
+      const after = decodePageToken(req.pageToken);
       const page = await store.listAgents({
         prefix: scope.prefix,
-        ...(req.pageToken !== "" && { cursor: scope.toStore(req.pageToken, "page_token") }),
+        ...(after !== undefined && { cursor: scope.toStore(after, "page_token") }),
         limit,
       });
       return {
         agents: page.agents.map((a) => agentToProto(a, scope)),
-        nextPageToken: page.nextCursor === undefined ? "" : scope.toClient(page.nextCursor),
+        nextPageToken:
+          page.nextCursor === undefined ? "" : encodePageToken(scope.toClient(page.nextCursor)),
       };
     },
 

@@ -16,9 +16,10 @@ import type { SessionId } from "../domain/ids.js";
 import type { SessionSnapshot } from "../domain/session.js";
 import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
-import { bindingPatch, checkClientMetadata } from "../domain/agent-binding.js";
-import { resolvePin } from "../runtime/index.js";
+import { checkClientMetadata } from "../domain/agent-binding.js";
+import { agentBindingPatch } from "../runtime/index.js";
 import { fromUint64 } from "./convert/scalars.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
 import { sessionToProto } from "./convert/session.js";
 import { messagePage, transcriptMessage } from "./convert/transcript.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
@@ -43,14 +44,20 @@ export function createSessionService(
     return snapshot;
   }
 
-  /** The pin a request names (agent_id, agent_version), checked against the store. */
-  async function pinOf(scope: TenantScope, agentId: string, version: bigint) {
-    if (agentId === "") {
-      if (version !== 0n) throw invalidArgument("agent_version", "needs an agent_id");
-      return undefined;
+  /** The binding a request names (agent_id, agent_version; none: unbound) as a metadata patch. */
+  function bindingFor(scope: TenantScope, agentId: string, version: bigint) {
+    if (agentId === "" && version !== 0n) {
+      throw invalidArgument("agent_version", "needs an agent_id");
     }
-    const storeAgentId = scope.toStore(agentId, "agent_id");
-    return resolvePin(store, storeAgentId, agentId, fromUint64(version, "agent_version"));
+    const pin =
+      agentId === ""
+        ? undefined
+        : {
+            agentId: scope.toStore(agentId, "agent_id"),
+            clientAgentId: agentId,
+            version: fromUint64(version, "agent_version"),
+          };
+    return agentBindingPatch(store, pin);
   }
 
   /** A metadata commit; without a CAS from the caller, retried on a racing commit. */
@@ -113,8 +120,9 @@ export function createSessionService(
       const scope = scopeOf(ctx.values);
       const storeId = scope.toStore(req.sessionId || randomUUID(), "session_id");
       checkClientMetadata(req.metadata);
-      const pin = await pinOf(scope, req.agentId, req.agentVersion);
-      const metadata = { ...req.metadata, ...(pin && bindingPatch(pin)) };
+      const binding = await bindingFor(scope, req.agentId, req.agentVersion);
+      // A new session is unbound already: only a named agent adds keys.
+      const metadata = { ...req.metadata, ...(req.agentId !== "" && binding) };
       try {
         await store.commit({
           sessionId: storeId,
@@ -194,14 +202,10 @@ export function createSessionService(
         ...(after === undefined ? {} : { cursor: scope.toStore(after, "page_token") }),
         limit,
       });
-      const sessions = [];
-      for (const id of page.sessionIds) {
-        // The index is a hint: a session deleted since it was listed is skipped, not an error.
-        const snapshot = await store.loadSession(id);
-        if (snapshot) sessions.push(await view(scope, snapshot));
-      }
+      // One read for the page; the index is a hint, so a session deleted since is left out.
+      const summaries = await store.readSessionSummaries(page.sessionIds);
       return {
-        sessions,
+        sessions: summaries.map((s) => sessionToProto(s, s.lease, scope, s.parkedTurn)),
         nextPageToken: page.nextCursor ? encodePageToken(scope.toClient(page.nextCursor)) : "",
       };
     },
@@ -223,31 +227,8 @@ export function createSessionService(
     async updateSession(req, ctx) {
       const scope = scopeOf(ctx.values);
       const storeId = scope.toStore(req.sessionId, "session_id");
-      const pin = await pinOf(scope, req.agentId, req.agentVersion);
-      return patch(scope, storeId, req.expectedHeadRevision, bindingPatch(pin));
+      const binding = await bindingFor(scope, req.agentId, req.agentVersion);
+      return patch(scope, storeId, req.expectedHeadRevision, binding);
     },
   };
-}
-
-/** Page tokens are opaque to clients; they carry the last client-visible id of the page. */
-function encodePageToken(lastId: string): string {
-  return Buffer.from(JSON.stringify({ after: lastId }), "utf8").toString("base64url");
-}
-
-function decodePageToken(token: string): string | undefined {
-  if (token === "") return undefined;
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
-    if (
-      typeof parsed === "object" &&
-      parsed !== null &&
-      "after" in parsed &&
-      typeof parsed.after === "string"
-    ) {
-      return parsed.after;
-    }
-  } catch {
-    // Falls through to the typed refusal below.
-  }
-  throw invalidArgument("page_token", "is not a token this server issued");
 }

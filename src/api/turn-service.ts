@@ -11,10 +11,10 @@ import type { TetherRuntime } from "../runtime/index.js";
 import {
   busyStrategyFromProto,
   clientToolsFromProto,
-  eventToProto,
   inputFromProto,
   settingsFromProto,
 } from "./convert/turn.js";
+import { eventToProto } from "./convert/session-events.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { mapEvents } from "./map-events.js";
 import { transcriptMessage } from "./convert/transcript.js";

@@ -1,12 +1,41 @@
 // Agents as data: a named, versioned definition of how a session's turns run (model, system
 // prompt, options, tools). Every update makes a new immutable version; old versions stay readable,
-// also after the agent is deleted, so a session pinned to a version keeps working. The store keeps
-// a version's definition as an opaque JSON string (see runtime/turn/agent-definition.ts).
+// also after the agent is deleted, so a session pinned to a version keeps working. The API decodes
+// a definition once into `AgentDefinition`; the store keeps it as this module's JSON encoding.
+import type { JsonValue } from "./conversation.js";
+
+type JsonObject = { [key: string]: JsonValue };
+
+/** A tool the client runs, offered to every turn of the agent's sessions. */
+export interface AgentTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object (`{"type":"object"}` when the agent named none). */
+  inputSchema: JsonObject;
+  requiresApproval?: boolean;
+}
+
+/** A checked definition: the fields a turn's own options may override, and the client tools. */
+export interface AgentDefinition {
+  model?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxOutputTokens?: number;
+  maxIterations?: number;
+  tokenBudget?: number;
+  clientTools: AgentTool[];
+  serverTools?: string[];
+  approvalRequiredTools?: string[];
+  /** The JSON schema a final answer must match. */
+  responseFormat?: { name: string; schema: JsonObject };
+}
+
 export interface AgentVersion {
   agentId: string;
   /** 1 for the first version; each update adds one. */
   version: number;
   displayName: string;
+  /** `encodeAgentDefinition`'s JSON; opaque to the store. */
   definition: string;
   createdAtMs: number;
 }
@@ -27,4 +56,84 @@ export interface AgentListPage {
   agents: AgentVersion[];
   /** Pass as `cursor` for the next page; undefined on the last page. */
   nextCursor: string | undefined;
+}
+
+/**
+ * The stored form: the fields in the order of tether.v1.AgentDefinition, unset ones left out, so a
+ * definition of plain fields is written exactly as the protobuf JSON stored before this encoding.
+ */
+export function encodeAgentDefinition(d: AgentDefinition): string {
+  const tools = d.clientTools.map((t) => ({
+    name: t.name,
+    ...(t.description !== "" && { description: t.description }),
+    inputSchema: t.inputSchema,
+    ...(t.requiresApproval === true && { requiresApproval: true }),
+  }));
+  return JSON.stringify({
+    model: d.model,
+    systemPrompt: d.systemPrompt,
+    temperature: d.temperature,
+    maxOutputTokens: d.maxOutputTokens,
+    maxIterations: d.maxIterations,
+    tokenBudget: d.tokenBudget,
+    ...(tools.length > 0 && { clientTools: tools }),
+    ...(d.serverTools?.length && { serverTools: d.serverTools }),
+    ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
+    responseFormat: d.responseFormat,
+  });
+}
+
+/** A stored field as either encoding writes it: this module's, or the earlier protobuf JSON. */
+interface StoredDefinition {
+  model?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxOutputTokens?: number;
+  maxIterations?: number;
+  /** A number here; protobuf JSON writes a uint64 as a decimal string. */
+  tokenBudget?: number | string;
+  clientTools?: {
+    name: string;
+    description?: string;
+    inputSchema?: JsonObject;
+    /** Protobuf JSON: the schema as JSON text, "" for any object. */
+    parametersJsonSchema?: string;
+    requiresApproval?: boolean;
+  }[];
+  serverTools?: string[];
+  approvalRequiredTools?: string[];
+  /** Protobuf JSON carries `jsonSchema` (text) and may leave `name` empty. */
+  responseFormat?: { name?: string; schema?: JsonObject; jsonSchema?: string };
+}
+
+const ANY_OBJECT: JsonObject = { type: "object" };
+
+/** Reads a stored definition, in this module's encoding or the protobuf JSON stored before it. */
+export function decodeAgentDefinition(json: string): AgentDefinition {
+  const d = JSON.parse(json) as StoredDefinition;
+  const budget = Number(d.tokenBudget ?? 0);
+  const format = d.responseFormat;
+  const formatSchema =
+    format?.schema ?? (format?.jsonSchema ? (JSON.parse(format.jsonSchema) as JsonObject) : null);
+  return {
+    ...(d.model && { model: d.model }),
+    ...(d.systemPrompt && { systemPrompt: d.systemPrompt }),
+    ...(d.temperature !== undefined && { temperature: d.temperature }),
+    ...(d.maxOutputTokens && { maxOutputTokens: d.maxOutputTokens }),
+    ...(d.maxIterations && { maxIterations: d.maxIterations }),
+    ...(budget > 0 && { tokenBudget: budget }),
+    clientTools: (d.clientTools ?? []).map((t): AgentTool => ({
+      name: t.name,
+      description: t.description ?? "",
+      inputSchema:
+        t.inputSchema ??
+        (t.parametersJsonSchema ? (JSON.parse(t.parametersJsonSchema) as JsonObject) : ANY_OBJECT),
+      ...(t.requiresApproval === true && { requiresApproval: true }),
+    })),
+    ...(d.serverTools?.length && { serverTools: d.serverTools }),
+    ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
+    ...(formatSchema && {
+      responseFormat: { name: format?.name || "response", schema: formatSchema },
+    }),
+  };
 }

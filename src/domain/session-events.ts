@@ -1,7 +1,7 @@
 // Events of a session's log, as clients see them: the runtime's view of a turn (engine events
 // mapped, plus turn start and completion with the commit's head revision).
 import type { TurnOutcome } from "./turn-outcome.js";
-import type { TextDelta } from "./turn-events.js";
+import type { OutputTruncated, ProviderRetry, ReasoningDelta, TextDelta } from "./turn-events.js";
 import type { UsageTotals } from "./usage.js";
 import type { SessionSnapshot } from "./session.js";
 
@@ -58,17 +58,9 @@ export type SessionEvent =
     }
   | { type: "usage_reported"; usage: UsageTotals; iteration: number }
   | { type: "input_admitted"; inputIds: string[] }
-  /** A failed model call is repeated after `delayMs`; `reason` says why it failed. */
-  | {
-      type: "provider_retry";
-      iteration: number;
-      attempt: number;
-      delayMs: number;
-      reason: string;
-      status?: number;
-    }
-  | { type: "reasoning_delta"; text: string }
-  | { type: "output_truncated"; iteration: number }
+  | ProviderRetry
+  | ReasoningDelta
+  | OutputTruncated
   | { type: "tool_value"; valueJson: string }
   | {
       type: "turn_completed";

@@ -1,7 +1,8 @@
 // Committed session state and the commit that advances it.
 import type { SessionId } from "./ids.js";
 import type { TurnInputClaimCompletion } from "./inputs.js";
-import type { LeaseFence } from "./lease.js";
+import type { LeaseFence, SessionExecutionLease } from "./lease.js";
+import type { ParkedTurn } from "./parked-turns.js";
 import type { QueuedWorkClaimCompletion } from "./queue.js";
 
 export interface UsageTotals {
@@ -98,6 +99,20 @@ export interface CommitReceipt {
 export interface VacuumReport {
   removedBatches: number;
   removedInputs: number;
+}
+
+/**
+ * What a session list shows of one session: its committed counters, usage and metadata (no
+ * transcript), its live lease and its parked turn, read together so a page costs one store call.
+ */
+export interface SessionSummary {
+  sessionId: SessionId;
+  headRevision: number;
+  turnIndex: number;
+  usage: UsageTotals;
+  metadata: Record<string, string>;
+  lease: SessionExecutionLease | undefined;
+  parkedTurn: ParkedTurn | undefined;
 }
 
 export interface SessionListPage {

@@ -16,6 +16,34 @@ export interface TextDelta {
   text: string;
 }
 
+/** The one place a text delta is built, so its shape is written once. */
+export const textDelta = (text: string): TextDelta => ({ type: "text_delta", text });
+
+/** Reasoning (chain of thought) as the provider streams it; stored as a reasoning part. */
+export interface ReasoningDelta {
+  type: "reasoning_delta";
+  text: string;
+}
+
+export const reasoningDelta = (text: string): ReasoningDelta => ({ type: "reasoning_delta", text });
+
+/** The model call `iteration` stopped at its output token limit. */
+export interface OutputTruncated {
+  type: "output_truncated";
+  iteration: number;
+}
+
+/** A retryable provider failure; the call is repeated after `delayMs`; `reason` says why. */
+export interface ProviderRetry {
+  type: "provider_retry";
+  iteration: number;
+  attempt: number;
+  delayMs: number;
+  /** The provider's HTTP status, when the failure had one. */
+  status?: number;
+  reason: string;
+}
+
 export type TurnEvent =
   | TextDelta
   /**
@@ -23,8 +51,11 @@ export type TurnEvent =
    * it. (The session log's `tool_call_requested` is narrower: a call handed to the client.)
    */
   | { type: "tool_call_proposed"; callId: string; toolName: string; argumentsJson: string }
-  /** The executor began running a call (unknown tools and malformed arguments never start). */
-  | { type: "tool_call_started"; callId: string; toolName: string }
+  /**
+   * The executor took a call (unknown tools and malformed arguments never do). The session log
+   * shows it as `tool_call_started`, `tool_call_requested` or `tool_approval_requested`.
+   */
+  | { type: "tool_call_dispatched"; callId: string; toolName: string }
   | {
       type: "tool_result";
       callId: string;
@@ -35,25 +66,18 @@ export type TurnEvent =
     }
   /** After every model call: that call's usage and the turn's running total. */
   | { type: "usage"; iteration: number; usage: UsageTotals; total: UsageTotals }
-  /** A retryable provider failure; the call is repeated after `delayMs`. */
-  | {
-      type: "provider_retry";
-      iteration: number;
-      attempt: number;
-      delayMs: number;
-      status?: number;
-      message: string;
-    }
-  /** Reasoning as the provider streams it. */
-  | { type: "reasoning_delta"; text: string }
-  /** The model call `iteration` stopped at its output token limit. */
-  | { type: "output_truncated"; iteration: number }
-  /** Input that entered the running turn at a checkpoint, as user messages. */
-  | { type: "input_admitted"; checkpoint: TurnCheckpoint; sources: AdmissionSource[] }
+  | ProviderRetry
+  | ReasoningDelta
+  | OutputTruncated
+  /**
+   * Input that entered the running turn at a checkpoint, as user messages (the session log shows
+   * the ids as `input_admitted`).
+   */
+  | { type: "checkpoint_admission"; checkpoint: TurnCheckpoint; sources: AdmissionSource[] }
   /** The turn's value when it finishes with an assistant message. */
   | { type: "final_value"; text: string }
-  /** The turn's value when a tool's `finish` control ends it. */
-  | { type: "tool_value"; toolName: string; callId: string; value: JsonValue }
+  /** The turn's value when a tool's `finish` control ends it (the log shows it as `tool_value`). */
+  | { type: "tool_final_value"; toolName: string; callId: string; value: JsonValue }
   /** Always last, exactly once. */
   | { type: "terminal"; outcome: TurnOutcome };
 

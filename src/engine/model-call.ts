@@ -53,7 +53,7 @@ export async function recoverModelCall(
       attempt,
       delayMs: decision.delayMs,
       ...(status === undefined ? {} : { status }),
-      message: errorMessage(error),
+      reason: errorMessage(error),
     });
     try {
       await ctx.sleep(decision.delayMs, signal);

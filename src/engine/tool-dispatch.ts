@@ -60,7 +60,7 @@ export async function dispatchToolCalls(
       continue;
     }
     const r = options.events.emit({
-      type: "tool_call_started",
+      type: "tool_call_dispatched",
       callId: call.callId,
       toolName: call.toolName,
     });

@@ -9,7 +9,7 @@ import {
   type ToolCallPart,
 } from "../domain/conversation.js";
 import type { TurnCheckpoint } from "../domain/inputs.js";
-import type { TurnEvent } from "../domain/turn-events.js";
+import { reasoningDelta, textDelta, type TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { addUsage, budgetTokens, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
 import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
@@ -165,11 +165,11 @@ class TurnRun implements ModelCallContext {
   }
 
   forwardText(text: string): void | Promise<void> {
-    return this.sink.emit({ type: "text_delta", text });
+    return this.sink.emit(textDelta(text));
   }
 
   forwardReasoning(text: string): void | Promise<void> {
-    return this.sink.emit({ type: "reasoning_delta", text });
+    return this.sink.emit(reasoningDelta(text));
   }
 
   private append(message: Message): void {
@@ -356,7 +356,7 @@ class TurnRun implements ModelCallContext {
         message: control.message,
       };
     }
-    await this.emit({ type: "tool_value", toolName, callId, value: control.value });
+    await this.emit({ type: "tool_final_value", toolName, callId, value: control.value });
     return { kind: "finished", reason: "tool_value", toolName, callId, value: control.value };
   }
 
@@ -376,7 +376,7 @@ class TurnRun implements ModelCallContext {
     if (admitted.length === 0) return 0;
     for (const a of admitted) this.append({ role: "user", content: [...a.items] });
     await this.emit({
-      type: "input_admitted",
+      type: "checkpoint_admission",
       checkpoint,
       sources: admitted.map((a) => a.source),
     });

@@ -1,7 +1,7 @@
 // The model port: one call streams events, then returns the final response. Adapters in
 // src/providers translate the conversation to a vendor's wire format and back.
 import type { JsonValue, Message, OutputPart } from "../domain/conversation.js";
-import type { TextDelta } from "../domain/turn-events.js";
+import type { ReasoningDelta, TextDelta } from "../domain/turn-events.js";
 import type { UsageTotals } from "../domain/usage.js";
 import type { ToolDefinition } from "./tool-executor.js";
 
@@ -27,8 +27,7 @@ export interface ModelRequest {
  */
 export type ModelStreamEvent =
   | TextDelta
-  /** Reasoning (chain of thought) as the provider streams it; stored as a reasoning part. */
-  | { type: "reasoning_delta"; text: string }
+  | ReasoningDelta
   | { type: "part"; part: OutputPart }
   | { type: "usage"; usage: UsageTotals };
 

@@ -42,6 +42,7 @@ import type {
   CommitReceipt,
   RuntimeCommit,
   SessionListPage,
+  SessionSummary,
   SessionSnapshot,
   TranscriptMark,
   VacuumReport,
@@ -64,6 +65,11 @@ export interface SessionCommitStore {
     cursor?: string;
     limit: number;
   }): Promise<SessionListPage>;
+  /**
+   * The summaries of a page of sessions in one batched read, in the order asked; a session with
+   * no commit (or deleted since it was listed) is left out.
+   */
+  readSessionSummaries(sessionIds: readonly SessionId[]): Promise<SessionSummary[]>;
 }
 
 export interface SessionExecutionLeaseStore {

@@ -8,6 +8,7 @@ import type {
   Tool,
 } from "@anthropic-ai/sdk/resources/messages";
 import type { Message, OutputPart } from "../domain/conversation.js";
+import { reasoningDelta, textDelta } from "../domain/turn-events.js";
 import type { UsageTotals } from "../domain/usage.js";
 import type {
   ModelCall,
@@ -92,8 +93,8 @@ async function* stream(
         usage = out.usage;
         yield { type: "usage", usage };
       }
-      if (out.text !== undefined) yield { type: "text_delta", text: out.text };
-      if (out.reasoning !== undefined) yield { type: "reasoning_delta", text: out.reasoning };
+      if (out.text !== undefined) yield textDelta(out.text);
+      if (out.reasoning !== undefined) yield reasoningDelta(out.reasoning);
       if (out.part !== undefined) yield { type: "part", part: out.part };
     }
     // The SDK ends the iteration quietly on abort; the port promises a rejection.

@@ -2,6 +2,7 @@
 // user message "/tool <name> <json arguments>" asks for that tool; the call's result is then
 // echoed back as the turn's answer. Any other text is echoed as by the plain echo model.
 import type { Message, OutputPart } from "../domain/conversation.js";
+import { textDelta } from "../domain/turn-events.js";
 import type { ModelRequest, ModelStreamEvent } from "../ports/model-provider.js";
 import { createScriptedProvider, type ScriptedCall, type ScriptedProvider } from "./scripted.js";
 
@@ -48,7 +49,7 @@ function answer(request: ModelRequest, chunk: number): ScriptedCall {
 function say(text: string, chunk: number): ScriptedCall {
   const events: ModelStreamEvent[] = [];
   for (let i = 0; i < text.length; i += chunk) {
-    events.push({ type: "text_delta", text: text.slice(i, i + chunk) });
+    events.push(textDelta(text.slice(i, i + chunk)));
   }
   const parts: OutputPart[] = text === "" ? [] : [{ type: "text", text }];
   return { events, response: { fullText: text, parts, usage: usage(text.length, text.length) } };

@@ -8,6 +8,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { Message, OutputPart } from "../domain/conversation.js";
+import { reasoningDelta, textDelta } from "../domain/turn-events.js";
 import type { UsageTotals } from "../domain/usage.js";
 import type {
   ModelCall,
@@ -111,11 +112,11 @@ async function* stream(
       const thought = reasoningOf(delta);
       if (thought !== "") {
         reasoning += thought;
-        yield { type: "reasoning_delta", text: thought };
+        yield reasoningDelta(thought);
       }
       if (typeof delta.content === "string" && delta.content !== "") {
         text += delta.content;
-        yield { type: "text_delta", text: delta.content };
+        yield textDelta(delta.content);
       }
       for (const fragment of delta.tool_calls ?? []) {
         let buffer = byIndex.get(fragment.index);

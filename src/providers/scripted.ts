@@ -1,6 +1,7 @@
 // A deterministic provider: each call plays the next entry of a script. It backs tests, the
 // benchmark, and (as the echo model) the embedded default when no vendor is configured.
 import type { Message, OutputPart } from "../domain/conversation.js";
+import { textDelta } from "../domain/turn-events.js";
 import type { UsageTotals } from "../domain/usage.js";
 import {
   ProviderError,
@@ -114,7 +115,7 @@ export function createEchoProvider(options: EchoProviderOptions = {}): ScriptedP
       const text = lastUserText(request.messages);
       const events: ModelStreamEvent[] = [];
       for (let i = 0; i < text.length; i += chunk) {
-        events.push({ type: "text_delta", text: text.slice(i, i + chunk) });
+        events.push(textDelta(text.slice(i, i + chunk)));
       }
       const usage = options.usage?.(text, text) ?? {
         inputTokens: text.length,

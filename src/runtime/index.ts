@@ -15,7 +15,7 @@ export {
   createTranscriptCache,
   decodeCommitted,
   RESPONSE_FORMAT_NAME,
-  resolvePin,
+  agentBindingPatch,
   type ResponseFormat,
   type TranscriptCache,
   type TurnSettings,

@@ -2,7 +2,6 @@
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
 import { setMaxListeners } from "node:events";
-import { bindingOf, bindingPatch } from "../domain/agent-binding.js";
 import { invalidArgument, isTetherError, sessionNotFound, TetherError } from "../domain/errors.js";
 import {
   APPROVAL_WAIT_PREFIX,
@@ -19,7 +18,7 @@ import { entryCursor } from "./stream/index.js";
 import type { RuntimeDeps } from "./deps.js";
 import { encodeInputPayload, type TurnSettings } from "./turn/index.js";
 import { decodeCommitted } from "./turn/index.js";
-import { resolvePin } from "./turn/index.js";
+import { agentBindingPatch, isBoundTo, type AgentPin } from "./turn/index.js";
 import { createSessionDriver, type SessionDriver } from "./session/index.js";
 import { WATCH_ENDED, watchSession } from "./stream/index.js";
 import { sessionBusy, sessionParked, shuttingDown } from "./session/index.js";
@@ -35,7 +34,7 @@ export interface StreamTurnCommand {
   clientTools: ToolDefinition[];
   settings: TurnSettings;
   /** Binds a session this input creates to the agent (`agentId` the store id). */
-  agent?: { agentId: string; clientAgentId: string; version: number | undefined };
+  agent?: AgentPin;
 }
 
 export interface TetherRuntime {
@@ -272,17 +271,17 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   async function bindOnFirstUse(
     sessionId: SessionId,
     publicSessionId: string,
-    agent: NonNullable<StreamTurnCommand["agent"]>,
+    agent: AgentPin,
   ): Promise<void> {
     let snapshot = await deps.store.loadSession(sessionId);
     if (!snapshot) {
-      const pin = await resolvePin(deps.store, agent.agentId, agent.clientAgentId, agent.version);
+      const metadataPatch = await agentBindingPatch(deps.store, agent);
       try {
         await deps.store.commit({
           sessionId,
           expectedHeadRevision: 0,
           appendMessages: [],
-          metadataPatch: bindingPatch(pin),
+          metadataPatch,
         });
         return;
       } catch (error) {
@@ -290,7 +289,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         snapshot = await deps.store.loadSession(sessionId);
       }
     }
-    if (bindingOf(snapshot?.metadata ?? {})?.agentId !== agent.agentId) {
+    if (!isBoundTo(snapshot?.metadata ?? {}, agent.agentId)) {
       throw invalidArgument(
         "agent_id",
         `session ${publicSessionId} exists and is not bound to agent ${agent.clientAgentId}; UpdateSession binds it`,

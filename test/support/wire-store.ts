@@ -9,7 +9,7 @@ import type { InputId } from "../../src/domain/ids.js";
 import type { LeaseClaimOutcome } from "../../src/domain/lease.js";
 import { AgentService } from "../../src/gen/tether/v1/agent_service_pb.js";
 import { LeaseService, type ClaimLeaseResponse } from "../../src/gen/tether/v1/lease_service_pb.js";
-import { agentFromProto, definitionFromStore } from "../../src/api/convert/agents.js";
+import { agentFromProto, storedDefinitionToProto } from "../../src/api/convert/agents.js";
 import { QueueService } from "../../src/gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
@@ -103,6 +103,30 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
       call(async () => {
         const res = await leases.loadSession({ sessionId, since: markToProto(since) });
         return snapshotFromProto(res.snapshot, ids, "snapshot");
+      }),
+
+    // The API has no batched read (ListSessions does it server-side): the wire client reads each
+    // session's parts through LeaseService, which is enough for the laws to judge the result.
+    readSessionSummaries: (sessionIds) =>
+      call(async () => {
+        const read = await Promise.all(
+          sessionIds.map(async (sessionId) => {
+            const [loaded, lease, parked] = await Promise.all([
+              leases.loadSession({ sessionId }),
+              leases.getLease({ sessionId }),
+              leases.readParkedTurn({ sessionId }),
+            ]);
+            const snapshot = snapshotFromProto(loaded.snapshot, ids, "snapshot");
+            if (snapshot === undefined) return undefined;
+            const { messages: _m, messagesFrom: _f, transcriptEpoch: _e, ...counters } = snapshot;
+            return {
+              ...counters,
+              lease: lease.lease ? leaseFromProto(lease.lease, ids, "lease") : undefined,
+              parkedTurn: parked.parked ? parkedFromProto(parked.parked, ids, "parked") : undefined,
+            };
+          }),
+        );
+        return read.filter((s) => s !== undefined);
       }),
 
     // DeleteSession answers NOT_FOUND for nothing to delete; the port answers false.
@@ -372,7 +396,7 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         const res = await agents.createAgent({
           agentId: draft.agentId,
           displayName: draft.displayName,
-          definition: definitionFromStore(draft.definition),
+          definition: storedDefinitionToProto(draft.definition),
         });
         return agentFromProto(res.agent, ids);
       }),
@@ -383,7 +407,7 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
           agentId: update.agentId,
           expectedVersion: BigInt(update.expectedVersion),
           displayName: update.displayName,
-          definition: definitionFromStore(update.definition),
+          definition: storedDefinitionToProto(update.definition),
         });
         return agentFromProto(res.agent, ids);
       }),

@@ -1,24 +1,29 @@
-// Agents between tether.v1 messages and the store: a definition is checked field by field once,
-// here, and kept as its canonical JSON (protojson), which runtime/turn/agent-definition.ts reads.
-import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
-import type { AgentVersion } from "../../domain/agents.js";
+// Agents between tether.v1 messages and the domain: a definition is checked field by field and
+// decoded once, here, into domain/agents.ts's AgentDefinition, which the store keeps encoded.
+import { create } from "@bufbuild/protobuf";
+import {
+  decodeAgentDefinition,
+  encodeAgentDefinition,
+  type AgentDefinition,
+  type AgentVersion,
+} from "../../domain/agents.js";
 import { invalidArgument, isTetherError } from "../../domain/errors.js";
 import {
   AgentDefinitionSchema,
   AgentSchema,
   type Agent as AgentPb,
-  type AgentDefinition,
+  type AgentDefinition as AgentDefinitionPb,
 } from "../../gen/tether/v1/agent_service_pb.js";
 import { TurnOptionsSchema } from "../../gen/tether/v1/turn_pb.js";
 import type { SessionIdMap } from "./scalars.js";
 import { clientToolsFromProto, settingsFromProto } from "./turn.js";
 
-/** Checks a definition; a refused field is named under `definition.`. */
-export function definitionToStore(pb: AgentDefinition | undefined): string {
+/** Checks and decodes a definition; a refused field is named under `definition.`. */
+export function definitionFromProto(pb: AgentDefinitionPb | undefined): AgentDefinition {
   const definition = pb ?? create(AgentDefinitionSchema);
   try {
-    clientToolsFromProto(definition.clientTools);
-    settingsFromProto(
+    const clientTools = clientToolsFromProto(definition.clientTools);
+    const settings = settingsFromProto(
       create(TurnOptionsSchema, {
         model: definition.model,
         systemPrompt: definition.systemPrompt,
@@ -31,6 +36,7 @@ export function definitionToStore(pb: AgentDefinition | undefined): string {
         ...(definition.responseFormat && { responseFormat: definition.responseFormat }),
       }),
     );
+    return { ...settings, clientTools };
   } catch (error) {
     if (isTetherError(error, "invalid_argument")) {
       const [v] = error.violations;
@@ -40,15 +46,47 @@ export function definitionToStore(pb: AgentDefinition | undefined): string {
     }
     throw error;
   }
-  return toJsonString(AgentDefinitionSchema, definition);
 }
+
+/** A request's definition as the store keeps it. */
+export const definitionToStore = (pb: AgentDefinitionPb | undefined): string =>
+  encodeAgentDefinition(definitionFromProto(pb));
+
+export function definitionToProto(d: AgentDefinition): AgentDefinitionPb {
+  return create(AgentDefinitionSchema, {
+    model: d.model ?? "",
+    systemPrompt: d.systemPrompt ?? "",
+    ...(d.temperature !== undefined && { temperature: d.temperature }),
+    maxOutputTokens: d.maxOutputTokens ?? 0,
+    maxIterations: d.maxIterations ?? 0,
+    tokenBudget: BigInt(d.tokenBudget ?? 0),
+    clientTools: d.clientTools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parametersJsonSchema: JSON.stringify(t.inputSchema),
+      requiresApproval: t.requiresApproval === true,
+    })),
+    serverTools: d.serverTools ?? [],
+    approvalRequiredTools: d.approvalRequiredTools ?? [],
+    ...(d.responseFormat && {
+      responseFormat: {
+        name: d.responseFormat.name,
+        jsonSchema: JSON.stringify(d.responseFormat.schema),
+      },
+    }),
+  });
+}
+
+/** A stored definition (either encoding the store holds) as the wire shows it. */
+export const storedDefinitionToProto = (json: string): AgentDefinitionPb =>
+  definitionToProto(decodeAgentDefinition(json));
 
 export function agentToProto(agent: AgentVersion, ids: SessionIdMap): AgentPb {
   return create(AgentSchema, {
     agentId: ids.toClient(agent.agentId),
     version: BigInt(agent.version),
     displayName: agent.displayName,
-    definition: fromJsonString(AgentDefinitionSchema, agent.definition),
+    definition: storedDefinitionToProto(agent.definition),
     createdAtMs: BigInt(agent.createdAtMs),
   });
 }
@@ -60,10 +98,7 @@ export function agentFromProto(pb: AgentPb | undefined, ids: SessionIdMap): Agen
     agentId: ids.toStore(pb.agentId, "agent.agent_id"),
     version: Number(pb.version),
     displayName: pb.displayName,
-    definition: toJsonString(AgentDefinitionSchema, pb.definition ?? create(AgentDefinitionSchema)),
+    definition: definitionToStore(pb.definition),
     createdAtMs: Number(pb.createdAtMs),
   };
 }
-
-export const definitionFromStore = (json: string): AgentDefinition =>
-  fromJsonString(AgentDefinitionSchema, json);

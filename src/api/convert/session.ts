@@ -105,7 +105,7 @@ export function snapshotFromProto(
 
 /** The client-facing Session: committed state plus the live lease holder, if any. */
 export function sessionToProto(
-  s: SessionSnapshot,
+  s: Pick<SessionSnapshot, "sessionId" | "headRevision" | "turnIndex" | "usage" | "metadata">,
   lease: SessionExecutionLease | undefined,
   ids: SessionIdMap,
   parked?: ParkedTurn,

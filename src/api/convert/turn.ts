@@ -1,5 +1,6 @@
-// Turns between tether.v1 messages and the runtime: StreamTurn requests in, session events out.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+// Turns between tether.v1 messages and the runtime: StreamTurn requests in, outcomes out (the
+// events around them are session-events.ts).
+import { create } from "@bufbuild/protobuf";
 import {
   IMAGE_MEDIA_TYPES,
   validateInputItems,
@@ -9,48 +10,26 @@ import {
   type JsonValue,
 } from "../../domain/conversation.js";
 import { invalidArgument } from "../../domain/errors.js";
-import type { CursoredEvent, SessionEvent, ToolOrigin } from "../../domain/session-events.js";
 import type { TurnOutcome } from "../../domain/turn-outcome.js";
 import {
   BusyStrategy as BusyStrategyPb,
   FailureReason,
   FinishReason,
-  ResumeReason,
   StopReason,
-  ToolOrigin_Kind,
-  TurnEventSchema,
   TurnOutcomeSchema,
   type InputPart,
   type ToolDefinition as ToolDefinitionPb,
-  type TurnEvent as TurnEventPb,
   type TurnOptions,
   type TurnOutcome as TurnOutcomePb,
 } from "../../gen/tether/v1/turn_pb.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "../../runtime/index.js";
 import type { BusyStrategy } from "../../runtime/index.js";
-import { createEnumTable, fromUint64, toUint64, type SessionIdMap } from "./scalars.js";
+import { createEnumTable, fromUint64 } from "./scalars.js";
 import { responseFormatFromProto } from "./response-format.js";
-import { snapshotToProto, usageToProto } from "./session.js";
 
 const MAX_TOOLS = 128;
 
-const ORIGIN_KINDS = {
-  client: ToolOrigin_Kind.CLIENT,
-  server: ToolOrigin_Kind.SERVER,
-  mcp: ToolOrigin_Kind.MCP,
-} as const;
-
-const originToProto = (origin: ToolOrigin) => ({
-  kind: ORIGIN_KINDS[origin.kind],
-  server: origin.kind === "mcp" ? origin.server : "",
-});
-
-const RESUME_REASONS = {
-  answered: ResumeReason.ANSWERED,
-  cancelled: ResumeReason.CANCELLED,
-  expired: ResumeReason.EXPIRED,
-} as const;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/u;
 
 const busyStrategies = createEnumTable<BusyStrategyPb, BusyStrategy>([
@@ -242,125 +221,4 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
         },
       });
   }
-}
-
-function eventBody(
-  event: SessionEvent,
-  ids: SessionIdMap,
-): MessageInitShape<typeof TurnEventSchema>["event"] {
-  switch (event.type) {
-    case "input_queued":
-      return { case: "inputQueued", value: { inputId: event.inputId } };
-    case "turn_started":
-      return {
-        case: "turnStarted",
-        value: {
-          inputIds: event.inputIds,
-          turnIndex: toUint64(event.turnIndex, "turn_index"),
-          unavailableServers: event.unavailableServers ?? [],
-        },
-      };
-    case "turn_parked":
-      return {
-        case: "turnParked",
-        value: {
-          pendingCallIds: event.pendingCallIds,
-          approvalCallIds: event.approvalCallIds,
-          expiresAtMs: BigInt(event.expiresAtMs),
-        },
-      };
-    case "turn_resumed":
-      return { case: "turnResumed", value: { reason: RESUME_REASONS[event.reason] } };
-    case "tool_approval_requested":
-      return {
-        case: "toolApprovalRequested",
-        value: { callId: event.callId, name: event.toolName, argumentsJson: event.argumentsJson },
-      };
-    case "text_delta":
-      return { case: "textDelta", value: { text: event.text } };
-    case "tool_call_started":
-      return {
-        case: "toolCallStarted",
-        value: {
-          callId: event.callId,
-          name: event.toolName,
-          argumentsJson: event.argumentsJson,
-          idempotencyKey: event.idempotencyKey,
-          ...(event.origin && { origin: originToProto(event.origin) }),
-        },
-      };
-    case "tool_call_requested":
-      return {
-        case: "toolCallRequested",
-        value: {
-          callId: event.callId,
-          name: event.toolName,
-          argumentsJson: event.argumentsJson,
-          deadlineMs: BigInt(event.deadlineMs),
-          idempotencyKey: event.idempotencyKey,
-        },
-      };
-    case "tool_call_finished":
-      return {
-        case: "toolCallFinished",
-        value: {
-          callId: event.callId,
-          output: event.output,
-          isError: event.isError,
-          durationMs: BigInt(event.durationMs ?? 0),
-          ...(event.origin && { origin: originToProto(event.origin) }),
-        },
-      };
-    case "usage_reported":
-      return {
-        case: "usageReported",
-        value: { usage: usageToProto(event.usage), iteration: event.iteration },
-      };
-    case "input_admitted":
-      return { case: "inputAdmitted", value: { inputIds: event.inputIds } };
-    case "tool_value":
-      return { case: "toolValue", value: { valueJson: event.valueJson } };
-    case "turn_completed":
-      return {
-        case: "turnCompleted",
-        value: {
-          outcome: outcomeToProto(event.outcome),
-          headRevision: toUint64(event.headRevision, "head_revision"),
-          usage: usageToProto(event.usage),
-        },
-      };
-    case "provider_retry":
-      return {
-        case: "providerRetry",
-        value: {
-          iteration: event.iteration,
-          attempt: event.attempt,
-          delayMs: toUint64(event.delayMs, "delay_ms"),
-          reason: event.reason,
-          status: event.status ?? 0,
-        },
-      };
-    case "reasoning_delta":
-      return { case: "reasoningDelta", value: { text: event.text } };
-    case "output_truncated":
-      return { case: "outputTruncated", value: { iteration: event.iteration } };
-    case "gap":
-      return {
-        case: "gap",
-        value: {
-          requestedAfterCursor: BigInt(event.requestedAfterCursor),
-          retainedFromCursor: BigInt(event.retainedFromCursor),
-          ...(event.snapshot ? { snapshot: snapshotToProto(event.snapshot, ids) } : {}),
-        },
-      };
-  }
-}
-
-export function eventToProto(item: CursoredEvent, ids: SessionIdMap): TurnEventPb {
-  return create(TurnEventSchema, {
-    cursor: BigInt(item.cursor),
-    sessionId: item.sessionId,
-    turnId: item.turnId,
-    event: eventBody(item.event, ids),
-  });
 }

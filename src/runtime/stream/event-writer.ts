@@ -5,6 +5,7 @@
 import type { SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { SessionEvent } from "../../domain/session-events.js";
+import { textDelta } from "../../domain/turn-events.js";
 import type { EventLog } from "../../ports/event-log.js";
 import { MAX_WINDOW_CHARS, entryCursor, partialCursor } from "./cursor.js";
 import type { SessionBus } from "./session-bus.js";
@@ -110,13 +111,13 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     // The landed window goes on the bus too, as the log holds it: a watcher that saw all its
     // pieces gets nothing new from it but knows the window closed, so what follows is in order
     // without a read of the log; one that missed pieces gets the rest.
-    return append({ type: "text_delta", text }).then(
+    return append(textDelta(text)).then(
       (seq) =>
         bus.publish({
           cursor: entryCursor(seq),
           sessionId,
           turnId,
-          event: { type: "text_delta", text },
+          event: textDelta(text),
         }),
       () => undefined,
     );
@@ -134,7 +135,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
           cursor: partialCursor(assigned + 1, windowText.length),
           sessionId,
           turnId,
-          event: { type: "text_delta", text: piece },
+          event: textDelta(piece),
         });
       }
       if (windowText.length >= windowChars) void closeWindow();

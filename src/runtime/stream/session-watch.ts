@@ -2,6 +2,7 @@
 // log and this replica's bus, merged by cursor so nothing is skipped and nothing repeats.
 import type { SessionId } from "../../domain/ids.js";
 import type { CursoredEvent, SessionEvent } from "../../domain/session-events.js";
+import { textDelta } from "../../domain/turn-events.js";
 import type { EventLog, LogEntry } from "../../ports/event-log.js";
 import type { RuntimeStore } from "../../ports/runtime-store.js";
 import { CURSOR_SCALE, entryCursor, predecessorSeq, splitCursor } from "./cursor.js";
@@ -139,7 +140,7 @@ export async function* watchSession(
     lastCursor = cursor;
     if (partlySeen) {
       const rest = event.text.slice(seen.offset);
-      return rest === "" ? undefined : { ...candidate, event: { type: "text_delta", text: rest } };
+      return rest === "" ? undefined : { ...candidate, event: textDelta(rest) };
     }
     return candidate;
   };

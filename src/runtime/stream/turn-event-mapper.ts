@@ -6,7 +6,7 @@ import type { SessionId } from "../../domain/ids.js";
 import { toolIdempotencyKey } from "../../domain/tool-calls.js";
 import { approvalWaitId } from "../../domain/parked-turns.js";
 import type { SessionEvent, ToolOrigin } from "../../domain/session-events.js";
-import type { TurnEvent } from "../../domain/turn-events.js";
+import type { ProviderRetry, TurnEvent } from "../../domain/turn-events.js";
 import type { Clock } from "../../ports/clock.js";
 
 export interface TurnEventMapperContext {
@@ -17,7 +17,7 @@ export interface TurnEventMapperContext {
   clientToolTimeoutMs: number;
   clock: Clock;
   /** Sees every retry of a model call (the runtime logs it). */
-  onRetry?: (event: Extract<TurnEvent, { type: "provider_retry" }>) => void;
+  onRetry?: (event: ProviderRetry) => void;
   /** Runs before a client call or an approval is announced: its wait must be in the store. */
   beforeClientCall?: (waitId: string) => Promise<void>;
   /** The MCP server a tool name belongs to, if any (for the events' origin). */
@@ -79,7 +79,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         // tool, malformed arguments) is seen only through its error result.
         argumentsByCall.set(event.callId, event.argumentsJson);
         return undefined;
-      case "tool_call_started": {
+      case "tool_call_dispatched": {
         if (!once(`start:${event.callId}`)) return undefined;
         // A call that needs approval is announced as such; it starts once approved (runCall).
         if (ctx.needsApproval?.(event.toolName) !== true) {
@@ -105,22 +105,14 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         };
       case "usage":
         return { type: "usage_reported", usage: event.usage, iteration: event.iteration };
-      case "input_admitted":
+      case "checkpoint_admission":
         return { type: "input_admitted", inputIds: event.sources.map((s) => s.id) };
-      case "tool_value":
+      case "tool_final_value":
         return { type: "tool_value", valueJson: JSON.stringify(event.value) };
       case "provider_retry":
         ctx.onRetry?.(event);
-        return {
-          type: "provider_retry",
-          iteration: event.iteration,
-          attempt: event.attempt,
-          delayMs: event.delayMs,
-          reason: event.message,
-          ...(event.status === undefined ? {} : { status: event.status }),
-        };
-      case "reasoning_delta":
         return event;
+      case "reasoning_delta":
       case "output_truncated":
         return event;
       case "final_value":

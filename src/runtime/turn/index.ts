@@ -13,7 +13,13 @@ export { UnannouncedCommit } from "./turn-commit.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
-export { pinnedDefaults, readDefinition, resolvePin } from "./agent-definition.js";
+export {
+  agentBindingPatch,
+  isBoundTo,
+  pinnedDefaults,
+  readDefinition,
+  type AgentPin,
+} from "./agent-definition.js";
 export {
   compileResponseFormat,
   RESPONSE_FORMAT_NAME,

@@ -158,7 +158,7 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
           attempt: e.attempt,
           delayMs: e.delayMs,
           status: e.status,
-          cause: e.message,
+          cause: e.reason,
         },
         "model call failed; retrying",
       ),

@@ -75,6 +75,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       loadSession: (sessionId, since) => commits.loadSession(ctx, sessionId, since),
       deleteSession: (sessionId) => sessions.deleteSession(ctx, sessionId),
       listSessions: (options) => sessions.listSessions(ctx, options),
+      readSessionSummaries: (ids) => sessions.readSessionSummaries(ctx, ids),
 
       tryClaimLease: (sessionId, owner, ttlMs) =>
         leases.tryClaimLease(ctx, sessionId, owner, ttlMs),

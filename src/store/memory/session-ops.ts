@@ -1,8 +1,8 @@
 // Session maintenance of the memory store: delete, list and vacuum (as redis/session-ops.ts).
 import type { SessionId } from "../../domain/ids.js";
-import type { SessionListPage, VacuumReport } from "../../domain/session.js";
+import type { SessionListPage, SessionSummary, VacuumReport } from "../../domain/session.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { copy } from "./session-cell.js";
+import { copy, liveLease } from "./session-cell.js";
 
 export function deleteSession(ctx: MemoryContext, sessionId: SessionId): Promise<boolean> {
   return atomically(ctx, sessionId, (cell) => {
@@ -26,6 +26,31 @@ export function listSessions(
     sessionIds: page,
     nextCursor: more ? (page[page.length - 1] ?? "") : "",
   });
+}
+
+/** Each cell is read under its own lock, all in one call (the sessions share no state). */
+export async function readSessionSummaries(
+  ctx: MemoryContext,
+  sessionIds: readonly SessionId[],
+): Promise<SessionSummary[]> {
+  const read = await Promise.all(
+    sessionIds.map((sessionId) =>
+      atomically(ctx, sessionId, (cell, nowMs): SessionSummary | undefined => {
+        if (cell.headRevision === 0) return undefined;
+        const lease = liveLease(cell, nowMs);
+        return {
+          sessionId,
+          headRevision: cell.headRevision,
+          turnIndex: cell.turnIndex,
+          usage: { ...cell.usage },
+          metadata: { ...cell.metadata },
+          lease: lease ? copy(lease) : undefined,
+          parkedTurn: cell.parked ? copy(cell.parked) : undefined,
+        };
+      }),
+    ),
+  );
+  return read.filter((s) => s !== undefined);
 }
 
 /** Drops completed and cancelled tombstones from the records and from the source-key index. */

@@ -29,7 +29,7 @@ function refused(ctx: RedisContext, operation: string, fence: LeaseFence): never
 }
 
 /** The parked hash from `count` field/value strings of `reply` starting at `from`. */
-function decodeParked(
+export function decodeParked(
   sessionId: SessionId,
   reply: ScriptReply,
   from: number,

@@ -79,6 +79,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       loadSession: (id, since) => commits.loadSession(on(id), id, since),
       deleteSession: (id) => sessions.deleteSession(on(id), id),
       listSessions: (o) => sessions.listSessions(ctx, o),
+      readSessionSummaries: (ids) => sessions.readSessionSummaries(on, ids),
       tryClaimLease: (id, owner, ttl) => leases.tryClaimLease(on(id), id, owner, ttl),
       renewLease: (fence, ttl) => leases.renewLease(on(fence?.sessionId), fence, ttl),
       renewLeases: (fences, ttl) => leases.renewLeases(ctx, fences, ttl),

@@ -27,6 +27,7 @@ export const SCRIPT_NAMES = [
   "deferActiveInputs",
   "commit",
   "loadSession",
+  "readSessionSummary",
   "deleteSession",
   "vacuum",
   "appendEvents",

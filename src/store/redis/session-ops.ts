@@ -1,9 +1,12 @@
 // Session maintenance of the Redis store: delete, list (from the index hint) and vacuum.
 import type { SessionId } from "../../domain/ids.js";
-import type { SessionListPage, VacuumReport } from "../../domain/session.js";
-import { int } from "./codec.js";
+import type { LeaseOwner } from "../../domain/lease.js";
+import type { SessionListPage, SessionSummary, VacuumReport } from "../../domain/session.js";
+import { int, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
-import { toStoreError } from "./scripts.js";
+import { decodeParked } from "./parked-turn-ops.js";
+import { REPLY } from "./replies.js";
+import { toStoreError, type ScriptReply } from "./scripts.js";
 
 export async function deleteSession(ctx: RedisContext, sessionId: SessionId): Promise<boolean> {
   const k = ctx.keys(sessionId);
@@ -66,6 +69,68 @@ export async function listSessions(
   const page = ids.slice(0, options.limit) as SessionId[];
   const more = ids.length > options.limit;
   return { sessionIds: page, nextCursor: more ? (page[page.length - 1] ?? "") : "" };
+}
+
+/**
+ * One script per session (a script reads one slot), all sent before any reply is awaited: ioredis
+ * writes them back to back on each connection (on a cluster, to each node at once), so a page
+ * waits about one round trip however many sessions it holds.
+ */
+export async function readSessionSummaries(
+  on: (sessionId: SessionId) => RedisContext,
+  sessionIds: readonly SessionId[],
+): Promise<SessionSummary[]> {
+  const replies = await Promise.all(
+    sessionIds.map((sessionId) => {
+      const ctx = on(sessionId);
+      const k = ctx.keys(sessionId);
+      return ctx.scripts.run("readSessionSummary", [k.head, k.metadata, k.lease, k.parked], []);
+    }),
+  );
+  const summaries: SessionSummary[] = [];
+  replies.forEach((reply, i) => {
+    const sessionId = sessionIds[i];
+    if (sessionId !== undefined && reply[0] === REPLY.OK) {
+      summaries.push(decodeSummary(sessionId, reply));
+    }
+  });
+  return summaries;
+}
+
+/** See readSessionSummary-4.lua for the layout. */
+function decodeSummary(sessionId: SessionId, reply: ScriptReply): SessionSummary {
+  const leaseToken = str(reply, 8);
+  const metaCount = int(reply, 12);
+  const metadata: Record<string, string> = {};
+  for (let i = 13; i + 1 < 13 + metaCount; i += 2) metadata[str(reply, i)] = str(reply, i + 1);
+  const parkedFrom = 13 + metaCount;
+  return {
+    sessionId,
+    headRevision: int(reply, 1),
+    turnIndex: int(reply, 2),
+    usage: {
+      inputTokens: int(reply, 3),
+      outputTokens: int(reply, 4),
+      cacheReadTokens: int(reply, 5),
+      cacheWriteTokens: int(reply, 6),
+      reasoningTokens: int(reply, 7),
+    },
+    metadata,
+    lease:
+      leaseToken === ""
+        ? undefined
+        : {
+            sessionId,
+            owner: JSON.parse(str(reply, 11)) as LeaseOwner,
+            leaseToken,
+            fencingToken: int(reply, 9),
+            expiresAtMs: int(reply, 10),
+          },
+    parkedTurn:
+      reply.length > parkedFrom
+        ? decodeParked(sessionId, reply, parkedFrom, reply.length - parkedFrom)
+        : undefined,
+  };
 }
 
 export async function vacuum(ctx: RedisContext, sessionId: SessionId): Promise<VacuumReport> {

@@ -77,6 +77,16 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
         },
         () => inner.listSessions(options),
       ),
+    readSessionSummaries: (ids) =>
+      checked(
+        () => {
+          if (!Array.isArray(ids) || ids.length > MAX_SESSION_PAGE) {
+            throw invalidArgument("session_ids", `must be a list of at most ${MAX_SESSION_PAGE}`);
+          }
+          ids.forEach(checkSessionId);
+        },
+        () => inner.readSessionSummaries(ids),
+      ),
 
     tryClaimLease: (id, owner, ttlMs) =>
       checked(

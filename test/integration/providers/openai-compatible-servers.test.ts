@@ -209,7 +209,7 @@ describe("OpenAI-compatible servers in the wild", () => {
     await engine.runTurn({ turnId: "t1", input: [{ type: "text", text: "x" }], sink });
     const retry = events.find((e) => e.type === "provider_retry");
     expect(retry).toMatchObject({ type: "provider_retry", iteration: 1, attempt: 1, status: 503 });
-    expect(retry && "message" in retry ? retry.message : "").toContain("overloaded");
+    expect(retry && "reason" in retry ? retry.reason : "").toContain("overloaded");
 
     const capped = await engine.runTurn({ turnId: "t2", input: [{ type: "text", text: "x" }] });
     expect(capped.outcome).toMatchObject({ kind: "failed", reason: "provider_error", status: 429 });

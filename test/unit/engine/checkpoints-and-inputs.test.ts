@@ -61,8 +61,8 @@ describe("checkpoints", () => {
       { role: "user", content: [{ type: "text", text: "also check B" }] },
       { role: "user", content: [{ type: "text", text: "process woke" }] },
     ]);
-    expect(sink.events.find((e) => e.type === "input_admitted")).toEqual({
-      type: "input_admitted",
+    expect(sink.events.find((e) => e.type === "checkpoint_admission")).toEqual({
+      type: "checkpoint_admission",
       checkpoint: "after_work",
       sources: [
         { kind: "steer", id: "in-1" },

@@ -39,7 +39,7 @@ describe("provider errors", () => {
       attempt: 1,
       delayMs: 1500,
       status: 429,
-      message: "rate limited",
+      reason: "rate limited",
     });
     expect(turn.iterations).toBe(1);
   });

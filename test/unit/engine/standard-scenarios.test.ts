@@ -204,18 +204,18 @@ describe("standard runtime scenarios", () => {
     expect(provider.callCount).toBe(1);
     const completed = (name: string): number =>
       sink.events.findIndex((e) => e.type === "tool_result" && e.toolName === name);
-    const terminalOutput = sink.events.findIndex((e) => e.type === "tool_value");
+    const terminalOutput = sink.events.findIndex((e) => e.type === "tool_final_value");
     expect(completed("terminal_tool_0")).toBeGreaterThanOrEqual(0);
     expect(completed("terminal_tool_1")).toBeGreaterThanOrEqual(0);
     expect(terminalOutput).toBeGreaterThan(completed("terminal_tool_0"));
     expect(terminalOutput).toBeGreaterThan(completed("terminal_tool_1"));
     expect(sink.events[terminalOutput]).toEqual({
-      type: "tool_value",
+      type: "tool_final_value",
       toolName: "terminal_tool_0",
       callId: "tool-1",
       value: "first",
     });
-    expect(sink.types().slice(-2)).toEqual(["tool_value", "terminal"]);
+    expect(sink.types().slice(-2)).toEqual(["tool_final_value", "terminal"]);
   });
 
   it("6 tool control fail stops with no terminal output event", async () => {
@@ -250,7 +250,7 @@ describe("standard runtime scenarios", () => {
       message: "failed",
     });
     expect(provider.callCount).toBe(1);
-    expect(sink.events.some((e) => e.type === "final_value" || e.type === "tool_value")).toBe(
+    expect(sink.events.some((e) => e.type === "final_value" || e.type === "tool_final_value")).toBe(
       false,
     );
     expect(sink.types().filter((t) => t === "terminal")).toHaveLength(1);

@@ -89,11 +89,11 @@ describe("turn loop", () => {
     expect(sink.types()).toEqual([
       "usage",
       "tool_call_proposed",
-      "tool_call_started",
+      "tool_call_dispatched",
       "tool_result",
       "usage",
       "tool_call_proposed",
-      "tool_call_started",
+      "tool_call_dispatched",
       "tool_result",
       "text_delta",
       "usage",
@@ -197,7 +197,7 @@ describe("turn loop", () => {
       content: '{"error":"unknown tool \\"no_such_tool\\"; available tools: known"}',
       isError: true,
     });
-    expect(sink.types()).not.toContain("tool_call_started");
+    expect(sink.types()).not.toContain("tool_call_dispatched");
   });
 
   it("answers malformed tool-call JSON with an error result, without running the tool", async () => {
@@ -434,8 +434,8 @@ describe("asynchronous sinks", () => {
       "usage",
       "tool_call_proposed",
       "tool_call_proposed",
-      "tool_call_started",
-      "tool_call_started",
+      "tool_call_dispatched",
+      "tool_call_dispatched",
       "tool_result:c2",
       "tool_result:c1",
       "text_delta",

@@ -6,7 +6,6 @@ import { describe, expect, test } from "vitest";
 import {
   busyStrategyFromProto,
   clientToolsFromProto,
-  eventToProto,
   inputFromProto,
   outcomeToProto,
   settingsFromProto,
@@ -24,6 +23,7 @@ import {
   TurnOutcomeSchema,
 } from "../../../../src/gen/tether/v1/turn_pb.js";
 import { PASS_THROUGH_IDS } from "../../../../src/api/convert/scalars.js";
+import { eventToProto } from "../../../../src/api/convert/session-events.js";
 import type { CursoredEvent, SessionEvent } from "../../../../src/domain/session-events.js";
 import { expectRefusal, MAX_SAFE, MAX_UINT64, overTheWire } from "./support.js";
 

@@ -48,7 +48,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
   ["a proposed call alone shows nothing (it may never start)", [proposed("search")], []],
   [
     "a server-side call that starts is tool_call_started with its arguments and key",
-    [proposed("search"), { type: "tool_call_started", callId: "c1", toolName: "search" }],
+    [proposed("search"), { type: "tool_call_dispatched", callId: "c1", toolName: "search" }],
     [
       {
         type: "tool_call_started",
@@ -62,7 +62,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
   ],
   [
     "a client tool's call is tool_call_requested with its deadline by the clock port",
-    [proposed("ask_user"), { type: "tool_call_started", callId: "c1", toolName: "ask_user" }],
+    [proposed("ask_user"), { type: "tool_call_dispatched", callId: "c1", toolName: "ask_user" }],
     [
       {
         type: "tool_call_requested",
@@ -101,7 +101,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
     "a started call's result carries its duration by the clock port",
     [
       proposed("search"),
-      { type: "tool_call_started", callId: "c1", toolName: "search" },
+      { type: "tool_call_dispatched", callId: "c1", toolName: "search" },
       { type: "tool_result", callId: "c1", toolName: "search", status: "ok", content: "r" },
     ],
     [
@@ -132,7 +132,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
     "admitted input names its ids",
     [
       {
-        type: "input_admitted",
+        type: "checkpoint_admission",
         checkpoint: "after_work",
         sources: [
           { kind: "steer", id: "in-1" },
@@ -144,7 +144,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
   ],
   [
     "a tool value is carried as JSON",
-    [{ type: "tool_value", toolName: "finish", callId: "c1", value: { ok: true } }],
+    [{ type: "tool_final_value", toolName: "finish", callId: "c1", value: { ok: true } }],
     [{ type: "tool_value", valueJson: '{"ok":true}' }],
   ],
   [
@@ -156,7 +156,7 @@ const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
         attempt: 2,
         delayMs: 10,
         status: 503,
-        message: "busy",
+        reason: "busy",
       },
     ],
     [
@@ -204,15 +204,15 @@ describe("turn event mapper", () => {
     const all: TurnEvent["type"][] = [
       "text_delta",
       "tool_call_proposed",
-      "tool_call_started",
+      "tool_call_dispatched",
       "tool_result",
       "usage",
       "provider_retry",
       "reasoning_delta",
       "output_truncated",
-      "input_admitted",
+      "checkpoint_admission",
       "final_value",
-      "tool_value",
+      "tool_final_value",
       "terminal",
     ];
     expect([...kinds].sort()).toEqual([...all].sort());

@@ -1,0 +1,27 @@
+-- readSessionSummary: what a session list shows of one session (committed counters, usage and
+-- metadata, the live lease judged by the Redis clock, the parked turn), without its transcript,
+-- so a page of sessions is one script per session sent together. Writes nothing.
+-- KEYS[1] head hash   KEYS[2] metadata hash   KEYS[3] lease hash   KEYS[4] parked turn hash
+-- Replies: {R.OK, rev, turn, in, out, cacheRead, cacheWrite, reasoning,
+--           leaseTok, leaseGen, leaseExp, leaseOwnerJson, nMeta, key1, value1, ...,
+--           parkedField1, parkedValue1, ...}   leaseTok "" when no live lease; nMeta counts
+--           the metadata strings that follow; the parked fields run to the end (none: not parked)
+--          {R.NONE}   no commit yet (or deleted)
+local h = redis.call('HMGET', KEYS[1], 'rev', 'turn', 'in', 'out', 'cr', 'cw', 'rs')
+if not h[1] then return { R.NONE } end
+local reply = { R.OK }
+for i = 1, 7 do reply[#reply + 1] = h[i] or '0' end
+local lease = live_lease(KEYS[3], now_ms())
+if lease then
+  reply[#reply + 1] = lease.tok
+  reply[#reply + 1] = num(lease.gen)
+  reply[#reply + 1] = num(lease.exp)
+  reply[#reply + 1] = lease.own
+else
+  for _, v in ipairs({ '', 0, 0, '' }) do reply[#reply + 1] = v end
+end
+local meta = redis.call('HGETALL', KEYS[2])
+reply[#reply + 1] = #meta
+for _, v in ipairs(meta) do reply[#reply + 1] = v end
+for _, v in ipairs(redis.call('HGETALL', KEYS[4])) do reply[#reply + 1] = v end
+return reply

@@ -1,0 +1,134 @@
+// Every paged List* RPC pages one way: an opaque page_token/next_page_token (never a raw id), a
+// token this server did not issue refused naming page_token; and ListSessions reads a page of
+// sessions in one store call, whatever the page holds.
+import {
+  Code,
+  createClient,
+  createContextValues,
+  createRouterTransport,
+} from "@connectrpc/connect";
+import { describe, expect, test } from "vitest";
+import { createAgentService } from "../../../src/api/agent-service.js";
+import { createSessionService } from "../../../src/api/session-service.js";
+import { scopeOf } from "../../../src/api/tenancy.js";
+import { fenceOf } from "../../../src/domain/lease.js";
+import { AgentService } from "../../../src/gen/tether/v1/agent_service_pb.js";
+import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
+import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
+import { createManualClock } from "../../../src/ports/clock.js";
+import { createTetherInterceptors } from "../../../src/server/routes.js";
+import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
+import { expectCode, violatedFields } from "../../support/api-clients.js";
+
+/** A memory store that counts the calls of each operation. */
+function countingStore() {
+  const inner = createMemoryStore({ clock: createManualClock() });
+  const calls = new Map<string, number>();
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== "function" || typeof name !== "string") return value;
+      return (...args: unknown[]) => {
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  }) as RuntimeStore;
+  const transport = createRouterTransport(
+    (router) => {
+      router.service(SessionService, createSessionService({ store }));
+      router.service(AgentService, createAgentService(store));
+    },
+    {
+      router: {
+        interceptors: createTetherInterceptors({
+          apiKeys: undefined,
+          requestTimeoutMs: 10_000,
+          log: { error: () => undefined },
+        }),
+      },
+    },
+  );
+  return {
+    inner,
+    calls,
+    sessions: createClient(SessionService, transport),
+    agents: createClient(AgentService, transport),
+  };
+}
+
+/** The store ids the services use for a caller without a tenant. */
+const storeId = (id: string) => scopeOf(createContextValues()).toStore(id, "session_id");
+const owner = { ownerId: "w", incarnationId: "i", liveness: { kind: "opaque" as const } };
+
+describe("list paging", () => {
+  test("ListSessions reads a page in one store call and still shows each lease and parked turn", async () => {
+    const { inner, calls, sessions } = countingStore();
+    for (const id of ["s1", "s2", "s3", "s4", "s5"])
+      await sessions.createSession({ sessionId: id });
+    const held = await inner.tryClaimLease(storeId("s2"), owner, 60_000);
+    if (held.kind !== "acquired") throw new Error("expected the lease");
+    const parker = await inner.tryClaimLease(storeId("s4"), owner, 60_000);
+    if (parker.kind !== "acquired") throw new Error("expected the lease");
+    await inner.parkTurn(fenceOf(parker.lease), {
+      turnId: "t-4",
+      waitingOn: ["c1"],
+      progress: "{}",
+      inputIds: [],
+      batchIds: [],
+      ttlMs: 60_000,
+    });
+    calls.clear();
+
+    const page = await sessions.listSessions({ pageSize: 5 });
+    expect(page.sessions.map((s) => s.sessionId)).toEqual(["s1", "s2", "s3", "s4", "s5"]);
+    expect(page.sessions[1]?.lease?.owner?.ownerId).toBe("w");
+    expect(page.sessions[3]?.parkedTurn?.turnId).toBe("t-4");
+    expect(page.sessions[0]?.lease).toBeUndefined();
+    expect(Object.fromEntries(calls)).toEqual({ listSessions: 1, readSessionSummaries: 1 });
+  });
+
+  test("ListSessions and ListAgents hand out opaque tokens that chain the pages", async () => {
+    const { sessions, agents } = countingStore();
+    for (const id of ["a", "b", "c"]) {
+      await sessions.createSession({ sessionId: id });
+      await agents.createAgent({ agentId: id });
+    }
+    const firstSessions = await sessions.listSessions({ pageSize: 2 });
+    const firstAgents = await agents.listAgents({ pageSize: 2 });
+    expect(firstAgents.agents.map((a) => a.agentId)).toEqual(["a", "b"]);
+    for (const token of [firstSessions.nextPageToken, firstAgents.nextPageToken]) {
+      // Opaque: neither the last id itself nor anything that reads as one.
+      expect(token).not.toBe("");
+      expect(token).not.toBe("b");
+      expect(token).toMatch(/^[A-Za-z0-9_-]+$/u);
+    }
+    const nextAgents = await agents.listAgents({
+      pageSize: 2,
+      pageToken: firstAgents.nextPageToken,
+    });
+    expect(nextAgents.agents.map((a) => a.agentId)).toEqual(["c"]);
+    expect(nextAgents.nextPageToken).toBe("");
+    const nextSessions = await sessions.listSessions({
+      pageSize: 2,
+      pageToken: firstSessions.nextPageToken,
+    });
+    expect(nextSessions.sessions.map((s) => s.sessionId)).toEqual(["c"]);
+  });
+
+  test("a token this server did not issue is INVALID_ARGUMENT naming page_token", async () => {
+    const { sessions, agents } = countingStore();
+    await agents.createAgent({ agentId: "a" });
+    // A raw id (how ListAgents paged before), garbage, and base64 of another shape.
+    const forged = Buffer.from('{"offset":2}', "utf8").toString("base64url");
+    for (const token of ["a", "garbage!", forged]) {
+      for (const call of [
+        () => sessions.listSessions({ pageToken: token }),
+        () => agents.listAgents({ pageToken: token }),
+      ]) {
+        const error = await expectCode(call(), Code.InvalidArgument);
+        expect(violatedFields(error)).toEqual(["page_token"]);
+      }
+    }
+  });
+});
