@@ -20,7 +20,8 @@ import { encodeInputPayload, type TurnSettings } from "./turn/index.js";
 import { decodeCommitted } from "./turn/index.js";
 import { agentBindingPatch, isBoundTo, type AgentPin } from "./turn/index.js";
 import { createSessionDriver, type SessionDriver } from "./session/index.js";
-import { WATCH_ENDED, watchSession } from "./stream/index.js";
+import { watchSession, type Latch } from "./stream/index.js";
+import { followTurn, openTurnWatch } from "./turn-watch.js";
 import { sessionBusy, sessionParked, shuttingDown } from "./session/index.js";
 
 export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
@@ -97,6 +98,40 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     command: StreamTurnCommand,
     signal: AbortSignal,
   ): AsyncGenerator<CursoredEvent, void, undefined> {
+    refuseToStart(command);
+    const { sessionId } = command;
+    if (command.agent) await bindOnFirstUse(sessionId, command.publicSessionId, command.agent);
+    const watch = openTurnWatch(deps, driver, {
+      sessionId,
+      publicSessionId: command.publicSessionId,
+      signal,
+      stop: turnStreamStop.signal,
+    });
+    let kick: NodeJS.Timeout | undefined;
+    try {
+      const submitted = await submitTurnInput(command, watch.startsAt);
+      try {
+        await driver.ensureDriven(sessionId);
+      } finally {
+        watch.offered.settle();
+      }
+      if (submitted.queued) yield submitted.queued;
+      // While this client waits, keep offering to drive: if the holder dies, its lease expires
+      // (or it is provably dead) and this replica takes the session over.
+      kick = setInterval(
+        () => void driver.ensureDriven(sessionId).catch(() => undefined),
+        Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
+      );
+      yield* followTurn(watch.events, submitted.inputId);
+      if (turnStreamStop.signal.aborted && !signal.aborted) throw shuttingDown();
+    } finally {
+      clearInterval(kick);
+      watch.close();
+    }
+  }
+
+  /** A turn is refused before anything is stored while draining, or with a clashing tool name. */
+  function refuseToStart(command: StreamTurnCommand): void {
     if (draining) throw new TetherError("store_unavailable", "the server is shutting down");
     command.clientTools.forEach((tool, i) => {
       const server = deps.selectableTools?.serverOf(tool.name);
@@ -107,131 +142,88 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         );
       }
     });
+  }
+
+  /**
+   * Stores the input as the busy strategy says, and tells the watch where the stream starts.
+   * Returns the input's id and, for input that waits for a running turn, its input_queued.
+   */
+  async function submitTurnInput(
+    command: StreamTurnCommand,
+    startsAt: Latch<{ cursor: number; readLog: boolean }>,
+  ): Promise<{ inputId: string; queued: CursoredEvent | undefined }> {
     const { sessionId } = command;
-    if (command.agent) await bindOnFirstUse(sessionId, command.publicSessionId, command.agent);
-    // The watch starts first, before the turn is driven and before the log's end is read: it
-    // listens on the bus from here, so the turn's events reach it live, and it needs no read of
-    // the log to start (what lands after the end read below reaches it on the bus or the log).
-    // It ends with this stream however the stream ends (watchEnd), also before its first event.
-    const watchEnd = new AbortController();
-    let offered: () => void = () => undefined;
-    const driveOffered = new Promise<void>((resolve) => (offered = resolve));
-    let begin: (start: { cursor: number; readLog: boolean }) => void = () => undefined;
-    const startsAt = new Promise<{ cursor: number; readLog: boolean }>((r) => (begin = r));
-    const events = watchSession(deps, {
-      sessionId,
-      publicSessionId: command.publicSessionId,
-      afterCursor: 0,
-      startsAt,
-      signal: AbortSignal.any([signal, watchEnd.signal]),
-      stop: turnStreamStop.signal,
-      drivenHere: driver,
-      driveOffered,
-    });
-    let next = events.next();
-    next.catch(() => undefined);
-    let kick: NodeJS.Timeout | undefined;
-    try {
-      // A parked turn holds the session without a lease: the input waits for it (idle claims
-      // find nothing while it is parked), or steers, interrupts or is refused as for a running
-      // turn. Where the log ends is read with them (one round trip): the stream follows from
-      // there. Enqueued input (the default) needs neither look: the submit says if it waits.
-      const looks = command.busyStrategy !== "enqueue";
-      const [current, parked, startSeq] = await Promise.all([
-        looks ? deps.store.currentLease(sessionId) : undefined,
-        looks ? deps.store.readParkedTurn(sessionId) : undefined,
-        deps.log.lastSeq(sessionId),
-      ]);
-      if (current && command.busyStrategy === "reject")
-        throw sessionBusy(command.publicSessionId, current);
-      if (parked && command.busyStrategy === "reject") {
-        throw sessionParked(command.publicSessionId, parked.turnId);
-      }
-
-      let delivery:
-        { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: "after_work" } =
-        {
-          kind: "next_turn",
-        };
-      if (parked && command.busyStrategy === "steer") {
-        // Admitted at the first checkpoint after the turn resumes.
-        delivery = { kind: "active_turn", turnId: parked.turnId, minBoundary: "after_work" };
-      } else if (current && command.busyStrategy === "steer") {
-        const running = await deps.signals.activeTurn(sessionId);
-        if (running) delivery = { kind: "active_turn", turnId: running, minBoundary: "after_work" };
-      }
-      // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
-      // the sweep one empty look; input without a mark would wait for the next client.
-      const [receipt] = await Promise.all([
-        deps.store.submitInput({
-          sessionId,
-          delivery,
-          ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
-          payload: encodeInputPayload({
-            items: command.items,
-            clientTools: command.clientTools,
-            settings: command.settings,
-          }),
-        }),
-        deps.ready.markReady(sessionId),
-      ]);
-      const inputId = receipt.input.inputId;
-      // A retried request follows its original input, which may already be in the log.
-      begin(
-        receipt.deduplicated
-          ? { cursor: 0, readLog: true }
-          : { cursor: entryCursor(startSeq), readLog: false },
-      );
-      if (current && command.busyStrategy === "interrupt")
-        await deps.signals.requestCancel(sessionId);
-      if (parked && command.busyStrategy === "interrupt")
-        await deps.store.cancelParkedTurn(sessionId, parked.turnId);
-
-      try {
-        await driver.ensureDriven(sessionId);
-      } finally {
-        offered();
-      }
-      if (receipt.sessionBusy && !receipt.deduplicated) {
-        yield {
-          cursor: entryCursor(startSeq),
-          sessionId: command.publicSessionId,
-          turnId: "",
-          event: { type: "input_queued", inputId },
-        };
-      }
-      // While this client waits, keep offering to drive: if the holder dies, its lease expires
-      // (or it is provably dead) and this replica takes the session over.
-      kick = setInterval(
-        () => void driver.ensureDriven(sessionId).catch(() => undefined),
-        Math.max(50, Math.floor(deps.leaseTtlMs / 2)),
-      );
-      let ourTurn: string | undefined;
-      for (let step = await next; step.done !== true; step = await next) {
-        next = events.next();
-        next.catch(() => undefined);
-        const item = step.value;
-        const { event } = item;
-        if (!ourTurn) {
-          const mine =
-            (event.type === "turn_started" && event.inputIds.includes(inputId)) ||
-            (event.type === "input_admitted" && event.inputIds.includes(inputId));
-          if (!mine) continue;
-          ourTurn = item.turnId;
-        }
-        if (item.turnId !== ourTurn && event.type !== "gap") continue;
-        yield item;
-        if (event.type === "turn_completed") return;
-      }
-      if (turnStreamStop.signal.aborted && !signal.aborted) throw shuttingDown();
-    } finally {
-      clearInterval(kick);
-      watchEnd.abort(WATCH_ENDED);
-      // A watch still waiting to learn where to start ends without reading anything.
-      begin({ cursor: 0, readLog: false });
-      offered();
-      void events.return(undefined).catch(() => undefined);
+    // A parked turn holds the session without a lease: the input waits for it (idle claims
+    // find nothing while it is parked), or steers, interrupts or is refused as for a running
+    // turn. Where the log ends is read with them (one round trip): the stream follows from
+    // there. Enqueued input (the default) needs neither look: the submit says if it waits.
+    const looks = command.busyStrategy !== "enqueue";
+    const [current, parked, startSeq] = await Promise.all([
+      looks ? deps.store.currentLease(sessionId) : undefined,
+      looks ? deps.store.readParkedTurn(sessionId) : undefined,
+      deps.log.lastSeq(sessionId),
+    ]);
+    if (current && command.busyStrategy === "reject")
+      throw sessionBusy(command.publicSessionId, current);
+    if (parked && command.busyStrategy === "reject") {
+      throw sessionParked(command.publicSessionId, parked.turnId);
     }
+    const delivery = await deliveryOf(command, current !== undefined, parked?.turnId);
+    // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
+    // the sweep one empty look; input without a mark would wait for the next client.
+    const [receipt] = await Promise.all([
+      deps.store.submitInput({
+        sessionId,
+        delivery,
+        ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
+        payload: encodeInputPayload({
+          items: command.items,
+          clientTools: command.clientTools,
+          settings: command.settings,
+        }),
+      }),
+      deps.ready.markReady(sessionId),
+    ]);
+    const inputId = receipt.input.inputId;
+    // A retried request follows its original input, which may already be in the log.
+    startsAt.settle(
+      receipt.deduplicated
+        ? { cursor: 0, readLog: true }
+        : { cursor: entryCursor(startSeq), readLog: false },
+    );
+    if (current && command.busyStrategy === "interrupt")
+      await deps.signals.requestCancel(sessionId);
+    if (parked && command.busyStrategy === "interrupt")
+      await deps.store.cancelParkedTurn(sessionId, parked.turnId);
+    const queued: CursoredEvent | undefined =
+      receipt.sessionBusy && !receipt.deduplicated
+        ? {
+            cursor: entryCursor(startSeq),
+            sessionId: command.publicSessionId,
+            turnId: "",
+            event: { type: "input_queued", inputId },
+          }
+        : undefined;
+    return { inputId, queued };
+  }
+
+  /** Steered input joins the running (or parked) turn; any other waits for the next turn. */
+  async function deliveryOf(
+    command: StreamTurnCommand,
+    leased: boolean,
+    parkedTurnId: string | undefined,
+  ): Promise<
+    { kind: "next_turn" } | { kind: "active_turn"; turnId: string; minBoundary: "after_work" }
+  > {
+    if (command.busyStrategy !== "steer") return { kind: "next_turn" };
+    // Admitted at the first checkpoint after the turn resumes.
+    if (parkedTurnId !== undefined) {
+      return { kind: "active_turn", turnId: parkedTurnId, minBoundary: "after_work" };
+    }
+    const running = leased ? await deps.signals.activeTurn(command.sessionId) : undefined;
+    return running
+      ? { kind: "active_turn", turnId: running, minBoundary: "after_work" }
+      : { kind: "next_turn" };
   }
 
   /** Every call that names a session without delivering input to it needs it to exist. */

@@ -29,10 +29,11 @@ export interface SessionDriver {
   ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
   /** Loops running on this replica. */
   activeSessions(): number;
-  /** Whether this replica holds the session's lease now (and has not seen it lost). */
-  isDriving(sessionId: SessionId): boolean;
-  /** Calls `fn` once, when the replica no longer holds the lease; returns the unsubscribe. */
-  onLeaseEnd(sessionId: SessionId, fn: () => void): () => void;
+  /**
+   * While this replica holds the session's lease (and has not seen it lost): a signal that
+   * aborts when the hold ends (LocalDriving).
+   */
+  holdOf(sessionId: SessionId): AbortSignal | undefined;
   /**
    * Stops taking new sessions and hands over turns that wait for a client; waits for running
    * loops up to `timeoutMs`, then aborts them. Reports whether every lease was released.
@@ -51,6 +52,9 @@ const claimed = (outcome: { lease: SessionExecutionLease; vacant: boolean }): Cl
   vacant: outcome.vacant,
 });
 
+/** What a hold's signal aborts with (a reason of its own: no DOMException built per hold). */
+const HOLD_ENDED = new Error("lease hold ended");
+
 const INPUTS_PER_TURN = 1;
 const WORK_PER_TURN = 16;
 
@@ -67,14 +71,19 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   let unreleased = 0;
   // One renewal timer and call for every lease this replica holds.
   const keeper = createLeaseKeeper(deps);
-  // Sessions whose lease this replica holds and has not lost: only its own turns write their logs.
-  const held = new Set<SessionId>();
-  const leaseEndListeners = new Map<SessionId, Set<() => void>>();
+  // Sessions whose lease this replica holds and has not lost (only its own turns write their
+  // logs), each with a signal that aborts when the hold ends: a watch listens on it.
+  const holds = new Map<SessionId, AbortController>();
+  const held = {
+    add(sessionId: SessionId): void {
+      if (!holds.has(sessionId)) holds.set(sessionId, new AbortController());
+    },
+  };
   const endHold = (sessionId: SessionId): void => {
-    if (!held.delete(sessionId)) return;
-    const listeners = leaseEndListeners.get(sessionId);
-    leaseEndListeners.delete(sessionId);
-    for (const fn of listeners ?? []) fn();
+    const hold = holds.get(sessionId);
+    if (!hold) return;
+    holds.delete(sessionId);
+    hold.abort(HOLD_ENDED);
   };
 
   async function drive(
@@ -354,17 +363,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       return { kind: "driving" };
     },
     activeSessions: () => loops.size,
-    isDriving: (sessionId) => held.has(sessionId),
-    onLeaseEnd(sessionId, fn) {
-      if (!held.has(sessionId)) {
-        fn();
-        return () => undefined;
-      }
-      let listeners = leaseEndListeners.get(sessionId);
-      if (!listeners) leaseEndListeners.set(sessionId, (listeners = new Set()));
-      listeners.add(fn);
-      return () => void leaseEndListeners.get(sessionId)?.delete(fn);
-    },
+    holdOf: (sessionId) => holds.get(sessionId)?.signal,
     async drain(timeoutMs) {
       stopping = true;
       unreleased = 0;

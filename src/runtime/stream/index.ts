@@ -24,3 +24,13 @@ export {
   type WatchDeps,
   type WatchOptions,
 } from "./session-watch.js";
+export {
+  createLatch,
+  createLinkedAbortController,
+  onAbort,
+  waitUnlessAborted,
+  type Dispose,
+  type Latch,
+  type Waited,
+} from "./signals.js";
+export { createAsyncQueue, prefetch, type AsyncQueue } from "./async-iterables.js";

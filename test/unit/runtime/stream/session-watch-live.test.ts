@@ -141,16 +141,9 @@ describe("a watcher of a session its own replica drives", () => {
     };
     const bus = createSessionBus();
     const stop = new AbortController();
-    let driven = true;
-    const leaseEnds: (() => void)[] = [];
+    const hold = new AbortController();
     const watcher = watchFromStart(log, bus, stop.signal, {
-      drivenHere: {
-        isDriving: () => driven,
-        onLeaseEnd: (_id, fn) => {
-          leaseEnds.push(fn);
-          return () => undefined;
-        },
-      },
+      drivenHere: { holdOf: () => (hold.signal.aborted ? undefined : hold.signal) },
     });
     const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
     // Published before the watcher listened: only the log has it.
@@ -167,8 +160,7 @@ describe("a watcher of a session its own replica drives", () => {
     ]);
     expect(waits).toBe(0);
     // Driven elsewhere: an append that never reaches this bus comes through the log.
-    driven = false;
-    for (const end of leaseEnds) end();
+    hold.abort();
     await inner.append(sessionId, [{ turnId: "t2", event: usage }]);
     const later = await take(watcher, 1, 2_000);
     expect(later.map((e) => e.turnId)).toEqual(["t2"]);
@@ -190,7 +182,7 @@ describe("a watcher of a session its own replica drives", () => {
     await writer.emit({ type: "text_delta", text: "early" });
     const watcher = watchFromStart(log, bus, stop.signal, {
       pollMs: 60_000,
-      drivenHere: { isDriving: () => true, onLeaseEnd: () => () => undefined },
+      drivenHere: { holdOf: () => new AbortController().signal },
     });
     const got = take(watcher, 2, 2_000);
     await new Promise((r) => setTimeout(r, 10));
