@@ -162,22 +162,31 @@ function functionName(node: ts.Node, file: ts.SourceFile): string {
 
 /**
  * Function-like nodes (declarations, expressions, arrows, methods, accessors, constructors) whose
- * own lines exceed `limit`, longest first. A line is a function's own when it holds a token of
- * that function and not of a function nested in it, so a factory that returns small methods is
- * judged by its own body alone; blank and comment-only lines hold no token and never count.
+ * own lines exceed `limit`, longest first. A function's own lines are its lines of code (a line
+ * holding a token: blank and comment-only lines never count) less every line of the functions
+ * nested in it, so a factory that returns small methods is judged by its own body alone.
  */
 export function longFunctions(files: ReadonlyMap<string, string>, limit: number): LongFunction[] {
   const found: LongFunction[] = [];
   for (const [path, text] of files) {
     const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
     const owned = new Map<ts.Node, Set<number>>();
+    // Per function, the line spans (first, last) of the functions directly nested in it.
+    const nested = new Map<ts.Node, [number, number][]>();
     const lineOf = (pos: number) => file.getLineAndCharacterOfPosition(pos).line;
     const visit = (node: ts.Node, owner: ts.Node | undefined): void => {
       if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) {
         return;
       }
-      const inner = FUNCTION_KINDS.has(node.kind) ? node : owner;
-      if (inner !== undefined && !owned.has(inner)) owned.set(inner, new Set());
+      const isFunction = FUNCTION_KINDS.has(node.kind);
+      if (isFunction && owner !== undefined) {
+        nested.get(owner)?.push([lineOf(node.getStart(file)), lineOf(node.end)]);
+      }
+      const inner = isFunction ? node : owner;
+      if (inner !== undefined && !owned.has(inner)) {
+        owned.set(inner, new Set());
+        nested.set(inner, []);
+      }
       const children = node.getChildren(file);
       if (children.length === 0 && inner !== undefined && node.getStart(file) < node.end) {
         // A token may span lines (a template literal): each of them is code.
@@ -188,9 +197,11 @@ export function longFunctions(files: ReadonlyMap<string, string>, limit: number)
     };
     visit(file, undefined);
     for (const [node, lines] of owned) {
-      if (lines.size <= limit) continue;
+      const spans = nested.get(node) ?? [];
+      const own = [...lines].filter((l) => !spans.some(([first, last]) => l >= first && l <= last));
+      if (own.length <= limit) continue;
       const line = lineOf(node.getStart(file)) + 1;
-      found.push({ path, line, name: functionName(node, file), ownLines: lines.size });
+      found.push({ path, line, name: functionName(node, file), ownLines: own.length });
     }
   }
   return found.sort((a, b) => b.ownLines - a.ownLines || a.path.localeCompare(b.path));

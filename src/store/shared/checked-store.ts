@@ -29,6 +29,10 @@ import {
 export const MAX_SESSION_PAGE = 1000;
 
 /**
+ * Wraps a backend so each operation first validates its arguments. A refused argument rejects
+ * the returned promise (never a synchronous throw: callers use Promise.all and .catch).
+ */
+/**
  * Runs `check`, then `run`; a refused argument becomes a rejected promise. Not an async function:
  * the store's hot path pays no extra promise per call.
  */
@@ -41,24 +45,11 @@ function checked<R>(check: () => void, run: () => Promise<R>): Promise<R> {
   return run();
 }
 
-/**
- * Wraps a backend so each operation first validates its arguments. A refused argument rejects
- * the returned promise (never a synchronous throw: callers use Promise.all and .catch).
- */
 export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreLimits): T {
+  const maxIds = limits.maxBatchesPerClaim;
+  const checkSessionId = (id: SessionId): void => void parseSessionId(id);
   return {
     ...inner,
-    ...sessionAndQueueChecks(inner, limits),
-    ...turnAndCatalogChecks(inner, limits),
-  };
-}
-
-const checkSessionId = (id: SessionId): void => void parseSessionId(id);
-
-/** Sessions, leases, the work queue and turn inputs. */
-function sessionAndQueueChecks(inner: RuntimeStore, limits: StoreLimits) {
-  const maxIds = limits.maxBatchesPerClaim;
-  return {
     commit: (commit) =>
       checked(
         () => {
@@ -220,12 +211,7 @@ function sessionAndQueueChecks(inner: RuntimeStore, limits: StoreLimits) {
         },
         () => inner.deferActiveInputs(fence, turnId),
       ),
-  } satisfies Partial<RuntimeStore>;
-}
 
-/** A turn's tool calls and parking, agents, revisions and vacuum. */
-function turnAndCatalogChecks(inner: RuntimeStore, limits: StoreLimits) {
-  return {
     recordToolCalls: (fence, turnId, callIds) =>
       checked(
         () => {
@@ -361,5 +347,5 @@ function turnAndCatalogChecks(inner: RuntimeStore, limits: StoreLimits) {
         () => checkSessionId(id),
         () => inner.vacuum(id),
       ),
-  } satisfies Partial<RuntimeStore>;
+  };
 }

@@ -151,17 +151,35 @@ describe("function size", () => {
         "});",
       ].join("\n"),
     });
-    // The factory spans 22 lines but owns 7 (its four and the commas after its three methods);
-    // each method owns 7.
+    // The factory spans 22 lines but owns 4 (its methods' lines are theirs); each method owns 7.
     expect(longFunctions(files, 10)).toEqual([
       { path: "src/bad.ts", line: 7, name: "tooLong", ownLines: 16 },
     ]);
-    expect(longFunctions(files, 6).map((f) => `${f.name} ${f.ownLines}`)).toEqual([
+    expect(longFunctions(files, 3).map((f) => `${f.name} ${f.ownLines}`)).toEqual([
       "tooLong 16",
-      "createThing 7",
       "first 7",
       "second 7",
       "third 7",
+      "short 5",
+      "createThing 4",
+    ]);
+  });
+
+  test("the lines of a nested function are its own alone, even those it shares", () => {
+    const files = tree({
+      "src/d.ts": [
+        "function outer(items: number[]): number[] {",
+        "  const doubled = items.map((x) => {",
+        "    return x * 2;",
+        "  });",
+        "  return doubled;",
+        "}",
+      ].join("\n"),
+    });
+    // outer: its first line, the return and its closing brace; the callback: lines 2 to 4.
+    expect(longFunctions(files, 0)).toEqual([
+      { path: "src/d.ts", line: 1, name: "outer", ownLines: 3 },
+      { path: "src/d.ts", line: 2, name: "<anonymous>", ownLines: 3 },
     ]);
   });
 
