@@ -232,8 +232,9 @@ function describeRuntime(
               [Symbol.asyncIterator]();
             const queued = await steer.next();
             releaseTool();
-            const rest = await collect({ [Symbol.asyncIterator]: () => steer });
-            return queued.done === true ? rest : [queued.value, ...rest];
+            return collect({ [Symbol.asyncIterator]: () => steer }).then((rest) =>
+              queued.done === true ? rest : [queued.value, ...rest],
+            );
           }
         }
         return [];
