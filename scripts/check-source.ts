@@ -1,13 +1,22 @@
-// Gate over src: no import cycles, production files within the size limit, and every Lua script
-// with a complete header (scripts/source-gates.ts). Prints each finding; exits 1 on any.
+// Gate over src: no import cycles, production files and functions within their size limits, and
+// every Lua script with a complete header (scripts/source-gates.ts). Prints each finding; exits 1
+// on any.
 // Usage: npx tsx scripts/check-source.ts
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { findCycles, importGraph, luaHeaderProblems, oversizedFiles } from "./source-gates.js";
+import {
+  findCycles,
+  importGraph,
+  longFunctions,
+  luaHeaderProblems,
+  oversizedFiles,
+} from "./source-gates.js";
 
 const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 const LINE_LIMIT = 400;
+/** A function's own lines: without its nested functions, blank lines and comments. */
+const FUNCTION_LIMIT = 80;
 const LUA_DIR = "src/store/redis/lua";
 
 /**
@@ -15,6 +24,16 @@ const LUA_DIR = "src/store/redis/lua";
  * keep it so, or say here why a file cannot be split by responsibility yet.
  */
 const SIZE_ALLOWED = new Map<string, string>([]);
+
+/**
+ * Functions allowed past FUNCTION_LIMIT for now (`path#name` → reason). Each is being split into
+ * named steps on its own branch; this list is to be emptied, an entry removed as its split lands
+ * (an entry whose function is within the limit, or gone, is itself a finding).
+ */
+const FUNCTION_ALLOWED = new Map<string, string>([
+  ["src/runtime/turn/turn-execution.ts#executeTurn", "being split with the TurnEnd union"],
+  ["src/runtime/session/session-driver.ts#runWhileHeld", "being split with the TurnEnd union"],
+]);
 
 function walk(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -43,6 +62,22 @@ for (const file of oversizedFiles(production, LINE_LIMIT, SIZE_ALLOWED)) {
 for (const path of SIZE_ALLOWED.keys()) {
   if (!production.has(path)) findings.push(`${path}: on the size allow-list but gone; remove it`);
 }
+const allowedSeen = new Set<string>();
+for (const fn of longFunctions(production, FUNCTION_LIMIT)) {
+  const key = `${fn.path}#${fn.name}`;
+  if (FUNCTION_ALLOWED.has(key)) {
+    allowedSeen.add(key);
+    continue;
+  }
+  findings.push(
+    `${fn.path}:${fn.line} ${fn.name}: ${fn.ownLines} own lines (limit ${FUNCTION_LIMIT}; split it into named steps)`,
+  );
+}
+for (const key of FUNCTION_ALLOWED.keys()) {
+  if (!allowedSeen.has(key)) {
+    findings.push(`${key}: on the function allow-list but within the limit or gone; remove it`);
+  }
+}
 for (const path of walk(LUA_DIR).filter((p) => p.endsWith(".lua"))) {
   const name = relative(join(ROOT, LUA_DIR), join(ROOT, path)).split(sep).join("/");
   findings.push(...luaHeaderProblems(name, read(path)).map((p) => `${LUA_DIR}/${p}`));
@@ -51,5 +86,5 @@ for (const path of walk(LUA_DIR).filter((p) => p.endsWith(".lua"))) {
 for (const finding of findings) console.error(finding);
 if (findings.length > 0) process.exit(1);
 console.log(
-  `check-source: ${sources.size} modules without cycles, ${production.size} production files within ${LINE_LIMIT} lines, Lua headers complete`,
+  `check-source: ${sources.size} modules without cycles, ${production.size} production files within ${LINE_LIMIT} lines and their functions within ${FUNCTION_LIMIT}, Lua headers complete`,
 );

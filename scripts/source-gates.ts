@@ -1,6 +1,6 @@
-// Checks of the source tree that no linter makes for us: import cycles, the production file
-// size limit and the header of every Lua script. Pure functions over file names and texts, so the
-// unit tests feed them small samples; scripts/check-source.ts runs them on the real tree.
+// Checks of the source tree that no linter makes for us: import cycles, the production file and
+// function size limits and the header of every Lua script. Pure functions over file names and
+// texts, so the unit tests feed them small samples; scripts/check-source.ts runs them on the tree.
 import { posix } from "node:path";
 import ts from "typescript";
 
@@ -127,6 +127,84 @@ export function oversizedFiles(
     .map(([path, text]) => ({ path, lines: lineCount(text) }))
     .filter((f) => f.lines > limit && !allowed.has(f.path))
     .sort((a, b) => b.lines - a.lines || a.path.localeCompare(b.path));
+}
+
+export interface LongFunction {
+  path: string;
+  /** 1-based line where the function starts. */
+  line: number;
+  name: string;
+  ownLines: number;
+}
+
+const FUNCTION_KINDS = new Set([
+  ts.SyntaxKind.FunctionDeclaration,
+  ts.SyntaxKind.FunctionExpression,
+  ts.SyntaxKind.ArrowFunction,
+  ts.SyntaxKind.MethodDeclaration,
+  ts.SyntaxKind.GetAccessor,
+  ts.SyntaxKind.SetAccessor,
+  ts.SyntaxKind.Constructor,
+]);
+
+/** A function's own name, or the name it is bound to (`const f = () => …`, `{ f: () => … }`). */
+function functionName(node: ts.Node, file: ts.SourceFile): string {
+  if (node.kind === ts.SyntaxKind.Constructor) return "constructor";
+  const named = node as ts.Node & { name?: ts.Node };
+  if (named.name !== undefined) return named.name.getText(file);
+  const parent = node.parent as ts.Node & { name?: ts.Node };
+  const bindsName =
+    ts.isVariableDeclaration(parent) ||
+    ts.isPropertyAssignment(parent) ||
+    ts.isPropertyDeclaration(parent);
+  return bindsName && parent.name !== undefined ? parent.name.getText(file) : "<anonymous>";
+}
+
+/**
+ * Function-like nodes (declarations, expressions, arrows, methods, accessors, constructors) whose
+ * own lines exceed `limit`, longest first. A function's own lines are its lines of code (a line
+ * holding a token: blank and comment-only lines never count) less every line of the functions
+ * nested in it, so a factory that returns small methods is judged by its own body alone.
+ */
+export function longFunctions(files: ReadonlyMap<string, string>, limit: number): LongFunction[] {
+  const found: LongFunction[] = [];
+  for (const [path, text] of files) {
+    const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+    const owned = new Map<ts.Node, Set<number>>();
+    // Per function, the line spans (first, last) of the functions directly nested in it.
+    const nested = new Map<ts.Node, [number, number][]>();
+    const lineOf = (pos: number) => file.getLineAndCharacterOfPosition(pos).line;
+    const visit = (node: ts.Node, owner: ts.Node | undefined): void => {
+      if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) {
+        return;
+      }
+      const isFunction = FUNCTION_KINDS.has(node.kind);
+      if (isFunction && owner !== undefined) {
+        nested.get(owner)?.push([lineOf(node.getStart(file)), lineOf(node.end)]);
+      }
+      const inner = isFunction ? node : owner;
+      if (inner !== undefined && !owned.has(inner)) {
+        owned.set(inner, new Set());
+        nested.set(inner, []);
+      }
+      const children = node.getChildren(file);
+      if (children.length === 0 && inner !== undefined && node.getStart(file) < node.end) {
+        // A token may span lines (a template literal): each of them is code.
+        const lines = owned.get(inner);
+        for (let l = lineOf(node.getStart(file)); l <= lineOf(node.end); l += 1) lines?.add(l);
+      }
+      for (const child of children) visit(child, inner);
+    };
+    visit(file, undefined);
+    for (const [node, lines] of owned) {
+      const spans = nested.get(node) ?? [];
+      const own = [...lines].filter((l) => !spans.some(([first, last]) => l >= first && l <= last));
+      if (own.length <= limit) continue;
+      const line = lineOf(node.getStart(file)) + 1;
+      found.push({ path, line, name: functionName(node, file), ownLines: own.length });
+    }
+  }
+  return found.sort((a, b) => b.ownLines - a.ownLines || a.path.localeCompare(b.path));
 }
 
 /** `<operation>-<number of KEYS>.lua`, or `-n` when each call gives the key count. */

@@ -187,22 +187,7 @@ class TurnRun implements ModelCallContext {
       const spentBefore = this.budgetSpent();
       if (spentBefore) return spentBefore;
       const iteration = ++this.iterations;
-      const request = {
-        messages: this.view.messages,
-        tools: this.config.definitions,
-        options: this.config.model,
-        signal,
-      };
-      const progress = { forwardedText: "" };
-      let called: ModelCallOutcome;
-      try {
-        const response = await consumeModelCall(this.provider.call(request), this, progress);
-        called = signal.aborted
-          ? { kind: "cancelled", forwardedText: progress.forwardedText }
-          : { kind: "ok", response: withCallIds(response, iteration) };
-      } catch (err) {
-        called = await recoverModelCall(this, request, iteration, err, progress.forwardedText);
-      }
+      const called = await this.callModel(iteration);
       if (called.kind !== "ok") {
         // Keep what the client already saw, so the stored history matches the stream.
         if (called.forwardedText !== "") {
@@ -271,6 +256,26 @@ class TurnRun implements ModelCallContext {
       if (this.config.checkpoints !== undefined && (await this.admit("after_work")) === ABORTED) {
         return CANCELLED;
       }
+    }
+  }
+
+  /** One model call over the current view, streamed to the sink as it arrives. */
+  private async callModel(iteration: number): Promise<ModelCallOutcome> {
+    const signal = this.cancellation.signal;
+    const request = {
+      messages: this.view.messages,
+      tools: this.config.definitions,
+      options: this.config.model,
+      signal,
+    };
+    const progress = { forwardedText: "" };
+    try {
+      const response = await consumeModelCall(this.provider.call(request), this, progress);
+      return signal.aborted
+        ? { kind: "cancelled", forwardedText: progress.forwardedText }
+        : { kind: "ok", response: withCallIds(response, iteration) };
+    } catch (err) {
+      return await recoverModelCall(this, request, iteration, err, progress.forwardedText);
     }
   }
 

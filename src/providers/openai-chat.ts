@@ -4,6 +4,7 @@ import OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
@@ -70,33 +71,9 @@ async function* stream(
   let usage: UsageTotals | undefined;
   let finishReason: string | undefined;
   try {
-    const chunks = await client.chat.completions.create(
-      {
-        model: request.options.model ?? options.defaultModel,
-        messages: toWireMessages(request.messages),
-        ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toWireTool) }),
-        ...(request.options.temperature === undefined
-          ? {}
-          : { temperature: request.options.temperature }),
-        ...(request.options.maxOutputTokens === undefined
-          ? {}
-          : { max_completion_tokens: request.options.maxOutputTokens }),
-        ...(request.options.responseFormat && {
-          response_format: {
-            type: "json_schema" as const,
-            json_schema: {
-              name: request.options.responseFormat.name,
-              schema: request.options.responseFormat.schema,
-            },
-          },
-        }),
-        stream: true,
-        ...(options.includeStreamUsage === false
-          ? {}
-          : { stream_options: { include_usage: true } }),
-      },
-      { signal },
-    );
+    const chunks = await client.chat.completions.create(wireRequest(options, request), {
+      signal,
+    });
     for await (const chunk of chunks) {
       failOnErrorChunk(chunk);
       if (chunk.usage != null) {
@@ -118,21 +95,7 @@ async function* stream(
         text += delta.content;
         yield textDelta(delta.content);
       }
-      for (const fragment of delta.tool_calls ?? []) {
-        let buffer = byIndex.get(fragment.index);
-        const id = fragment.id ?? "";
-        // A new id at a used index is another call (some servers number every call 0).
-        if (buffer === undefined || (id !== "" && buffer.id !== "" && id !== buffer.id)) {
-          buffer = { id: "", name: "", args: "" };
-          calls.push(buffer);
-          byIndex.set(fragment.index, buffer);
-        }
-        if (id !== "") buffer.id = id;
-        // Names arrive whole; a server that repeats the name on later chunks must not double it.
-        const name = fragment.function?.name;
-        if (name != null && name !== "" && buffer.name === "") buffer.name = name;
-        if (fragment.function?.arguments != null) buffer.args += fragment.function.arguments;
-      }
+      for (const fragment of delta.tool_calls ?? []) addToolFragment(calls, byIndex, fragment);
     }
     // The SDK ends the iteration quietly on abort; the port promises a rejection.
     if (signal.aborted) throw new Error("aborted");
@@ -161,6 +124,56 @@ async function* stream(
   if (usage !== undefined) response.usage = usage;
   if (finishReason === "length") response.truncated = true;
   return response;
+}
+
+/** The streaming Chat Completions request for one model call. */
+function wireRequest(
+  options: OpenAIChatProviderOptions,
+  request: ModelRequest,
+): ChatCompletionCreateParamsStreaming {
+  return {
+    model: request.options.model ?? options.defaultModel,
+    messages: toWireMessages(request.messages),
+    ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toWireTool) }),
+    ...(request.options.temperature === undefined
+      ? {}
+      : { temperature: request.options.temperature }),
+    ...(request.options.maxOutputTokens === undefined
+      ? {}
+      : { max_completion_tokens: request.options.maxOutputTokens }),
+    ...(request.options.responseFormat && {
+      response_format: {
+        type: "json_schema" as const,
+        json_schema: {
+          name: request.options.responseFormat.name,
+          schema: request.options.responseFormat.schema,
+        },
+      },
+    }),
+    stream: true,
+    ...(options.includeStreamUsage === false ? {} : { stream_options: { include_usage: true } }),
+  };
+}
+
+/** Adds one streamed fragment to the call its index is filling, or starts the next call. */
+function addToolFragment(
+  calls: ToolCallBuffer[],
+  byIndex: Map<number, ToolCallBuffer>,
+  fragment: ChatCompletionChunk.Choice.Delta.ToolCall,
+): void {
+  let buffer = byIndex.get(fragment.index);
+  const id = fragment.id ?? "";
+  // A new id at a used index is another call (some servers number every call 0).
+  if (buffer === undefined || (id !== "" && buffer.id !== "" && id !== buffer.id)) {
+    buffer = { id: "", name: "", args: "" };
+    calls.push(buffer);
+    byIndex.set(fragment.index, buffer);
+  }
+  if (id !== "") buffer.id = id;
+  // Names arrive whole; a server that repeats the name on later chunks must not double it.
+  const name = fragment.function?.name;
+  if (name != null && name !== "" && buffer.name === "") buffer.name = name;
+  if (fragment.function?.arguments != null) buffer.args += fragment.function.arguments;
 }
 
 /** vLLM and others report a failure mid-stream as a chunk `{"object":"error","message":...}`. */

@@ -12,6 +12,7 @@ import {
 } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import { freePort } from "../support/redis-harness.js";
+import { waitFor } from "../support/wait-for.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 /** Far above what a clean drain takes here: an exit after it means the drain waited it out. */
@@ -55,15 +56,17 @@ async function startTether(): Promise<Tether> {
   child.stderr.on("data", (b: Buffer) => (output += b.toString()));
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   const health = createClient(Health, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
-  const until = Date.now() + 20_000;
   let status: Status | undefined;
-  while (Date.now() < until && child.exitCode === null && status !== Status.SERVING) {
-    status = await health
-      .check({ service: "" }, { timeoutMs: 1_000 })
-      .then((r) => r.status)
-      .catch(() => undefined);
-    if (status !== Status.SERVING) await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    async () => {
+      status = await health
+        .check({ service: "" }, { timeoutMs: 1_000 })
+        .then((r) => r.status)
+        .catch(() => undefined);
+      return status === Status.SERVING || child.exitCode !== null;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, what: "the server to serve" },
+  ).catch(() => undefined);
   expect(status, output).toBe(Status.SERVING);
   return { port, output: () => output, exited, signal: (name) => child.kill(name) };
 }
@@ -87,18 +90,20 @@ describe("drain on SIGTERM", () => {
       TurnService,
       createGrpcTransport({ baseUrl: `http://127.0.0.1:${tether.port}` }),
     );
-    let cursor = 0n;
+    const cursors: bigint[] = [];
     for await (const r of turns.streamTurn({ sessionId: "idle", input: text("hello") })) {
-      cursor = r.event?.cursor ?? cursor;
+      if (r.event) cursors.push(r.event.cursor);
     }
-    const watching = turns.watchSession({ sessionId: "idle", afterCursor: cursor });
+    // The watch starts one event before the end: that event arriving shows the server serves
+    // the watch, which then waits idle, as nothing follows the completed turn.
+    const watching = turns.watchSession({ sessionId: "idle", afterCursor: cursors.at(-2) ?? 0n });
     const iterator = watching[Symbol.asyncIterator]();
+    const last = await iterator.next();
+    expect(last.done === false && last.value.event?.cursor).toBe(cursors.at(-1));
     const ended = iterator.next().then(
       () => undefined,
       (error: unknown) => error,
     );
-    // The watch is open and idle: nothing follows the completed turn.
-    await new Promise((r) => setTimeout(r, 300));
 
     const signalled = Date.now();
     tether.signal("SIGTERM");

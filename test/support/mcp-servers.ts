@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { McpServerConfig } from "../../src/mcp/config.js";
+import { waitFor } from "./wait-for.js";
 
 export const quietMcpLogger = { info: () => undefined, warn: () => undefined };
 
@@ -30,11 +31,21 @@ export const testServer = (name = "test", timeoutMs?: number): McpServerConfig =
   timeoutMs,
 });
 
+export interface EverythingHttp {
+  child: ChildProcess;
+  /** MCP POST requests the server has received so far (it logs each one on stdout). */
+  postsReceived(): number;
+}
+
 /** The everything server on Streamable HTTP, on `port`. */
-export async function startEverythingHttp(port: number): Promise<ChildProcess> {
+export async function startEverythingHttp(port: number): Promise<EverythingHttp> {
   const child = spawn(process.execPath, [everythingMain, "streamableHttp"], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let posts = 0;
+  child.stdout?.on("data", (b: Buffer) => {
+    posts += b.toString().split("Received MCP POST request").length - 1;
   });
   await new Promise<void>((resolve, reject) => {
     let output = "";
@@ -47,14 +58,10 @@ export async function startEverythingHttp(port: number): Promise<ChildProcess> {
       }
     });
   });
-  return child;
+  return { child, postsReceived: () => posts };
 }
 
 /** Polls until `check` holds (15 s at most). */
 export async function eventually(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(check, { timeoutMs: 15_000, intervalMs: 50, what });
 }

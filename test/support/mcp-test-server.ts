@@ -2,7 +2,8 @@
 // tools misbehave on request: `fail` answers with an error result, `hang` never answers (and
 // counts the cancellations it receives), `die` exits the process mid-call, `grow` adds a tool and
 // announces the new list, `meta` returns the `_meta` the call carried, `cancellations` reports
-// how many hung calls were cancelled. Run: node --import tsx test/support/mcp-test-server.ts
+// how many hung calls were cancelled and `hanging` how many wait now. Run: node --import tsx
+// test/support/mcp-test-server.ts
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 
@@ -15,20 +16,24 @@ server.registerTool("fail", { description: "answers with an error result" }, () 
   isError: true,
 }));
 
-server.registerTool(
-  "hang",
-  { description: "never answers" },
-  (extra) =>
-    new Promise((resolve) => {
-      extra.signal.addEventListener("abort", () => {
-        cancelled++;
-        resolve(text("cancelled"));
-      });
-    }),
-);
+let hanging = 0;
+server.registerTool("hang", { description: "never answers" }, (extra) => {
+  hanging++;
+  return new Promise((resolve) => {
+    extra.signal.addEventListener("abort", () => {
+      hanging--;
+      cancelled++;
+      resolve(text("cancelled"));
+    });
+  });
+});
 
 server.registerTool("cancellations", { description: "hung calls cancelled so far" }, () =>
   text(String(cancelled)),
+);
+
+server.registerTool("hanging", { description: "hung calls waiting now" }, () =>
+  text(String(hanging)),
 );
 
 server.registerTool("die", { description: "exits mid-call" }, () => {

@@ -10,7 +10,7 @@ import type { RuntimeStore } from "../../src/ports/runtime-store.js";
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
-import { silentLogger, type RuntimeDeps } from "../../src/runtime/deps.js";
+import { silentLogger, type RuntimeDeps, type RuntimeLogger } from "../../src/runtime/deps.js";
 import {
   createTetherRuntime,
   type StreamTurnCommand,
@@ -60,6 +60,8 @@ export interface RuntimeHarnessOptions {
   wrapStore?: (store: RuntimeStore) => RuntimeStore;
   /** Interposes on the event log (fault injection). */
   wrapLog?: (log: EventLog) => EventLog;
+  /** Hears the runtime's log records (silent by default). */
+  logger?: RuntimeLogger;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -100,7 +102,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
   };
   return { runtime: createTetherRuntime(deps), store, log, deps };
 }

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import { describe, expect, inject, it } from "vitest";
+import { waitFor } from "../support/wait-for.js";
 
 describe("test harness", () => {
   it("provides a reachable standalone redis", async () => {
@@ -9,5 +10,30 @@ describe("test harness", () => {
   });
   it("provides a 3-master cluster", () => {
     expect(inject("clusterPorts")).toHaveLength(3);
+  });
+});
+
+describe("waitFor", () => {
+  it("resolves with the check's first truthy value, async checks too", async () => {
+    let calls = 0;
+    expect(await waitFor(() => (++calls === 3 ? "ready" : undefined))).toBe("ready");
+    expect(calls).toBe(3);
+    expect(await waitFor(() => Promise.resolve(7))).toBe(7);
+  });
+
+  it("fails naming what never happened once its time is up", async () => {
+    await expect(waitFor(() => false, { timeoutMs: 30, what: "the door" })).rejects.toThrow(
+      "timed out after 30 ms waiting for the door",
+    );
+  });
+
+  it("fails at once with the error of a check that throws", async () => {
+    let calls = 0;
+    const failing = () => {
+      calls++;
+      throw new Error("broken check");
+    };
+    await expect(waitFor(failing)).rejects.toThrow("broken check");
+    expect(calls).toBe(1);
   });
 });

@@ -15,7 +15,7 @@ import {
   type AgentDefinition as AgentDefinitionPb,
 } from "../../gen/tether/v1/agent_service_pb.js";
 import { TurnOptionsSchema } from "../../gen/tether/v1/turn_pb.js";
-import type { SessionIdMap } from "./scalars.js";
+import { fromInt64, fromUint64, type SessionIdMap } from "./scalars.js";
 import { clientToolsFromProto, settingsFromProto } from "./turn.js";
 
 /** Checks and decodes a definition; a refused field is named under `definition.`. */
@@ -96,9 +96,9 @@ export function agentFromProto(pb: AgentPb | undefined, ids: SessionIdMap): Agen
   if (pb === undefined) throw invalidArgument("agent", "is missing");
   return {
     agentId: ids.toStore(pb.agentId, "agent.agent_id"),
-    version: Number(pb.version),
+    version: fromUint64(pb.version, "agent.version"),
     displayName: pb.displayName,
     definition: definitionToStore(pb.definition),
-    createdAtMs: Number(pb.createdAtMs),
+    createdAtMs: fromInt64(pb.createdAtMs, "agent.created_at_ms"),
   };
 }

@@ -237,12 +237,17 @@ describe("operations", () => {
     const health = createClient(Health, h.transport);
     try {
       // Each open call links its own signal to the server's shutdown and drain signals.
+      const opened: Promise<void>[] = [];
       const streams = Array.from({ length: 24 }, async () => {
+        let served: () => void = () => undefined;
+        opened.push(new Promise<void>((resolve) => (served = resolve)));
         for await (const update of health.watch({}, { signal: stop.signal })) {
           expect(update.status).toBe(ServingStatus.SERVING);
+          served();
         }
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Every call is open once the server has sent it the current status.
+      await Promise.all(opened);
       stop.abort();
       await Promise.allSettled(streams);
       await new Promise((resolve) => setImmediate(resolve));

@@ -21,9 +21,11 @@ import type { EventLog } from "../../../src/ports/event-log.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import type { ToolExecutor } from "../../../src/ports/tool-executor.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
+import { silentLogger, type RuntimeLogger } from "../../../src/runtime/index.js";
 import { expectCode } from "../../support/api-clients.js";
 import { startApiServer } from "../../support/api-server.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -103,6 +105,7 @@ function setup(backend: "memory" | "redis") {
       parkedTurnTtlMs?: number;
       maxParkedProgressBytes?: number;
       wrapLog?: (log: EventLog) => EventLog;
+      logger?: RuntimeLogger;
     } = {},
   ): Promise<Replica> {
     const { runtime, store } = createRuntimeHarness({
@@ -515,7 +518,12 @@ for (const backend of ["memory", "redis"] as const) {
 
     it("a turn too large to park keeps waiting on its replica and still takes its answer", async () => {
       env = setup(backend);
-      const a = await env.replica({ maxParkedProgressBytes: 16 });
+      const warnings: string[] = [];
+      const logger = {
+        ...silentLogger,
+        warn: (_fields: object, message: string) => void warnings.push(message),
+      };
+      const a = await env.replica({ maxParkedProgressBytes: 16, logger });
       const sessionId = `s-${randomUUID()}`;
       const stream = follow(
         a.turns.streamTurn({
@@ -525,7 +533,10 @@ for (const backend of ["memory", "redis"] as const) {
         }),
       );
       const requested = await stream.until(is("toolCallRequested"));
-      await new Promise((r) => setTimeout(r, 200));
+      // It tried to park, was refused, and still holds its lease.
+      await waitFor(() => warnings.includes("turn too large to park: it waits on this replica"), {
+        what: "the refused park",
+      });
       expect((await a.sessions.getSession({ sessionId })).session?.lease).toBeDefined();
       await a.turns.submitToolResults({
         sessionId,

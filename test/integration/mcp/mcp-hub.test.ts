@@ -15,6 +15,7 @@ import {
   testServer,
 } from "../../support/mcp-servers.js";
 import { freePort } from "../../support/redis-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const connected = (hub: McpHub, name: string) => () =>
   hub.states().some((s) => s.name === name && s.state === "connected");
@@ -61,7 +62,7 @@ describe("MCP hub", () => {
   it("works over Streamable HTTP, and picks a restarted server's tools up again", async () => {
     const port = await freePort();
     let http = await startEverythingHttp(port);
-    cleanup.push(() => http.kill("SIGKILL"));
+    cleanup.push(() => http.child.kill("SIGKILL"));
     const hub = hubOf([
       {
         name: "web",
@@ -75,6 +76,7 @@ describe("MCP hub", () => {
       .executor.execute(call("web__get-sum", { a: 2, b: 3 }), context());
     expect(String(sum.output)).toContain("5");
     // The server dies in the middle of a long call: the call fails within a few seconds.
+    const postsBefore = http.postsReceived();
     const long = hub
       .forTurn(["web"], (id) => id)
       .executor.execute(
@@ -85,9 +87,9 @@ describe("MCP hub", () => {
       () => "answered",
       () => "failed",
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => http.postsReceived() > postsBefore, { what: "the long call to arrive" });
     const killedAt = Date.now();
-    http.kill("SIGKILL");
+    http.child.kill("SIGKILL");
     expect(await failed).toBe("failed");
     expect(Date.now() - killedAt).toBeLessThan(8_000);
     await eventually(() => !connected(hub, "web")(), "web down");
@@ -111,12 +113,14 @@ describe("MCP hub", () => {
       [IDEMPOTENCY_META_KEY]: "session-a/turn-b/call-7",
     });
     // Cancellation reaches the server as notifications/cancelled.
+    const ask = async (tool: string) => String((await tools.execute(call(tool), context())).output);
     const abort = new AbortController();
     const hung = tools.execute(call("test__hang"), { signal: abort.signal, turnId: "t" });
-    setTimeout(() => abort.abort(new Error("turn cancelled")), 200);
+    await waitFor(async () => (await ask("test__hanging")) === "1", { what: "the call to hang" });
+    abort.abort(new Error("turn cancelled"));
     await expect(hung).rejects.toThrow();
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await tools.execute(call("test__cancellations"), context())).output).toBe("1");
+    await waitFor(async () => (await ask("test__hanging")) === "0", { what: "the cancellation" });
+    expect(await ask("test__cancellations")).toBe("1");
     // The slow server's 300 ms timeout ends a hung call.
     const started = Date.now();
     await expect(tools.execute(call("slow__hang"), context())).rejects.toThrow(/timed out/iu);

@@ -8,6 +8,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import type { EventLog } from "../../../src/ports/event-log.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -54,11 +55,10 @@ describe("completion of a committed but unannounced turn (Redis)", () => {
     expect((await b.store.loadSession(sessionId))?.headRevision).toBe(2);
     // A never releases the lease while the completion is missing (had it released, B would
     // take the session as having nothing to announce); once A's client is gone, it expires.
-    const expiry = Date.now() + 5_000;
-    while ((await a.store.currentLease(sessionId)) && Date.now() < expiry) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(await a.store.currentLease(sessionId)).toBeUndefined();
+    await waitFor(async () => (await a.store.currentLease(sessionId)) === undefined, {
+      timeoutMs: 5_000,
+      what: "A's lease to expire",
+    });
 
     // B takes the session (as the sweep would) and announces the committed turn.
     const watch = collect(

@@ -17,6 +17,7 @@ import {
   textCommand,
   textOf,
 } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -72,7 +73,9 @@ describe("recovery across replicas (Redis)", () => {
     expect(aLease?.owner.ownerId).toBe("replica-a");
 
     // A's lease lapses (renewals fail); B's sweep takes the session over.
-    await new Promise((resolve) => setTimeout(resolve, 450));
+    await waitFor(async () => (await b.store.currentLease(sessionId)) === undefined, {
+      what: "A's lease to lapse",
+    });
     const sweeper = startSweeper({
       driver: b.runtime.driver,
       ready: b.deps.ready,

@@ -225,16 +225,16 @@ function describeRuntime(
         for await (const item of first) {
           firstEvents.push(item.event.type);
           if (item.event.type === "tool_call_started") {
-            // The turn is parked in its tool call: steer, then let the tool finish.
-            const steered = collect(
-              runtime.streamTurn(
-                textCommand("st1", "also do this", { busyStrategy: "steer" }),
-                signal(),
-              ),
-            );
-            await new Promise((resolve) => setTimeout(resolve, 50));
+            // The turn is parked in its tool call: steer, then, once the steer is queued, let the
+            // tool finish.
+            const steer = runtime
+              .streamTurn(textCommand("st1", "also do this", { busyStrategy: "steer" }), signal())
+              [Symbol.asyncIterator]();
+            const queued = await steer.next();
             releaseTool();
-            return steered;
+            return collect({ [Symbol.asyncIterator]: () => steer }).then((rest) =>
+              queued.done === true ? rest : [queued.value, ...rest],
+            );
           }
         }
         return [];

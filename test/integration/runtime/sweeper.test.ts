@@ -8,6 +8,7 @@ import { silentLogger } from "../../../src/runtime/deps.js";
 import { encodeInputPayload } from "../../../src/runtime/turn/input-payload.js";
 import { startSweeper } from "../../../src/runtime/session/sweeper.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -44,20 +45,16 @@ for (const backend of [
       try {
         expect(await sweeper.sweepOnce()).toBe(1);
         expect(depths).toEqual([1]);
-        for (
-          let i = 0;
-          i < 100 && (await h.store.loadSession(sessionId))?.headRevision !== 2;
-          i++
-        ) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await waitFor(async () => (await h.store.loadSession(sessionId))?.headRevision === 2, {
+          what: "the swept turn's commit",
+        });
         const session = await h.store.loadSession(sessionId);
         expect(session?.headRevision).toBe(2);
         expect(session?.messages.join("")).toContain("left behind");
         // Drained: the hint is cleared, so the next sweep offers nothing.
-        for (let i = 0; i < 100 && (await h.deps.ready.size()) !== 0; i++) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await waitFor(async () => (await h.deps.ready.size()) === 0, {
+          what: "the ready hint to clear",
+        });
         expect(await sweeper.sweepOnce()).toBe(0);
         expect(depths.at(-1)).toBe(0);
       } finally {

@@ -5,6 +5,7 @@ import {
   findCycles,
   importGraph,
   lineCount,
+  longFunctions,
   luaHeaderProblems,
   oversizedFiles,
 } from "../../../scripts/source-gates.js";
@@ -93,6 +94,129 @@ describe("file size", () => {
     expect(oversizedFiles(files, 400, new Map([["src/allowed.ts", "reason"]]))).toEqual([
       { path: "src/longer.ts", lines: 450 },
       { path: "src/long.ts", lines: 401 },
+    ]);
+  });
+});
+
+describe("function size", () => {
+  /** `n` statements, one a line. */
+  const statements = (n: number) =>
+    Array.from({ length: n }, (_, i) => `  total += ${i};`).join("\n");
+
+  test("a function over the limit is named with its line and own lines; one at it passes", () => {
+    const files = tree({
+      "src/a.ts": [
+        "export const ok = 1;",
+        "export function long(): number {", // line 2
+        "  let total = 0;",
+        statements(5),
+        "  return total;",
+        "}",
+        "function atLimit(): number {",
+        "  let total = 0;",
+        statements(4),
+        "  return total;",
+        "}",
+      ].join("\n"),
+    });
+    // long: its opening line, the let, five statements, the return and the closing brace.
+    expect(longFunctions(files, 8)).toEqual([
+      { path: "src/a.ts", line: 2, name: "long", ownLines: 9 },
+    ]);
+  });
+
+  test("a factory of small methods passes; a long method fails under its own name", () => {
+    const method = (name: string, n: number) =>
+      [
+        `    ${name}(): number {`,
+        "      let total = 0;",
+        statements(n),
+        "      return total;",
+        "    },",
+      ].join("\n");
+    const files = tree({
+      "src/factory.ts": [
+        "export function createThing() {", // line 1
+        "  return {",
+        method("first", 3),
+        method("second", 3),
+        method("third", 3),
+        "  };",
+        "}",
+      ].join("\n"),
+      "src/bad.ts": [
+        "export const createBad = () => ({",
+        method("short", 1),
+        method("tooLong", 12), // line 7
+        "});",
+      ].join("\n"),
+    });
+    // The factory spans 22 lines but owns 4 (its methods' lines are theirs); each method owns 7.
+    expect(longFunctions(files, 10)).toEqual([
+      { path: "src/bad.ts", line: 7, name: "tooLong", ownLines: 16 },
+    ]);
+    expect(longFunctions(files, 3).map((f) => `${f.name} ${f.ownLines}`)).toEqual([
+      "tooLong 16",
+      "first 7",
+      "second 7",
+      "third 7",
+      "short 5",
+      "createThing 4",
+    ]);
+  });
+
+  test("the lines of a nested function are its own alone, even those it shares", () => {
+    const files = tree({
+      "src/d.ts": [
+        "function outer(items: number[]): number[] {",
+        "  const doubled = items.map((x) => {",
+        "    return x * 2;",
+        "  });",
+        "  return doubled;",
+        "}",
+      ].join("\n"),
+    });
+    // outer: its first line, the return and its closing brace; the callback: lines 2 to 4.
+    expect(longFunctions(files, 0)).toEqual([
+      { path: "src/d.ts", line: 1, name: "outer", ownLines: 3 },
+      { path: "src/d.ts", line: 2, name: "<anonymous>", ownLines: 3 },
+    ]);
+  });
+
+  test("blank and comment-only lines do not count; a template literal's lines do", () => {
+    const files = tree({
+      "src/c.ts": [
+        "/**",
+        " * A long doc comment",
+        " * over several lines.",
+        " */",
+        "const described = (): string => {", // line 5
+        "  // a comment",
+        "",
+        "  /* a block",
+        "     comment */",
+        "",
+        "  const text = `one",
+        "two",
+        "three`;",
+        "  return text;",
+        "};",
+        "class Shape {",
+        "  constructor(readonly side: number) {}",
+        "  get area(): number {",
+        "    return this.side * this.side;",
+        "  }",
+        "}",
+      ].join("\n"),
+    });
+    // described: its first line, the three lines of the template, the return and the closing brace.
+    expect(longFunctions(files, 5)).toEqual([
+      { path: "src/c.ts", line: 5, name: "described", ownLines: 6 },
+    ]);
+    expect(longFunctions(files, 6)).toEqual([]);
+    expect(longFunctions(files, 1).map((f) => `${f.name} ${f.ownLines}`)).toEqual([
+      "described 6",
+      "area 3",
     ]);
   });
 });

@@ -10,6 +10,7 @@ import { createSessionBus, type SessionBus } from "../../../../src/runtime/strea
 import { watchSession, type WatchOptions } from "../../../../src/runtime/stream/session-watch.js";
 import { createMemoryEventLog } from "../../../../src/store/memory/event-log.js";
 import { usageReported } from "../../../support/session-events.js";
+import { waitFor } from "../../../support/wait-for.js";
 
 const sessionId = "live-window" as SessionId;
 const usage = usageReported();
@@ -48,6 +49,28 @@ function laggingLog(): EventLog & { release(): void } {
   };
 }
 
+/** A bus that counts its listeners, so a test can wait until a watcher listens. */
+function countingBus(): SessionBus & { listeners(): number } {
+  const inner = createSessionBus();
+  let listening = 0;
+  return {
+    publish: (event) => inner.publish(event),
+    subscribe: (id, listener) => {
+      listening++;
+      const unsubscribe = inner.subscribe(id, listener);
+      return () => {
+        listening--;
+        unsubscribe();
+      };
+    },
+    listeners: () => listening,
+  };
+}
+
+/** Until a watcher listens on `bus`. */
+const listened = (bus: ReturnType<typeof countingBus>) =>
+  waitFor(() => bus.listeners() > 0, { what: "the watcher to listen on the bus" });
+
 async function take(events: AsyncIterator<CursoredEvent>, count: number, withinMs: number) {
   const out: CursoredEvent[] = [];
   const deadline = new Promise<"late">((r) => setTimeout(() => r("late"), withinMs).unref());
@@ -62,11 +85,11 @@ async function take(events: AsyncIterator<CursoredEvent>, count: number, withinM
 describe("live deltas across a text window boundary", () => {
   it("arrive while the closed window is still on its way to the log, and never twice", async () => {
     const log = laggingLog();
-    const bus = createSessionBus();
+    const bus = countingBus();
     const stop = new AbortController();
     const watcher = watchFromStart(log, bus, stop.signal);
     const first = take(watcher, 3, 1_000);
-    await new Promise((r) => setTimeout(r, 10));
+    await listened(bus);
     const writer = createEventWriter({
       log,
       bus,
@@ -100,23 +123,29 @@ describe("a watcher whose call ends during a log read", () => {
   it("stops at once instead of sleeping through its poll interval", async () => {
     const inner = createMemoryEventLog();
     let reads = 0;
+    let waits = 0;
     let readStarted: () => void = () => undefined;
     const secondRead = new Promise<void>((r) => (readStarted = r));
+    const stop = new AbortController();
     const log: EventLog = {
       ...inner,
       read: async (...args) => {
+        // The second read is still on its way when the call ends.
         if (++reads === 2) {
           readStarted();
-          await new Promise((r) => setTimeout(r, 20));
+          await new Promise<void>((r) => stop.signal.addEventListener("abort", () => r()));
         }
         return inner.read(...args);
       },
+      waitForEntries: (...args) => {
+        waits++;
+        return inner.waitForEntries(...args);
+      },
     };
-    const stop = new AbortController();
     const watcher = watchFromStart(log, createSessionBus(), stop.signal, { pollMs: 60_000 });
     const ended = watcher.next();
     // News in the log wakes the watcher's wait, which reads the log a second time.
-    await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => waits > 0, { what: "the watcher to wait on the log" });
     await inner.append(sessionId, [{ turnId: "t1", event: { type: "text_delta", text: "x" } }]);
     await secondRead;
     stop.abort();
@@ -139,7 +168,7 @@ describe("a watcher of a session its own replica drives", () => {
         return inner.waitForEntries(...args);
       },
     };
-    const bus = createSessionBus();
+    const bus = countingBus();
     const stop = new AbortController();
     const hold = new AbortController();
     const watcher = watchFromStart(log, bus, stop.signal, {
@@ -149,7 +178,7 @@ describe("a watcher of a session its own replica drives", () => {
     // Published before the watcher listened: only the log has it.
     await writer.emit({ type: "turn_started", inputIds: ["i1"], turnIndex: 1 });
     const got = take(watcher, 3, 2_000);
-    await new Promise((r) => setTimeout(r, 10));
+    await listened(bus);
     await writer.emit({ type: "text_delta", text: "hello" });
     await writer.flush();
     await writer.emit(usage);
@@ -165,8 +194,9 @@ describe("a watcher of a session its own replica drives", () => {
     const later = await take(watcher, 1, 2_000);
     expect(later.map((e) => e.turnId)).toEqual(["t2"]);
     // From then on it waits on the log again.
+    const waitsBefore = waits;
     const next = take(watcher, 1, 2_000);
-    await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => waits > waitsBefore, { what: "the watcher to wait on the log" });
     await inner.append(sessionId, [{ turnId: "t3", event: usage }]);
     expect((await next).map((e) => e.turnId)).toEqual(["t3"]);
     expect(waits).toBeGreaterThan(0);
@@ -174,8 +204,16 @@ describe("a watcher of a session its own replica drives", () => {
   });
 
   it("reads the log when an event does not follow what it delivered", async () => {
-    const log = laggingLog();
-    const bus = createSessionBus();
+    const lagging = laggingLog();
+    let reads = 0;
+    const log: EventLog & { release(): void } = {
+      ...lagging,
+      read: (...args) => {
+        reads++;
+        return lagging.read(...args);
+      },
+    };
+    const bus = countingBus();
     const stop = new AbortController();
     const writer = createEventWriter({ log, bus, sessionId, turnId: "t1", lastSeq: 0 });
     // Published before the watcher listens, and its window not in the log yet when it starts.
@@ -185,7 +223,9 @@ describe("a watcher of a session its own replica drives", () => {
       drivenHere: { holdOf: () => new AbortController().signal },
     });
     const got = take(watcher, 2, 2_000);
-    await new Promise((r) => setTimeout(r, 10));
+    // It listens and has read the log, which does not hold the early window yet.
+    await listened(bus);
+    await waitFor(() => reads > 0, { what: "the watcher's first read" });
     log.release();
     await writer.emit(usage);
     expect((await got).map((e) => e.event)).toEqual([{ type: "text_delta", text: "early" }, usage]);
