@@ -9,8 +9,8 @@ import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../../doma
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "../deps.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
-import { UnannouncedCommit } from "../turn/index.js";
-import { LeaseLostError, TurnHandedOver, TurnParked, executeTurn } from "../turn/index.js";
+import { executeTurn } from "../turn/index.js";
+import { afterTurn } from "./after-turn.js";
 import { PARK_RECHECK_MS } from "../turn/index.js";
 
 /** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
@@ -209,54 +209,37 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
           if (isTetherError(error, "session_execution_lease_expired")) return ended();
           throw error;
         }
-        try {
-          await executeTurn(deps, {
-            fence,
-            inputs,
-            work,
-            signal: lost.signal,
-            drain: draining.signal,
-            ...(resumed && { resumed }),
-          });
-        } catch (thrown) {
-          let error = thrown;
-          if (error instanceof UnannouncedCommit) {
-            // Left to expire, so the next holder looks for the completion to announce.
-            leaveLease = true;
-            error = error.cause;
-          }
-          if (error instanceof TurnParked) {
-            deps.logger.info(
-              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
-              "turn parked: it waits for answers from outside",
-            );
-            return parkedWake(error.receipt.expiresAtMs, error.receipt.resumable);
-          }
-          if (error instanceof TurnHandedOver) {
+        const end = await executeTurn(deps, {
+          fence,
+          inputs,
+          work,
+          signal: lost.signal,
+          drain: draining.signal,
+          ...(resumed && { resumed }),
+        });
+        const step = afterTurn(end);
+        const fields = { sessionId: fence.sessionId, fencingToken: fence.fencingToken };
+        switch (step.kind) {
+          case "next_turn":
+            break;
+          case "await_parked":
+            deps.logger.info(fields, "turn parked: it waits for answers from outside");
+            return parkedWake(step.expiresAtMs, step.resumable);
+          case "hand_over":
             // Its claims stay for a successor (the ready hint is still set), which re-runs the
             // turn under the same id; the lease is released below.
             deps.logger.info(
-              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
+              fields,
               "turn handed over: the replica is draining and the turn waits for a client",
             );
             return "stopped";
-          }
-          // A fenced write (an event, a deferral) refused mid-turn is the same loss of the lease.
-          if (
-            error instanceof LeaseLostError ||
-            isTetherError(error, "session_execution_lease_expired")
-          ) {
-            deps.logger.warn(
-              {
-                sessionId: fence.sessionId,
-                fencingToken: fence.fencingToken,
-                error: error instanceof LeaseLostError ? error.cause : error,
-              },
-              "turn abandoned: lease lost",
-            );
+          case "lost":
+            leaveLease = step.leaveLease;
+            deps.logger.warn({ ...fields, error: step.cause }, "turn abandoned: lease lost");
             return ended();
-          }
-          throw error;
+          case "fail":
+            leaveLease = step.leaveLease;
+            throw step.cause;
         }
         if (lost.signal.aborted || stopping) break;
         // After a turn, one step releases the lease unless something waits for a holder: the
