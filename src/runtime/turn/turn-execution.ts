@@ -91,7 +91,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   );
   // A parked turn that will not go on (cancelled or expired while it waited) only ends.
   if (resumed && saved && resumed.status !== "answered") {
-    return endParkedTurn(saved, resumed.status, prep.recordedStates, run.sink);
+    return endParkedTurn(prep.turnId, saved, resumed.status, prep.recordedStates, run.sink);
   }
   const checkpoints: TurnCheckpointHost = {
     checkpoint: (request) => run.stopShort(admitAt(run, request.checkpoint)),
