@@ -1,6 +1,8 @@
 // What a session's hold does once a turn ended: the one decision the driver takes from a TurnEnd,
 // kept apart from the loop so each end maps to its step by an exhaustive switch.
 import { isTetherError } from "../../domain/errors.js";
+import type { LeaseFence } from "../../domain/lease.js";
+import type { RuntimeLogger } from "../deps.js";
 import type { TurnEnd } from "../turn/index.js";
 
 export type HoldStep =
@@ -37,5 +39,20 @@ export function afterTurn(end: TurnEnd): HoldStep {
         : { kind: "fail", cause: end.cause, leaveLease: true };
     case "failed":
       return { kind: "fail", cause: end.cause, leaveLease: false };
+  }
+}
+
+/** The record of a hold's step after a turn that did not simply commit. */
+export function logHoldStep(logger: RuntimeLogger, fence: LeaseFence, step: HoldStep): void {
+  const fields = { sessionId: fence.sessionId, fencingToken: fence.fencingToken };
+  if (step.kind === "await_parked") {
+    logger.info(fields, "turn parked: it waits for answers from outside");
+  } else if (step.kind === "hand_over") {
+    logger.info(
+      fields,
+      "turn handed over: the replica is draining and the turn waits for a client",
+    );
+  } else if (step.kind === "lost") {
+    logger.warn({ ...fields, error: step.cause }, "turn abandoned: lease lost");
   }
 }
