@@ -1,0 +1,111 @@
+// executeTurn returns how the turn ended: each end a driver can meet, from a turn run on the
+// memory backend with one store or log call made to fail where that end comes from.
+import { describe, expect, it } from "vitest";
+import {
+  queuedWorkClaimSuperseded,
+  storeUnavailable,
+  type TetherError,
+} from "../../../../src/domain/errors.js";
+import type { ClaimId, SessionId } from "../../../../src/domain/ids.js";
+import { fenceOf } from "../../../../src/domain/lease.js";
+import type { EventLog } from "../../../../src/ports/event-log.js";
+import type { RuntimeStore } from "../../../../src/ports/runtime-store.js";
+import { createScriptedProvider } from "../../../../src/providers/scripted.js";
+import { encodeInputPayload } from "../../../../src/runtime/turn/input-payload.js";
+import { executeTurn, type TurnEnd } from "../../../../src/runtime/turn/index.js";
+import { createRuntimeHarness } from "../../../support/runtime-harness.js";
+
+const SESSION = "s-end" as SessionId;
+
+/** A store whose commit is refused with `error`. */
+const refusingCommit =
+  (error: TetherError) =>
+  (store: RuntimeStore): RuntimeStore =>
+    new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === "commit") return () => Promise.reject(error);
+        return Reflect.get(target, property, receiver) as unknown;
+      },
+    });
+
+/** A log that refuses the append carrying the turn's completion. */
+function refusingCompletion(log: EventLog): EventLog {
+  return new Proxy(log, {
+    get(target, property, receiver) {
+      if (property === "append") {
+        return (...args: Parameters<EventLog["append"]>) =>
+          args[1].some((e) => e.event.type === "turn_completed")
+            ? Promise.reject(storeUnavailable("log away"))
+            : target.append(...args);
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+}
+
+async function runOneTurn(
+  options: { wrapStore?: (s: RuntimeStore) => RuntimeStore; wrapLog?: (l: EventLog) => EventLog },
+  signal = new AbortController().signal,
+): Promise<{ end: TurnEnd; store: RuntimeStore }> {
+  const provider = createScriptedProvider({
+    script: () => ({ events: [{ type: "text_delta", text: "hello" }], response: {} }),
+  });
+  const { deps, store } = createRuntimeHarness({ provider, ...options });
+  await store.submitInput({
+    sessionId: SESSION,
+    delivery: { kind: "next_turn" },
+    payload: encodeInputPayload({
+      items: [{ type: "text", text: "hi" }],
+      clientTools: [],
+      settings: {},
+    }),
+  });
+  const claim = await store.tryClaimLease(SESSION, deps.owner, 5_000);
+  if (claim.kind !== "acquired") throw new Error("the session is busy");
+  const fence = fenceOf(claim.lease);
+  const inputs = await store.claimInputs(fence, { kind: "idle" }, 1);
+  const end = await executeTurn(deps, { fence, inputs, work: undefined, signal });
+  return { end, store };
+}
+
+describe("executeTurn's end", () => {
+  it("is finished, with the outcome and the new head, when the turn committed", async () => {
+    const { end, store } = await runOneTurn({});
+    expect(end).toEqual({
+      kind: "finished",
+      turnId: expect.stringMatching(/^turn-/) as unknown,
+      outcome: { kind: "finished", reason: "assistant_message", text: "hello" },
+      headRevision: 2,
+    });
+    // The input created the session at revision 1; the turn's commit made 2.
+    expect((await store.loadSession(SESSION))?.headRevision).toBe(2);
+  });
+
+  it("is lease_lost, uncommitted, when the job's signal says the lease went", async () => {
+    const lost = new AbortController();
+    const reason = new Error("lease gone");
+    lost.abort(reason);
+    const { end, store } = await runOneTurn({}, lost.signal);
+    expect(end).toMatchObject({ kind: "lease_lost", cause: reason });
+    expect((await store.loadSession(SESSION))?.turnIndex ?? 0).toBe(0);
+  });
+
+  it("is lease_lost when the commit finds its claim superseded", async () => {
+    const superseded = queuedWorkClaimSuperseded(SESSION, "c-1" as ClaimId);
+    const { end } = await runOneTurn({ wrapStore: refusingCommit(superseded) });
+    expect(end).toMatchObject({ kind: "lease_lost", cause: superseded });
+  });
+
+  it("is failed, uncommitted, when the store is away at the commit", async () => {
+    const away = storeUnavailable("connection lost");
+    const { end, store } = await runOneTurn({ wrapStore: refusingCommit(away) });
+    expect(end).toMatchObject({ kind: "failed", cause: away });
+    expect((await store.loadSession(SESSION))?.turnIndex ?? 0).toBe(0);
+  });
+
+  it("is unannounced, with the head it committed, when turn_completed misses the log", async () => {
+    const { end, store } = await runOneTurn({ wrapLog: refusingCompletion });
+    expect(end).toMatchObject({ kind: "unannounced", headRevision: 2 });
+    expect((await store.loadSession(SESSION))?.headRevision).toBe(2);
+  });
+});
