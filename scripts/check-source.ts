@@ -25,16 +25,6 @@ const LUA_DIR = "src/store/redis/lua";
  */
 const SIZE_ALLOWED = new Map<string, string>([]);
 
-/**
- * Functions allowed past FUNCTION_LIMIT for now (`path#name` → reason). Each is being split into
- * named steps on its own branch; this list is to be emptied, an entry removed as its split lands
- * (an entry whose function is within the limit, or gone, is itself a finding).
- */
-const FUNCTION_ALLOWED = new Map<string, string>([
-  ["src/runtime/turn/turn-execution.ts#executeTurn", "being split with the TurnEnd union"],
-  ["src/runtime/session/session-driver.ts#runWhileHeld", "being split with the TurnEnd union"],
-]);
-
 function walk(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = `${dir}/${entry.name}`;
@@ -62,21 +52,10 @@ for (const file of oversizedFiles(production, LINE_LIMIT, SIZE_ALLOWED)) {
 for (const path of SIZE_ALLOWED.keys()) {
   if (!production.has(path)) findings.push(`${path}: on the size allow-list but gone; remove it`);
 }
-const allowedSeen = new Set<string>();
 for (const fn of longFunctions(production, FUNCTION_LIMIT)) {
-  const key = `${fn.path}#${fn.name}`;
-  if (FUNCTION_ALLOWED.has(key)) {
-    allowedSeen.add(key);
-    continue;
-  }
   findings.push(
     `${fn.path}:${fn.line} ${fn.name}: ${fn.ownLines} own lines (limit ${FUNCTION_LIMIT}; split it into named steps)`,
   );
-}
-for (const key of FUNCTION_ALLOWED.keys()) {
-  if (!allowedSeen.has(key)) {
-    findings.push(`${key}: on the function allow-list but within the limit or gone; remove it`);
-  }
 }
 for (const path of walk(LUA_DIR).filter((p) => p.endsWith(".lua"))) {
   const name = relative(join(ROOT, LUA_DIR), join(ROOT, path)).split(sep).join("/");

@@ -1,5 +1,6 @@
 // The turn engine's public surface.
 export { createTurnEngine } from "./turn-engine.js";
+export { closeTurn, type TurnClosure } from "./turn-closure.js";
 export type {
   TurnEngine,
   TurnEngineOptions,

@@ -207,6 +207,11 @@ function resultRecord(call: ToolCallPart, result: ToolResult): ToolCallRecord {
   return r;
 }
 
+/** The record of a call whose result is already known (a control it carried is not acted on). */
+export function knownResultRecord(call: ToolCallPart, result: ToolResult): ToolCallRecord {
+  return record(call, result.isError === true ? "error" : "ok", result.output);
+}
+
 function failedRecord(call: ToolCallPart, message: string): ToolCallRecord {
   return record(call, "error", { error: message });
 }

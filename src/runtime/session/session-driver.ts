@@ -9,8 +9,8 @@ import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../../doma
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "../deps.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
-import { UnannouncedCommit } from "../turn/index.js";
-import { LeaseLostError, TurnHandedOver, TurnParked, executeTurn } from "../turn/index.js";
+import { executeTurn, type TurnWork } from "../turn/index.js";
+import { afterTurn, logHoldStep } from "./after-turn.js";
 import { PARK_RECHECK_MS } from "../turn/index.js";
 
 /** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
@@ -160,6 +160,31 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   }
 
   /**
+   * What the next turn under `fence` runs: what the idle claims take, or else the parked turn once
+   * it can go on. "again": the parked turn went meanwhile, look once more.
+   */
+  async function nextTurn(
+    fence: LeaseFence,
+    firstClaim: Promise<TurnInputClaim | undefined> | undefined,
+  ): Promise<
+    { claims: Pick<TurnWork, "inputs" | "work" | "resumed"> } | "drained" | "again" | Parked
+  > {
+    const inputs = await (firstClaim ??
+      deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
+    const work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
+    if (inputs || work) return { claims: { inputs, work } };
+    // Idle claims find nothing while a turn is parked: it goes first, once it can.
+    const parked = await deps.store.readParkedTurn(fence.sessionId);
+    if (!parked) return "drained";
+    const outcome = await deps.store.resumeTurn(fence, parked.turnId);
+    if (!outcome) return "again";
+    if (outcome.status === "waiting") return parkedWake(parked.expiresAtMs, false);
+    return {
+      claims: { inputs: outcome.inputClaim, work: outcome.workClaim, resumed: outcome },
+    };
+  }
+
+  /**
    * Runs turns until nothing is claimable, then releases the lease. A turn that parks ends the
    * hold (the store released the lease); a parked turn found waiting ends it too.
    */
@@ -197,75 +222,40 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         throw error;
       }
       while (!lost.signal.aborted && !stopping) {
-        let inputs, work, resumed;
+        let next;
         try {
-          inputs = await (firstClaim ??
-            deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
+          next = await nextTurn(fence, firstClaim);
           firstClaim = undefined;
-          work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
-          if (!inputs && !work) {
-            // Idle claims find nothing while a turn is parked: it goes first, once it can.
-            const parked = await deps.store.readParkedTurn(fence.sessionId);
-            if (!parked) return "drained";
-            const outcome = await deps.store.resumeTurn(fence, parked.turnId);
-            if (!outcome) continue;
-            if (outcome.status === "waiting") return parkedWake(parked.expiresAtMs, false);
-            resumed = outcome;
-            inputs = outcome.inputClaim;
-            work = outcome.workClaim;
-          }
         } catch (error) {
           if (isTetherError(error, "session_execution_lease_expired")) return ended();
           throw error;
         }
-        try {
+        if (next === "again") continue;
+        if (next === "drained" || !("claims" in next)) return next;
+        const step = afterTurn(
           await executeTurn(deps, {
             fence,
-            inputs,
-            work,
+            ...next.claims,
             signal: lost.signal,
             drain: draining.signal,
-            ...(resumed && { resumed }),
-          });
-        } catch (thrown) {
-          let error = thrown;
-          if (error instanceof UnannouncedCommit) {
-            // Left to expire, so the next holder looks for the completion to announce.
-            leaveLease = true;
-            error = error.cause;
-          }
-          if (error instanceof TurnParked) {
-            deps.logger.info(
-              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
-              "turn parked: it waits for answers from outside",
-            );
-            return parkedWake(error.receipt.expiresAtMs, error.receipt.resumable);
-          }
-          if (error instanceof TurnHandedOver) {
+          }),
+        );
+        logHoldStep(deps.logger, fence, step);
+        switch (step.kind) {
+          case "next_turn":
+            break;
+          case "await_parked":
+            return parkedWake(step.expiresAtMs, step.resumable);
+          case "hand_over":
             // Its claims stay for a successor (the ready hint is still set), which re-runs the
             // turn under the same id; the lease is released below.
-            deps.logger.info(
-              { sessionId: fence.sessionId, fencingToken: fence.fencingToken },
-              "turn handed over: the replica is draining and the turn waits for a client",
-            );
             return "stopped";
-          }
-          // A fenced write (an event, a deferral) refused mid-turn is the same loss of the lease.
-          if (
-            error instanceof LeaseLostError ||
-            isTetherError(error, "session_execution_lease_expired")
-          ) {
-            deps.logger.warn(
-              {
-                sessionId: fence.sessionId,
-                fencingToken: fence.fencingToken,
-                error: error instanceof LeaseLostError ? error.cause : error,
-              },
-              "turn abandoned: lease lost",
-            );
+          case "lost":
+            leaveLease = step.leaveLease;
             return ended();
-          }
-          throw error;
+          case "fail":
+            leaveLease = step.leaveLease;
+            throw step.cause;
         }
         if (lost.signal.aborted || stopping) break;
         // After a turn, one step releases the lease unless something waits for a holder: the

@@ -2,14 +2,9 @@
 // resume of a parked turn, approvals, client tools, the response format, the commit, and the
 // codecs of what a turn stores. It may import the stream room (to emit events), never the
 // session room.
-export {
-  executeTurn,
-  LeaseLostError,
-  TurnHandedOver,
-  TurnParked,
-  type TurnWork,
-} from "./turn-execution.js";
-export { UnannouncedCommit } from "./turn-commit.js";
+export { executeTurn } from "./turn-execution.js";
+export type { TurnWork } from "./turn-preparation.js";
+export type { TurnEnd, TurnEndKind } from "./turn-end.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";

@@ -11,24 +11,6 @@ import type { TurnResult } from "../../engine/index.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
 
-/** The turn could not commit because this replica no longer holds the session. */
-export class LeaseLostError extends Error {
-  constructor(cause: unknown) {
-    super("the session lease was lost before the turn committed", { cause });
-  }
-}
-
-/**
- * The turn committed, but its `turn_completed` did not reach the log. Its holder must not release
- * the lease: a successor that finds it expired looks for a committed turn to announce, while a
- * released session counts as having none (LeaseClaimOutcome.vacant).
- */
-export class UnannouncedCommit extends Error {
-  constructor(cause: unknown) {
-    super("the turn committed, but its completion is not in the log", { cause });
-  }
-}
-
 const COMMIT_ATTEMPTS = 5;
 
 export interface TurnRecord {
@@ -41,7 +23,10 @@ export interface TurnRecord {
   parkedTurnId?: string;
 }
 
-/** Commits through the head CAS; a concurrent metadata commit only moves the head, so retry. */
+/**
+ * Commits through the head CAS; a concurrent metadata commit only moves the head, so retry. A
+ * superseded claim (the lease went to a successor) is thrown as the store refused it.
+ */
 export async function commitTurn(
   deps: RuntimeDeps,
   fence: LeaseFence,
@@ -76,12 +61,6 @@ export async function commitTurn(
       if (isTetherError(error, "head_revision_conflict") && attempt < COMMIT_ATTEMPTS) {
         expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
         continue;
-      }
-      if (
-        isTetherError(error, "queued_work_claim_superseded") ||
-        isTetherError(error, "turn_input_claim_superseded")
-      ) {
-        throw new LeaseLostError(error);
       }
       throw error;
     }

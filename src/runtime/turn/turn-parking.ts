@@ -4,7 +4,6 @@
 // is the engine's state at the start of the batch, the results of batch calls that already
 // finished (they never run again) and what the stream already showed; a resume runs the batch
 // again from there, so no model call and no finished tool is repeated.
-import type { ParkReceipt } from "../../domain/parked-turns.js";
 import type { TurnProgress } from "../../engine/index.js";
 import type { ToolDefinition, ToolExecutor, ToolResult } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "./input-payload.js";
@@ -12,13 +11,6 @@ import { decodeJson, encodeJson } from "./message-codec.js";
 
 /** How long a parked turn that waits may go without a look (a lost wake-up costs this much). */
 export const PARK_RECHECK_MS = 5 * 60_000;
-
-/** The turn parked: it stops here uncommitted, and a later holder resumes it from the store. */
-export class TurnParked extends Error {
-  constructor(readonly receipt: ParkReceipt) {
-    super("the turn parked: it waits for answers from outside without holding the session");
-  }
-}
 
 /** What a parked turn stores (ParkTurnDraft.progress), as JSON. */
 export interface ParkedProgress {

@@ -271,6 +271,7 @@ describe("ending a parked turn that will not go on", () => {
   test("answered calls keep their results; the others get an error; every call is paired", async () => {
     const events: TurnEvent[] = [];
     const result = await endParkedTurn(
+      "t-7",
       {
         v: 1,
         engine: progress([call("s1", "server"), call("c1", "client"), call("c2", "client")]),
@@ -291,6 +292,7 @@ describe("ending a parked turn that will not go on", () => {
       { emit: (e) => Promise.resolve(void events.push(e)) },
     );
     expect(result.outcome).toEqual({ kind: "stopped", reason: "park_expired" });
+    expect(result.turnId).toBe("t-7");
     expect(result.messages.slice(1)).toEqual([
       { role: "tool", callId: "s1", toolName: "server", content: '{"rows":3}', isError: false },
       { role: "tool", callId: "c1", toolName: "client", content: "yes", isError: false },
@@ -302,7 +304,12 @@ describe("ending a parked turn that will not go on", () => {
         isError: true,
       },
     ]);
-    expect(events.map((e) => e.type)).toEqual(["tool_result", "tool_result", "tool_result"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "tool_result",
+      "tool_result",
+      "tool_result",
+      "terminal",
+    ]);
   });
 
   test("wait ids split into client calls and approvals", () => {

@@ -1,0 +1,106 @@
+// The first step of a turn: what it runs with, read before anything is emitted. The committed
+// head, the input it consumes, its settings (the pinned agent under the turn's own options) and
+// its tools; a resumed turn takes all of these from the progress it saved when it parked.
+import type { InputItem, Message } from "../../domain/conversation.js";
+import type { InputId, SessionId } from "../../domain/ids.js";
+import type { LeaseFence } from "../../domain/lease.js";
+import type { ResumeOutcome } from "../../domain/parked-turns.js";
+import type { TurnInputClaim } from "../../domain/inputs.js";
+import type { QueuedWorkClaim } from "../../domain/queue.js";
+import type { SessionSnapshot } from "../../domain/session.js";
+import { toolIdempotencyKey, type ToolCallState } from "../../domain/tool-calls.js";
+import type { ToolDefinition } from "../../ports/tool-executor.js";
+import type { SelectedTools } from "../../ports/turn-tools.js";
+import type { RuntimeDeps } from "../deps.js";
+import { overlayTools, pinnedDefaults } from "./agent-definition.js";
+import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { decodeProgress, type ParkedProgress } from "./turn-parking.js";
+import { stableTurnId } from "./turn-id.js";
+
+export interface TurnWork {
+  fence: LeaseFence;
+  inputs: TurnInputClaim | undefined;
+  work: QueuedWorkClaim | undefined;
+  /** Aborted when the lease is lost or the replica stops. */
+  signal: AbortSignal;
+  /** Aborted when the replica starts draining: a turn waiting for a client parks at once. */
+  drain?: AbortSignal;
+  /** A parked turn this holder resumes (its claims are `inputs` and `work`). */
+  resumed?: Exclude<ResumeOutcome, { status: "waiting" }>;
+}
+
+export interface PreparedTurn {
+  sessionId: SessionId;
+  turnId: string;
+  resumed: TurnWork["resumed"];
+  /** What the turn saved when it parked (a resumed turn). */
+  saved: ParkedProgress | undefined;
+  snapshot: SessionSnapshot | undefined;
+  history: readonly Message[];
+  /** The user's items and the queued work's texts (none for a resumed turn). */
+  items: InputItem[];
+  inputIds: InputId[];
+  settings: TurnSettings;
+  clientTools: ToolDefinition[];
+  /** Tool servers' tools the turn selected, as they are now (a server that is down is named). */
+  selected: SelectedTools | undefined;
+  /** The turn's tool-call records as stored (a resumed turn): answers given while it was parked. */
+  recordedStates: ToolCallState[];
+}
+
+/** The id a turn runs under: a resumed turn keeps its own, a new one derives it from its claims. */
+export const turnIdOf = (job: TurnWork): string =>
+  job.resumed?.parked.turnId ?? stableTurnId(job.fence.sessionId, job);
+
+export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<PreparedTurn> {
+  const sessionId = job.fence.sessionId;
+  const resumed = job.resumed;
+  const saved = resumed ? decodeProgress(resumed.parked.progress) : undefined;
+  const turnId = turnIdOf(job);
+  // Where the log ends is not read: the writer learns it from the turn's first event, which the
+  // turn awaits before anything else is emitted.
+  const { snapshot, history } = await deps.transcripts.load(sessionId);
+
+  const payloads = saved
+    ? []
+    : (job.inputs?.inputs ?? []).map((i) => decodeInputPayload(i.payload));
+  const items: InputItem[] = [
+    ...payloads.flatMap((p) => p.items),
+    ...(saved ? [] : (job.work?.batches ?? [])).map((b): InputItem => ({
+      type: "text",
+      text: b.payload,
+    })),
+  ];
+  // A session bound to an agent runs with the pinned definition under the turn's own options (a
+  // resumed turn saved the result when it first ran).
+  const agent = saved ? undefined : await pinnedDefaults(deps, snapshot?.metadata);
+  const settings: TurnSettings = saved?.settings ?? {
+    ...deps.defaults,
+    ...agent?.settings,
+    ...payloads[0]?.settings,
+  };
+  const clientTools =
+    saved?.clientTools ??
+    overlayTools(
+      agent?.clientTools ?? [],
+      payloads.flatMap((p) => p.clientTools),
+    );
+  const selected = deps.selectableTools?.forTurn(settings.serverTools ?? [], (callId) =>
+    toolIdempotencyKey(sessionId, turnId, callId),
+  );
+  const recordedStates = resumed ? await deps.store.readToolCalls(sessionId, turnId) : [];
+  return {
+    sessionId,
+    turnId,
+    resumed,
+    saved,
+    snapshot,
+    history,
+    items,
+    inputIds: (job.inputs?.inputs ?? []).map((i) => i.inputId),
+    settings,
+    clientTools,
+    selected,
+    recordedStates,
+  };
+}
