@@ -137,6 +137,15 @@ export function turnNotRunning(_sessionId: string, turnId: string): TetherError 
   });
 }
 
+/** Answers for a turn that already committed: it is neither running nor parked. */
+export function turnCompleted(turnId: string): TetherError {
+  return new TetherError(
+    "turn_not_running",
+    `turn ${turnId} has completed: it takes no more tool results or decisions`,
+    { fields: { turnId } },
+  );
+}
+
 /** A commit or park names a parked turn the session does not have (another one, or none). */
 export function parkedTurnMismatch(turnId: string, parkedTurnId: string | undefined): TetherError {
   const actual = parkedTurnId === undefined ? "no parked turn" : `turn ${parkedTurnId} parked`;

@@ -10,6 +10,7 @@ export {
   type TurnWork,
 } from "./turn-execution.js";
 export { UnannouncedCommit } from "./turn-commit.js";
+export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
