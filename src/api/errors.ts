@@ -15,6 +15,7 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   session_not_found: Code.NotFound,
   unknown_batch_ids: Code.NotFound,
   head_revision_conflict: Code.Aborted,
+  head_revision_contended: Code.Unavailable,
   queued_work_claim_superseded: Code.Aborted,
   turn_input_claim_superseded: Code.Aborted,
   commit_stamp_conflict: Code.AlreadyExists,

@@ -3,8 +3,10 @@
 // exists once it has a commit; creation is the commit from head 0, so two racing creates of one
 // id cannot both succeed, and a session its first input created (ADR 0003) is ALREADY_EXISTS.
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  headRevisionContended,
   invalidArgument,
   isTetherError,
   revisionOutOfRange,
@@ -30,8 +32,13 @@ export interface SessionServiceOptions {
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
-/** Without a CAS from the caller, a metadata update retries this often on a racing commit. */
-const UPDATE_ATTEMPTS = 5;
+/**
+ * Without a CAS from the caller, an update retries the races it loses this often. Each loss means
+ * another commit landed, so this many attempts outlast that many concurrent updates of one session.
+ */
+const UPDATE_ATTEMPTS = 32;
+/** Longest pause between two attempts: each waits a random part of it, so racers spread out. */
+const UPDATE_BACKOFF_MS = 50;
 
 export function createSessionService(
   options: SessionServiceOptions,
@@ -60,7 +67,10 @@ export function createSessionService(
     return agentBindingPatch(store, pin);
   }
 
-  /** A metadata commit; without a CAS from the caller, retried on a racing commit. */
+  /**
+   * A metadata commit. A caller-given revision is a real CAS: its conflict is the answer (ABORTED).
+   * Without one (0), the update re-reads the head and tries again until it applies, within bounds.
+   */
   async function patch(
     scope: TenantScope,
     storeId: SessionId,
@@ -82,9 +92,9 @@ export function createSessionService(
         });
         return { session: await view(scope, await load(scope, storeId)) };
       } catch (error) {
-        // A caller-given revision is a real CAS: its conflict is the answer (ABORTED).
-        const retry = expected === 0 && attempt < UPDATE_ATTEMPTS;
-        if (!retry || !isTetherError(error, "head_revision_conflict")) throw error;
+        if (expected !== 0 || !isTetherError(error, "head_revision_conflict")) throw error;
+        if (attempt === UPDATE_ATTEMPTS) throw headRevisionContended(storeId, attempt);
+        await delay(Math.random() * Math.min(UPDATE_BACKOFF_MS, 2 ** attempt));
       }
     }
   }

@@ -5,6 +5,7 @@ export type TetherErrorCode =
   | "invalid_argument"
   | "session_not_found"
   | "head_revision_conflict"
+  | "head_revision_contended"
   | "commit_stamp_conflict"
   | "session_mismatch"
   | "session_execution_lease_expired"
@@ -46,6 +47,7 @@ export interface TetherErrorOptions {
 const RETRYABLE: ReadonlySet<TetherErrorCode> = new Set([
   "store_unavailable",
   "server_shutting_down",
+  "head_revision_contended",
 ]);
 
 export class TetherError extends Error {
@@ -94,6 +96,18 @@ export function headRevisionConflict(
   );
 }
 
+/**
+ * An update that asked for no compare-and-set lost the race for the head to other commits on every
+ * attempt it had: nothing was applied, and the same call may succeed once the session is quieter.
+ */
+export function headRevisionContended(sessionId: string, attempts: number): TetherError {
+  return new TetherError(
+    "head_revision_contended",
+    `session ${sessionId}: the update lost the head revision to concurrent commits ${attempts} times in a row and was not applied; retry it`,
+    { fields: { sessionId, attempts } },
+  );
+}
+
 export function commitStampConflict(sessionId: string, operationId: string): TetherError {
   return new TetherError(
     "commit_stamp_conflict",
@@ -121,6 +135,15 @@ export function turnNotRunning(_sessionId: string, turnId: string): TetherError 
   return new TetherError("turn_not_running", `turn ${turnId} is not waiting for tool results`, {
     fields: { turnId },
   });
+}
+
+/** Answers for a turn that already committed: it is neither running nor parked. */
+export function turnCompleted(turnId: string): TetherError {
+  return new TetherError(
+    "turn_not_running",
+    `turn ${turnId} has completed: it takes no more tool results or decisions`,
+    { fields: { turnId } },
+  );
 }
 
 /** A commit or park names a parked turn the session does not have (another one, or none). */

@@ -1,5 +1,6 @@
 // The store port: commits, leases, queued work, turn inputs and maintenance. Every backend passes
 // the shared conformance suite (test/conformance); the in-memory store is the reference.
+import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../domain/conversation.js";
 import type { ClientToolResult, ToolAnswerReport, ToolCallState } from "../domain/tool-calls.js";
 import type { AgentDraft, AgentListPage, AgentUpdate, AgentVersion } from "../domain/agents.js";
 import type { ForkDraft, HistoryReceipt, RevisionRead, RewindDraft } from "../domain/history.js";
@@ -233,7 +234,31 @@ export interface StoreLimits {
   maxBatchesPerClaim: number;
 }
 
-export const DEFAULT_STORE_LIMITS: StoreLimits = {
-  maxPayloadBytes: 1024 * 1024,
-  maxBatchesPerClaim: 256,
-};
+/** The server's default largest request or response, in bytes (TETHER_MAX_MESSAGE_BYTES). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** The floor of a stored value: what the runtime writes of its own (a tool's output, a model's answer). */
+const MIN_PAYLOAD_BYTES = 1024 * 1024;
+/** JSON's own keys around the request's values: per input item, per client tool, the settings. */
+const ENCODING_SLACK_BYTES = 64 * 1024;
+
+/**
+ * The store limits under which everything the API accepts can be stored, so the store never
+ * refuses what the edge let in (and never names a field of its own). A request's values reach the
+ * store as JSON: bytes as base64 (4/3 of them), text with its escapes (a control character becomes
+ * the six bytes `\u0001`), so a stored value is at most six times the request of at most
+ * `maxMessageBytes` that carried it, plus the encoding's keys; and never less than the largest
+ * inline image the input limits promise, base64-encoded.
+ */
+export function storeLimitsFor(
+  maxMessageBytes: number,
+  input: InputLimits = DEFAULT_INPUT_LIMITS,
+): StoreLimits {
+  const image = Math.ceil(input.maxInlineImageBytes / 3) * 4;
+  return {
+    maxPayloadBytes: Math.max(MIN_PAYLOAD_BYTES, 6 * maxMessageBytes, image) + ENCODING_SLACK_BYTES,
+    maxBatchesPerClaim: 256,
+  };
+}
+
+export const DEFAULT_STORE_LIMITS: StoreLimits = storeLimitsFor(DEFAULT_MAX_MESSAGE_BYTES);

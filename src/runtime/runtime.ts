@@ -18,7 +18,12 @@ import { entryCursor } from "./stream/index.js";
 import type { RuntimeDeps } from "./deps.js";
 import { encodeInputPayload, type TurnSettings } from "./turn/index.js";
 import { decodeCommitted } from "./turn/index.js";
-import { agentBindingPatch, isBoundTo, type AgentPin } from "./turn/index.js";
+import {
+  agentBindingPatch,
+  isBoundTo,
+  requireAnswerableTurn,
+  type AgentPin,
+} from "./turn/index.js";
 import { createSessionDriver, type SessionDriver } from "./session/index.js";
 import { watchSession, type Latch } from "./stream/index.js";
 import { followTurn, openTurnWatch } from "./turn-watch.js";
@@ -50,7 +55,8 @@ export interface TetherRuntime {
   ): AsyncIterable<CursoredEvent>;
   /**
    * Stores the first answer for each pending call of the turn (the store decides, on any
-   * replica) and wakes the turn; turn_not_running when the turn waits for no client call.
+   * replica) and wakes the turn; turn_not_running when the turn has completed or waits for no
+   * client call.
    */
   submitToolResults(
     sessionId: SessionId,
@@ -58,8 +64,9 @@ export interface TetherRuntime {
     results: ClientToolResult[],
   ): Promise<ToolAnswerReport>;
   /**
-   * Approval decisions for calls that wait for one (first decision wins, like results). A call
-   * whose tool needs no approval is invalid_argument; a turn with no waits is turn_not_running.
+   * Approval decisions for calls that wait for one (first decision wins, like results). A turn
+   * that has completed or has no waits is turn_not_running; else a call whose tool needs no
+   * approval is invalid_argument.
    */
   decideToolCalls(
     sessionId: SessionId,
@@ -305,7 +312,6 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     turnId: string,
     answers: ClientToolResult[],
   ): Promise<ToolAnswerReport> {
-    await requireSession(sessionId);
     const report = await deps.store.answerToolCalls(sessionId, turnId, answers);
     const accepted = new Set(report.accepted);
     const fresh = answers.filter((r) => accepted.delete(r.callId));
@@ -323,9 +329,12 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   return {
     streamTurn,
     watch,
-    submitToolResults: (sessionId, turnId, results) => answer(sessionId, turnId, results),
+    async submitToolResults(sessionId, turnId, results) {
+      await requireAnswerableTurn(deps.store, sessionId, turnId);
+      return answer(sessionId, turnId, results);
+    },
     async decideToolCalls(sessionId, turnId, decisions) {
-      await requireSession(sessionId);
+      await requireAnswerableTurn(deps.store, sessionId, turnId);
       const recorded = new Set(
         (await deps.store.readToolCalls(sessionId, turnId)).map((s) => s.callId),
       );

@@ -1,6 +1,6 @@
 // Builds this replica's runtime: the configured model provider, its lease identity (a new
 // incarnation per process start), and the TurnService route that serves it.
-import { DEFAULT_STORE_LIMITS } from "../ports/runtime-store.js";
+import { storeLimitsFor } from "../ports/runtime-store.js";
 import { systemClock } from "../ports/clock.js";
 import { createTranscriptCache } from "../runtime/index.js";
 import { randomUUID } from "node:crypto";
@@ -65,7 +65,7 @@ export function parkingOf(config: TetherConfig): RuntimeDeps["parking"] {
   return {
     afterMs: config.parkAfterMs,
     ttlMs: config.parkedTurnTtlMs,
-    maxProgressBytes: DEFAULT_STORE_LIMITS.maxPayloadBytes,
+    maxProgressBytes: storeLimitsFor(config.maxMessageBytes).maxPayloadBytes,
   };
 }
 

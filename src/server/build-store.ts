@@ -2,7 +2,7 @@
 // standalone server or a cluster. The returned close() also quits the Redis connection, which
 // the store itself never owns.
 import { Cluster, Redis } from "ioredis";
-import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { RuntimeStore, StoreLimits } from "../ports/runtime-store.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
 import { createRedisStore } from "../store/redis/index.js";
 import { createRedisEventLog } from "../store/redis/event-log.js";
@@ -39,10 +39,15 @@ export interface BuiltStore {
   close(): Promise<void>;
 }
 
-export async function buildStore(config: StoreConfig, logger: Logger): Promise<BuiltStore> {
+/** `limits` follow from the server's request limits (storeLimitsFor); the defaults otherwise. */
+export async function buildStore(
+  config: StoreConfig,
+  logger: Logger,
+  limits?: StoreLimits,
+): Promise<BuiltStore> {
   if (config.kind === "memory") {
     logger.info({ store: "memory" }, "using the in-memory store (state is lost on exit)");
-    const store = createMemoryStore();
+    const store = createMemoryStore(limits && { limits });
     return {
       store,
       log: createMemoryEventLog({ fences: store }),
@@ -90,6 +95,7 @@ export async function buildStore(config: StoreConfig, logger: Logger): Promise<B
     // A cluster client already has a connection per master; a standalone server gets a second
     // one so that one connection's pipeline is written while the other's runs (ADR 0004).
     extraConnections: config.clusterNodes.length > 0 ? 0 : REDIS_EXTRA_CONNECTIONS,
+    ...(limits && { limits }),
   });
   const log = createRedisEventLog({ redis });
   const signals = createRedisSignals({ redis });

@@ -2,6 +2,7 @@
 // stops the process with an error naming the variable, never a surprise at the first request.
 import { readFileSync } from "node:fs";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
 
@@ -230,7 +231,13 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     store: parseStore(env),
     apiKeys: parseApiKeys(text(env, "TETHER_API_KEYS")),
     tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
-    maxMessageBytes: integer(env, "TETHER_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    maxMessageBytes: integer(
+      env,
+      "TETHER_MAX_MESSAGE_BYTES",
+      DEFAULT_MAX_MESSAGE_BYTES,
+      1024,
+      2 ** 31 - 1,
+    ),
     requestTimeoutMs: integer(env, "TETHER_REQUEST_TIMEOUT_MS", 30_000, 1, 24 * 60 * 60 * 1000),
     logLevel: oneOf(env, "TETHER_LOG_LEVEL", LOG_LEVELS, "info"),
     drainTimeoutMs: integer(env, "TETHER_DRAIN_TIMEOUT_MS", 25_000, 0, 60 * 60 * 1000),

@@ -8,6 +8,7 @@ import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
 import { buildRuntime } from "./build-runtime.js";
 import { buildStore } from "./build-store.js";
+import { storeLimitsFor } from "../ports/runtime-store.js";
 import { watchMcpHealth } from "./mcp-health.js";
 
 async function main(): Promise<void> {
@@ -22,7 +23,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
-  const built = await buildStore(config.store, logger);
+  // The store takes whatever a request within the message limit carries, encoded.
+  const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
   const metrics = createMetrics();
   const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
   const server = await createTetherServer({ config, store: built.store, logger, metrics, routes });

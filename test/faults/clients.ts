@@ -73,7 +73,8 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
 
   /**
    * Answers one wait of the input's turn, late and through random replicas, until the server
-   * accepts or ignores it (ignored: an earlier attempt's answer was stored, or the turn is over).
+   * accepts or ignores it (an earlier attempt's answer was stored) or refuses it as the turn is
+   * over (FAILED_PRECONDITION).
    */
   async function answer(input: InputRecord, turnId: string, callId: string, approval: boolean) {
     await sleep(300 + options.random() * 1_700);
@@ -98,6 +99,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         return;
       } catch (error) {
         const code = error instanceof ConnectError ? Code[error.code] : "other";
+        if (code === "FailedPrecondition") return;
         input.errors[`answer ${code}`] = (input.errors[`answer ${code}`] ?? 0) + 1;
         await sleep(200 + options.random() * 400);
       }

@@ -6,7 +6,7 @@ import { createTranscriptCache } from "../../src/runtime/turn/transcript-cache.j
 import type { SessionId } from "../../src/domain/ids.js";
 import type { CursoredEvent } from "../../src/domain/session-events.js";
 import type { ModelProvider } from "../../src/ports/model-provider.js";
-import type { RuntimeStore } from "../../src/ports/runtime-store.js";
+import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js";
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
@@ -56,6 +56,8 @@ export interface RuntimeHarnessOptions {
   namespace?: string;
   /** This replica's lease identity. */
   ownerId?: string;
+  /** The store's limits (its defaults otherwise). */
+  limits?: Partial<StoreLimits>;
   /** Interposes on the store (fault injection). */
   wrapStore?: (store: RuntimeStore) => RuntimeStore;
   /** Interposes on the event log (fault injection). */
@@ -68,8 +70,10 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const maxEntries = options.logMaxEntries ?? 10_000;
   const namespace = options.namespace ?? `rt-${randomUUID()}`;
   const { redis } = options;
-  const memory = redis ? undefined : createMemoryStore();
-  const backing = memory ?? createRedisStore({ redis: redis as Redis | Cluster, namespace });
+  const limits = options.limits && { limits: options.limits };
+  const memory = redis ? undefined : createMemoryStore({ ...limits });
+  const backing =
+    memory ?? createRedisStore({ redis: redis as Redis | Cluster, namespace, ...limits });
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
   const backingLog = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })

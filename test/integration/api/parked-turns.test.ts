@@ -234,13 +234,16 @@ for (const backend of ["memory", "redis"] as const) {
       const after = await a.sessions.getSession({ sessionId, includeMessages: true });
       expect(after.session?.parkedTurn).toBeUndefined();
       expect(after.session?.turnIndex).toBe(1n);
-      // Late answers are ignored, not errors.
-      const late = await a.turns.submitToolResults({
-        sessionId,
-        turnId: parked.turnId,
-        results: [{ callId: "lookup-1", output: "again", isError: false }],
-      });
-      expect(late.ignoredCallIds).toEqual(["lookup-1"]);
+      // A late answer to the completed turn is refused, naming it.
+      const late = await expectCode(
+        a.turns.submitToolResults({
+          sessionId,
+          turnId: parked.turnId,
+          results: [{ callId: "lookup-1", output: "again", isError: false }],
+        }),
+        Code.FailedPrecondition,
+      );
+      expect(late.rawMessage).toContain(parked.turnId);
     });
 
     it("a server tool that finished before the turn parked is not run again", async () => {

@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { STATUS_OF } from "../../../src/api/errors.js";
+import { connectErrorOf, STATUS_OF } from "../../../src/api/errors.js";
+import { headRevisionContended } from "../../../src/domain/errors.js";
 
 const ADR = new URL("../../../docs/adr/0003-error-codes.md", import.meta.url);
 
@@ -38,5 +39,15 @@ describe("ADR 0003's error table", () => {
   it("documents no reason the code does not have", () => {
     const codes = new Set(Object.keys(STATUS_OF));
     for (const code of documentedTable().keys()) expect(codes, code).toContain(code);
+  });
+
+  it("an update that lost every race for the head is UNAVAILABLE and retryable, not ABORTED", () => {
+    const error = headRevisionContended("default:s-1", 32);
+    expect(error.classification).toBe("retryable");
+    const wire = connectErrorOf(error, "default");
+    expect(Code[wire.code]).toBe("Unavailable");
+    expect(wire.rawMessage).toBe(
+      "session s-1: the update lost the head revision to concurrent commits 32 times in a row and was not applied; retry it",
+    );
   });
 });
