@@ -8,6 +8,7 @@ import { isTetherError } from "../../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../../domain/lease.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "../deps.js";
+import { onAbort } from "../stream/index.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, type TurnWork } from "../turn/index.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
@@ -195,9 +196,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     const { fence } = holding;
     const lost = new AbortController();
     held.add(fence.sessionId);
-    lost.signal.addEventListener("abort", () => endHold(fence.sessionId), { once: true });
-    const onStop = (): void => lost.abort(new Error("replica stopping"));
-    stopSignal.addEventListener("abort", onStop, { once: true });
+    onAbort(lost.signal, () => endHold(fence.sessionId));
+    const unhearStop = onAbort(stopSignal, () => lost.abort(new Error("replica stopping")));
     const unkeep = keeper.keep(fence, (error) => lost.abort(error));
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     let released = false;
@@ -273,7 +273,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       return lost.signal.aborted ? ended() : "stopped";
     } finally {
       unkeep();
-      stopSignal.removeEventListener("abort", onStop);
+      unhearStop();
       endHold(fence.sessionId);
       if (!released && !leaveLease) await releaseOnce(fence);
     }

@@ -8,6 +8,7 @@
 import type { LeaseFence } from "../../domain/lease.js";
 import type { ClientToolResult, ToolCallState } from "../../domain/tool-calls.js";
 import type { ToolCallStore } from "../../ports/runtime-store.js";
+import { onAbort, type Dispose } from "../stream/index.js";
 import type {
   ToolCallRequest,
   ToolContext,
@@ -144,20 +145,21 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
           () => void expire(waitId),
           options.timeoutMs,
         );
+        let unhear: Dispose = () => undefined;
         const done = (): void => {
           clearTimeout(deadline);
-          signal.removeEventListener("abort", onAbort);
+          unhear();
         };
         // Cancellation of the turn (the engine's own timeout is longer than the deadline), or
         // the turn parked: the wait stays open in the store for whoever resumes the turn.
-        const onAbort = (): void => {
+        const aborted = (): void => {
           done();
           waiting.delete(waitId);
           if (waiting.size === 0) stopPolling();
           reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
         };
-        if (signal.aborted) return onAbort();
-        signal.addEventListener("abort", onAbort, { once: true });
+        if (signal.aborted) return aborted();
+        unhear = onAbort(signal, aborted);
         waiting.set(waitId, {
           resolve: (result) => {
             done();

@@ -7,6 +7,7 @@ import type { TurnCheckpoint } from "../../domain/inputs.js";
 import { createTurnEngine, type TurnResult } from "../../engine/index.js";
 import type { CheckpointAdmission, TurnCheckpointHost } from "../../ports/checkpoint-host.js";
 import type { RuntimeDeps } from "../deps.js";
+import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
 import { decodeInputPayload } from "./input-payload.js";
 import { endParkedTurn } from "./parked-resume.js";
@@ -44,11 +45,11 @@ export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<Tur
 async function listen(run: TurnRun): Promise<() => Promise<void>> {
   const { deps, job, prep, stops, cancel } = run;
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
-  job.signal.addEventListener("abort", abortTurn, { once: true });
-  job.drain?.addEventListener("abort", run.handOverIfWaiting, { once: true });
+  const unhearStop = onAbort(job.signal, abortTurn);
+  const unhearDrain = job.drain ? onAbort(job.drain, run.handOverIfWaiting) : undefined;
   const unhear = (): void => {
-    job.signal.removeEventListener("abort", abortTurn);
-    job.drain?.removeEventListener("abort", run.handOverIfWaiting);
+    unhearStop();
+    unhearDrain?.();
   };
   try {
     // The listener marks the turn running (a cancel needs the marker); whatever reached the turn
