@@ -221,6 +221,56 @@ export interface RuntimeStore
     SessionHistoryStore,
     StoreMaintenance {}
 
+/** True when a parameter carries a lease fence: the fence, a list of fences, or a field of one. */
+type IsFence<T> = [NonNullable<T>] extends [never]
+  ? false
+  : [NonNullable<T>] extends [LeaseFence]
+    ? true
+    : [NonNullable<T>] extends [readonly LeaseFence[]]
+      ? true
+      : false;
+type CarriesFence<P> =
+  IsFence<P> extends true
+    ? true
+    : P extends readonly unknown[]
+      ? false
+      : P extends object
+        ? true extends { [F in keyof P]-?: IsFence<P[F]> }[keyof P]
+          ? true
+          : false
+        : false;
+
+/**
+ * Every store operation whose authority is a lease fence, derived from the port: an operation
+ * added with a fence parameter joins it, and FENCED_STORE_OPERATIONS below must then name it.
+ */
+export type FencedStoreOperation = {
+  [K in keyof RuntimeStore]: RuntimeStore[K] extends (...args: infer A) => unknown
+    ? true extends { [I in keyof A]: CarriesFence<A[I]> }[number]
+      ? K
+      : never
+    : never;
+}[keyof RuntimeStore];
+
+/** The record's type makes the list complete; the conformance suite tries each stale fence on each. */
+const FENCED: Record<FencedStoreOperation, true> = {
+  commit: true,
+  renewLease: true,
+  renewLeases: true,
+  releaseLease: true,
+  releaseIfIdle: true,
+  reclaimLease: true,
+  claimReadyWork: true,
+  claimWorkByIds: true,
+  claimInputs: true,
+  deferActiveInputs: true,
+  recordToolCalls: true,
+  closeToolCalls: true,
+  parkTurn: true,
+  resumeTurn: true,
+};
+export const FENCED_STORE_OPERATIONS = Object.keys(FENCED) as FencedStoreOperation[];
+
 export interface StoreLimits {
   /** Largest payload or message accepted, in bytes (UTF-8). */
   maxPayloadBytes: number;
