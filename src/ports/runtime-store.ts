@@ -56,7 +56,10 @@ export interface SessionCommitStore {
    * otherwise the whole transcript, as without a mark.
    */
   loadSession(sessionId: SessionId, since?: TranscriptMark): Promise<SessionSnapshot | undefined>;
-  /** Removes the session's state, queue and inputs; the lease generation counter survives. */
+  /**
+   * Removes the transcript and its history, stamps, lease, queue, inputs and parked turn; the
+   * lease generation counter and the turns' tool-call records survive (laws/delete.ts).
+   */
   deleteSession(sessionId: SessionId): Promise<boolean>;
   /** Sessions with at least one commit, in id order; the index is a hint repaired on commit. */
   listSessions(options: {
