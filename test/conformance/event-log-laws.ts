@@ -46,9 +46,9 @@ export function describeEventLogFenceLaws(factory: EventLogFactory): void {
       test(`a writer whose fence is ${kind.name} appends nothing`, async () => {
         const h = harness();
         const sid = freshSessionId();
-        const held = fenceOf(await acquire(h.store, sid, opaqueOwner("writer"), kind.ttlMs));
+        const held = fenceOf(await acquire(h.store, sid, opaqueOwner("writer"), LONG_TTL_MS));
         await h.log.append(sid, [delta("live")], held);
-        await kind.settle?.(h);
+        await kind.settle?.(h, [held]);
         const stale = await kind.make(h, held);
         await expectTetherError(
           () => h.log.append(sid, [delta("stale"), delta("stale too")], stale),

@@ -160,6 +160,8 @@ export const FENCED_OPERATIONS: FencedRow[] = [
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.resumeTurn(f, TURN),
   },
+  // A commit's authority is its claim completions; the lease it names to release is advisory
+  // (law 2 in commits.ts: a stale one never clears the newer lease, and the commit applies).
   {
     operation: "commit",
     variant: "queue claim completion",
@@ -186,26 +188,31 @@ export const FENCED_OPERATIONS: FencedRow[] = [
 
 export interface FenceKind {
   name: string;
-  /** The holder's lease: short where the kind needs it to expire, else long enough to stay live. */
-  ttlMs: number;
+  /** The holder's lease expires (settle shortens it, then lets time pass). */
+  expires?: boolean;
   /** A forged token names a live generation: only operations that check lease tokens meet it. */
   tokenOnly?: boolean;
   /** Some lease (the holder's or a successor's) is live once the fence is stale. */
   leavesLiveLease: boolean;
   /** The holder's own lease expired and nobody replaced it. */
   ownExpired?: boolean;
-  /** Once for every seeded session of a test: lets the leases expire where the kind needs it. */
-  settle?(h: StoreHarness): Promise<void>;
+  /**
+   * Once for all the sessions of a test, seeded under long leases: where the kind needs them
+   * expired, shortens each lease and lets time pass once, so no seeding races a short lease.
+   */
+  settle?(h: StoreHarness, helds: LeaseFence[]): Promise<void>;
   /** Leaves one seeded session (after `settle`) with a stale fence of this kind. */
   make(h: StoreHarness, held: LeaseFence): Promise<LeaseFence>;
 }
 
-const letExpire = (h: StoreHarness) => h.advanceTime(PAST_SHORT_TTL_MS);
+async function letExpire(h: StoreHarness, helds: LeaseFence[]): Promise<void> {
+  for (const held of helds) await h.store.renewLease(held, SHORT_TTL_MS);
+  await h.advanceTime(PAST_SHORT_TTL_MS);
+}
 
 export const STALE_FENCE_KINDS: FenceKind[] = [
   {
     name: "released",
-    ttlMs: LONG_TTL_MS,
     leavesLiveLease: false,
     make: async (h, held) => {
       await h.store.releaseLease(held);
@@ -214,7 +221,6 @@ export const STALE_FENCE_KINDS: FenceKind[] = [
   },
   {
     name: "released, with a successor",
-    ttlMs: LONG_TTL_MS,
     leavesLiveLease: true,
     make: async (h, held) => {
       await h.store.releaseLease(held);
@@ -224,7 +230,7 @@ export const STALE_FENCE_KINDS: FenceKind[] = [
   },
   {
     name: "expired, no successor",
-    ttlMs: SHORT_TTL_MS,
+    expires: true,
     leavesLiveLease: false,
     ownExpired: true,
     settle: letExpire,
@@ -232,7 +238,7 @@ export const STALE_FENCE_KINDS: FenceKind[] = [
   },
   {
     name: "expired, with a successor",
-    ttlMs: SHORT_TTL_MS,
+    expires: true,
     leavesLiveLease: true,
     settle: letExpire,
     make: async (h, held) => {
@@ -242,14 +248,12 @@ export const STALE_FENCE_KINDS: FenceKind[] = [
   },
   {
     name: "forged lease token on the live generation",
-    ttlMs: LONG_TTL_MS,
     tokenOnly: true,
     leavesLiveLease: true,
     make: (_h, held) => Promise.resolve({ ...held, leaseToken: `${held.leaseToken}-forged` }),
   },
   {
     name: "forged generation",
-    ttlMs: LONG_TTL_MS,
     leavesLiveLease: true,
     make: (_h, held) => Promise.resolve({ ...held, fencingToken: held.fencingToken + 1 }),
   },
@@ -345,7 +349,7 @@ export function describeFenceLaws(factory: StoreFactory): void {
       for (const row of FENCED_OPERATIONS) {
         const met = STALE_FENCE_KINDS.filter((kind) => applies(row, kind));
         expect(
-          met.some((kind) => kind.ttlMs === SHORT_TTL_MS),
+          met.some((kind) => kind.expires === true),
           rowName(row),
         ).toBe(true);
         expect(
@@ -362,8 +366,11 @@ export function describeFenceLaws(factory: StoreFactory): void {
         // One session per row: a refusal that clears the holder's own expired lease record (a
         // release may) must not hide how the next operation treats that lease.
         const seeds = [];
-        for (const _row of rows) seeds.push(await seed(h, kind.ttlMs));
-        await kind.settle?.(h);
+        for (const _row of rows) seeds.push(await seed(h, LONG_TTL_MS));
+        await kind.settle?.(
+          h,
+          seeds.map((s) => s.held),
+        );
         for (const [i, row] of rows.entries()) {
           const { held, seeded } = seeds[i] ?? expect.fail("no seed for a row");
           const stale = await kind.make(h, held);
