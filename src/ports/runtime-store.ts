@@ -255,7 +255,7 @@ export type FencedStoreOperation = {
     : never;
 }[keyof RuntimeStore];
 
-/** The record's type makes the list complete; the conformance suite tries each stale fence on each. */
+/** The record's type keeps the list complete; the conformance suite tries stale fences on each. */
 const FENCED: Record<FencedStoreOperation, true> = {
   commit: true,
   renewLease: true,
