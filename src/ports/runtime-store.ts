@@ -58,7 +58,10 @@ export interface SessionCommitStore {
    * otherwise the whole transcript, as without a mark.
    */
   loadSession(sessionId: SessionId, since?: TranscriptMark): Promise<SessionSnapshot | undefined>;
-  /** Removes the session's state, queue and inputs; the lease generation counter survives. */
+  /**
+   * Removes the transcript and its history, stamps, lease, queue, inputs and parked turn; the
+   * lease generation counter and the turns' tool-call records survive (laws/delete.ts).
+   */
   deleteSession(sessionId: SessionId): Promise<boolean>;
   /** Sessions with at least one commit, in id order; the index is a hint repaired on commit. */
   listSessions(options: {
@@ -227,6 +230,56 @@ export interface RuntimeStore
     AgentStore,
     SessionHistoryStore,
     StoreMaintenance {}
+
+/** True when a parameter carries a lease fence: the fence, a list of fences, or a field of one. */
+type IsFence<T> = [NonNullable<T>] extends [never]
+  ? false
+  : [NonNullable<T>] extends [LeaseFence]
+    ? true
+    : [NonNullable<T>] extends [readonly LeaseFence[]]
+      ? true
+      : false;
+type CarriesFence<P> =
+  IsFence<P> extends true
+    ? true
+    : P extends readonly unknown[]
+      ? false
+      : P extends object
+        ? true extends { [F in keyof P]-?: IsFence<P[F]> }[keyof P]
+          ? true
+          : false
+        : false;
+
+/**
+ * Every store operation whose authority is a lease fence, derived from the port: an operation
+ * added with a fence parameter joins it, and FENCED_STORE_OPERATIONS below must then name it.
+ */
+export type FencedStoreOperation = {
+  [K in keyof RuntimeStore]: RuntimeStore[K] extends (...args: infer A) => unknown
+    ? true extends { [I in keyof A]: CarriesFence<A[I]> }[number]
+      ? K
+      : never
+    : never;
+}[keyof RuntimeStore];
+
+/** The record's type keeps the list complete; the conformance suite tries stale fences on each. */
+const FENCED: Record<FencedStoreOperation, true> = {
+  commit: true,
+  renewLease: true,
+  renewLeases: true,
+  releaseLease: true,
+  releaseIfIdle: true,
+  reclaimLease: true,
+  claimReadyWork: true,
+  claimWorkByIds: true,
+  claimInputs: true,
+  deferActiveInputs: true,
+  recordToolCalls: true,
+  closeToolCalls: true,
+  parkTurn: true,
+  resumeTurn: true,
+};
+export const FENCED_STORE_OPERATIONS = Object.keys(FENCED) as FencedStoreOperation[];
 
 export interface StoreLimits {
   /** Largest payload or message accepted, in bytes (UTF-8). */

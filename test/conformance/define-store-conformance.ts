@@ -5,6 +5,7 @@ import { describeBadInputLaws } from "./laws/bad-input.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
+import { describeDeleteLaws } from "./laws/delete.js";
 import { describeHistoryLaws } from "./laws/history.js";
 import { describeIdleReleaseLaws } from "./laws/idle-release.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
@@ -36,6 +37,7 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
   describeSessionListLaws(factory);
+  describeDeleteLaws(factory);
   describeTranscriptMarkLaws(factory);
   describeToolCallLaws(factory);
   describeParkedTurnLaws(factory);

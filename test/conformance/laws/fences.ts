@@ -1,14 +1,18 @@
 // Laws 4, 10 and 12 written once over every fenced operation: a stale fence of any kind is refused
 // and changes nothing; a completion fails and changes nothing for each reason its claim can be
-// stale; a claim racing a takeover ends in one of the two consistent orders. A new fenced
-// operation is one row of FENCED_OPERATIONS.
+// stale; a claim racing a takeover ends in one of the two consistent orders. The port lists its
+// fenced operations (FENCED_STORE_OPERATIONS, complete by its type); each needs a row here.
 import { describe, expect, test } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../../../src/domain/inputs.js";
 import { fenceOf, type LeaseFence } from "../../../src/domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../../../src/domain/queue.js";
 import { isTetherError } from "../../../src/domain/errors.js";
-import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
+import {
+  FENCED_STORE_OPERATIONS,
+  type FencedStoreOperation,
+  type RuntimeStore,
+} from "../../../src/ports/runtime-store.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
 import {
   activeTurn,
@@ -47,29 +51,42 @@ async function snapshot(store: RuntimeStore, sid: SessionId) {
 }
 
 /**
- * How an operation refuses a stale fence. `not_held` is release's answer; release may also clear
- * its own expired, never-replaced lease record ("released"), which changes nothing observable:
- * there was no live lease before and there is none after (ADR 0001).
+ * How an operation refuses a stale fence: the typed error, a commit's superseded claim, release's
+ * `not_held`, a renewal's `expired` outcome, a reclaim's `busy` (the observed holder is not the
+ * current one, so nothing is taken over).
  */
-type Refusal = "session_execution_lease_expired" | "not_held" | "claim_superseded";
+type Refusal =
+  "session_execution_lease_expired" | "claim_superseded" | "not_held" | "renewal_expired" | "busy";
 
-interface FencedOperation {
-  name: string;
-  /** Fence kinds the operation can meet; default all (a commit's claims carry no lease token). */
+interface FencedRow {
+  operation: FencedStoreOperation;
+  /** Tells apart the rows of one operation (a commit completes work claims or input claims). */
+  variant?: string;
+  /** A commit's claim completion carries a generation and no lease token: forged tokens skip it. */
   generationOnly?: boolean;
+  /** With no live lease a reclaim is a plain claim (law 9): only kinds that leave one live. */
+  needsLiveLease?: boolean;
+  /**
+   * Answers allowed for the holder's own expired, never replaced lease besides the refusal: a
+   * release may clear that record (ADR 0001) and an idle release may keep it (`pending`), neither
+   * of which changes anything observable, as there is no live lease before or after.
+   */
+  ownExpiredAlso?: string[];
   refusal: Refusal;
   run(store: RuntimeStore, stale: LeaseFence, seeded: Seeded): Promise<unknown>;
 }
 
-/** Every operation that takes a fence, with how it refuses a stale one. */
-export const FENCED_OPERATIONS: FencedOperation[] = [
+const rowName = (row: FencedRow) => `${row.operation}${row.variant ? ` (${row.variant})` : ""}`;
+
+/** Every operation that takes a fence, with how it refuses a stale one (one row or more each). */
+export const FENCED_OPERATIONS: FencedRow[] = [
   {
-    name: "claimReadyWork",
+    operation: "claimReadyWork",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.claimReadyWork(f, "idle", 10),
   },
   {
-    name: "claimWorkByIds",
+    operation: "claimWorkByIds",
     refusal: "session_execution_lease_expired",
     run: (s, f, seeded) =>
       s.claimWorkByIds(
@@ -78,33 +95,55 @@ export const FENCED_OPERATIONS: FencedOperation[] = [
       ),
   },
   {
-    name: "claimInputs",
+    operation: "claimInputs",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.claimInputs(f, { kind: "idle" }, 10),
   },
   {
-    name: "deferActiveInputs",
+    operation: "deferActiveInputs",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.deferActiveInputs(f, TURN),
   },
   {
-    name: "renewLease",
+    operation: "renewLease",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.renewLease(f, LONG_TTL_MS),
   },
-  { name: "releaseLease", refusal: "not_held", run: (s, f) => s.releaseLease(f) },
   {
-    name: "recordToolCalls",
+    operation: "renewLeases",
+    refusal: "renewal_expired",
+    run: (s, f) => s.renewLeases([f], LONG_TTL_MS),
+  },
+  {
+    operation: "releaseLease",
+    refusal: "not_held",
+    ownExpiredAlso: ["released"],
+    run: (s, f) => s.releaseLease(f),
+  },
+  {
+    operation: "releaseIfIdle",
+    refusal: "not_held",
+    ownExpiredAlso: ["released", "pending"],
+    run: (s, f) => s.releaseIfIdle(f),
+  },
+  {
+    operation: "reclaimLease",
+    refusal: "busy",
+    needsLiveLease: true,
+    run: (s, f, seeded) => s.reclaimLease(seeded.sid, localClaimant("claimant"), f, LONG_TTL_MS),
+  },
+  {
+    operation: "recordToolCalls",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.recordToolCalls(f, TURN, ["c-new"]),
   },
   {
-    name: "closeToolCalls",
+    operation: "closeToolCalls",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.closeToolCalls(f, TURN),
   },
   {
-    name: "parkTurn",
+    operation: "parkTurn",
     refusal: "session_execution_lease_expired",
     run: (s, f, seeded) =>
       s.parkTurn(f, {
@@ -117,12 +156,15 @@ export const FENCED_OPERATIONS: FencedOperation[] = [
       }),
   },
   {
-    name: "resumeTurn",
+    operation: "resumeTurn",
     refusal: "session_execution_lease_expired",
     run: (s, f) => s.resumeTurn(f, TURN),
   },
+  // A commit's authority is its claim completions; the lease it names to release is advisory
+  // (law 2 in commits.ts: a stale one never clears the newer lease, and the commit applies).
   {
-    name: "commit (queue claim completion)",
+    operation: "commit",
+    variant: "queue claim completion",
     generationOnly: true,
     refusal: "claim_superseded",
     run: async (s, f, seeded) => {
@@ -132,7 +174,8 @@ export const FENCED_OPERATIONS: FencedOperation[] = [
     },
   },
   {
-    name: "commit (input claim completion)",
+    operation: "commit",
+    variant: "input claim completion",
     generationOnly: true,
     refusal: "claim_superseded",
     run: async (s, f, seeded) => {
@@ -143,56 +186,88 @@ export const FENCED_OPERATIONS: FencedOperation[] = [
   },
 ];
 
-interface FenceKind {
+export interface FenceKind {
   name: string;
-  /** The holder's lease: short where the kind needs it to expire, else long enough to stay live. */
-  ttlMs: number;
+  /** The holder's lease expires (settle shortens it, then lets time pass). */
+  expires?: boolean;
   /** A forged token names a live generation: only operations that check lease tokens meet it. */
   tokenOnly?: boolean;
-  /** Leaves the seeded session with a stale fence of this kind. */
+  /** A newer generation holds the session once the fence is stale. */
+  superseded?: boolean;
+  /** Some lease (the holder's or a successor's) is live once the fence is stale. */
+  leavesLiveLease: boolean;
+  /** The holder's own lease expired and nobody replaced it. */
+  ownExpired?: boolean;
+  /**
+   * Once for all the sessions of a test, seeded under long leases: where the kind needs them
+   * expired, shortens each lease and lets time pass once, so no seeding races a short lease.
+   */
+  settle?(h: StoreHarness, helds: LeaseFence[]): Promise<void>;
+  /** Leaves one seeded session (after `settle`) with a stale fence of this kind. */
   make(h: StoreHarness, held: LeaseFence): Promise<LeaseFence>;
+}
+
+async function letExpire(h: StoreHarness, helds: LeaseFence[]): Promise<void> {
+  for (const held of helds) await h.store.renewLease(held, SHORT_TTL_MS);
+  await h.advanceTime(PAST_SHORT_TTL_MS);
 }
 
 export const STALE_FENCE_KINDS: FenceKind[] = [
   {
     name: "released",
-    ttlMs: LONG_TTL_MS,
+    leavesLiveLease: false,
     make: async (h, held) => {
       await h.store.releaseLease(held);
       return held;
     },
   },
   {
-    name: "expired, no successor",
-    ttlMs: SHORT_TTL_MS,
+    name: "released, with a successor",
+    superseded: true,
+    leavesLiveLease: true,
     make: async (h, held) => {
-      await h.advanceTime(PAST_SHORT_TTL_MS);
+      await h.store.releaseLease(held);
+      await acquire(h.store, held.sessionId, opaqueOwner("successor"), LONG_TTL_MS);
       return held;
     },
   },
   {
+    name: "expired, no successor",
+    expires: true,
+    leavesLiveLease: false,
+    ownExpired: true,
+    settle: letExpire,
+    make: (_h, held) => Promise.resolve(held),
+  },
+  {
     name: "expired, with a successor",
-    ttlMs: SHORT_TTL_MS,
+    superseded: true,
+    expires: true,
+    leavesLiveLease: true,
+    settle: letExpire,
     make: async (h, held) => {
-      await h.advanceTime(PAST_SHORT_TTL_MS);
       await acquire(h.store, held.sessionId, opaqueOwner("successor"), LONG_TTL_MS);
       return held;
     },
   },
   {
     name: "forged lease token on the live generation",
-    ttlMs: LONG_TTL_MS,
     tokenOnly: true,
+    leavesLiveLease: true,
     make: (_h, held) => Promise.resolve({ ...held, leaseToken: `${held.leaseToken}-forged` }),
   },
   {
     name: "forged generation",
-    ttlMs: LONG_TTL_MS,
+    leavesLiveLease: true,
     make: (_h, held) => Promise.resolve({ ...held, fencingToken: held.fencingToken + 1 }),
   },
 ];
 
-/** A session with claims of the holder's generation, open items, and a pending tool call. */
+/**
+ * A session with claims of the holder's generation, open items, and a pending tool call. The
+ * holder is a local process that is provably dead, so a reclaim naming it is refused only for
+ * not being the current holder.
+ */
 async function seed(h: StoreHarness, ttlMs: number): Promise<{ held: LeaseFence; seeded: Seeded }> {
   const { store } = h;
   const sid = freshSessionId();
@@ -201,7 +276,7 @@ async function seed(h: StoreHarness, ttlMs: number): Promise<{ held: LeaseFence;
   await store.submitInput(inputDraft(sid, "claimed"));
   await store.submitInput(inputDraft(sid, "open"));
   await store.submitInput(inputDraft(sid, "steer", activeTurn(TURN, "after_work")));
-  const held = fenceOf(await acquire(store, sid, opaqueOwner("holder"), ttlMs));
+  const held = fenceOf(await acquire(store, sid, deadLocalOwner("holder"), ttlMs));
   const work = await store.claimReadyWork(held, "idle", 1);
   const inputs = await store.claimInputs(held, { kind: "idle" }, 1);
   if (!work || !inputs) throw new Error("seeding claimed nothing");
@@ -209,52 +284,106 @@ async function seed(h: StoreHarness, ttlMs: number): Promise<{ held: LeaseFence;
   return { held, seeded: { sid, work, inputs } };
 }
 
-async function expectRefused(
-  op: FencedOperation,
-  kind: FenceKind,
-  store: RuntimeStore,
-  stale: LeaseFence,
-  seeded: Seeded,
-) {
-  if (op.refusal === "not_held") {
-    const outcome = (await op.run(store, stale, seeded)) as { kind: string };
-    const ownExpired = kind.name === "expired, no successor";
-    expect(ownExpired ? ["not_held", "released"] : ["not_held"]).toContain(outcome.kind);
-    return;
-  }
-  if (op.refusal === "session_execution_lease_expired") {
-    await expectTetherError(() => op.run(store, stale, seeded), op.refusal);
-    return;
-  }
+async function expectSuperseded(row: FencedRow, run: () => Promise<unknown>): Promise<void> {
   let caught: unknown;
   try {
-    await op.run(store, stale, seeded);
+    await run();
   } catch (error) {
     caught = error;
   }
   expect(
     isTetherError(caught, "queued_work_claim_superseded") ||
       isTetherError(caught, "turn_input_claim_superseded"),
-    `${op.name} must be refused as superseded, got ${String(caught)}`,
+    `${rowName(row)} must be refused as superseded, got ${String(caught)}`,
   ).toBe(true);
 }
+
+async function expectRefused(
+  row: FencedRow,
+  kind: FenceKind,
+  store: RuntimeStore,
+  stale: LeaseFence,
+  seeded: Seeded,
+): Promise<void> {
+  const run = () => row.run(store, stale, seeded);
+  const also = kind.ownExpired ? (row.ownExpiredAlso ?? []) : [];
+  switch (row.refusal) {
+    case "session_execution_lease_expired": {
+      const code = row.refusal;
+      const answer = await run().then(
+        () => "accepted",
+        (error: unknown) => (isTetherError(error, code) ? code : String(error)),
+      );
+      expect(answer, rowName(row)).toBe(code);
+      return;
+    }
+    case "claim_superseded":
+      return expectSuperseded(row, run);
+    case "not_held":
+      expect([row.refusal, ...also], rowName(row)).toContain(
+        ((await run()) as { kind: string }).kind,
+      );
+      return;
+    case "renewal_expired":
+      expect(await run(), rowName(row)).toEqual([{ kind: "expired" }]);
+      return;
+    case "busy":
+      expect(((await run()) as { kind: string }).kind, rowName(row)).toBe("busy");
+      return;
+  }
+}
+
+const applies = (row: FencedRow, kind: FenceKind) =>
+  !(row.generationOnly && kind.tokenOnly) && !(row.needsLiveLease && !kind.leavesLiveLease);
 
 export function describeFenceLaws(factory: StoreFactory): void {
   describe("stale fences (law 12, every fenced operation × every kind of stale fence)", () => {
     const harness = useStoreHarness(factory);
 
+    test("the table has a row for every fenced operation of the port, and each runs on the store", () => {
+      const { store } = harness();
+      const listed = new Set(FENCED_OPERATIONS.map((row) => row.operation));
+      expect([...listed].sort()).toEqual([...FENCED_STORE_OPERATIONS].sort());
+      for (const operation of FENCED_STORE_OPERATIONS) {
+        expect(typeof store[operation], operation).toBe("function");
+      }
+    });
+
+    test("every row meets an expired lease and a lease a newer generation holds", () => {
+      for (const row of FENCED_OPERATIONS) {
+        const met = STALE_FENCE_KINDS.filter((kind) => applies(row, kind));
+        expect(
+          met.some((kind) => kind.expires === true),
+          rowName(row),
+        ).toBe(true);
+        expect(
+          met.some((kind) => kind.superseded === true),
+          rowName(row),
+        ).toBe(true);
+      }
+    });
+
     for (const kind of STALE_FENCE_KINDS) {
       test(`a fence ${kind.name} is refused by every fenced operation and changes nothing`, async () => {
         const h = harness();
-        const { held, seeded } = await seed(h, kind.ttlMs);
-        const stale = await kind.make(h, held);
-        const before = await snapshot(h.store, seeded.sid);
-        for (const op of FENCED_OPERATIONS) {
-          if (op.generationOnly && kind.tokenOnly) continue;
-          await expectRefused(op, kind, h.store, stale, seeded);
-          expect(await snapshot(h.store, seeded.sid), `${op.name} changed the session`).toEqual(
-            before,
-          );
+        const rows = FENCED_OPERATIONS.filter((row) => applies(row, kind));
+        // One session per row: a refusal that clears the holder's own expired lease record (a
+        // release may) must not hide how the next operation treats that lease.
+        const seeds = [];
+        for (const _row of rows) seeds.push(await seed(h, LONG_TTL_MS));
+        await kind.settle?.(
+          h,
+          seeds.map((s) => s.held),
+        );
+        for (const [i, row] of rows.entries()) {
+          const { held, seeded } = seeds[i] ?? expect.fail("no seed for a row");
+          const stale = await kind.make(h, held);
+          const before = await snapshot(h.store, seeded.sid);
+          await expectRefused(row, kind, h.store, stale, seeded);
+          expect(
+            await snapshot(h.store, seeded.sid),
+            `${rowName(row)} changed the session`,
+          ).toEqual(before);
         }
       });
     }

@@ -81,6 +81,19 @@ export function describeIdleReleaseLaws(factory: StoreFactory): void {
       expect(await store.releaseIfIdle(fence)).toEqual({ kind: "pending" });
     });
 
+    test("on an idle session, a forged lease token with the live generation is not_held and the lease stays", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const lease = await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS);
+      const forged = { ...fenceOf(lease), leaseToken: `${lease.leaseToken}-forged` };
+      expect(await store.releaseIfIdle(forged)).toEqual({ kind: "not_held" });
+      expect(await store.currentLease(sid)).toMatchObject({
+        leaseToken: lease.leaseToken,
+        fencingToken: lease.fencingToken,
+        expiresAtMs: lease.expiresAtMs,
+      });
+    });
+
     test("a stale fence changes nothing, pending or not", async () => {
       const { store, advanceTime } = harness();
       const sid = freshSessionId();

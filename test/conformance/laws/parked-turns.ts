@@ -295,6 +295,39 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       expect(await store.readParkedTurn(other)).toBeUndefined();
     });
 
+    test("a live fence cannot park claims an earlier generation holds: each list is refused, nothing changes", async () => {
+      const { store } = harness();
+      // The earlier holder's claims stay on the items after its release; the next holder lists
+      // them as if they were its own.
+      const earlier = await running(store);
+      await store.releaseLease(earlier.fence);
+      const next = await resumer(store, earlier.sid);
+      expect(next.fencingToken).toBeGreaterThan(earlier.fence.fencingToken);
+      const unchanged = async () => {
+        expect(await store.currentLease(earlier.sid)).toMatchObject({
+          fencingToken: next.fencingToken,
+        });
+        expect(await store.readParkedTurn(earlier.sid)).toBeUndefined();
+        expect(await store.readToolCalls(earlier.sid, TURN)).toEqual([]);
+        expect((await store.listInputs(earlier.sid)).map((i) => i.claimFencingToken)).toEqual([
+          earlier.fence.fencingToken,
+        ]);
+        expect((await store.listWork(earlier.sid)).map((b) => b.claimFencingToken)).toEqual([
+          earlier.fence.fencingToken,
+        ]);
+      };
+      await expectTetherError(
+        () => store.parkTurn(next, draft(earlier, { batchIds: [] })),
+        "turn_input_claim_superseded",
+      );
+      await unchanged();
+      await expectTetherError(
+        () => store.parkTurn(next, draft(earlier, { inputIds: [] })),
+        "queued_work_claim_superseded",
+      );
+      await unchanged();
+    });
+
     test("another turn cannot park over a parked one", async () => {
       const { store } = harness();
       const r = await running(store);

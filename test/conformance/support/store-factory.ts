@@ -24,11 +24,11 @@ export type StoreFactory = (options?: { limits?: Partial<StoreLimits> }) => Prom
  * A fresh harness for every test of the enclosing describe block, closed after it. The returned
  * getter is only valid inside a test.
  */
-export function useStoreHarness(
-  factory: StoreFactory,
+export function useStoreHarness<H extends StoreHarness = StoreHarness>(
+  factory: (options?: { limits?: Partial<StoreLimits> }) => Promise<H>,
   options?: { limits?: Partial<StoreLimits> },
-): () => StoreHarness {
-  let current: StoreHarness | undefined;
+): () => H {
+  let current: H | undefined;
   beforeEach(async () => {
     current = await factory(options);
   });

@@ -1,6 +1,7 @@
 // The EventLog port, the same cases on the memory log and the Redis log: sequence numbers count
 // up from 1 without holes, reads page from any point, the retained window is trimmed from the
 // oldest end and says where it starts, waiters wake on an append, and remove drops the log.
+// Fenced appends are conformance laws: test/conformance/event-log-laws.ts.
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, inject } from "vitest";
 import { parseSessionId } from "../../../src/domain/ids.js";
@@ -10,12 +11,6 @@ import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
 import { freshNamespace } from "../../support/redis-store-factory.js";
 import { startRedis } from "../../support/redis-harness.js";
-import { fenceOf } from "../../../src/domain/lease.js";
-import { createManualClock } from "../../../src/ports/clock.js";
-import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
-import { createRedisStore } from "../../../src/store/redis/index.js";
-import { STALE_FENCE_KINDS } from "../../conformance/laws/fences.js";
-import { opaqueOwner } from "../../conformance/support/fixtures.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -108,51 +103,6 @@ describe.each(backends)("the %s event log", (name, make) => {
     expect(await log.append(s, [delta("z")])).toEqual([3]);
     await log.close();
   });
-});
-
-// Law 12 for appends: the event log refuses a stale fence of every kind and appends nothing, on
-// both logs, each checked against the leases of its store.
-describe.each([
-  [
-    "memory",
-    () => {
-      const clock = createManualClock();
-      const store = createMemoryStore({ clock });
-      const log = createMemoryEventLog({ fences: store });
-      const advanceTime = (ms: number) => {
-        clock.advance(ms);
-        return Promise.resolve();
-      };
-      return { store, log, advanceTime };
-    },
-  ],
-  [
-    "redis",
-    () => {
-      const namespace = freshNamespace("fenced-log");
-      const store = createRedisStore({ redis, namespace });
-      const log = createRedisEventLog({ redis, namespace, maxEntries: 100 });
-      const advanceTime = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-      return { store, log, advanceTime };
-    },
-  ],
-] as const)("fenced appends on the %s log", (_name, make) => {
-  it.each(STALE_FENCE_KINDS.map((k) => [k.name, k] as const))(
-    "a fence %s appends nothing",
-    async (_kind, kind) => {
-      const { store, log, advanceTime } = make();
-      const sid = parseSessionId(`fenced-${kind.ttlMs}-${Math.random().toString(36).slice(2)}`);
-      const claimed = await store.tryClaimLease(sid, opaqueOwner("holder"), kind.ttlMs);
-      if (claimed.kind !== "acquired") throw new Error("not acquired");
-      const held = fenceOf(claimed.lease);
-      await log.append(sid, [delta("live")], held);
-      const stale = await kind.make({ store, advanceTime, close: () => Promise.resolve() }, held);
-      await expect(log.append(sid, [delta("stale")], stale)).rejects.toMatchObject({
-        code: "session_execution_lease_expired",
-      });
-      expect(texts((await log.read(sid, 0, 10)).entries)).toEqual(["live"]);
-    },
-  );
 });
 
 describe("blocking waits on a standalone Redis", () => {
