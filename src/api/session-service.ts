@@ -15,7 +15,7 @@ import {
   sessionNotFound,
 } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
-import type { SessionSnapshot } from "../domain/session.js";
+import { HEAD_RACE_ATTEMPTS, type SessionSnapshot } from "../domain/session.js";
 import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { checkClientMetadata } from "../domain/agent-binding.js";
@@ -32,11 +32,6 @@ export interface SessionServiceOptions {
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
-/**
- * Without a CAS from the caller, an update retries the races it loses this often. Each loss means
- * another commit landed, so this many attempts outlast that many concurrent updates of one session.
- */
-const UPDATE_ATTEMPTS = 32;
 /** Longest pause between two attempts: each waits a random part of it, so racers spread out. */
 const UPDATE_BACKOFF_MS = 50;
 
@@ -93,7 +88,7 @@ export function createSessionService(
         return { session: await view(scope, await load(scope, storeId)) };
       } catch (error) {
         if (expected !== 0 || !isTetherError(error, "head_revision_conflict")) throw error;
-        if (attempt === UPDATE_ATTEMPTS) throw headRevisionContended(storeId, attempt);
+        if (attempt === HEAD_RACE_ATTEMPTS) throw headRevisionContended(storeId, attempt);
         await delay(Math.random() * Math.min(UPDATE_BACKOFF_MS, 2 ** attempt));
       }
     }

@@ -120,3 +120,10 @@ export interface SessionListPage {
   /** Empty when there are no more pages. */
   nextCursor: string;
 }
+
+/**
+ * How often a commit that did not ask for a compare-and-set (a metadata or agent-pin update, a
+ * turn's commit under its lease) retries the head races it loses. Each loss means another commit
+ * landed, so this many attempts outlast that many concurrent updates of one session.
+ */
+export const HEAD_RACE_ATTEMPTS = 32;

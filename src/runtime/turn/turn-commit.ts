@@ -8,10 +8,9 @@ import { queueClaimCompletion, type QueuedWorkClaim } from "../../domain/queue.j
 import type { SessionId } from "../../domain/ids.js";
 import type { UsageTotals } from "../../domain/usage.js";
 import type { TurnResult } from "../../engine/index.js";
+import { HEAD_RACE_ATTEMPTS } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
-
-const COMMIT_ATTEMPTS = 5;
 
 export interface TurnRecord {
   turnId: string;
@@ -58,7 +57,7 @@ export async function commitTurn(
       });
       return receipt.headRevision;
     } catch (error) {
-      if (isTetherError(error, "head_revision_conflict") && attempt < COMMIT_ATTEMPTS) {
+      if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {
         expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
         continue;
       }

@@ -33,6 +33,31 @@ const refusingCommit =
       },
     });
 
+/** A store where a metadata update lands just before each of the turn's first `races` commits. */
+const updatesWinTheRace =
+  (races: number) =>
+  (store: RuntimeStore): RuntimeStore => {
+    let lost = 0;
+    return new Proxy(store, {
+      get(target, property, receiver) {
+        if (property !== "commit") return Reflect.get(target, property, receiver) as unknown;
+        return async (commit: Parameters<RuntimeStore["commit"]>[0]) => {
+          if (commit.stamp !== undefined && lost < races) {
+            lost++;
+            const head = (await target.loadSession(commit.sessionId))?.headRevision ?? 0;
+            await target.commit({
+              sessionId: commit.sessionId,
+              expectedHeadRevision: head,
+              appendMessages: [],
+              metadataPatch: { [`k${lost}`]: "v" },
+            });
+          }
+          return target.commit(commit);
+        };
+      },
+    });
+  };
+
 /** A log that refuses the append carrying the turn's completion. */
 function refusingCompletion(log: EventLog): EventLog {
   return new Proxy(log, {
@@ -109,6 +134,15 @@ describe("executeTurn's end", () => {
     });
     // The input created the session at revision 1; the turn's commit made 2.
     expect((await store.loadSession(SESSION))?.headRevision).toBe(2);
+  });
+
+  it("is finished after a dozen metadata updates won the head race before its commits", async () => {
+    const { end, store } = await runOneTurn({ wrapStore: updatesWinTheRace(12) });
+    // Revision 1 is the input, 2..13 the twelve updates, 14 the turn.
+    expect(end).toMatchObject({ kind: "finished", headRevision: 14 });
+    const session = await store.loadSession(SESSION);
+    expect(session?.turnIndex).toBe(1);
+    expect(Object.keys(session?.metadata ?? {})).toHaveLength(12);
   });
 
   it("is lease_lost, uncommitted, when the job's signal says the lease went", async () => {
