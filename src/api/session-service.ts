@@ -21,7 +21,12 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import { checkClientMetadata } from "../domain/agent-binding.js";
 import { agentBindingPatch } from "../runtime/index.js";
 import { fromUint64 } from "./convert/scalars.js";
-import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import {
+  decodePageToken,
+  decodeRevisionToken,
+  encodePageToken,
+  encodeRevisionToken,
+} from "./convert/page-token.js";
 import { sessionToProto } from "./convert/session.js";
 import { messagePage, transcriptMessage } from "./convert/transcript.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
@@ -189,10 +194,18 @@ export function createSessionService(
       if (limit > MAX_PAGE_SIZE) {
         throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
       }
-      const after = fromUint64(req.afterRevision, "after_revision");
+      const filter = fromUint64(req.afterRevision, "after_revision");
+      const fromToken = decodeRevisionToken(req.pageToken);
+      if (fromToken !== undefined && filter !== 0) {
+        throw invalidArgument("page_token", "cannot be combined with after_revision");
+      }
       const snapshot = await load(scope, scope.toStore(req.sessionId, "session_id"));
-      const page = messagePage(snapshot.messages, after, limit);
-      return { messages: page.messages, nextAfterRevision: BigInt(page.nextAfterRevision) };
+      const page = messagePage(snapshot.messages, fromToken ?? filter, limit);
+      return {
+        messages: page.messages,
+        nextAfterRevision: BigInt(page.nextAfterRevision),
+        nextPageToken: encodeRevisionToken(page.nextAfterRevision),
+      };
     },
 
     async listSessions(req, ctx) {

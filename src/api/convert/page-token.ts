@@ -26,3 +26,18 @@ export function decodePageToken(token: string): string | undefined {
   }
   throw invalidArgument("page_token", "is not a token this server issued");
 }
+
+/** A page token over revisions (ListMessages): the revision a page starts after. */
+export const encodeRevisionToken = (revision: number): string =>
+  revision === 0 ? "" : encodePageToken(String(revision));
+
+/** The revision a page starts after; undefined for the first page (an empty token). */
+export function decodeRevisionToken(token: string): number | undefined {
+  const after = decodePageToken(token);
+  if (after === undefined) return undefined;
+  const revision = /^[1-9][0-9]*$/u.test(after) ? Number(after) : Number.NaN;
+  if (!Number.isSafeInteger(revision)) {
+    throw invalidArgument("page_token", "is not a token this server issued");
+  }
+  return revision;
+}

@@ -1,7 +1,7 @@
 // The typed transcript: GetSession and ListMessages return committed messages in one shape for
 // every role, each with the turn and revision that committed it; pages hold whole revisions.
 import { randomUUID } from "node:crypto";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterEach, expect, it } from "vitest";
 import { createSessionService } from "../../../src/api/session-service.js";
 import { createTurnService } from "../../../src/api/turn-service.js";
@@ -94,6 +94,27 @@ it("GetSession and ListMessages give the typed transcript with turns and revisio
   expect(second.messages.map((m) => Role[m.role])).toEqual(["USER", "ASSISTANT"]);
   expect(second.nextAfterRevision).toBe(0n);
   expect((await sessions.listMessages({ sessionId, afterRevision: 3n })).messages).toEqual([]);
+
+  // The same pages by the opaque token every List RPC hands out.
+  expect(first.nextPageToken).toBe("eyJhZnRlciI6IjIifQ");
+  const byToken = await sessions.listMessages({
+    sessionId,
+    pageToken: first.nextPageToken,
+    pageSize: 2,
+  });
+  expect(byToken.messages).toEqual(second.messages);
+  expect(byToken.nextPageToken).toBe("");
+  for (const [request, field] of [
+    [{ pageToken: "eyJhZnRlciI6ImEifQ" }, "page_token"],
+    [{ pageToken: first.nextPageToken, afterRevision: 1n }, "page_token"],
+  ] as const) {
+    const refusal = await sessions.listMessages({ sessionId, ...request }).then(
+      () => undefined,
+      (error: unknown) => ConnectError.from(error),
+    );
+    expect(refusal?.code).toBe(Code.InvalidArgument);
+    expect(refusal?.message).toContain(field);
+  }
 });
 
 it("turn_completed carries the messages its commit added when the stream asks for them", async () => {
