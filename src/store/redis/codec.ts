@@ -11,6 +11,7 @@ import type {
   QueuedWorkState,
   SlotPolicy,
 } from "../../domain/queue.js";
+import type { UsageTotals } from "../../domain/usage.js";
 import type { ScriptReply } from "./scripts.js";
 
 type ReplyItem = ScriptReply[number];
@@ -27,6 +28,17 @@ export function int(reply: ScriptReply, index: number): number {
   if (!Number.isSafeInteger(value))
     throw new TetherError("internal", `malformed store reply at ${index}`);
   return value;
+}
+
+/** A session's usage totals, as the session-reading scripts reply them: five slots from `from`. */
+export function usageAt(reply: ScriptReply, from: number): UsageTotals {
+  return {
+    inputTokens: int(reply, from),
+    outputTokens: int(reply, from + 1),
+    cacheReadTokens: int(reply, from + 2),
+    cacheWriteTokens: int(reply, from + 3),
+    reasoningTokens: int(reply, from + 4),
+  };
 }
 
 /** The owner fields the scripts compare, then the whole owner for the record. */

@@ -15,7 +15,7 @@ import type {
   TranscriptMark,
 } from "../../domain/session.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
-import { int, str } from "./codec.js";
+import { int, str, usageAt } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
 
@@ -118,13 +118,7 @@ export async function loadSession(
     messages,
     messagesFrom: int(reply, 9),
     transcriptEpoch: str(reply, 8),
-    usage: {
-      inputTokens: int(reply, 3),
-      outputTokens: int(reply, 4),
-      cacheReadTokens: int(reply, 5),
-      cacheWriteTokens: int(reply, 6),
-      reasoningTokens: int(reply, 7),
-    },
+    usage: usageAt(reply, 3),
     metadata,
   };
 }

@@ -2,7 +2,7 @@
 import type { SessionId } from "../../domain/ids.js";
 import type { LeaseOwner } from "../../domain/lease.js";
 import type { SessionListPage, SessionSummary, VacuumReport } from "../../domain/session.js";
-import { int, str } from "./codec.js";
+import { int, str, usageAt } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { decodeParked } from "./parked-turn-ops.js";
 import { REPLY } from "./replies.js";
@@ -108,13 +108,7 @@ function decodeSummary(sessionId: SessionId, reply: ScriptReply): SessionSummary
     sessionId,
     headRevision: int(reply, 1),
     turnIndex: int(reply, 2),
-    usage: {
-      inputTokens: int(reply, 3),
-      outputTokens: int(reply, 4),
-      cacheReadTokens: int(reply, 5),
-      cacheWriteTokens: int(reply, 6),
-      reasoningTokens: int(reply, 7),
-    },
+    usage: usageAt(reply, 3),
     metadata,
     lease:
       leaseToken === ""
