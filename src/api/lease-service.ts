@@ -18,7 +18,12 @@ import {
 } from "./convert/session.js";
 import { parkDraftFromProto, parkedToProto, resumeToProto } from "./convert/parked-turns.js";
 import { scopeOf } from "./tenancy.js";
-import { toolAnswerFromProto, toolCallStateToProto } from "./convert/tool-calls.js";
+import {
+  toolAnswerFromProto,
+  toolCallStateToProto,
+  waitFromWire,
+  waitToWire,
+} from "./convert/tool-calls.js";
 
 export interface LeaseServiceOptions {
   store: RuntimeStore;
@@ -155,24 +160,37 @@ export function createLeaseService(options: LeaseServiceOptions): ServiceImpl<ty
     async recordToolCalls(req, ctx) {
       const scope = scopeOf(ctx.values);
       const fence = fenceFromProto(req.fence, scope, "fence");
-      const states = await store.recordToolCalls(fence, req.turnId, [...req.callIds]);
+      const states = await store.recordToolCalls(fence, req.turnId, req.callIds.map(waitFromWire));
       return { calls: states.map(toolCallStateToProto) };
     },
 
     async answerToolCalls(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const report = await store.answerToolCalls(
-        scope.toStore(req.sessionId, "session_id"),
-        req.turnId,
-        req.answers.map(toolAnswerFromProto),
-      );
-      return { acceptedCallIds: report.accepted, ignoredCallIds: report.ignored };
+      const sessionId = scope.toStore(req.sessionId, "session_id");
+      // Results and decisions share the wire's one answer list (a decision names its approval):
+      // each kind goes to its own store operation, and the report names waits as the wire does.
+      const wire = req.answers.map(toolAnswerFromProto);
+      const results = wire.flatMap((a) => (a.kind === "result" ? [a.answer] : []));
+      const decisions = wire.flatMap((a) => (a.kind === "approval" ? [a.decision] : []));
+      const accepted: string[] = [];
+      const ignored: string[] = [];
+      if (results.length > 0 || decisions.length === 0) {
+        const report = await store.answerToolCalls(sessionId, req.turnId, results);
+        accepted.push(...report.accepted.map((callId) => waitToWire({ kind: "result", callId })));
+        ignored.push(...report.ignored.map((callId) => waitToWire({ kind: "result", callId })));
+      }
+      if (decisions.length > 0) {
+        const report = await store.decideApprovals(sessionId, req.turnId, decisions);
+        accepted.push(...report.accepted.map((callId) => waitToWire({ kind: "approval", callId })));
+        ignored.push(...report.ignored.map((callId) => waitToWire({ kind: "approval", callId })));
+      }
+      return { acceptedCallIds: accepted, ignoredCallIds: ignored };
     },
 
     async closeToolCalls(req, ctx) {
       const scope = scopeOf(ctx.values);
       const fence = fenceFromProto(req.fence, scope, "fence");
-      const named = req.allCalls ? undefined : [...req.callIds];
+      const named = req.allCalls ? undefined : req.callIds.map(waitFromWire);
       const states = await store.closeToolCalls(fence, req.turnId, named);
       return { calls: states.map(toolCallStateToProto) };
     },

@@ -6,15 +6,15 @@
 import type { BatchId, InputId, SessionId } from "./ids.js";
 import type { TurnInputClaim } from "./inputs.js";
 import type { QueuedWorkClaim } from "./queue.js";
-import type { ClientToolResult } from "./tool-calls.js";
+import type { ToolWait } from "./tool-calls.js";
 
 export interface ParkTurnDraft {
   turnId: string;
   /**
-   * Wait ids the turn needs settled before it can go on: client call ids, and approval wait ids
-   * (approvalWaitId). Each is recorded pending in the turn's tool-call records unless it exists.
+   * What the turn needs settled before it can go on: client calls' results and approval
+   * decisions. Each is recorded pending in the turn's tool-call records unless it exists.
    */
-  waitingOn: string[];
+  waitingOn: ToolWait[];
   /** What the turn did so far, in the runtime's encoding; opaque to the store. */
   progress: string;
   /** Inputs and batches the turn claimed so far, all under the parking fence. */
@@ -27,7 +27,7 @@ export interface ParkTurnDraft {
 export interface ParkedTurn {
   sessionId: SessionId;
   turnId: string;
-  waitingOn: string[];
+  waitingOn: ToolWait[];
   progress: string;
   inputIds: InputId[];
   batchIds: BatchId[];
@@ -65,51 +65,23 @@ export interface ParkReceipt {
 export function parkedStatus(
   parked: Pick<ParkedTurn, "cancelRequested" | "expiresAtMs" | "waitingOn">,
   nowMs: number,
-  isSettled: (waitId: string) => boolean,
+  isSettled: (wait: ToolWait) => boolean,
 ): ParkedTurnStatus {
   if (parked.cancelRequested) return "cancelled";
   if (parked.expiresAtMs <= nowMs) return "expired";
   return parked.waitingOn.every(isSettled) ? "answered" : "waiting";
 }
 
-/**
- * Approvals are waits of their own beside the call's result: `approve:<call id>`. A decision is
- * stored as that wait's answer (isError = denied, output = the reason), so the store's
- * first-answer-wins rule decides approvals exactly as it decides results.
- */
-export const APPROVAL_WAIT_PREFIX = "approve:";
-
-export const approvalWaitId = (callId: string): string => `${APPROVAL_WAIT_PREFIX}${callId}`;
-
-/** Wait ids as the stream names them: client calls, and calls waiting for approval. */
-export function splitWaits(waitIds: readonly string[]): {
+/** Waits as the stream names them: client calls, and calls waiting for approval. */
+export function splitWaits(waits: readonly ToolWait[]): {
   pendingCallIds: string[];
   approvalCallIds: string[];
 } {
-  const pendingCallIds: string[] = [];
-  const approvalCallIds: string[] = [];
-  for (const id of waitIds) {
-    if (id.startsWith(APPROVAL_WAIT_PREFIX)) {
-      approvalCallIds.push(id.slice(APPROVAL_WAIT_PREFIX.length));
-    } else {
-      pendingCallIds.push(id);
-    }
-  }
-  return { pendingCallIds, approvalCallIds };
+  return {
+    pendingCallIds: waits.filter((w) => w.kind === "result").map((w) => w.callId),
+    approvalCallIds: waits.filter((w) => w.kind === "approval").map((w) => w.callId),
+  };
 }
-
-/** One decision of DecideToolCalls. */
-export interface ToolDecision {
-  callId: string;
-  approve: boolean;
-  reason: string;
-}
-
-export const decisionAnswer = (d: ToolDecision): ClientToolResult => ({
-  callId: approvalWaitId(d.callId),
-  output: d.reason,
-  isError: !d.approve,
-});
 
 /** Default TETHER_PARKED_TURN_TTL_MS: a day. */
 export const DEFAULT_PARKED_TURN_TTL_MS = 24 * 60 * 60 * 1000;

@@ -10,17 +10,56 @@ export interface ClientToolResult {
   isError: boolean;
 }
 
-export type ToolCallState =
-  | { callId: string; status: "pending" }
-  | { callId: string; status: "answered"; answer: ClientToolResult }
-  /** Closed unanswered (timed out, or its turn stopped waiting): later answers are ignored. */
-  | { callId: string; status: "closed" };
+/** A call of a tool that needs approval, as the turn shows it before it runs. */
+export interface ApprovalRequest {
+  callId: string;
+  toolName: string;
+  argumentsJson: string;
+}
 
-/** What answerToolCalls did with each call id, in request order. */
+/** A person's decision on an ApprovalRequest (DecideToolCalls); a denial gives the model `reason`. */
+export interface ApprovalDecision {
+  callId: string;
+  approve: boolean;
+  reason: string;
+}
+
+/**
+ * What a turn waits for from outside about one call: its result (a client tool) or a decision
+ * on it (a tool that needs approval). The two are distinct waits: a call that needs approval and
+ * runs on the client has both, and settling one never settles the other.
+ */
+export type ToolWait = { kind: "result"; callId: string } | { kind: "approval"; callId: string };
+
+export const resultWait = (callId: string): ToolWait => ({ kind: "result", callId });
+export const approvalWait = (callId: string): ToolWait => ({ kind: "approval", callId });
+export const sameWait = (a: ToolWait, b: ToolWait): boolean =>
+  a.kind === b.kind && a.callId === b.callId;
+
+export type ToolCallState =
+  | (ToolWait & { status: "pending" })
+  | { kind: "result"; callId: string; status: "answered"; answer: ClientToolResult }
+  | { kind: "approval"; callId: string; status: "decided"; decision: ApprovalDecision }
+  /** Closed unsettled (timed out, or its turn stopped waiting): later answers are ignored. */
+  | (ToolWait & { status: "closed" });
+
+/** A wait with what settled it: a client's result or a decision. */
+export type SettledWait = Extract<ToolCallState, { status: "answered" | "decided" }>;
+
+/** The wait a state is about. */
+export const waitOfState = (state: ToolCallState): ToolWait => ({
+  kind: state.kind,
+  callId: state.callId,
+});
+
+/**
+ * What answerToolCalls (or decideApprovals) did with each call id, in request order. The ids are
+ * call ids: which kind of wait they settle follows from the operation.
+ */
 export interface ToolAnswerReport {
-  /** Stored now: the first answer for a pending call. */
+  /** Stored now: the first answer (or decision) for a pending wait. */
   accepted: string[];
-  /** Already answered, closed, or never requested by the turn. */
+  /** Already settled, closed, or never requested by the turn. */
   ignored: string[];
 }
 

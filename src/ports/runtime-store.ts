@@ -1,7 +1,13 @@
 // The store port: commits, leases, queued work, turn inputs and maintenance. Every backend passes
 // the shared conformance suite (test/conformance); the in-memory store is the reference.
 import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../domain/conversation.js";
-import type { ClientToolResult, ToolAnswerReport, ToolCallState } from "../domain/tool-calls.js";
+import type {
+  ApprovalDecision,
+  ClientToolResult,
+  ToolAnswerReport,
+  ToolCallState,
+  ToolWait,
+} from "../domain/tool-calls.js";
 import type { AgentDraft, AgentListPage, AgentUpdate, AgentVersion } from "../domain/agents.js";
 import type { ForkDraft, HistoryReceipt, RevisionRead, RewindDraft } from "../domain/history.js";
 import type { BatchId, SessionId } from "../domain/ids.js";
@@ -133,17 +139,20 @@ export interface TurnInputStore {
   deferActiveInputs(fence: LeaseFence, turnId: string): Promise<DeferReport>;
 }
 
-/** Client tool calls a turn waits on; see domain/tool-calls.ts. */
+/**
+ * What a turn waits on from outside, per call: a client's result or an approval decision (typed
+ * waits, domain/tool-calls.ts).
+ */
 export interface ToolCallStore {
   /**
-   * The lease holder records calls its turn `turnId` waits on. A call already recorded keeps its
-   * state (a re-run of the turn finds the answers given to the earlier run). States in order.
+   * The lease holder records waits of its turn `turnId`. A wait already recorded keeps its
+   * state (a re-run of the turn finds what was settled for the earlier run). States in order.
    */
-  recordToolCalls(fence: LeaseFence, turnId: string, callIds: string[]): Promise<ToolCallState[]>;
+  recordToolCalls(fence: LeaseFence, turnId: string, waits: ToolWait[]): Promise<ToolCallState[]>;
   /**
-   * Any replica: for each answer, the first one for a pending call is stored; duplicates, closed
-   * calls and call ids the turn never recorded are ignored. A turn with no record at all (never
-   * waited on a client, or its records expired) is turn_not_running.
+   * Any replica: for each answer, the first one for a pending result wait is stored; duplicates,
+   * closed waits and calls the turn never recorded are ignored. A turn with no record at all
+   * (never waited on anyone, or its records expired) is turn_not_running.
    */
   answerToolCalls(
     sessionId: SessionId,
@@ -151,11 +160,20 @@ export interface ToolCallStore {
     answers: ClientToolResult[],
   ): Promise<ToolAnswerReport>;
   /**
-   * The lease holder closes the named calls, or every call of the turn when none are named:
-   * pending ones become closed, answered ones keep their answer. States after closing, in order.
+   * As answerToolCalls, for approval waits: the first decision for a pending approval of a call
+   * is stored (it reads back `decided`); the call's result wait, if any, is left as it is.
    */
-  closeToolCalls(fence: LeaseFence, turnId: string, callIds?: string[]): Promise<ToolCallState[]>;
-  /** Every recorded call of the turn ([] when it has none). */
+  decideApprovals(
+    sessionId: SessionId,
+    turnId: string,
+    decisions: ApprovalDecision[],
+  ): Promise<ToolAnswerReport>;
+  /**
+   * The lease holder closes the named waits, or every wait of the turn when none are named:
+   * pending ones become closed, settled ones keep what settled them. States after, in order.
+   */
+  closeToolCalls(fence: LeaseFence, turnId: string, waits?: ToolWait[]): Promise<ToolCallState[]>;
+  /** Every recorded wait of the turn ([] when it has none). */
   readToolCalls(sessionId: SessionId, turnId: string): Promise<ToolCallState[]>;
 }
 

@@ -1,13 +1,14 @@
 // Signals between replicas about a running turn: cancel requests, client tool results and which
 // turn is active. Any replica may send; the replica holding the session's lease listens.
 import type { SessionId } from "../domain/ids.js";
-import type { ClientToolResult } from "../domain/tool-calls.js";
+import type { ApprovalDecision, ClientToolResult } from "../domain/tool-calls.js";
 
 export type { ClientToolResult };
 
 export interface TurnListener {
   onCancel(): void;
   onToolResult(result: ClientToolResult): void;
+  onDecision(decision: ApprovalDecision): void;
 }
 
 export interface SessionSignals {
@@ -19,6 +20,12 @@ export interface SessionSignals {
     sessionId: SessionId,
     turnId: string,
     results: ClientToolResult[],
+  ): Promise<boolean>;
+  /** Delivers approval decisions to the running turn `turnId`, as submitToolResults. */
+  submitDecisions(
+    sessionId: SessionId,
+    turnId: string,
+    decisions: ApprovalDecision[],
   ): Promise<boolean>;
   /**
    * The lease holder listens for its running turn, marked meanwhile as the session's running turn

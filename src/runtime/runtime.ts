@@ -3,16 +3,10 @@
 // wins the session's lease executes it.
 import { setMaxListeners } from "node:events";
 import { invalidArgument, isTetherError, sessionNotFound, TetherError } from "../domain/errors.js";
-import {
-  APPROVAL_WAIT_PREFIX,
-  approvalWaitId,
-  decisionAnswer,
-  type ToolDecision,
-} from "../domain/parked-turns.js";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
 import type { CursoredEvent } from "../domain/session-events.js";
-import type { ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
+import type { ApprovalDecision, ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import { entryCursor } from "./stream/index.js";
 import type { RuntimeDeps } from "./deps.js";
@@ -71,7 +65,7 @@ export interface TetherRuntime {
   decideToolCalls(
     sessionId: SessionId,
     turnId: string,
-    decisions: ToolDecision[],
+    decisions: ApprovalDecision[],
   ): Promise<ToolAnswerReport>;
   /** Cancels the running turn, or the parked one (which then ends on whichever replica). */
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
@@ -303,27 +297,22 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   }
 
   /**
-   * Stores answers (results or approval decisions) in the store, which decides the first one on
-   * any replica. A running turn is woken by the signal (it also reads the store while it waits);
-   * a parked one is resumed here once it has every answer.
+   * After the store took answers (results or approval decisions; it decides the first one on any
+   * replica): a running turn is woken by the signal of those accepted now (it also reads the
+   * store while it waits); a parked one is resumed here once every wait is settled.
    */
-  async function answer(
+  async function afterAnswers(
     sessionId: SessionId,
     turnId: string,
-    answers: ClientToolResult[],
-  ): Promise<ToolAnswerReport> {
-    const report = await deps.store.answerToolCalls(sessionId, turnId, answers);
-    const accepted = new Set(report.accepted);
-    const fresh = answers.filter((r) => accepted.delete(r.callId));
-    if (fresh.length > 0) {
-      await deps.signals.submitToolResults(sessionId, turnId, fresh).catch(() => false);
-    }
+    freshCount: number,
+    signal: () => Promise<boolean>,
+  ): Promise<void> {
+    if (freshCount > 0) await signal().catch(() => false);
     // Also when every answer was ignored: a client retrying after a lost response repairs a
     // wake-up that the first attempt's replica did not get to send.
     if ((await deps.store.readParkedTurn(sessionId))?.turnId === turnId) {
       await wakeParked(sessionId);
     }
-    return report;
   }
 
   return {
@@ -331,24 +320,32 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     watch,
     async submitToolResults(sessionId, turnId, results) {
       await requireAnswerableTurn(deps.store, sessionId, turnId);
-      return answer(sessionId, turnId, results);
+      const report = await deps.store.answerToolCalls(sessionId, turnId, results);
+      const fresh = acceptedOnly(results, report);
+      await afterAnswers(sessionId, turnId, fresh.length, () =>
+        deps.signals.submitToolResults(sessionId, turnId, fresh),
+      );
+      return report;
     },
     async decideToolCalls(sessionId, turnId, decisions) {
       await requireAnswerableTurn(deps.store, sessionId, turnId);
-      const recorded = new Set(
-        (await deps.store.readToolCalls(sessionId, turnId)).map((s) => s.callId),
-      );
+      const states = await deps.store.readToolCalls(sessionId, turnId);
+      const waits = (kind: "result" | "approval", callId: string) =>
+        states.some((s) => s.kind === kind && s.callId === callId);
       decisions.forEach((d, i) => {
-        if (!recorded.has(approvalWaitId(d.callId)) && recorded.has(d.callId)) {
+        if (!waits("approval", d.callId) && waits("result", d.callId)) {
           throw invalidArgument(
             `decisions[${i}].call_id`,
             `call ${d.callId} of turn ${turnId} needs no approval`,
           );
         }
       });
-      const report = await answer(sessionId, turnId, decisions.map(decisionAnswer));
-      const strip = (id: string) => id.slice(APPROVAL_WAIT_PREFIX.length);
-      return { accepted: report.accepted.map(strip), ignored: report.ignored.map(strip) };
+      const report = await deps.store.decideApprovals(sessionId, turnId, decisions);
+      const fresh = acceptedOnly(decisions, report);
+      await afterAnswers(sessionId, turnId, fresh.length, () =>
+        deps.signals.submitDecisions(sessionId, turnId, fresh),
+      );
+      return report;
     },
     async cancelTurn(sessionId, turnId) {
       await requireSession(sessionId);
@@ -373,4 +370,10 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     },
     driver,
   };
+}
+
+/** The answers the store accepted now, each once (a duplicate in one request is ignored). */
+function acceptedOnly<T extends { callId: string }>(answers: T[], report: ToolAnswerReport): T[] {
+  const accepted = new Set(report.accepted);
+  return answers.filter((a) => accepted.delete(a.callId));
 }

@@ -1,6 +1,7 @@
 // The store conformance suite: every law of DESIGN.md section 3, as ADR 0001 pins it, run against
 // one backend's factory. Each backend's *.test.ts calls this once.
 import { describeAgentLaws } from "./laws/agents.js";
+import { describeApprovalLaws } from "./laws/approvals.js";
 import { describeBadInputLaws } from "./laws/bad-input.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
@@ -41,6 +42,7 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeTranscriptMarkLaws(factory);
   describeToolCallLaws(factory);
   describeParkedTurnLaws(factory);
+  describeApprovalLaws(factory);
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
 }

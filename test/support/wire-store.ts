@@ -2,7 +2,13 @@
 // the conformance suite runs every store law over it, so the wire keeps the store's semantics for
 // workers that bring their own agent loop (they call those services from their own language). Session ids are the caller's client-visible ids; the server scopes them to the
 // caller's tenant. Errors come back as the TetherErrors the server's store threw (ADR 0003).
-import { toolAnswerToProto, toolCallStateFromProto } from "../../src/api/convert/tool-calls.js";
+import {
+  decisionToProto,
+  toolAnswerToProto,
+  toolCallStateFromProto,
+  waitFromWire,
+  waitToWire,
+} from "../../src/api/convert/tool-calls.js";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { isTetherError } from "../../src/domain/errors.js";
 import type { InputId } from "../../src/domain/ids.js";
@@ -74,6 +80,14 @@ function claimOutcome(
     default:
       throw new Error("the server answered a lease claim with neither acquired nor busy");
   }
+}
+
+/** A wire answer report names waits as the wire does (`approve:<call id>`); the port, by call id. */
+function reportFromWire(res: { acceptedCallIds: string[]; ignoredCallIds: string[] }) {
+  return {
+    accepted: res.acceptedCallIds.map((id) => waitFromWire(id).callId),
+    ignored: res.ignoredCallIds.map((id) => waitFromWire(id).callId),
+  };
 }
 
 /** The answer for a session the server does not know, in place of its NOT_FOUND. */
@@ -327,12 +341,12 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
         return { deferredInputIds: res.deferredInputIds as InputId[] };
       }),
 
-    recordToolCalls: (fence, turnId, callIds) =>
+    recordToolCalls: (fence, turnId, waits) =>
       call(async () => {
         const res = await leases.recordToolCalls({
           fence: fenceToProto(fence, ids, "fence"),
           turnId,
-          callIds,
+          callIds: waits.map(waitToWire),
         });
         return res.calls.map((c, i) => toolCallStateFromProto(c, `calls[${i}]`));
       }),
@@ -344,16 +358,26 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
           turnId,
           answers: answers.map(toolAnswerToProto),
         });
-        return { accepted: res.acceptedCallIds, ignored: res.ignoredCallIds };
+        return reportFromWire(res);
       }),
 
-    closeToolCalls: (fence, turnId, callIds) =>
+    decideApprovals: (sessionId, turnId, decisions) =>
+      call(async () => {
+        const res = await leases.answerToolCalls({
+          sessionId,
+          turnId,
+          answers: decisions.map(decisionToProto),
+        });
+        return reportFromWire(res);
+      }),
+
+    closeToolCalls: (fence, turnId, waits) =>
       call(async () => {
         const res = await leases.closeToolCalls({
           fence: fenceToProto(fence, ids, "fence"),
           turnId,
-          callIds: callIds ?? [],
-          allCalls: callIds === undefined,
+          callIds: (waits ?? []).map(waitToWire),
+          allCalls: waits === undefined,
         });
         return res.calls.map((c, i) => toolCallStateFromProto(c, `calls[${i}]`));
       }),

@@ -16,13 +16,14 @@ import {
 } from "../../gen/tether/v1/lease_service_pb.js";
 import { inputClaimFromProto, inputClaimToProto } from "./inputs.js";
 import { workClaimFromProto, workClaimToProto } from "./queue.js";
+import { waitFromWire, waitToWire } from "./tool-calls.js";
 import { fromInt64, fromUint64, required, toUint64, type SessionIdMap } from "./scalars.js";
 
 export function parkedToProto(p: ParkedTurn, ids: SessionIdMap): ParkedTurnPb {
   return create(ParkedTurnSchema, {
     sessionId: ids.toClient(p.sessionId),
     turnId: p.turnId,
-    waitingOn: p.waitingOn,
+    waitingOn: p.waitingOn.map(waitToWire),
     progress: p.progress,
     inputIds: p.inputIds,
     batchIds: p.batchIds,
@@ -37,7 +38,7 @@ export function parkedFromProto(pb: ParkedTurnPb, ids: SessionIdMap, field: stri
   return {
     sessionId: ids.toStore(pb.sessionId, `${field}.session_id`),
     turnId: pb.turnId,
-    waitingOn: [...pb.waitingOn],
+    waitingOn: pb.waitingOn.map(waitFromWire),
     progress: pb.progress,
     inputIds: pb.inputIds as InputId[],
     batchIds: pb.batchIds as BatchId[],
@@ -51,7 +52,7 @@ export function parkedFromProto(pb: ParkedTurnPb, ids: SessionIdMap, field: stri
 export function parkDraftFromProto(req: ParkTurnRequest): ParkTurnDraft {
   return {
     turnId: req.turnId,
-    waitingOn: [...req.waitingOn],
+    waitingOn: req.waitingOn.map(waitFromWire),
     progress: req.progress,
     inputIds: req.inputIds as InputId[],
     batchIds: req.batchIds as BatchId[],
@@ -60,7 +61,11 @@ export function parkDraftFromProto(req: ParkTurnRequest): ParkTurnDraft {
 }
 
 export function parkDraftToProto(draft: ParkTurnDraft) {
-  return { ...draft, ttlMs: toUint64(draft.ttlMs, "ttl_ms") };
+  return {
+    ...draft,
+    waitingOn: draft.waitingOn.map(waitToWire),
+    ttlMs: toUint64(draft.ttlMs, "ttl_ms"),
+  };
 }
 
 const STATUSES: readonly ParkedTurnStatus[] = ["waiting", "answered", "cancelled", "expired"];

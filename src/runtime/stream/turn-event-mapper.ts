@@ -3,8 +3,11 @@
 // client sees elsewhere map to nothing here: the outcome (and the final value in it) is announced
 // as turn_completed once the commit has landed.
 import type { SessionId } from "../../domain/ids.js";
-import { toolIdempotencyKey } from "../../domain/tool-calls.js";
-import { approvalWaitId } from "../../domain/parked-turns.js";
+import {
+  toolIdempotencyKey,
+  type ApprovalRequest,
+  type ToolWait,
+} from "../../domain/tool-calls.js";
 import type { SessionEvent, ToolOrigin } from "../../domain/session-events.js";
 import type { ProviderRetry, TurnEvent } from "../../domain/turn-events.js";
 import type { Clock } from "../../ports/clock.js";
@@ -19,7 +22,7 @@ export interface TurnEventMapperContext {
   /** Sees every retry of a model call (the runtime logs it). */
   onRetry?: (event: ProviderRetry) => void;
   /** Runs before a client call or an approval is announced: its wait must be in the store. */
-  beforeClientCall?: (waitId: string) => Promise<void>;
+  beforeClientCall?: (wait: ToolWait) => Promise<void>;
   /** The MCP server a tool name belongs to, if any (for the events' origin). */
   serverOf?: (toolName: string) => string | undefined;
   /** Whether a call of this tool waits for approval before it runs. */
@@ -62,7 +65,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
     if (!ctx.clientToolNames.has(toolName)) {
       return { type: "tool_call_started", ...call, origin: origin(toolName) };
     }
-    const recorded = ctx.beforeClientCall?.(callId) ?? Promise.resolve();
+    const recorded = ctx.beforeClientCall?.({ kind: "result", callId }) ?? Promise.resolve();
     return recorded.then((): SessionEvent => ({
       type: "tool_call_requested",
       ...call,
@@ -85,13 +88,14 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         if (ctx.needsApproval?.(event.toolName) !== true) {
           return announce(event.callId, event.toolName);
         }
-        const recorded = ctx.beforeClientCall?.(approvalWaitId(event.callId)) ?? Promise.resolve();
-        return recorded.then((): SessionEvent => ({
-          type: "tool_approval_requested",
+        const request: ApprovalRequest = {
           callId: event.callId,
           toolName: event.toolName,
           argumentsJson: argumentsByCall.get(event.callId) ?? "",
-        }));
+        };
+        const wait: ToolWait = { kind: "approval", callId: request.callId };
+        const recorded = ctx.beforeClientCall?.(wait) ?? Promise.resolve();
+        return recorded.then((): SessionEvent => ({ type: "tool_approval_requested", ...request }));
       }
       case "tool_result":
         if (!once(`done:${event.callId}`)) return undefined;

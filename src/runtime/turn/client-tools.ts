@@ -6,7 +6,14 @@
 // owns each call's deadline: it closes the call in the store first, and only a call the store
 // closed unanswered times out; an answer the store accepted is always the one the turn uses.
 import type { LeaseFence } from "../../domain/lease.js";
-import type { ClientToolResult, ToolCallState } from "../../domain/tool-calls.js";
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ClientToolResult,
+  SettledWait,
+  ToolCallState,
+  ToolWait,
+} from "../../domain/tool-calls.js";
 import type { ToolCallStore } from "../../ports/runtime-store.js";
 import { onAbort, type Dispose } from "../stream/index.js";
 import type {
@@ -25,18 +32,23 @@ export type Unanswered = "timed_out" | "closed";
 
 export interface ClientToolBridge extends ToolExecutor {
   /** Records a wait in the store; called before the call or approval is announced. */
-  record(waitId: string): Promise<void>;
-  /** States read from the store (a resumed turn): answered waits resolve at once. */
+  record(wait: ToolWait): Promise<void>;
+  /** States read from the store (a resumed turn): settled waits resolve at once. */
   preload(states: readonly ToolCallState[]): void;
-  /** Whether the client answered the wait already (in this run or an earlier one of the turn). */
-  isAnswered(waitId: string): boolean;
-  /** An answer the store accepted, as a signal brought it; unknown or settled calls are dropped. */
-  deliver(result: ClientToolResult): void;
-  /** Waits announced and not answered yet (client calls and approvals). */
+  /** Whether the wait is settled already (in this run or an earlier one of the turn). */
+  isSettled(wait: ToolWait): boolean;
+  /** What the store accepted, as a signal brought it; unknown or settled waits are dropped. */
+  deliver(settled: SettledWait): void;
+  /** Waits announced and not settled yet (client calls and approvals). */
   waiting(): number;
-  waitingIds(): string[];
-  /** Waits for a recorded wait's answer; the deadline closes it in the store first. */
-  awaitAnswer(waitId: string, signal: AbortSignal): Promise<ClientToolResult | Unanswered>;
+  waits(): ToolWait[];
+  /** Waits for a recorded call's result; the deadline closes it in the store first. */
+  awaitAnswer(callId: string, signal: AbortSignal): Promise<ClientToolResult | Unanswered>;
+  /** Waits for the decision on a recorded approval request, as awaitAnswer. */
+  awaitDecision(
+    request: ApprovalRequest,
+    signal: AbortSignal,
+  ): Promise<ApprovalDecision | Unanswered>;
   /** Closes every wait still open in the store (the turn stops waiting); no-op without any. */
   closeAll(): Promise<void>;
 }
@@ -54,8 +66,13 @@ export interface ClientToolBridgeOptions {
 }
 
 interface Waiter {
-  resolve(result: ClientToolResult | Unanswered): void;
+  resolve(settled: SettledWait | Unanswered): void;
   reject(error: Error): void;
+}
+
+/** One map per kind of wait, keyed by call id: a call's result and its approval stay apart. */
+function byKind<T>(): Record<ToolWait["kind"], Map<string, T>> {
+  return { result: new Map<string, T>(), approval: new Map<string, T>() };
 }
 
 const asToolResult = (r: ClientToolResult): ToolResult => ({
@@ -65,23 +82,28 @@ const asToolResult = (r: ClientToolResult): ToolResult => ({
 
 export function createClientToolBridge(options: ClientToolBridgeOptions): ClientToolBridge {
   const { store, fence, turnId } = options;
-  const recorded = new Map<string, ToolCallState>();
-  const waiting = new Map<string, Waiter>();
+  const recorded = byKind<ToolCallState>();
+  const waiting = byKind<Waiter>();
   let poll: NodeJS.Timeout | undefined;
 
+  const waitCount = (): number => waiting.result.size + waiting.approval.size;
+  const takeWaiter = (wait: ToolWait): Waiter | undefined => {
+    const waiter = waiting[wait.kind].get(wait.callId);
+    waiting[wait.kind].delete(wait.callId);
+    if (waitCount() === 0) stopPolling();
+    return waiter;
+  };
+
   const settle = (state: ToolCallState): void => {
-    recorded.set(state.callId, state);
-    if (state.status !== "answered") return;
-    const waiter = waiting.get(state.callId);
-    waiting.delete(state.callId);
-    waiter?.resolve(state.answer);
-    if (waiting.size === 0) stopPolling();
+    recorded[state.kind].set(state.callId, state);
+    if (state.status !== "answered" && state.status !== "decided") return;
+    takeWaiter(state)?.resolve(state);
   };
 
   const readAnswers = async (): Promise<void> => {
     try {
       for (const state of await store.readToolCalls(fence.sessionId, turnId)) {
-        if (waiting.has(state.callId)) settle(state);
+        if (waiting[state.kind].has(state.callId)) settle(state);
       }
     } catch {
       // The store is unreachable for now: the next poll, a signal or the deadline decides.
@@ -96,83 +118,94 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
     poll.unref();
   };
 
-  /** The deadline: close the call in the store; an answer stored first wins over the timeout. */
-  const expire = async (callId: string): Promise<void> => {
-    if (!waiting.has(callId)) return;
+  /** The deadline: close the wait in the store; what the store settled first wins over it. */
+  const expire = async (wait: ToolWait): Promise<void> => {
+    if (!waiting[wait.kind].has(wait.callId)) return;
     let states: ToolCallState[];
     try {
-      states = await store.closeToolCalls(fence, turnId, [callId]);
+      states = await store.closeToolCalls(fence, turnId, [wait]);
     } catch (error) {
-      const waiter = waiting.get(callId);
-      waiting.delete(callId);
-      waiter?.reject(error instanceof Error ? error : new Error(String(error)));
+      takeWaiter(wait)?.reject(error instanceof Error ? error : new Error(String(error)));
       return;
     }
-    const state = states.find((s) => s.callId === callId);
-    if (state?.status === "answered") return settle(state);
-    const waiter = waiting.get(callId);
-    waiting.delete(callId);
-    if (waiting.size === 0) stopPolling();
-    waiter?.resolve("timed_out");
+    const state = states.find((s) => s.kind === wait.kind && s.callId === wait.callId);
+    if (state?.status === "answered" || state?.status === "decided") return settle(state);
+    takeWaiter(wait)?.resolve("timed_out");
+  };
+
+  const awaitSettled = (wait: ToolWait, signal: AbortSignal): Promise<SettledWait | Unanswered> => {
+    const state = recorded[wait.kind].get(wait.callId);
+    if (state?.status === "answered" || state?.status === "decided") return Promise.resolve(state);
+    if (state?.status === "closed") return Promise.resolve("closed" as const);
+    return new Promise<SettledWait | Unanswered>((resolve, reject) => {
+      const deadline = (options.setTimer ?? setTimeout)(() => void expire(wait), options.timeoutMs);
+      let unhear: Dispose = () => undefined;
+      const done = (): void => {
+        clearTimeout(deadline);
+        unhear();
+      };
+      // Cancellation of the turn (the engine's own timeout is longer than the deadline), or
+      // the turn parked: the wait stays open in the store for whoever resumes the turn.
+      const aborted = (): void => {
+        done();
+        takeWaiter(wait);
+        reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      };
+      if (signal.aborted) return aborted();
+      unhear = onAbort(signal, aborted);
+      waiting[wait.kind].set(wait.callId, {
+        resolve: (settled) => {
+          done();
+          resolve(settled);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+      startPolling();
+      options.onWait?.();
+    });
   };
 
   const bridge: ClientToolBridge = {
     definitions: () => options.definitions,
-    waiting: () => waiting.size,
-    waitingIds: () => [...waiting.keys()],
-    isAnswered: (waitId) => recorded.get(waitId)?.status === "answered",
+    waiting: waitCount,
+    waits: () => [
+      ...[...waiting.result.keys()].map((callId): ToolWait => ({ kind: "result", callId })),
+      ...[...waiting.approval.keys()].map((callId): ToolWait => ({ kind: "approval", callId })),
+    ],
+    isSettled: (wait) => {
+      const status = recorded[wait.kind].get(wait.callId)?.status;
+      return status === "answered" || status === "decided";
+    },
 
-    async record(waitId) {
-      const [state] = await store.recordToolCalls(fence, turnId, [waitId]);
-      if (state) recorded.set(waitId, state);
+    async record(wait) {
+      const [state] = await store.recordToolCalls(fence, turnId, [wait]);
+      if (state) recorded[wait.kind].set(wait.callId, state);
     },
 
     preload(states) {
-      for (const state of states) recorded.set(state.callId, state);
+      for (const state of states) recorded[state.kind].set(state.callId, state);
     },
 
-    deliver(result) {
-      if (recorded.get(result.callId)?.status !== "pending") return;
-      settle({ callId: result.callId, status: "answered", answer: result });
+    deliver(settled) {
+      if (recorded[settled.kind].get(settled.callId)?.status !== "pending") return;
+      settle(settled);
     },
 
-    awaitAnswer(waitId, signal) {
-      const state = recorded.get(waitId);
-      if (state?.status === "answered") return Promise.resolve(state.answer);
-      if (state?.status === "closed") return Promise.resolve("closed" as const);
-      return new Promise<ClientToolResult | Unanswered>((resolve, reject) => {
-        const deadline = (options.setTimer ?? setTimeout)(
-          () => void expire(waitId),
-          options.timeoutMs,
-        );
-        let unhear: Dispose = () => undefined;
-        const done = (): void => {
-          clearTimeout(deadline);
-          unhear();
-        };
-        // Cancellation of the turn (the engine's own timeout is longer than the deadline), or
-        // the turn parked: the wait stays open in the store for whoever resumes the turn.
-        const aborted = (): void => {
-          done();
-          waiting.delete(waitId);
-          if (waiting.size === 0) stopPolling();
-          reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-        };
-        if (signal.aborted) return aborted();
-        unhear = onAbort(signal, aborted);
-        waiting.set(waitId, {
-          resolve: (result) => {
-            done();
-            resolve(result);
-          },
-          reject: (error) => {
-            done();
-            reject(error);
-          },
-        });
-        startPolling();
-        options.onWait?.();
-      });
+    // A result wait settles only as answered and an approval only as decided (the store keeps
+    // the kinds apart), so the other branch of each is never taken.
+    async awaitAnswer(callId, signal) {
+      const settled = await awaitSettled({ kind: "result", callId }, signal);
+      if (typeof settled === "string") return settled;
+      return settled.status === "answered" ? settled.answer : "closed";
+    },
+
+    async awaitDecision(request, signal) {
+      const settled = await awaitSettled({ kind: "approval", callId: request.callId }, signal);
+      if (typeof settled === "string") return settled;
+      return settled.status === "decided" ? settled.decision : "closed";
     },
 
     async execute(call: ToolCallRequest, context: ToolContext): Promise<ToolResult> {
@@ -189,7 +222,7 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
 
     async closeAll() {
       stopPolling();
-      if (recorded.size === 0) return;
+      if (recorded.result.size + recorded.approval.size === 0) return;
       await store.closeToolCalls(fence, turnId);
     },
   };

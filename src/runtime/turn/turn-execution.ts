@@ -62,7 +62,20 @@ async function listen(run: TurnRun): Promise<() => Promise<void>> {
           stops.cancelRequested = true;
           abortTurn();
         },
-        onToolResult: (result) => run.clientTools.deliver(result),
+        onToolResult: (answer) =>
+          run.clientTools.deliver({
+            kind: "result",
+            callId: answer.callId,
+            status: "answered",
+            answer,
+          }),
+        onDecision: (decision) =>
+          run.clientTools.deliver({
+            kind: "approval",
+            callId: decision.callId,
+            status: "decided",
+            decision,
+          }),
       },
       deps.leaseTtlMs,
     );

@@ -5,6 +5,7 @@
 import type { TurnInputClaim } from "../../domain/inputs.js";
 import { splitWaits, type ParkReceipt } from "../../domain/parked-turns.js";
 import type { QueuedWorkClaim } from "../../domain/queue.js";
+import type { ToolWait } from "../../domain/tool-calls.js";
 import type { TurnEvent } from "../../domain/turn-events.js";
 import type { RuntimeDeps } from "../deps.js";
 import { createEventWriter, createTurnEventMapper, type EventWriter } from "../stream/index.js";
@@ -140,7 +141,7 @@ function createMapper(
     clientToolNames: new Set(clientTools.definitions().map((d) => d.name)),
     clientToolTimeoutMs: deps.clientToolTimeoutMs,
     clock: deps.clock,
-    beforeClientCall: (waitId) => clientTools.record(waitId),
+    beforeClientCall: (wait) => clientTools.record(wait),
     needsApproval,
     ...(deps.selectableTools && {
       serverOf: (name: string) => deps.selectableTools?.serverOf(name),
@@ -213,7 +214,7 @@ function createParker(parts: ParkerParts): () => boolean {
   const { deps, prep } = parts;
   return () => {
     const state = parts.snapshot();
-    const waitingOn = parts.clientTools.waitingIds();
+    const waitingOn = parts.clientTools.waits();
     if (!state) return false;
     const progress = encodeProgress({
       v: 1,
@@ -239,7 +240,7 @@ function createParker(parts: ParkerParts): () => boolean {
 async function storeParkedTurn(
   parts: ParkerParts,
   progress: string,
-  waitingOn: string[],
+  waitingOn: ToolWait[],
 ): Promise<void> {
   const { deps, writer } = parts;
   try {

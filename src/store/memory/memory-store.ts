@@ -112,8 +112,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         ),
       answerToolCalls: (sessionId, turnId, answers) =>
         toolCalls.answerToolCalls(ctx, sessionId, turnId, answers),
-      closeToolCalls: (fence, turnId, callIds) =>
-        fenced(ctx, "closeToolCalls", fence, toolCalls.closeToolCalls(ctx, fence, turnId, callIds)),
+      decideApprovals: (sessionId, turnId, decisions) =>
+        toolCalls.decideApprovals(ctx, sessionId, turnId, decisions),
+      closeToolCalls: (fence, turnId, waits) =>
+        fenced(ctx, "closeToolCalls", fence, toolCalls.closeToolCalls(ctx, fence, turnId, waits)),
       readToolCalls: (sessionId, turnId) => toolCalls.readToolCalls(ctx, sessionId, turnId),
 
       parkTurn: (fence, draft) =>

@@ -14,15 +14,16 @@ import {
   type ResumeOutcome,
 } from "../../domain/parked-turns.js";
 import type { LeaseFence } from "../../domain/lease.js";
-import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
+import { TOOL_CALL_RETENTION_MS, type ToolWait } from "../../domain/tool-calls.js";
+import { waitField } from "../shared/wait-codec.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { copy, requireLiveFence, type SessionCell } from "./session-cell.js";
 import { liveRecords, touched } from "./tool-call-ops.js";
 
 function isSettled(ctx: MemoryContext, cell: SessionCell, turnId: string, nowMs: number) {
   const records = liveRecords(ctx, cell.sessionId, turnId, nowMs);
-  return (waitId: string): boolean => {
-    const state = records?.calls.get(waitId);
+  return (wait: ToolWait): boolean => {
+    const state = records?.calls.get(waitField(wait));
     return state !== undefined && state.status !== "pending";
   };
 }
@@ -52,14 +53,14 @@ export function parkTurn(
     // Every check passed: write. The records outlive the parked turn by the usual retention.
     const records = touched(ctx, cell.sessionId, draft.turnId, nowMs);
     records.expiresAtMs = nowMs + draft.ttlMs + TOOL_CALL_RETENTION_MS;
-    for (const waitId of draft.waitingOn) {
-      if (!records.calls.has(waitId))
-        records.calls.set(waitId, { callId: waitId, status: "pending" });
+    for (const wait of draft.waitingOn) {
+      const field = waitField(wait);
+      if (!records.calls.has(field)) records.calls.set(field, { ...wait, status: "pending" });
     }
     const parked: ParkedTurn = {
       sessionId: cell.sessionId,
       turnId: draft.turnId,
-      waitingOn: [...draft.waitingOn],
+      waitingOn: copy(draft.waitingOn),
       progress: draft.progress,
       inputIds: [...draft.inputIds],
       batchIds: [...draft.batchIds],

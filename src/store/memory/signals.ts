@@ -23,6 +23,12 @@ export function createMemorySignals(): SessionSignals {
       for (const result of results) listener.onToolResult(result);
       return Promise.resolve(true);
     },
+    submitDecisions(sessionId, turnId, decisions) {
+      const listener = listeners.get(keyOf(sessionId, turnId));
+      if (!listener) return Promise.resolve(false);
+      for (const decision of decisions) listener.onDecision(decision);
+      return Promise.resolve(true);
+    },
     listen(sessionId, turnId, listener) {
       const key = keyOf(sessionId, turnId);
       active.set(sessionId, turnId);

@@ -5,10 +5,14 @@ import type { SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import {
   TOOL_CALL_RETENTION_MS,
+  type ApprovalDecision,
   type ClientToolResult,
+  type SettledWait,
   type ToolAnswerReport,
   type ToolCallState,
+  type ToolWait,
 } from "../../domain/tool-calls.js";
+import { waitField } from "../shared/wait-codec.js";
 import { atomically, type MemoryContext, type TurnToolCalls } from "./context.js";
 import { copy, requireLiveFence } from "./session-cell.js";
 
@@ -44,16 +48,41 @@ export function recordToolCalls(
   ctx: MemoryContext,
   fence: LeaseFence,
   turnId: string,
-  callIds: string[],
+  waits: ToolWait[],
 ): Promise<ToolCallState[]> {
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     const records = touched(ctx, fence.sessionId, turnId, nowMs);
-    return callIds.map((callId) => {
-      const state = records.calls.get(callId) ?? { callId, status: "pending" };
-      records.calls.set(callId, state);
+    return waits.map((wait) => {
+      const field = waitField(wait);
+      const state = records.calls.get(field) ?? { ...wait, status: "pending" };
+      records.calls.set(field, state);
       return copy(state);
     });
+  });
+}
+
+/** The first settlement of each pending wait is stored (keyed as Redis keys it, wait-codec.ts). */
+function settle(
+  ctx: MemoryContext,
+  sessionId: SessionId,
+  turnId: string,
+  settled: SettledWait[],
+): Promise<ToolAnswerReport> {
+  return atomically(ctx, sessionId, (_cell, nowMs) => {
+    if (!liveRecords(ctx, sessionId, turnId, nowMs)) throw turnNotRunning(sessionId, turnId);
+    const records = touched(ctx, sessionId, turnId, nowMs);
+    const report: ToolAnswerReport = { accepted: [], ignored: [] };
+    for (const state of settled) {
+      const field = waitField(state);
+      if (records.calls.get(field)?.status === "pending") {
+        records.calls.set(field, copy(state));
+        report.accepted.push(state.callId);
+      } else {
+        report.ignored.push(state.callId);
+      }
+    }
+    return report;
   });
 }
 
@@ -63,43 +92,47 @@ export function answerToolCalls(
   turnId: string,
   answers: ClientToolResult[],
 ): Promise<ToolAnswerReport> {
-  return atomically(ctx, sessionId, (_cell, nowMs) => {
-    if (!liveRecords(ctx, sessionId, turnId, nowMs)) throw turnNotRunning(sessionId, turnId);
-    const records = touched(ctx, sessionId, turnId, nowMs);
-    const report: ToolAnswerReport = { accepted: [], ignored: [] };
-    for (const answer of answers) {
-      if (records.calls.get(answer.callId)?.status === "pending") {
-        records.calls.set(answer.callId, {
-          callId: answer.callId,
-          status: "answered",
-          answer: copy(answer),
-        });
-        report.accepted.push(answer.callId);
-      } else {
-        report.ignored.push(answer.callId);
-      }
-    }
-    return report;
-  });
+  const settled = answers.map((answer): SettledWait => ({
+    kind: "result",
+    callId: answer.callId,
+    status: "answered",
+    answer,
+  }));
+  return settle(ctx, sessionId, turnId, settled);
+}
+
+export function decideApprovals(
+  ctx: MemoryContext,
+  sessionId: SessionId,
+  turnId: string,
+  decisions: ApprovalDecision[],
+): Promise<ToolAnswerReport> {
+  const settled = decisions.map((decision): SettledWait => ({
+    kind: "approval",
+    callId: decision.callId,
+    status: "decided",
+    decision,
+  }));
+  return settle(ctx, sessionId, turnId, settled);
 }
 
 export function closeToolCalls(
   ctx: MemoryContext,
   fence: LeaseFence,
   turnId: string,
-  callIds: string[] | undefined,
+  waits: ToolWait[] | undefined,
 ): Promise<ToolCallState[]> {
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     const records = liveRecords(ctx, fence.sessionId, turnId, nowMs);
     if (!records) return [];
     records.expiresAtMs = nowMs + TOOL_CALL_RETENTION_MS;
-    const named = callIds ?? [...records.calls.keys()];
-    return named.flatMap((callId) => {
-      const state = records.calls.get(callId);
+    const named = waits?.map(waitField) ?? [...records.calls.keys()];
+    return named.flatMap((field) => {
+      const state = records.calls.get(field);
       if (!state) return [];
-      if (state.status === "pending") records.calls.set(callId, { callId, status: "closed" });
-      return [copy(records.calls.get(callId) as ToolCallState)];
+      if (state.status === "pending") records.calls.set(field, { ...state, status: "closed" });
+      return [copy(records.calls.get(field) as ToolCallState)];
     });
   });
 }

@@ -18,6 +18,7 @@ import type {
 } from "../../domain/parked-turns.js";
 import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
 import { logFenceRefused } from "../shared/store-log.js";
+import { waitField, waitOf } from "../shared/wait-codec.js";
 import { decodeBatch, decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
@@ -40,7 +41,7 @@ export function decodeParked(
   return {
     sessionId,
     turnId: f.turn ?? "",
-    waitingOn: JSON.parse(f.wait ?? "[]") as string[],
+    waitingOn: (JSON.parse(f.wait ?? "[]") as string[]).map(waitOf),
     progress: f.prog ?? "",
     inputIds: JSON.parse(f.inp ?? "[]") as InputId[],
     batchIds: JSON.parse(f.bat ?? "[]") as BatchId[],
@@ -68,7 +69,7 @@ export async function parkTurn(
       draft.ttlMs,
       TOOL_CALL_RETENTION_MS,
       draft.progress,
-      JSON.stringify(draft.waitingOn),
+      JSON.stringify(draft.waitingOn.map(waitField)),
       JSON.stringify(draft.inputIds),
       JSON.stringify(draft.batchIds),
     ],

@@ -101,12 +101,14 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
         inputs.claimInputs(on(fence?.sessionId), fence, point, max),
       deferActiveInputs: (fence, turnId) =>
         inputs.deferActiveInputs(on(fence?.sessionId), fence, turnId),
-      recordToolCalls: (fence, turnId, ids) =>
-        toolCalls.recordToolCalls(on(fence?.sessionId), fence, turnId, ids),
+      recordToolCalls: (fence, turnId, waits) =>
+        toolCalls.recordToolCalls(on(fence?.sessionId), fence, turnId, waits),
       answerToolCalls: (id, turnId, answers) =>
         toolCalls.answerToolCalls(on(id), id, turnId, answers),
-      closeToolCalls: (fence, turnId, ids) =>
-        toolCalls.closeToolCalls(on(fence?.sessionId), fence, turnId, ids),
+      decideApprovals: (id, turnId, decisions) =>
+        toolCalls.decideApprovals(on(id), id, turnId, decisions),
+      closeToolCalls: (fence, turnId, waits) =>
+        toolCalls.closeToolCalls(on(fence?.sessionId), fence, turnId, waits),
       readToolCalls: (id, turnId) => toolCalls.readToolCalls(on(id), id, turnId),
       parkTurn: (fence, draft) => parking.parkTurn(on(fence?.sessionId), fence, draft),
       resumeTurn: (fence, turnId) => parking.resumeTurn(on(fence?.sessionId), fence, turnId),

@@ -3,6 +3,7 @@
 // finds them) and published on the session's channel (so a live listener hears them at once).
 import type { Cluster, Redis } from "ioredis";
 import type { SessionId } from "../../domain/ids.js";
+import type { ApprovalDecision } from "../../domain/tool-calls.js";
 import type {
   ClientToolResult,
   SessionSignals,
@@ -26,7 +27,19 @@ function channelPattern(namespace: string): string {
 
 type Message =
   | { type: "cancel"; turnId: string }
-  | { type: "tool_result"; turnId: string; result: ClientToolResult };
+  | { type: "tool_result"; turnId: string; result: ClientToolResult }
+  | { type: "decision"; turnId: string; decision: ApprovalDecision };
+
+/**
+ * A stored signal, as listenTurn replays it: a decision has `approve`, a result has not. In the
+ * turn's hash a result is keyed by its call id and a decision by `<call id> approval` (ids hold
+ * no whitespace), so a call's result and its decision never overwrite each other.
+ */
+function replay(listener: TurnListener, raw: string): void {
+  const stored = JSON.parse(raw) as ClientToolResult | ApprovalDecision;
+  if ("approve" in stored) listener.onDecision(stored);
+  else listener.onToolResult(stored);
+}
 
 export function createRedisSignals(options: RedisSignalsOptions): SessionSignals {
   const { redis } = options;
@@ -55,6 +68,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       const listener = listeners.get(channel)?.get(message.turnId);
       if (!listener) return;
       if (message.type === "cancel") listener.onCancel();
+      else if (message.type === "decision") listener.onDecision(message.decision);
       else listener.onToolResult(message.result);
     });
     subscriber = conn;
@@ -67,6 +81,28 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
     });
     return subscribed;
   };
+
+  /** Stores the signals for a listener that subscribes late, then publishes each. */
+  const publish = (
+    sessionId: SessionId,
+    turnId: string,
+    signals: { field: string; message: Message; stored: ClientToolResult | ApprovalDecision }[],
+  ): Promise<boolean> =>
+    guarded(async () => {
+      const keys = keysOf(sessionId);
+      if ((await redis.get(keys.activeTurn)) !== turnId) return false;
+      const stored = keys.toolResults(turnId);
+      const fields = signals.flatMap((s) => [s.field, JSON.stringify(s.stored)]);
+      await redis
+        .multi()
+        .hset(stored, ...fields)
+        .pexpire(stored, retentionMs)
+        .exec();
+      for (const signal of signals) {
+        await redis.publish(keys.channel, JSON.stringify(signal.message));
+      }
+      return true;
+    });
 
   return {
     activeTurn: (sessionId) =>
@@ -86,24 +122,26 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       }),
 
     submitToolResults: (sessionId, turnId, results) =>
-      guarded(async () => {
-        const keys = keysOf(sessionId);
-        if ((await redis.get(keys.activeTurn)) !== turnId) return false;
-        const stored = keys.toolResults(turnId);
-        const fields = results.flatMap((r) => [r.callId, JSON.stringify(r)]);
-        await redis
-          .multi()
-          .hset(stored, ...fields)
-          .pexpire(stored, retentionMs)
-          .exec();
-        for (const result of results) {
-          await redis.publish(
-            keys.channel,
-            JSON.stringify({ type: "tool_result", turnId, result } satisfies Message),
-          );
-        }
-        return true;
-      }),
+      publish(
+        sessionId,
+        turnId,
+        results.map((result) => ({
+          field: result.callId,
+          message: { type: "tool_result", turnId, result },
+          stored: result,
+        })),
+      ),
+
+    submitDecisions: (sessionId, turnId, decisions) =>
+      publish(
+        sessionId,
+        turnId,
+        decisions.map((decision) => ({
+          field: `${decision.callId} approval`,
+          message: { type: "decision", turnId, decision },
+          stored: decision,
+        })),
+      ),
 
     listen: (sessionId, turnId, listener, activeTtlMs) =>
       guarded(async () => {
@@ -123,9 +161,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
           [turnId, Math.max(1, activeTtlMs)],
         );
         if (reply[1] === 1) listener.onCancel();
-        for (const raw of reply.slice(2)) {
-          listener.onToolResult(JSON.parse(String(raw)) as ClientToolResult);
-        }
+        for (const raw of reply.slice(2)) replay(listener, String(raw));
         return async () => {
           const current = listeners.get(keys.channel);
           if (current?.get(turnId) === listener) {

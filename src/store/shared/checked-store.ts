@@ -20,6 +20,8 @@ import {
   checkParkDraft,
   checkQueuedWorkDraft,
   checkToolAnswers,
+  checkDecisions,
+  checkWaits,
   checkTranscriptMark,
   checkTtl,
   checkTurnInputDraft,
@@ -222,14 +224,14 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
         () => inner.deferActiveInputs(fence, turnId),
       ),
 
-    recordToolCalls: (fence, turnId, callIds) =>
+    recordToolCalls: (fence, turnId, waits) =>
       checked(
         () => {
           checkFence(fence);
           checkId("turn_id", turnId);
-          checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
+          checkWaits("call_ids", waits, MAX_TOOL_CALLS_PER_REQUEST);
         },
-        () => inner.recordToolCalls(fence, turnId, callIds),
+        () => inner.recordToolCalls(fence, turnId, waits),
       ),
     answerToolCalls: (id, turnId, answers) =>
       checked(
@@ -240,14 +242,23 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
         },
         () => inner.answerToolCalls(id, turnId, answers),
       ),
-    closeToolCalls: (fence, turnId, callIds) =>
+    decideApprovals: (id, turnId, decisions) =>
+      checked(
+        () => {
+          checkSessionId(id);
+          checkId("turn_id", turnId);
+          checkDecisions(decisions, limits);
+        },
+        () => inner.decideApprovals(id, turnId, decisions),
+      ),
+    closeToolCalls: (fence, turnId, waits) =>
       checked(
         () => {
           checkFence(fence);
           checkId("turn_id", turnId);
-          if (callIds !== undefined) checkIdList("call_ids", callIds, MAX_TOOL_CALLS_PER_REQUEST);
+          if (waits !== undefined) checkWaits("call_ids", waits, MAX_TOOL_CALLS_PER_REQUEST);
         },
-        () => inner.closeToolCalls(fence, turnId, callIds),
+        () => inner.closeToolCalls(fence, turnId, waits),
       ),
     readToolCalls: (id, turnId) =>
       checked(

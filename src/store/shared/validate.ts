@@ -1,6 +1,11 @@
 // Input checks shared by every store backend, so bad input gets the same typed error everywhere
 // and no backend ever sees an empty id, a negative ttl or an oversize payload.
-import { MAX_TOOL_CALLS_PER_REQUEST, type ClientToolResult } from "../../domain/tool-calls.js";
+import {
+  MAX_TOOL_CALLS_PER_REQUEST,
+  type ApprovalDecision,
+  type ClientToolResult,
+  type ToolWait,
+} from "../../domain/tool-calls.js";
 import { invalidArgument, sessionMismatch } from "../../domain/errors.js";
 import { checkId } from "../../domain/ids.js";
 import type { InputCancelSelector, InputClaimPoint, TurnInputDraft } from "../../domain/inputs.js";
@@ -67,6 +72,35 @@ export function checkToolAnswers(answers: ClientToolResult[], limits: StoreLimit
     if (typeof a.isError !== "boolean") {
       throw invalidArgument(`results[${i}].is_error`, "must be a boolean");
     }
+  });
+}
+
+export function checkDecisions(decisions: ApprovalDecision[], limits: StoreLimits): void {
+  if (!Array.isArray(decisions) || decisions.length === 0) {
+    throw invalidArgument("decisions", "must not be empty");
+  }
+  if (decisions.length > MAX_TOOL_CALLS_PER_REQUEST) {
+    throw invalidArgument("decisions", `must hold at most ${MAX_TOOL_CALLS_PER_REQUEST} decisions`);
+  }
+  decisions.forEach((d, i) => {
+    checkId(`decisions[${i}].call_id`, d?.callId);
+    checkText(`decisions[${i}].reason`, d.reason, limits.maxPayloadBytes, true);
+    if (typeof d.approve !== "boolean") {
+      throw invalidArgument(`decisions[${i}].approve`, "must be a boolean");
+    }
+  });
+}
+
+/** A list of typed waits: each a result or an approval of a call id. */
+export function checkWaits(field: string, waits: readonly ToolWait[], max: number): void {
+  if (!Array.isArray(waits)) throw invalidArgument(field, "must be a list");
+  if (waits.length === 0) throw invalidArgument(field, "must not be empty");
+  if (waits.length > max) throw invalidArgument(field, `must hold at most ${max} waits`);
+  waits.forEach((w, i) => {
+    if (w?.kind !== "result" && w?.kind !== "approval") {
+      throw invalidArgument(`${field}[${i}].kind`, "must be result or approval");
+    }
+    checkId(`${field}[${i}].call_id`, w.callId);
   });
 }
 
@@ -214,7 +248,7 @@ export function checkCommit(commit: RuntimeCommit, limits: StoreLimits): void {
 
 export function checkParkDraft(draft: ParkTurnDraft, limits: StoreLimits): void {
   checkId("turn_id", draft?.turnId);
-  checkIdList("waiting_on", draft.waitingOn, MAX_TOOL_CALLS_PER_REQUEST);
+  checkWaits("waiting_on", draft.waitingOn, MAX_TOOL_CALLS_PER_REQUEST);
   checkText("progress", draft.progress, limits.maxPayloadBytes, true);
   checkIdList("input_ids", draft.inputIds, limits.maxBatchesPerClaim, true);
   checkIdList("batch_ids", draft.batchIds, limits.maxBatchesPerClaim, true);

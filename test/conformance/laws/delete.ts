@@ -40,7 +40,7 @@ export function describeDeleteLaws(factory: StoreFactory): void {
       if (!work || !inputs) throw new Error("seeding claimed nothing");
       await store.parkTurn(parker, {
         turnId: TURN,
-        waitingOn: ["c1"],
+        waitingOn: [{ kind: "result", callId: "c1" }],
         progress: "{}",
         inputIds: inputs.inputs.map((i) => i.inputId),
         batchIds: work.batches.map((b) => b.batchId),
@@ -63,7 +63,9 @@ export function describeDeleteLaws(factory: StoreFactory): void {
       expect(await store.readParkedTurn(sid)).toBeUndefined();
       expect(await store.deleteSession(sid)).toBe(false);
       // Kept: the turn's tool-call records, and a generation counter that only counts up.
-      expect(await store.readToolCalls(sid, TURN)).toEqual([{ callId: "c1", status: "pending" }]);
+      expect(await store.readToolCalls(sid, TURN)).toEqual([
+        { kind: "result", callId: "c1", status: "pending" },
+      ]);
       const after = await acquire(store, sid, opaqueOwner("after"), LONG_TTL_MS);
       expect(after.fencingToken).toBeGreaterThan(holder.fencingToken);
     });

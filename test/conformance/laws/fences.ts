@@ -135,7 +135,7 @@ export const FENCED_OPERATIONS: FencedRow[] = [
   {
     operation: "recordToolCalls",
     refusal: "session_execution_lease_expired",
-    run: (s, f) => s.recordToolCalls(f, TURN, ["c-new"]),
+    run: (s, f) => s.recordToolCalls(f, TURN, [{ kind: "result", callId: "c-new" }]),
   },
   {
     operation: "closeToolCalls",
@@ -148,7 +148,7 @@ export const FENCED_OPERATIONS: FencedRow[] = [
     run: (s, f, seeded) =>
       s.parkTurn(f, {
         turnId: TURN,
-        waitingOn: ["c1"],
+        waitingOn: [{ kind: "result", callId: "c1" }],
         progress: "{}",
         inputIds: seeded.inputs.inputs.map((i) => i.inputId),
         batchIds: seeded.work.batches.map((b) => b.batchId),
@@ -280,7 +280,7 @@ async function seed(h: StoreHarness, ttlMs: number): Promise<{ held: LeaseFence;
   const work = await store.claimReadyWork(held, "idle", 1);
   const inputs = await store.claimInputs(held, { kind: "idle" }, 1);
   if (!work || !inputs) throw new Error("seeding claimed nothing");
-  await store.recordToolCalls(held, TURN, ["c1"]);
+  await store.recordToolCalls(held, TURN, [{ kind: "result", callId: "c1" }]);
   return { held, seeded: { sid, work, inputs } };
 }
 

@@ -167,10 +167,10 @@ export function describeHistoryLaws(factory: StoreFactory): void {
         () => store.rewindSession({ sessionId: sid, toRevision: 1, expectedHeadRevision: 2 }),
         "turn_in_progress",
       );
-      await store.recordToolCalls(fenceOf(lease), "turn-p", ["c1"]);
+      await store.recordToolCalls(fenceOf(lease), "turn-p", [{ kind: "result", callId: "c1" }]);
       await store.parkTurn(fenceOf(lease), {
         turnId: "turn-p",
-        waitingOn: ["c1"],
+        waitingOn: [{ kind: "result", callId: "c1" }],
         progress: "{}",
         inputIds: [],
         batchIds: [],

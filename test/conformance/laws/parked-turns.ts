@@ -7,6 +7,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import { inputClaimCompletion, type TurnInputClaim } from "../../../src/domain/inputs.js";
 import { fenceOf, type LeaseFence } from "../../../src/domain/lease.js";
 import type { ParkTurnDraft } from "../../../src/domain/parked-turns.js";
+import type { ToolWait } from "../../../src/domain/tool-calls.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../../../src/domain/queue.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
@@ -25,6 +26,14 @@ import { useStoreHarness, type StoreFactory } from "../support/store-factory.js"
 
 const TURN = "turn-parked";
 const answer = (callId: string, output = `out-${callId}`) => ({ callId, output, isError: false });
+const result = (callId: string): ToolWait => ({ kind: "result", callId });
+const approval = (callId: string): ToolWait => ({ kind: "approval", callId });
+
+/** Settles both waits of `draft`: c1's result and c2's approval. */
+async function settleBoth(store: RuntimeStore, sid: SessionId): Promise<void> {
+  await store.answerToolCalls(sid, TURN, [answer("c1")]);
+  await store.decideApprovals(sid, TURN, [{ callId: "c2", approve: true, reason: "ok" }]);
+}
 
 interface Running {
   sid: SessionId;
@@ -48,7 +57,7 @@ async function running(store: RuntimeStore): Promise<Running> {
 function draft(r: Running, extra: Partial<ParkTurnDraft> = {}): ParkTurnDraft {
   return {
     turnId: TURN,
-    waitingOn: ["c1", "approve:c2"],
+    waitingOn: [result("c1"), approval("c2")],
     progress: '{"step":1}',
     inputIds: r.inputs.inputs.map((i) => i.inputId),
     batchIds: r.work.batches.map((b) => b.batchId),
@@ -75,7 +84,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       expect(parked).toMatchObject({
         sessionId: r.sid,
         turnId: TURN,
-        waitingOn: ["c1", "approve:c2"],
+        waitingOn: [result("c1"), approval("c2")],
         progress: '{"step":1}',
         fencingToken: r.fence.fencingToken,
         cancelRequested: false,
@@ -83,8 +92,8 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       });
       expect(await store.readToolCalls(r.sid, TURN)).toEqual(
         expect.arrayContaining([
-          { callId: "c1", status: "pending" },
-          { callId: "approve:c2", status: "pending" },
+          { kind: "result", callId: "c1", status: "pending" },
+          { kind: "approval", callId: "c2", status: "pending" },
         ]),
       );
     });
@@ -103,7 +112,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
     test("a cancel asked while the resumed turn runs carries over to its next park", async () => {
       const { store } = harness();
       const r = await running(store);
-      await store.parkTurn(r.fence, draft(r, { waitingOn: ["c1"] }));
+      await store.parkTurn(r.fence, draft(r, { waitingOn: [result("c1")] }));
       await store.answerToolCalls(r.sid, TURN, [answer("c1")]);
       const next = await resumer(store, r.sid);
       const outcome = await store.resumeTurn(next, TURN);
@@ -113,7 +122,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       const { inputClaim, workClaim } = outcome;
       if (!inputClaim || !workClaim) throw new Error("claims missing");
       const parkedAgain = await store.parkTurn(next, {
-        ...draft(r, { waitingOn: ["c3"] }),
+        ...draft(r, { waitingOn: [result("c3")] }),
         inputIds: inputClaim.inputs.map((i) => i.inputId),
         batchIds: workClaim.batches.map((b) => b.batchId),
       });
@@ -139,7 +148,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       const { store } = harness();
       const r = await running(store);
       await store.parkTurn(r.fence, draft(r));
-      await store.answerToolCalls(r.sid, TURN, [answer("c1"), answer("approve:c2", "ok")]);
+      await settleBoth(store, r.sid);
       const next = await resumer(store, r.sid);
       expect(next.fencingToken).toBeGreaterThan(r.fence.fencingToken);
       const outcome = await store.resumeTurn(next, TURN);
@@ -177,7 +186,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       const { store } = harness();
       const r = await running(store);
       await store.parkTurn(r.fence, draft(r));
-      await store.answerToolCalls(r.sid, TURN, [answer("c1"), answer("approve:c2")]);
+      await settleBoth(store, r.sid);
       await expectTetherError(
         () => store.resumeTurn(r.fence, TURN),
         "session_execution_lease_expired",
@@ -210,6 +219,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       expect(reports.flatMap((x) => x.accepted)).toEqual(["c1"]);
       const winner = reports.findIndex((x) => x.accepted.length === 1);
       expect(await store.readToolCalls(r.sid, TURN)).toContainEqual({
+        kind: "result",
         callId: "c1",
         status: "answered",
         answer: { callId: "c1", output: `answer-${winner}`, isError: false },
@@ -220,7 +230,7 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       const { store } = harness();
       const r = await running(store);
       await store.parkTurn(r.fence, draft(r));
-      await store.answerToolCalls(r.sid, TURN, [answer("c1"), answer("approve:c2")]);
+      await settleBoth(store, r.sid);
       const first = await resumer(store, r.sid, "first");
       expect((await store.resumeTurn(first, TURN))?.status).toBe("answered");
       await store.releaseLease(first);
@@ -269,9 +279,9 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
     test("waits answered before parking make the receipt resumable", async () => {
       const { store } = harness();
       const r = await running(store);
-      await store.recordToolCalls(r.fence, TURN, ["c1"]);
+      await store.recordToolCalls(r.fence, TURN, [result("c1")]);
       await store.answerToolCalls(r.sid, TURN, [answer("c1")]);
-      const receipt = await store.parkTurn(r.fence, draft(r, { waitingOn: ["c1"] }));
+      const receipt = await store.parkTurn(r.fence, draft(r, { waitingOn: [result("c1")] }));
       expect(receipt.resumable).toBe(true);
     });
 
@@ -284,7 +294,10 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       if (!unclaimed) throw new Error("no pending input");
       await expectTetherError(
         () =>
-          store.parkTurn(r.fence, draft(r, { inputIds: [unclaimed.inputId], waitingOn: ["c9"] })),
+          store.parkTurn(
+            r.fence,
+            draft(r, { inputIds: [unclaimed.inputId], waitingOn: [result("c9")] }),
+          ),
         "turn_input_claim_superseded",
       );
       expect(await store.currentLease(r.sid)).toMatchObject({
@@ -337,7 +350,12 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
         () =>
           store.parkTurn(
             next,
-            draft(r, { turnId: "turn-other", inputIds: [], batchIds: [], waitingOn: ["x"] }),
+            draft(r, {
+              turnId: "turn-other",
+              inputIds: [],
+              batchIds: [],
+              waitingOn: [result("x")],
+            }),
           ),
         "turn_not_running",
       );
@@ -348,16 +366,16 @@ export function describeParkedTurnLaws(factory: StoreFactory): void {
       const { store } = harness();
       const r = await running(store);
       await store.parkTurn(r.fence, draft(r));
-      await store.answerToolCalls(r.sid, TURN, [answer("c1"), answer("approve:c2")]);
+      await settleBoth(store, r.sid);
       const next = await resumer(store, r.sid);
       await store.resumeTurn(next, TURN);
       const receipt = await store.parkTurn(
         next,
-        draft(r, { waitingOn: ["c3"], progress: '{"step":2}' }),
+        draft(r, { waitingOn: [result("c3")], progress: '{"step":2}' }),
       );
       expect(receipt.resumable).toBe(false);
       expect(await store.readParkedTurn(r.sid)).toMatchObject({
-        waitingOn: ["c3"],
+        waitingOn: [result("c3")],
         progress: '{"step":2}',
         fencingToken: next.fencingToken,
       });

@@ -83,7 +83,10 @@ export function describeSessionListLaws(factory: StoreFactory): void {
       expect(l?.parkedTurn).toBeUndefined();
       // Parking released the lease: the summary shows the turn, not a holder.
       expect(p?.lease).toBeUndefined();
-      expect(p?.parkedTurn).toMatchObject({ turnId: "turn-p", waitingOn: ["c1"] });
+      expect(p?.parkedTurn).toMatchObject({
+        turnId: "turn-p",
+        waitingOn: [{ kind: "result", callId: "c1" }],
+      });
 
       expect(await store.readSessionSummaries([])).toEqual([]);
       await store.deleteSession(plain);

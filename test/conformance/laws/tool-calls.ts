@@ -3,7 +3,7 @@
 // live fence records or closes. Every law runs on memory, Redis, Redis Cluster and the wire.
 import { describe, expect, test } from "vitest";
 import { fenceOf, type LeaseFence } from "../../../src/domain/lease.js";
-import type { ClientToolResult } from "../../../src/domain/tool-calls.js";
+import type { ClientToolResult, ToolWait } from "../../../src/domain/tool-calls.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
 import {
@@ -16,6 +16,7 @@ import {
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
 const TURN = "turn-1";
+const result = (callId: string): ToolWait => ({ kind: "result", callId });
 const answer = (callId: string, output = `out-${callId}`): ClientToolResult => ({
   callId,
   output,
@@ -25,7 +26,7 @@ const answer = (callId: string, output = `out-${callId}`): ClientToolResult => (
 async function heldWithCalls(store: RuntimeStore, ...callIds: string[]): Promise<LeaseFence> {
   const sid = freshSessionId();
   const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
-  await store.recordToolCalls(fence, TURN, callIds);
+  await store.recordToolCalls(fence, TURN, callIds.map(result));
   return fence;
 }
 
@@ -39,8 +40,8 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       const sid = fence.sessionId;
       expect(await store.readToolCalls(sid, TURN)).toEqual(
         expect.arrayContaining([
-          { callId: "c1", status: "pending" },
-          { callId: "c2", status: "pending" },
+          { kind: "result", callId: "c1", status: "pending" },
+          { kind: "result", callId: "c2", status: "pending" },
         ]),
       );
       expect(await store.answerToolCalls(sid, TURN, [answer("c1", "first")])).toEqual({
@@ -53,6 +54,7 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       });
       const states = await store.readToolCalls(sid, TURN);
       expect(states).toContainEqual({
+        kind: "result",
         callId: "c1",
         status: "answered",
         answer: { callId: "c1", output: "first", isError: false },
@@ -96,8 +98,8 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       const { store } = harness();
       const fence = await heldWithCalls(store, "c1", "c2");
       await store.answerToolCalls(fence.sessionId, TURN, [answer("c1")]);
-      const closed = await store.closeToolCalls(fence, TURN, ["c2"]);
-      expect(closed).toEqual([{ callId: "c2", status: "closed" }]);
+      const closed = await store.closeToolCalls(fence, TURN, [result("c2")]);
+      expect(closed).toEqual([{ kind: "result", callId: "c2", status: "closed" }]);
       expect(await store.answerToolCalls(fence.sessionId, TURN, [answer("c2")])).toEqual({
         accepted: [],
         ignored: ["c2"],
@@ -105,8 +107,8 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       const all = await store.closeToolCalls(fence, TURN);
       expect(all).toEqual(
         expect.arrayContaining([
-          { callId: "c1", status: "answered", answer: answer("c1") },
-          { callId: "c2", status: "closed" },
+          { kind: "result", callId: "c1", status: "answered", answer: answer("c1") },
+          { kind: "result", callId: "c2", status: "closed" },
         ]),
       );
     });
@@ -115,9 +117,9 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       const { store } = harness();
       const fence = await heldWithCalls(store, "c1");
       await store.answerToolCalls(fence.sessionId, TURN, [answer("c1")]);
-      expect(await store.recordToolCalls(fence, TURN, ["c1", "c2"])).toEqual([
-        { callId: "c1", status: "answered", answer: answer("c1") },
-        { callId: "c2", status: "pending" },
+      expect(await store.recordToolCalls(fence, TURN, [result("c1"), result("c2")])).toEqual([
+        { kind: "result", callId: "c1", status: "answered", answer: answer("c1") },
+        { kind: "result", callId: "c2", status: "pending" },
       ]);
     });
 
@@ -125,13 +127,13 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       const { store, advanceTime } = harness();
       const sid = freshSessionId();
       const old = fenceOf(await acquire(store, sid, opaqueOwner("a"), SHORT_TTL_MS));
-      await store.recordToolCalls(old, TURN, ["c1"]);
+      await store.recordToolCalls(old, TURN, [result("c1")]);
       await advanceTime(PAST_SHORT_TTL_MS);
       const next = fenceOf(await acquire(store, sid, opaqueOwner("b"), LONG_TTL_MS));
       expect(next.fencingToken).toBeGreaterThan(old.fencingToken);
       const before = await store.readToolCalls(sid, TURN);
       await expectTetherError(
-        () => store.recordToolCalls(old, TURN, ["c9"]),
+        () => store.recordToolCalls(old, TURN, [result("c9")]),
         "session_execution_lease_expired",
       );
       await expectTetherError(
@@ -139,8 +141,8 @@ export function describeToolCallLaws(factory: StoreFactory): void {
         "session_execution_lease_expired",
       );
       expect(await store.readToolCalls(sid, TURN)).toEqual(before);
-      expect(await store.recordToolCalls(next, TURN, ["c1"])).toEqual([
-        { callId: "c1", status: "pending" },
+      expect(await store.recordToolCalls(next, TURN, [result("c1")])).toEqual([
+        { kind: "result", callId: "c1", status: "pending" },
       ]);
     });
 
@@ -148,13 +150,13 @@ export function describeToolCallLaws(factory: StoreFactory): void {
       const { store } = harness();
       const sid = freshSessionId();
       const held = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
-      await store.recordToolCalls(held, TURN, ["c1"]);
+      await store.recordToolCalls(held, TURN, [result("c1")]);
       for (const stale of [
         { ...held, leaseToken: "forged" },
         { ...held, fencingToken: held.fencingToken + 1 },
       ]) {
         await expectTetherError(
-          () => store.recordToolCalls(stale, TURN, ["c2"]),
+          () => store.recordToolCalls(stale, TURN, [result("c2")]),
           "session_execution_lease_expired",
         );
         await expectTetherError(
@@ -167,7 +169,9 @@ export function describeToolCallLaws(factory: StoreFactory): void {
         () => store.closeToolCalls(held, TURN),
         "session_execution_lease_expired",
       );
-      expect(await store.readToolCalls(sid, TURN)).toEqual([{ callId: "c1", status: "pending" }]);
+      expect(await store.readToolCalls(sid, TURN)).toEqual([
+        { kind: "result", callId: "c1", status: "pending" },
+      ]);
     });
 
     test("bad input is invalid_argument naming the field", async () => {
@@ -181,7 +185,10 @@ export function describeToolCallLaws(factory: StoreFactory): void {
         () => store.answerToolCalls(fence.sessionId, TURN, [answer("")]),
         "invalid_argument",
       );
-      await expectTetherError(() => store.recordToolCalls(fence, "", ["c1"]), "invalid_argument");
+      await expectTetherError(
+        () => store.recordToolCalls(fence, "", [result("c1")]),
+        "invalid_argument",
+      );
       await expectTetherError(() => store.recordToolCalls(fence, TURN, []), "invalid_argument");
     });
   });

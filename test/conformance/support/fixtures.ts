@@ -144,7 +144,7 @@ export function commitDraft(
 export function waitingTurn(turnId: string): ParkTurnDraft {
   return {
     turnId,
-    waitingOn: ["c1"],
+    waitingOn: [{ kind: "result", callId: "c1" }],
     progress: "{}",
     inputIds: [],
     batchIds: [],

@@ -72,7 +72,7 @@ describe("list paging", () => {
     if (parker.kind !== "acquired") throw new Error("expected the lease");
     await inner.parkTurn(fenceOf(parker.lease), {
       turnId: "t-4",
-      waitingOn: ["c1"],
+      waitingOn: [{ kind: "result", callId: "c1" }],
       progress: "{}",
       inputIds: [],
       batchIds: [],

@@ -27,7 +27,10 @@ import { expectRefusal, MAX_SAFE, MAX_UINT64, overTheWire, tenant } from "./supp
 const parked: ParkedTurn = {
   sessionId: "t1:s-1" as SessionId,
   turnId: "turn-7",
-  waitingOn: ["call-1", "approve:call-2"],
+  waitingOn: [
+    { kind: "result", callId: "call-1" },
+    { kind: "approval", callId: "call-2" },
+  ],
   progress: '{"v":1}',
   inputIds: ["in-1" as InputId],
   batchIds: ["b-1" as BatchId, "b-2" as BatchId],
@@ -79,19 +82,23 @@ describe("ParkedTurn", () => {
 describe("ParkTurnRequest", () => {
   const draft: ParkTurnDraft = {
     turnId: "turn-7",
-    waitingOn: ["call-1"],
+    waitingOn: [
+      { kind: "approval", callId: "call-1" },
+      { kind: "result", callId: "call-1" },
+    ],
     progress: "p",
     inputIds: ["in-1" as InputId],
     batchIds: [],
     ttlMs: 86_400_000,
   };
 
-  test("the draft round-trips, its TTL as a uint64", () => {
+  test("the draft round-trips, its TTL as a uint64 and its waits in the wire's strings", () => {
     const wire = overTheWire(
       ParkTurnRequestSchema,
       create(ParkTurnRequestSchema, parkDraftToProto(draft)),
     );
     expect(wire.ttlMs).toBe(86_400_000n);
+    expect(wire.waitingOn).toEqual(["approve:call-1", "call-1"]);
     expect(wire.fence).toBeUndefined();
     expect(parkDraftFromProto(wire)).toEqual(draft);
   });

@@ -33,7 +33,7 @@ async function setup(timeoutMs: number) {
 describe("client tool bridge", () => {
   test("an answer stored without a signal reaches the waiting call by polling the store", async () => {
     const { store, sessionId, bridge, run } = await setup(10_000);
-    await bridge.record("c1");
+    await bridge.record({ kind: "result", callId: "c1" });
     const result = run();
     await store.answerToolCalls(sessionId, TURN, [{ callId: "c1", output: "hi", isError: false }]);
     await expect(result).resolves.toEqual({ output: "hi", isError: false });
@@ -42,17 +42,17 @@ describe("client tool bridge", () => {
 
   test("an answer that landed before the call waited is used at once", async () => {
     const { store, sessionId, bridge, run } = await setup(10_000);
-    await bridge.record("c1");
+    await bridge.record({ kind: "result", callId: "c1" });
     await store.answerToolCalls(sessionId, TURN, [
       { callId: "c1", output: "early", isError: false },
     ]);
-    await bridge.record("c1");
+    await bridge.record({ kind: "result", callId: "c1" });
     await expect(run()).resolves.toEqual({ output: "early", isError: false });
   });
 
   test("at the deadline the store closes the call: the turn gets a timeout error, a late answer is ignored", async () => {
     const { store, sessionId, bridge, run } = await setup(30);
-    await bridge.record("c1");
+    await bridge.record({ kind: "result", callId: "c1" });
     const result = await run();
     expect(result.isError).toBe(true);
     expect(result.output).toContain("did not answer within 30 ms");
@@ -65,7 +65,12 @@ describe("client tool bridge", () => {
 
   test("a signal for a call the bridge never recorded is dropped", async () => {
     const { bridge } = await setup(10_000);
-    bridge.deliver({ callId: "c9", output: "stray", isError: false });
+    bridge.deliver({
+      kind: "result",
+      callId: "c9",
+      status: "answered",
+      answer: { callId: "c9", output: "stray", isError: false },
+    });
     expect(bridge.waiting()).toBe(0);
   });
 
@@ -73,10 +78,10 @@ describe("client tool bridge", () => {
     const { store, sessionId, bridge } = await setup(10_000);
     await bridge.closeAll();
     expect(await store.readToolCalls(sessionId, TURN)).toEqual([]);
-    await bridge.record("c1");
+    await bridge.record({ kind: "result", callId: "c1" });
     await bridge.closeAll();
     expect(await store.readToolCalls(sessionId, TURN)).toEqual([
-      { callId: "c1", status: "closed" },
+      { kind: "result", callId: "c1", status: "closed" },
     ]);
   });
 
@@ -90,7 +95,7 @@ describe("client tool bridge", () => {
     };
     vi.useFakeTimers();
     try {
-      await bridge.record("c1");
+      await bridge.record({ kind: "result", callId: "c1" });
       const turn = new AbortController();
       const waited = bridge.awaitAnswer("c1", turn.signal);
       await vi.advanceTimersByTimeAsync(1_100);
@@ -104,7 +109,45 @@ describe("client tool bridge", () => {
     }
     // Still pending in the store, for whoever resumes the turn.
     expect(await store.readToolCalls(sessionId, TURN)).toEqual([
-      { callId: "c1", status: "pending" },
+      { kind: "result", callId: "c1", status: "pending" },
     ]);
+  });
+
+  test("a decision settles the call's approval, never its result, and reads back typed", async () => {
+    const { store, sessionId, bridge } = await setup(10_000);
+    await bridge.record({ kind: "approval", callId: "c1" });
+    await bridge.record({ kind: "result", callId: "c1" });
+    const signal = new AbortController().signal;
+    const request = { callId: "c1", toolName: "ask", argumentsJson: "{}" };
+    const decided = bridge.awaitDecision(request, signal);
+    expect(bridge.waits()).toEqual([{ kind: "approval", callId: "c1" }]);
+    await store.decideApprovals(sessionId, TURN, [{ callId: "c1", approve: false, reason: "no" }]);
+    await expect(decided).resolves.toEqual({ callId: "c1", approve: false, reason: "no" });
+    expect(bridge.isSettled({ kind: "approval", callId: "c1" })).toBe(true);
+    expect(bridge.isSettled({ kind: "result", callId: "c1" })).toBe(false);
+  });
+
+  test("a decision a signal brings reaches the waiting approval; a result for the call does not", async () => {
+    const { bridge } = await setup(10_000);
+    await bridge.record({ kind: "approval", callId: "c1" });
+    const decided = bridge.awaitDecision(
+      { callId: "c1", toolName: "ask", argumentsJson: "{}" },
+      new AbortController().signal,
+    );
+    bridge.deliver({
+      kind: "result",
+      callId: "c1",
+      status: "answered",
+      answer: { callId: "c1", output: "stray", isError: false },
+    });
+    expect(bridge.waiting()).toBe(1);
+    bridge.deliver({
+      kind: "approval",
+      callId: "c1",
+      status: "decided",
+      decision: { callId: "c1", approve: true, reason: "ok" },
+    });
+    await expect(decided).resolves.toEqual({ callId: "c1", approve: true, reason: "ok" });
+    expect(bridge.waiting()).toBe(0);
   });
 });

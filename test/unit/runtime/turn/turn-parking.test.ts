@@ -214,9 +214,13 @@ describe("parking monitor", () => {
 });
 
 describe("approval gate", () => {
-  const waits = (answer: unknown, answered = false) => ({
-    awaitAnswer: () => Promise.resolve(answer as never),
-    isAnswered: () => answered,
+  const asked: unknown[] = [];
+  const waits = (decision: unknown, answered = false) => ({
+    awaitDecision: (request: unknown) => {
+      asked.push(request);
+      return Promise.resolve(decision as never);
+    },
+    isSettled: () => answered,
   });
   const inner: ToolExecutor = {
     definitions: () => [],
@@ -232,15 +236,16 @@ describe("approval gate", () => {
         announceRun: (id) => Promise.resolve(void announced.push(id)),
         timeoutMs: 1_000,
       });
-    const approved = { callId: "approve:c1", output: "fine", isError: false };
+    const approved = { callId: "c1", approve: true, reason: "fine" };
     expect(await gate(approved).execute(request("c1", "guarded"), context)).toEqual({
       output: "ran",
     });
     expect(announced).toEqual(["c1"]);
+    expect(asked[0]).toEqual({ callId: "c1", toolName: "guarded", argumentsJson: "{}" });
     // A client call an earlier run handed over and the client answered is not shown again.
     await gate(approved, true).execute(request("c2", "guarded"), context);
     expect(announced).toEqual(["c1"]);
-    const denied = { callId: "approve:c3", output: "too risky", isError: true };
+    const denied = { callId: "c3", approve: false, reason: "too risky" };
     expect(await gate(denied).execute(request("c3", "guarded"), context)).toEqual({
       output: "not run: the call was denied (too risky)",
       isError: true,
@@ -283,11 +288,18 @@ describe("ending a parked turn that will not go on", () => {
       "expired",
       [
         {
+          kind: "result",
           callId: "c1",
           status: "answered",
           answer: { callId: "c1", output: "yes", isError: false },
         },
-        { callId: "c2", status: "pending" },
+        { kind: "result", callId: "c2", status: "pending" },
+        {
+          kind: "approval",
+          callId: "c2",
+          status: "decided",
+          decision: { callId: "c2", approve: true, reason: "yes" },
+        },
       ],
       { emit: (e) => Promise.resolve(void events.push(e)) },
     );
@@ -312,11 +324,14 @@ describe("ending a parked turn that will not go on", () => {
     ]);
   });
 
-  test("wait ids split into client calls and approvals", () => {
-    expect(splitWaits(["c1", "approve:c2"])).toEqual({
-      pendingCallIds: ["c1"],
-      approvalCallIds: ["c2"],
-    });
+  test("waits split by kind into client calls and approvals", () => {
+    expect(
+      splitWaits([
+        { kind: "result", callId: "c1" },
+        { kind: "approval", callId: "c2" },
+        { kind: "approval", callId: "c1" },
+      ]),
+    ).toEqual({ pendingCallIds: ["c1"], approvalCallIds: ["c2", "c1"] });
   });
 });
 
