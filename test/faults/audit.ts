@@ -281,12 +281,11 @@ export async function audit(
   }
   let unknown = 0;
   for (const token of tokenCount.keys()) if (!submitted.has(token)) unknown++;
-  // Every accepted result is the one its committed turn carries (approvals leave no result).
+  // Every accepted result is the one its committed turn carries.
   let answersLost = 0;
   let answersAccepted = 0;
   for (const input of inputs) {
     for (const [callId, output] of Object.entries(input.accepted)) {
-      if (callId.startsWith("approve:")) continue;
       answersAccepted++;
       const committedResult = toolResults.get(`${input.token}#${callId}`);
       if (committedResult !== output) {

@@ -30,7 +30,7 @@ export interface InputRecord {
   messages: Record<string, string>;
   /** A tool input: its call waits for the client (and, with approval, for a decision first). */
   tool?: { approval: boolean };
-  /** Answers (results and approvals) the server accepted, by call id; the output for results. */
+  /** Results the server accepted, by call id (a decision leaves no result to check). */
   accepted: Record<string, string>;
 }
 
@@ -93,9 +93,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
               turnId,
               results: [{ callId, output, isError: false }],
             });
-        if (report.acceptedCallIds.includes(callId)) {
-          input.accepted[approval ? `approve:${callId}` : callId] = output;
-        }
+        if (!approval && report.acceptedCallIds.includes(callId)) input.accepted[callId] = output;
         return;
       } catch (error) {
         const code = error instanceof ConnectError ? Code[error.code] : "other";

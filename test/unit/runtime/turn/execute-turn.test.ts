@@ -181,7 +181,7 @@ describe("executeTurn's end", () => {
     });
     expect(end).toMatchObject({ kind: "parked", receipt: { resumable: false } });
     const parked = await store.readParkedTurn(SESSION);
-    expect(parked?.waitingOn).toEqual(["ask-1"]);
+    expect(parked?.waitingOn).toEqual([{ kind: "result", callId: "ask-1" }]);
     expect(end.kind === "parked" && end.receipt.expiresAtMs).toBe(parked?.expiresAtMs);
   });
 

@@ -1,0 +1,124 @@
+// Turn signals on memory and Redis: a decision reaches the running turn's listener as a decision
+// and a result as a result, both when the listener hears them live and (Redis) when it starts
+// after they were sent; a call's result and its decision never overwrite each other.
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, test, inject } from "vitest";
+import { parseSessionId } from "../../../src/domain/ids.js";
+import type { ApprovalDecision, ClientToolResult } from "../../../src/domain/tool-calls.js";
+import type { SessionSignals, TurnListener } from "../../../src/ports/session-signals.js";
+import { createMemorySignals } from "../../../src/store/memory/signals.js";
+import { createRedisSignals } from "../../../src/store/redis/signals.js";
+import { connectStandalone, freshNamespace } from "../../support/redis-store-factory.js";
+
+let redis: Redis;
+
+beforeAll(() => {
+  redis = connectStandalone(inject("redisUrl"));
+});
+
+afterAll(async () => {
+  await redis.quit();
+});
+
+const TURN = "turn-1";
+const result: ClientToolResult = { callId: "c1", output: "42", isError: false };
+const decision: ApprovalDecision = { callId: "c1", approve: false, reason: "too risky" };
+
+interface Heard {
+  listener: TurnListener;
+  results: ClientToolResult[];
+  decisions: ApprovalDecision[];
+  /** Resolves once `count` results and decisions in all were heard. */
+  heard(count: number): Promise<void>;
+}
+
+function recorder(): Heard {
+  const results: ClientToolResult[] = [];
+  const decisions: ApprovalDecision[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const check = (): void => {
+    for (const w of waiters.splice(0)) {
+      if (results.length + decisions.length >= w.count) w.resolve();
+      else waiters.push(w);
+    }
+  };
+  return {
+    results,
+    decisions,
+    listener: {
+      onCancel: () => undefined,
+      onToolResult: (r) => {
+        results.push(r);
+        check();
+      },
+      onDecision: (d) => {
+        decisions.push(d);
+        check();
+      },
+    },
+    heard: (count) =>
+      new Promise<void>((resolve) => {
+        waiters.push({ count, resolve });
+        check();
+      }),
+  };
+}
+
+const backends: [string, () => SessionSignals][] = [
+  ["memory", () => createMemorySignals()],
+  ["redis", () => createRedisSignals({ redis, namespace: freshNamespace("signals") })],
+];
+
+describe.each(backends)("signals (%s)", (_name, make) => {
+  test("a live listener hears a call's result and its decision, each as itself", async () => {
+    const signals = make();
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    const heard = recorder();
+    const stop = await signals.listen(sid, TURN, heard.listener, 60_000);
+    try {
+      expect(await signals.submitDecisions(sid, TURN, [decision])).toBe(true);
+      expect(await signals.submitToolResults(sid, TURN, [result])).toBe(true);
+      await heard.heard(2);
+      expect(heard.decisions).toEqual([decision]);
+      expect(heard.results).toEqual([result]);
+    } finally {
+      await stop();
+      await signals.close();
+    }
+  });
+
+  test("decisions for a turn that is not running are refused", async () => {
+    const signals = make();
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    try {
+      expect(await signals.submitDecisions(sid, TURN, [decision])).toBe(false);
+    } finally {
+      await signals.close();
+    }
+  });
+});
+
+describe("signals (redis): a listener that starts late", () => {
+  test("replays a call's result and its decision, neither overwriting the other", async () => {
+    const namespace = freshNamespace("signals");
+    const sender = createRedisSignals({ redis, namespace });
+    const receiver = createRedisSignals({ redis, namespace });
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    const first = await sender.listen(sid, TURN, recorder().listener, 60_000);
+    try {
+      // The turn is marked running; what is sent now is stored for a listener that starts later.
+      expect(await sender.submitToolResults(sid, TURN, [result])).toBe(true);
+      expect(await sender.submitDecisions(sid, TURN, [decision])).toBe(true);
+      const late = recorder();
+      const stop = await receiver.listen(sid, TURN, late.listener, 60_000);
+      await late.heard(2);
+      expect(late.results).toEqual([result]);
+      expect(late.decisions).toEqual([decision]);
+      await stop();
+    } finally {
+      await first().catch(() => undefined);
+      await sender.close();
+      await receiver.close();
+    }
+  });
+});
