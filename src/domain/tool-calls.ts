@@ -1,6 +1,7 @@
-// Client tool calls as the store keeps them: the lease holder records the calls its turn waits
-// on, any replica stores the first answer for each, and the holder closes what it stops waiting
-// for. The store decides who was first, so an answer is accepted once on every replica.
+// What a turn waits for from outside, as the store keeps it: a client's result for a call, or a
+// decision on a call that needs approval. The lease holder records the waits, any replica stores
+// the first answer (or decision) for each, and the holder closes what it stops waiting for. The
+// store decides who was first, so an answer is accepted once on every replica.
 import { clientSessionId } from "./ids.js";
 
 /** A client's answer to one tool call (SubmitToolResults). */
@@ -31,11 +32,6 @@ export interface ApprovalDecision {
  */
 export type ToolWait = { kind: "result"; callId: string } | { kind: "approval"; callId: string };
 
-export const resultWait = (callId: string): ToolWait => ({ kind: "result", callId });
-export const approvalWait = (callId: string): ToolWait => ({ kind: "approval", callId });
-export const sameWait = (a: ToolWait, b: ToolWait): boolean =>
-  a.kind === b.kind && a.callId === b.callId;
-
 export type ToolCallState =
   | (ToolWait & { status: "pending" })
   | { kind: "result"; callId: string; status: "answered"; answer: ClientToolResult }
@@ -45,12 +41,6 @@ export type ToolCallState =
 
 /** A wait with what settled it: a client's result or a decision. */
 export type SettledWait = Extract<ToolCallState, { status: "answered" | "decided" }>;
-
-/** The wait a state is about. */
-export const waitOfState = (state: ToolCallState): ToolWait => ({
-  kind: state.kind,
-  callId: state.callId,
-});
 
 /**
  * What answerToolCalls (or decideApprovals) did with each call id, in request order. The ids are
