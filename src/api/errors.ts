@@ -30,6 +30,8 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   revision_out_of_range: Code.OutOfRange,
   revision_unavailable: Code.FailedPrecondition,
   turn_in_progress: Code.FailedPrecondition,
+  quota_exhausted: Code.ResourceExhausted,
+  permission_denied: Code.PermissionDenied,
   unauthenticated: Code.Unauthenticated,
   deadline_exceeded: Code.DeadlineExceeded,
   unknown_service: Code.NotFound,
