@@ -5,6 +5,8 @@ import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { QuotaStore } from "../ports/quota-store.js";
+import type { QuotaConfig } from "../domain/quotas.js";
 import type { LivenessProbe } from "../ports/liveness-probe.js";
 import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SessionSignals } from "../ports/session-signals.js";
@@ -57,6 +59,15 @@ export interface RuntimeDeps {
   defaults: TurnSettings;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
+  /** Per-tenant quotas (ADR 0015); without them no turn waits for a quota. */
+  quotas?: RuntimeQuotas;
+}
+
+export interface RuntimeQuotas {
+  store: QuotaStore;
+  config: QuotaConfig;
+  /** The longest a refused turn waits before its session is looked at again (1 s by default). */
+  recheckMs?: number;
 }
 
 export const silentLogger: RuntimeLogger = {

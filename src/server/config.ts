@@ -5,6 +5,8 @@ import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
+import type { QuotaConfig } from "../domain/quotas.js";
+import { loadQuotaConfig } from "./quota-config.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -73,6 +75,8 @@ export interface TetherConfig {
   mcpCallTimeoutMs: number;
   /** How often a replica looks for sessions whose holder died. */
   sweepIntervalMs: number;
+  /** Per-tenant quota limits (TETHER_QUOTAS / TETHER_QUOTAS_FILE); none by default. */
+  quotas: QuotaConfig;
 }
 
 export class ConfigError extends Error {
@@ -262,6 +266,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     approvalRequiredTools: parseToolNames(env, "TETHER_APPROVAL_REQUIRED_TOOLS"),
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
+    quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
   };
 }
 

@@ -10,7 +10,8 @@ import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
-import { executeTurn, type TurnWork } from "../turn/index.js";
+import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
+import { admitToQuota } from "./quota-admission.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
 import { PARK_RECHECK_MS } from "../turn/index.js";
 
@@ -232,14 +233,11 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         }
         if (next === "again") continue;
         if (next === "drained" || !("claims" in next)) return next;
-        const step = afterTurn(
-          await executeTurn(deps, {
-            fence,
-            ...next.claims,
-            signal: lost.signal,
-            drain: draining.signal,
-          }),
-        );
+        const work = { fence, ...next.claims, signal: lost.signal, drain: draining.signal };
+        // Refused by a quota, the turn does not start: its claims stay for the next holder.
+        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
+        if (quota.kind === "wait") return { wakeAtMs: quota.wakeAtMs };
+        const step = afterTurn(await executeTurn(deps, work).finally(quota.release));
         logHoldStep(deps.logger, fence, step);
         switch (step.kind) {
           case "next_turn":

@@ -13,6 +13,7 @@ import { decodeInputPayload } from "./input-payload.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
+import { withQuotaCharging } from "./quota-provider.js";
 import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
@@ -119,7 +120,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   });
   const responseFormat = settings.responseFormat;
   const engine = createTurnEngine({
-    provider: deps.provider,
+    provider: withQuotaCharging(deps, prep.sessionId, deps.provider),
     tools: run.parking.wrap(tools),
     checkpoints,
     sleep: deps.sleep,
