@@ -136,8 +136,9 @@ export function quotaExhausted(
   tenant: string,
   limit: QuotaLimitName,
   retryAfterMs: number,
+  max: number,
 ): TetherError {
-  return new TetherError("quota_exhausted", `tenant quota ${limit} is exhausted`, {
-    fields: { tenant, limit, retryAfterMs },
+  return new TetherError("quota_exhausted", `tenant quota ${limit} is used up`, {
+    fields: { tenant, limit, max, retryAfterMs },
   });
 }

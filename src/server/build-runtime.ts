@@ -107,6 +107,7 @@ export function buildRuntime(
     defaults: {},
     logger,
     ...(metrics ? { metrics } : {}),
+    quotas: { store: backend.quotas, config: config.quotas },
   });
   const sweeper = startSweeper({
     driver: runtime.driver,

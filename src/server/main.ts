@@ -27,7 +27,14 @@ async function main(): Promise<void> {
   const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
   const metrics = createMetrics();
   const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
-  const server = await createTetherServer({ config, store: built.store, logger, metrics, routes });
+  const server = await createTetherServer({
+    config,
+    store: built.store,
+    logger,
+    metrics,
+    routes,
+    quotas: built.quotas,
+  });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({
     ping: built.ping,
