@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import type { AuditReport } from "./audit.js";
 import type { OutageReport } from "./outage.js";
+import type { QuotaSlotReport } from "./quota-slot.js";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -34,6 +35,7 @@ interface Verdict extends Pick<
   faults: Record<string, number>;
   runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
   outage?: OutageReport;
+  quota_slot: Record<string, QuotaSlotReport>;
 }
 
 function runSuite(): Promise<{ code: number | null; output: string }> {
@@ -93,6 +95,17 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
     }
   }
   expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "standalone"]);
+  // A replica killed while it holds its tenant's only concurrency slot gives the slot back
+  // within a lease TTL (its recorded expiry), and both inputs then run on the survivor.
+  for (const [name, probe] of Object.entries(verdict.quota_slot)) {
+    expect(probe.slot_held, `${name}\n${summary}`).toBe(true);
+    expect(probe.slot_expiry_after_kill_ms, `${name}\n${summary}`).toBeGreaterThan(0);
+    expect(probe.slot_expiry_after_kill_ms, `${name}\n${summary}`).toBeLessThanOrEqual(
+      probe.lease_ttl_ms,
+    );
+    expect(probe.kill_to_free_ms, `${name}\n${summary}`).toBeGreaterThan(0);
+    expect(probe.turns_completed, `${name}\n${summary}`).toBe(2);
+  }
   // A long Redis outage: every replica NOT_SERVING and refusing with UNAVAILABLE while it lasts,
   // serving and running turns again after it, without a restart.
   expect(verdict.outage?.refusals, summary).toEqual(["Unavailable", "Unavailable", "Unavailable"]);

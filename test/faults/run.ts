@@ -13,6 +13,7 @@ import { Cluster, Redis } from "ioredis";
 import { audit, type AuditReport } from "./audit.js";
 import { runWorkload } from "./clients.js";
 import { probeOutage, type OutageReport } from "./outage.js";
+import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
 import { killAll } from "./processes.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
@@ -54,6 +55,8 @@ interface RunReport extends AuditReport {
   replica_errors: Record<string, number>;
   /** The long Redis outage after the workload (standalone run only). */
   outage?: OutageReport;
+  /** A replica killed while it holds a tenant's only concurrency slot (ADR 0015). */
+  quota_slot: QuotaSlotReport;
 }
 
 function mulberry32(seed: number): () => number {
@@ -259,8 +262,12 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
         process.stdout.write(`--- ${replica.ownerId} (last lines)\n${replica.tail()}\n`);
       }
     }
+    // The workload's replicas know no quotas: they stop before the quota probe's own two start.
+    await Promise.allSettled(replicas.map((r) => r.shutdown()));
+    const quotaSlot = await runQuotaProbe(options, mainJs, env);
     return {
       name: options.name,
+      quota_slot: quotaSlot,
       seconds: Math.round((Date.now() - started) / 1000),
       operations: { ...report.operations, inputs: report.inputs.length },
       faults,
@@ -277,6 +284,50 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     await standalone?.stop();
     await cluster?.stop();
   }
+}
+
+async function runQuotaProbe(
+  options: RunOptions,
+  mainJs: string,
+  env: Record<string, string>,
+): Promise<QuotaSlotReport> {
+  const nodes = env.TETHER_REDIS_CLUSTER_NODES?.split(",") ?? [];
+  const redis =
+    nodes.length > 0
+      ? new Cluster(nodes.map((n) => ({ host: "127.0.0.1", port: Number(n.split(":")[1]) })))
+      : new Redis(env.TETHER_REDIS_URL ?? "");
+  try {
+    const report = await probeQuotaSlotKill({ ...options, mainJs, env, redis });
+    process.stdout.write(`[${options.name}] quota slot kill: ${JSON.stringify(report)}\n`);
+    return report;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** FAULTS_KINDS=quota_slot_kill: that probe alone, on a fresh Redis per mode (no workload). */
+async function quotaProbeOnly(modes: string[], mainJs: string): Promise<void> {
+  const runs: Record<string, QuotaSlotReport> = {};
+  for (const name of modes as RunOptions["name"][]) {
+    const standalone = name === "standalone" ? await startStandalone() : undefined;
+    const cluster = name === "cluster" ? await startRestartableCluster() : undefined;
+    const env: Record<string, string> = standalone
+      ? { TETHER_REDIS_URL: `redis://127.0.0.1:${standalone.port}` }
+      : {
+          TETHER_REDIS_CLUSTER_NODES: (cluster?.nodes ?? [])
+            .map((n) => `127.0.0.1:${n.port}`)
+            .join(","),
+        };
+    const leaseTtlMs = envNumber("FAULTS_LEASE_TTL_MS", 1_000);
+    const options = { name, leaseTtlMs, sweepIntervalMs: 250 } as RunOptions;
+    try {
+      runs[name] = await runQuotaProbe(options, mainJs, env);
+    } finally {
+      await standalone?.stop();
+      await cluster?.stop();
+    }
+  }
+  process.stdout.write(`${JSON.stringify({ quota_slot: runs })}\n`);
 }
 
 function replicaErrors(logs: LogRecord[]): Record<string, number> {
@@ -338,6 +389,7 @@ async function main(): Promise<void> {
   const seed = envNumber("FAULTS_SEED", Date.now() % 1_000_000);
   const modes = (process.env.FAULTS_MODES ?? "standalone,cluster").split(",");
   const mainJs = await ensureBuild();
+  if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
   const common = {
     clients: envNumber("FAULTS_CLIENTS", 12),
     sessions: envNumber("FAULTS_SESSIONS", 8),
@@ -399,6 +451,7 @@ async function main(): Promise<void> {
     answers_lost: sum((r) => r.answers_lost),
     faults,
     outage: reports.find((r) => r.outage)?.outage,
+    quota_slot: Object.fromEntries(reports.map((r) => [r.name, r.quota_slot])),
     seed,
     seconds: Math.round((Date.now() - started) / 1000),
     client_idle_goaway_errors: idleGoawayRaces,
