@@ -104,6 +104,10 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
       probe.lease_ttl_ms,
     );
     expect(probe.kill_to_free_ms, `${name}\n${summary}`).toBeGreaterThan(0);
+    // Freed by expiry, or taken over at once by the re-run of the same turn; never held on.
+    expect(probe.kill_to_free_ms, `${name}\n${summary}`).toBeLessThanOrEqual(
+      3 * probe.lease_ttl_ms,
+    );
     expect(probe.turns_completed, `${name}\n${summary}`).toBe(2);
   }
   // A long Redis outage: every replica NOT_SERVING and refusing with UNAVAILABLE while it lasts,

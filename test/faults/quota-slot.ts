@@ -1,9 +1,11 @@
 // The quota slot kill (ADR 0015), one bounded probe per run: two replicas with a concurrency
 // quota of one turn for the tenant. A turn on the first replica holds the slot (it waits for a
 // client tool that is not answered yet) while a second session's input waits behind it on the
-// second replica; the first replica is SIGKILLed. Its slot must come back within a lease TTL:
-// the survivor's first admission after the kill marks it. Then both inputs must run (the held
-// turn re-run by the survivor, its tool answered there), nothing lost.
+// second replica; the first replica is SIGKILLed. Its slot must come back within a lease TTL: its
+// recorded expiry (Redis clock) is at most a TTL after the kill. On one host the survivor reclaims
+// the dead holder's session at once and re-admits the same turn, which finds its own slot
+// (`readmitted`: the holder is the turn, not the replica); otherwise the slot expires. Then both
+// inputs must run (the held turn re-run by the survivor, its tool answered there), nothing lost.
 import { createClient, type Client } from "@connectrpc/connect";
 import type { Cluster, Redis } from "ioredis";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -17,8 +19,10 @@ export interface QuotaSlotReport {
   slot_held: boolean;
   /** The dead replica's slot expiry (Redis clock) less the time of the SIGKILL: at most a TTL. */
   slot_expiry_after_kill_ms: number;
-  /** From the SIGKILL to the survivor's first admission (the dead replica's slot freed). */
+  /** From the SIGKILL to the survivor's first admission (the slot freed, or taken over). */
   kill_to_free_ms: number;
+  /** The survivor re-admitted the held turn into its own slot (same holder, not counted twice). */
+  held_turn_readmitted: boolean;
   /** Both inputs' turns completed after the kill. */
   turns_completed: number;
 }
@@ -89,6 +93,7 @@ export async function probeQuotaSlotKill(options: {
     slot_held: false,
     slot_expiry_after_kill_ms: -1,
     kill_to_free_ms: -1,
+    held_turn_readmitted: false,
     turns_completed: 0,
   };
   const held = `quota-probe-${options.name}-held-${Date.now()}`;
@@ -139,6 +144,12 @@ export async function probeQuotaSlotKill(options: {
     report.turns_completed = done.filter(Boolean).length;
     const freedAt = firstAdmissionAfter(survivor.records(), killedAt);
     if (freedAt !== undefined) report.kill_to_free_ms = freedAt - killedAt;
+    report.held_turn_readmitted = survivor
+      .records()
+      .some(
+        (r) =>
+          r.msg === "quota admission" && r.sessionId === `default:${held}` && r.readmitted === true,
+      );
     return report;
   } finally {
     clearTimeout(bound);
