@@ -121,6 +121,18 @@ describe("helm chart", () => {
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
     expect(allOn.mcpCallTimeoutMs).toBe(30_000);
+    expect(defaults.quotas).toEqual({ tenants: {}, default: undefined });
+    expect(allOn.quotas).toEqual({
+      default: { concurrent_turns: { max: 4, mode: "queue" } },
+      tenants: {
+        acme: {
+          concurrent_turns: { max: 8, mode: "queue" },
+          turns_per_minute: { max: 60, mode: "queue" },
+          tokens_per_minute: { max: 200_000, mode: "reject" },
+          tokens_per_day: { max: 5_000_000, mode: "reject" },
+        },
+      },
+    });
     // A header from a Secret reaches the server through its own variable.
     expect(allOn.mcpServers).toEqual([
       {
