@@ -9,8 +9,7 @@ import type { RuntimeDeps } from "../deps.js";
 import type { LeaseKeeper } from "./lease-keeper.js";
 
 export type QuotaAdmission =
-  | { kind: "admitted"; release(): Promise<void> }
-  | { kind: "wait"; wakeAtMs: number };
+  { kind: "admitted"; release(): Promise<void> } | { kind: "wait"; wakeAtMs: number };
 
 const UNLIMITED: QuotaAdmission = { kind: "admitted", release: () => Promise.resolve() };
 

@@ -9,7 +9,7 @@ import { Code, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import type { Cluster} from "ioredis";
+import type { Cluster } from "ioredis";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import { routeTurnService } from "../../../src/api/routes.js";
