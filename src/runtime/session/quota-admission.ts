@@ -34,7 +34,7 @@ export async function admitToQuota(
     limits,
     slotTtlMs: deps.leaseTtlMs,
   });
-  deps.logger.info({ sessionId, tenant, turnId, ...outcome }, "quota admission");
+  deps.logger.info({ sessionId, tenant, turnId, limits, ...outcome }, "quota admission");
   if (outcome.kind === "refused") {
     const wait = Math.min(outcome.retryAfterMs, quotas.recheckMs ?? SLOT_RETRY_MS);
     return { kind: "wait", wakeAtMs: deps.clock.nowMs() + wait };
