@@ -99,6 +99,18 @@ export function describeQuotaLaws(factory: StoreFactory): void {
       expect(await admit(tenant, "lapsed", slots(2))).toMatchObject({ kind: "refused" });
     });
 
+    test("a holder whose slot expired is admitted afresh: a new slot, counted as a turn again", async () => {
+      const { advanceTime } = harness();
+      const tenant = freshTenant();
+      const limits: TenantQuota = { ...slots(1), turns_per_minute: { max: 10, mode: "queue" } };
+      await admit(tenant, "s1/t1", limits, SHORT_TTL_MS);
+      await advanceTime(PAST_SHORT_TTL_MS);
+      expect(await admit(tenant, "s1/t1", limits)).toEqual({ kind: "admitted", readmitted: false });
+      const usage = await quotas().readQuotaUsage(tenant);
+      expect(usage.runningTurns).toBe(1);
+      expect(usage.turnsThisMinute).toBe(2);
+    });
+
     test("turns_per_minute counts admitted turns and refuses until the minute window ends", async () => {
       const tenant = freshTenant();
       const limits: TenantQuota = { turns_per_minute: { max: 2, mode: "queue" } };
