@@ -26,6 +26,8 @@ import {
 } from "../../../src/gen/tether/v1/quota_service_pb.js";
 import type { TurnEvent } from "../../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
+import { QueueService } from "../../../src/gen/tether/v1/queue_service_pb.js";
+import { DeliveryPolicy, SlotPolicy, WorkClass } from "../../../src/gen/tether/v1/queue_pb.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import { startSweeper, type Sweeper } from "../../../src/runtime/session/sweeper.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
@@ -293,6 +295,25 @@ for (const backend of BACKENDS) {
         quotas.getQuotaUsage({ tenant: "acme" }, auth("key-strict")),
         Code.PermissionDenied,
       );
+      const enqueueRefusal = await expectCode(
+        createClient(QueueService, a.transport).enqueueWork(
+          {
+            draft: {
+              sessionId: "s-4",
+              workClass: WorkClass.TURN_WORK,
+              deliveryPolicy: DeliveryPolicy.EARLIEST_SAFE_BOUNDARY,
+              slotPolicy: SlotPolicy.EXCLUSIVE,
+              payload: "work",
+            },
+          },
+          auth("key-strict"),
+        ),
+        Code.ResourceExhausted,
+      );
+      expect(enqueueRefusal.findDetails(QuotaFailureSchema)[0]?.violations[0]?.quotaId).toBe(
+        "turns_per_minute",
+      );
+      expect(await a.harness.store.listWork("strict:s-4" as SessionId)).toEqual([]);
       // Nothing of the refused submissions was stored.
       expect(await a.harness.store.listInputs("strict:s-3" as SessionId)).toEqual([]);
       expect(await a.harness.store.loadSession("strict:s-2" as SessionId)).toBeUndefined();
