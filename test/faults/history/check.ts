@@ -278,7 +278,7 @@ function checkRealTimeOrder(
         const a = acked[next++];
         if (a && (!latest || before(latest.at, a.at))) latest = a;
       }
-      if (latest && latest.input !== b && before(b.at, latest.at)) {
+      if (latest && latest.input !== b.input && before(b.at, latest.at)) {
         const a = latest.input;
         report({
           kind: "real_time_order",
