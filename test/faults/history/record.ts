@@ -35,7 +35,7 @@ export interface Observation {
 export interface InvokeEvent {
   type: "invoke";
   op: number;
-  /** The client (logical process) issuing it; one operation at a time per process and kind. */
+  /** The client (logical process) issuing it; -1 for tool answers, sent beside their client's stream. */
   process: number;
   /** Milliseconds on the recorder's monotonic clock. */
   at: number;
