@@ -12,6 +12,7 @@ import { onAbort } from "../stream/index.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, type TurnWork } from "../turn/index.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
+import { reportTurnRun } from "./turn-end-metrics.js";
 import { PARK_RECHECK_MS } from "../turn/index.js";
 
 /** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
@@ -232,14 +233,15 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         }
         if (next === "again") continue;
         if (next === "drained" || !("claims" in next)) return next;
-        const step = afterTurn(
-          await executeTurn(deps, {
-            fence,
-            ...next.claims,
-            signal: lost.signal,
-            drain: draining.signal,
-          }),
-        );
+        const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
+        const end = await executeTurn(deps, {
+          fence,
+          ...next.claims,
+          signal: lost.signal,
+          drain: draining.signal,
+        });
+        reportEnd(end);
+        const step = afterTurn(end);
         logHoldStep(deps.logger, fence, step);
         switch (step.kind) {
           case "next_turn":

@@ -10,6 +10,7 @@ import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
 import { decodeInputPayload } from "./input-payload.js";
+import { withModelCallMetrics } from "./model-call-metrics.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
@@ -119,7 +120,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   });
   const responseFormat = settings.responseFormat;
   const engine = createTurnEngine({
-    provider: deps.provider,
+    provider: withModelCallMetrics(deps, prep.sessionId),
     tools: run.parking.wrap(tools),
     checkpoints,
     sleep: deps.sleep,
