@@ -10,7 +10,12 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
-import { silentLogger, type RuntimeDeps, type RuntimeLogger } from "../../src/runtime/deps.js";
+import {
+  silentLogger,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type RuntimeMetrics,
+} from "../../src/runtime/deps.js";
 import {
   createTetherRuntime,
   type StreamTurnCommand,
@@ -64,6 +69,8 @@ export interface RuntimeHarnessOptions {
   wrapLog?: (log: EventLog) => EventLog;
   /** Hears the runtime's log records (silent by default). */
   logger?: RuntimeLogger;
+  /** Receives the runtime's metrics (none by default). */
+  metrics?: RuntimeMetrics;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -107,6 +114,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
     logger: options.logger ?? silentLogger,
+    ...(options.metrics && { metrics: options.metrics }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps };
 }

@@ -1,0 +1,36 @@
+// Reads one series of a prom-client registry: the value of `name` (a histogram's
+// `_bucket`/`_sum`/`_count` included) whose labels include every pair of `labels`, summed.
+import type { Registry } from "prom-client";
+
+export async function metricValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string | number> = {},
+): Promise<number> {
+  const base = name.replace(/_(bucket|sum|count)$/u, "");
+  const metric = registry.getSingleMetric(base) ?? registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const { values } = await metric.get();
+  const wanted = Object.entries(labels);
+  return values
+    .filter((v) => (v.metricName ?? base) === name)
+    .filter((v) =>
+      wanted.every(
+        ([k, want]) => String((v.labels as Record<string, unknown>)[k]) === String(want),
+      ),
+    )
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** The label sets `name` has series for (histograms: of their `_count`). */
+export async function metricLabelSets(
+  registry: Registry,
+  name: string,
+): Promise<Record<string, string | number>[]> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const { values, type } = await metric.get();
+  return values
+    .filter((v) => type !== "histogram" || v.metricName === `${name}_count`)
+    .map((v) => ({ ...(v.labels as Record<string, string | number>) }));
+}
