@@ -2,6 +2,13 @@
 // `_bucket`/`_sum`/`_count` included) whose labels include every pair of `labels`, summed.
 import type { Registry } from "prom-client";
 
+/** One sample as prom-client's get() gives it (histograms name their bucket, sum and count). */
+interface Sample {
+  value: number;
+  labels: Record<string, string | number | undefined>;
+  metricName?: string;
+}
+
 export async function metricValue(
   registry: Registry,
   name: string,
@@ -10,15 +17,11 @@ export async function metricValue(
   const base = name.replace(/_(bucket|sum|count)$/u, "");
   const metric = registry.getSingleMetric(base) ?? registry.getSingleMetric(name);
   if (!metric) throw new Error(`no metric ${name}`);
-  const { values } = await metric.get();
+  const { values } = (await metric.get()) as { values: Sample[] };
   const wanted = Object.entries(labels);
   return values
     .filter((v) => (v.metricName ?? base) === name)
-    .filter((v) =>
-      wanted.every(
-        ([k, want]) => String((v.labels as Record<string, unknown>)[k]) === String(want),
-      ),
-    )
+    .filter((v) => wanted.every(([k, want]) => String(v.labels[k]) === String(want)))
     .reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -29,8 +32,9 @@ export async function metricLabelSets(
 ): Promise<Record<string, string | number>[]> {
   const metric = registry.getSingleMetric(name);
   if (!metric) throw new Error(`no metric ${name}`);
-  const { values, type } = await metric.get();
+  const { values } = (await metric.get()) as { values: Sample[] };
+  const histogram = values.some((v) => v.metricName === `${name}_count`);
   return values
-    .filter((v) => type !== "histogram" || v.metricName === `${name}_count`)
-    .map((v) => ({ ...(v.labels as Record<string, string | number>) }));
+    .filter((v) => !histogram || v.metricName === `${name}_count`)
+    .map((v) => ({ ...v.labels }) as Record<string, string | number>);
 }

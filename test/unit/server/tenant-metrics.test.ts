@@ -1,6 +1,7 @@
 // Per-tenant and GenAI metrics after real turns on the memory runtime: label values bounded by
 // the configuration, histogram observations read back from the registry.
 import { describe, expect, it } from "vitest";
+import type { SessionId } from "../../../src/domain/ids.js";
 import { ProviderError } from "../../../src/ports/model-provider.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import { createMetricLabels, defaultModelOf } from "../../../src/server/metric-labels.js";
@@ -150,10 +151,12 @@ describe("tenant and GenAI metrics after a turn", () => {
 describe("parked turns and queue depth by tenant", () => {
   it("count parks and resumes; the gauge is parks minus resumes seen here", async () => {
     const metrics = createMetrics({ defaultMetrics: false, labels });
-    const ended = { kind: "ended", sessionId: "acme:s1", outcome: undefined, seconds: 2 } as const;
-    metrics.observeTurn({ ...ended, end: "parked" });
-    metrics.observeTurn({ ...ended, sessionId: "acme:s2", end: "parked" });
-    metrics.observeTurn({ kind: "resumed", sessionId: "acme:s1", status: "answered" });
+    const s1 = "acme:s1" as SessionId;
+    const s2 = "acme:s2" as SessionId;
+    const ended = { kind: "ended", outcome: undefined, seconds: 2 } as const;
+    metrics.observeTurn({ ...ended, sessionId: s1, end: "parked" });
+    metrics.observeTurn({ ...ended, sessionId: s2, end: "parked" });
+    metrics.observeTurn({ kind: "resumed", sessionId: s1, status: "answered" });
     const { registry } = metrics;
     expect(await metricValue(registry, "tether_turn_parks_total", { tenant: "acme" })).toBe(2);
     expect(
