@@ -74,7 +74,7 @@ fi
 # The kinds each values file must render, exactly.
 declare -A kinds=(
   [default]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget
-  [all-on-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget,HorizontalPodAutoscaler,ServiceMonitor
+  [all-on-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget,HorizontalPodAutoscaler,ServiceMonitor,GrafanaDashboard
   [cluster-values]=ConfigMap,Service,ServiceAccount,Deployment,PodDisruptionBudget
   [existing-secret-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget
   [memory-values]=ConfigMap,Service,ServiceAccount,Deployment
