@@ -10,6 +10,7 @@ import { loadConfig } from "../../../src/server/config.js";
 import { metricLabelsOf } from "../../../src/server/metric-labels.js";
 import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
 import { metricLabelSets, metricValue } from "../../support/metric-values.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const signal = () => AbortSignal.timeout(10_000);
 const usage = (input: number, output: number) => ({
@@ -149,6 +150,65 @@ describe("tenant and GenAI metrics after a turn", () => {
 });
 
 describe("parked turns and queue depth by tenant", () => {
+  it("count a turn that parks on a client tool and resumes when answered", async () => {
+    const metrics = createMetrics({ defaultMetrics: false, labels });
+    const provider = createScriptedProvider({
+      script: [
+        {
+          response: {
+            parts: [{ type: "tool_call", callId: "c1", toolName: "ask", argumentsJson: "{}" }],
+          },
+        },
+        { response: { fullText: "thanks", parts: [{ type: "text", text: "thanks" }] } },
+      ],
+    });
+    const { runtime } = createRuntimeHarness({ provider, metrics, parkAfterMs: 0 });
+    const { registry } = metrics;
+    const ends: string[] = [];
+    const stream = runtime.streamTurn(
+      textCommand("acme:p1", "ask me", {
+        clientTools: [{ name: "ask", description: "asks", inputSchema: { type: "object" } }],
+      }),
+      signal(),
+    );
+    for await (const item of stream) {
+      ends.push(item.event.type);
+      if (item.event.type !== "turn_parked") continue;
+      // The run that parked is reported once the driver has its end.
+      await waitFor(
+        async () => (await metricValue(registry, "tether_parked_turns", { tenant: "acme" })) === 1,
+      );
+      expect(await metricValue(registry, "tether_turn_parks_total", { tenant: "acme" })).toBe(1);
+      await runtime.submitToolResults("acme:p1" as SessionId, item.turnId, [
+        { callId: "c1", output: "yes", isError: false },
+      ]);
+    }
+    expect(ends).toContain("turn_resumed");
+    expect(ends.at(-1)).toBe("turn_completed");
+    await waitFor(
+      async () =>
+        (await metricValue(registry, "tether_turn_duration_seconds_count", { end: "finished" })) ===
+        1,
+    );
+    expect(await metricLabelSets(registry, "tether_turn_duration_seconds")).toEqual([
+      { tenant: "acme", end: "parked" },
+      { tenant: "acme", end: "finished" },
+    ]);
+    expect(
+      await metricValue(registry, "tether_turn_resumes_total", {
+        tenant: "acme",
+        status: "answered",
+      }),
+    ).toBe(1);
+    expect(await metricValue(registry, "tether_parked_turns", { tenant: "acme" })).toBe(0);
+    // Two model calls: the one that asked, and the one after the answer on resume.
+    expect(
+      await metricValue(registry, "gen_ai_client_operation_duration_seconds_count", {
+        tenant: "acme",
+      }),
+    ).toBe(2);
+  });
+
   it("count parks and resumes; the gauge is parks minus resumes seen here", async () => {
     const metrics = createMetrics({ defaultMetrics: false, labels });
     const s1 = "acme:s1" as SessionId;
