@@ -11,7 +11,7 @@ import {
   type ModelResponse,
   type ModelStreamEvent,
 } from "../../ports/model-provider.js";
-import type { RuntimeDeps } from "../deps.js";
+import type { RuntimeMetrics } from "../deps.js";
 
 /** Monotonic seconds; injectable so tests read literal durations. */
 export type SecondsClock = () => number;
@@ -19,15 +19,16 @@ export type SecondsClock = () => number;
 const monotonicSeconds: SecondsClock = () => performance.now() / 1000;
 
 /**
- * The provider as `deps` has it, measured for the turns of `sessionId`; the provider itself when
- * nothing listens.
+ * `provider` measured for the turns of `sessionId`; the provider itself when nothing listens.
+ * Wrap the vendor's provider directly (innermost), so what other decorators refuse before a call
+ * is not counted as one.
  */
 export function withModelCallMetrics(
-  deps: Pick<RuntimeDeps, "provider" | "metrics">,
+  provider: ModelProvider,
+  metrics: RuntimeMetrics | undefined,
   sessionId: SessionId,
   now: SecondsClock = monotonicSeconds,
 ): ModelProvider {
-  const { provider, metrics } = deps;
   const observe = metrics?.observeModelCall?.bind(metrics);
   if (!observe) return provider;
   return {

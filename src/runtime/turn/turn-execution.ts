@@ -120,7 +120,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   });
   const responseFormat = settings.responseFormat;
   const engine = createTurnEngine({
-    provider: withModelCallMetrics(deps, prep.sessionId),
+    provider: withModelCallMetrics(deps.provider, deps.metrics, prep.sessionId),
     tools: run.parking.wrap(tools),
     checkpoints,
     sleep: deps.sleep,

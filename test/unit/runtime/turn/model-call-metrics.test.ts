@@ -20,14 +20,12 @@ function measured(script: ScriptedCall[]) {
   const ticks = [10, 10.25, 11.5, 12];
   let tick = 0;
   const provider = withModelCallMetrics(
+    createScriptedProvider({ script }),
     {
-      provider: createScriptedProvider({ script }),
-      metrics: {
-        countTurn: () => undefined,
-        countLeaseClaim: () => undefined,
-        addProviderTokens: () => undefined,
-        observeModelCall: (report) => reports.push(report),
-      },
+      countTurn: () => undefined,
+      countLeaseClaim: () => undefined,
+      addProviderTokens: () => undefined,
+      observeModelCall: (report) => reports.push(report),
     },
     "acme:s1" as SessionId,
     () => ticks[tick++] ?? 99,
@@ -106,6 +104,6 @@ describe("withModelCallMetrics", () => {
 
   it("leaves the provider as it is when nothing listens", () => {
     const provider = createScriptedProvider({ script: [] });
-    expect(withModelCallMetrics({ provider }, "s" as SessionId)).toBe(provider);
+    expect(withModelCallMetrics(provider, undefined, "s" as SessionId)).toBe(provider);
   });
 });
