@@ -49,6 +49,10 @@ export interface TetherConfig {
   port: number;
   /** 0 disables the metrics listener. */
   metricsPort: number;
+  /** Tenants with metric series of their own besides TETHER_API_KEYS' (TETHER_METRICS_TENANTS). */
+  metricsTenants: string[];
+  /** Models with metric series of their own besides the default model (TETHER_METRICS_MODELS). */
+  metricsModels: string[];
   store: StoreConfig;
   /** API key → tenant; undefined means auth is off and every caller is tenant "default". */
   apiKeys: ReadonlyMap<string, string> | undefined;
@@ -232,6 +236,8 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     host: text(env, "TETHER_HOST") ?? "127.0.0.1",
     port: integer(env, "TETHER_PORT", 50051, 0, 65535),
     metricsPort: integer(env, "TETHER_METRICS_PORT", 9464, 0, 65535),
+    metricsTenants: parseNames(env, "TETHER_METRICS_TENANTS", checkTenantName),
+    metricsModels: parseNames(env, "TETHER_METRICS_MODELS", checkModelName),
     store: parseStore(env),
     apiKeys: parseApiKeys(text(env, "TETHER_API_KEYS")),
     tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
@@ -307,4 +313,29 @@ function parseToolNames(env: Env, name: string): string[] {
     }
   }
   return [...new Set(names)];
+}
+
+/** "a,b": a list of names, each checked by `check` (which throws a message naming the value). */
+function parseNames(env: Env, name: string, check: (value: string) => string): string[] {
+  const names = (text(env, name) ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const value of names) {
+    try {
+      check(value);
+    } catch (error) {
+      throw new ConfigError(name, (error as Error).message);
+    }
+  }
+  return [...new Set(names)];
+}
+
+function checkModelName(model: string): string {
+  if (!/^[A-Za-z0-9._:/@-]{1,128}$/u.test(model)) {
+    throw new Error(
+      `model "${model}" must be 1-128 characters of letters, digits, '.', '_', ':', '/', '@', '-'`,
+    );
+  }
+  return model;
 }

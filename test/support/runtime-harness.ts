@@ -10,7 +10,12 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
-import { silentLogger, type RuntimeDeps, type RuntimeLogger } from "../../src/runtime/deps.js";
+import {
+  silentLogger,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type RuntimeMetrics,
+} from "../../src/runtime/deps.js";
 import {
   createTetherRuntime,
   type StreamTurnCommand,
@@ -77,6 +82,8 @@ export interface RuntimeHarnessOptions {
   shareWith?: RuntimeHarness;
   /** Tenant quotas (ADR 0015), with how long a refused turn waits at most before a new look. */
   quotas?: { config: QuotaConfig; recheckMs?: number };
+  /** Receives the runtime's metrics (none by default). */
+  metrics?: RuntimeMetrics;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -140,6 +147,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
         ...(options.quotas.recheckMs !== undefined && { recheckMs: options.quotas.recheckMs }),
       },
     }),
+    ...(options.metrics && { metrics: options.metrics }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
 }
