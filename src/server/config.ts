@@ -5,6 +5,7 @@ import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
+import { parseTracingConfig, TracingConfigError, type TracingConfig } from "../telemetry/index.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -73,6 +74,8 @@ export interface TetherConfig {
   mcpCallTimeoutMs: number;
   /** How often a replica looks for sessions whose holder died. */
   sweepIntervalMs: number;
+  /** OpenTelemetry traces (OTEL_*); undefined when off (ADR 0013). */
+  tracing: TracingConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -262,7 +265,17 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     approvalRequiredTools: parseToolNames(env, "TETHER_APPROVAL_REQUIRED_TOOLS"),
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
+    tracing: tracingOf(env),
   };
+}
+
+function tracingOf(env: Env): TracingConfig | undefined {
+  try {
+    return parseTracingConfig(env);
+  } catch (error) {
+    if (error instanceof TracingConfigError) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
 }
 
 /** TETHER_MCP_SERVERS, or the same JSON array in TETHER_MCP_CONFIG_FILE; none by default. */

@@ -7,6 +7,7 @@ import { connectErrorOf } from "../api/errors.js";
 import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -25,6 +26,8 @@ export interface TetherServerOptions {
   metrics?: Metrics;
   /** Registers further services, e.g. `(router) => router.service(TurnService, impl)`. */
   routes?: RouteHook;
+  /** Spans of RPCs; the runtime gets the same tracer (src/telemetry, ADR 0013). */
+  tracer?: Tracer;
 }
 
 export interface TetherServer {
@@ -68,6 +71,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       requestTimeoutMs: config.requestTimeoutMs,
       metrics,
       log: logger,
+      tracer: options.tracer,
     }),
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,
