@@ -10,6 +10,7 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
+import type { Tracer } from "../../src/ports/tracer.js";
 import { silentLogger, type RuntimeDeps, type RuntimeLogger } from "../../src/runtime/deps.js";
 import {
   createTetherRuntime,
@@ -64,6 +65,8 @@ export interface RuntimeHarnessOptions {
   wrapLog?: (log: EventLog) => EventLog;
   /** Hears the runtime's log records (silent by default). */
   logger?: RuntimeLogger;
+  /** Traces turns (src/telemetry); untraced by default. */
+  tracer?: Tracer;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -107,6 +110,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
     logger: options.logger ?? silentLogger,
+    ...(options.tracer && { tracer: options.tracer }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps };
 }

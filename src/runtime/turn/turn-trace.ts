@@ -57,8 +57,7 @@ function originsOf(job: TurnWork): { parent?: string; links?: string[] } {
 }
 
 function endAttributes(end: TurnEnd): TraceAttributes {
-  const outcome =
-    end.kind === "finished" ? `${end.outcome.kind}.${end.outcome.reason}` : end.kind;
+  const outcome = end.kind === "finished" ? `${end.outcome.kind}.${end.outcome.reason}` : end.kind;
   return {
     [TETHER.turnEnd]: end.kind,
     [TETHER.outcome]: outcome,
