@@ -100,7 +100,8 @@ function samplerOf(env: Env): SamplerConfig {
   if (kind !== "traceidratio" && kind !== "parentbased_traceidratio") return { kind };
   const arg = text(env, "OTEL_TRACES_SAMPLER_ARG") ?? "1";
   const ratio = Number(arg);
-  if (!/^\d*\.?\d+$/u.test(arg) || ratio < 0 || ratio > 1) {
+  // Number() also reads the exponent form a YAML float may render as (1e-05).
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
     throw new TracingConfigError(
       "OTEL_TRACES_SAMPLER_ARG",
       `must be a ratio between 0 and 1, got "${arg}"`,
