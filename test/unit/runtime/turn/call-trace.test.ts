@@ -6,14 +6,14 @@ import {
   type ModelCall,
   type ModelProvider,
   type ModelRequest,
-} from "../../../src/ports/model-provider.js";
+} from "../../../../src/ports/model-provider.js";
 import type {
   TraceAttributes,
   TraceSpan,
   TraceSpanOptions,
   Tracer,
-} from "../../../src/ports/tracer.js";
-import { traceProvider, type OpenSpans } from "../../../src/runtime/turn/call-trace.js";
+} from "../../../../src/ports/tracer.js";
+import { traceProvider, type OpenSpans } from "../../../../src/runtime/turn/call-trace.js";
 
 interface Recorded {
   name: string;
