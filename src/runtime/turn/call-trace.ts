@@ -16,8 +16,11 @@ import type { ToolDefinition, ToolExecutor, ToolResult } from "../../ports/tool-
 import type { TraceSpan, Tracer } from "../../ports/tracer.js";
 import { GEN_AI, providerNameOf, TETHER } from "./trace-names.js";
 
-/** Spans a turn opened and has not ended: the turn's end closes them (an abandoned call). */
-export type OpenSpans = Set<TraceSpan>;
+/**
+ * Spans a turn opened and has not ended, each with the failure it waits to retry (if any): the
+ * turn's end closes them (an abandoned call; a retry the engine did not make is a failure).
+ */
+export type OpenSpans = Map<TraceSpan, unknown>;
 
 /** The semconv message shape: a role and typed parts. */
 function messageOf(message: Message): object {
@@ -102,7 +105,7 @@ export function traceProvider(
         }),
       },
     });
-    open.add(span);
+    open.set(span, undefined);
     return { span, attempt: 1 };
   };
   return {
@@ -112,7 +115,10 @@ export function traceProvider(
       const current = retrying ?? startChat(request);
       retrying = undefined;
       const { span } = current;
-      if (current.attempt > 1) span.addEvent("retry", { [TETHER.attempt]: current.attempt });
+      if (current.attempt > 1) {
+        span.addEvent("retry", { [TETHER.attempt]: current.attempt });
+        open.set(span, undefined);
+      }
       const inner = tracer.withSpan(span, () => provider.call(request));
       let usage: UsageTotals | undefined;
       const failed = (error: unknown): void => {
@@ -124,6 +130,7 @@ export function traceProvider(
         });
         if (error instanceof ProviderError && error.retryable) {
           retrying = { span, attempt: current.attempt + 1 };
+          open.set(span, error);
           return;
         }
         span.fail(error, status === undefined ? undefined : String(status));
@@ -186,7 +193,7 @@ export function traceTools(
           ...(tracer.captureContent && { [GEN_AI.toolCallArguments]: call.argumentsJson }),
         },
       });
-      open.add(span);
+      open.set(span, undefined);
       try {
         return settle(span, await tracer.withSpan(span, () => executor.execute(call, context)));
       } catch (error) {

@@ -65,6 +65,14 @@ function endAttributes(end: TurnEnd): TraceAttributes {
   };
 }
 
+function endTurnSpan(span: TraceSpan, end: TurnEnd): void {
+  span.setAttributes(endAttributes(end));
+  if (end.kind === "failed") span.fail(end.cause);
+  if (end.kind === "finished" && end.outcome.kind === "failed") {
+    span.fail(new Error(end.outcome.message), end.outcome.reason);
+  }
+}
+
 export function startTurnTrace(deps: RuntimeDeps, job: TurnWork): TurnTrace {
   const tracer = deps.tracer;
   if (tracer === undefined) return untracedTurn;
@@ -89,25 +97,30 @@ export function startTurnTrace(deps: RuntimeDeps, job: TurnWork): TurnTrace {
 }
 
 function tracedTurn(tracer: Tracer, span: TraceSpan): TurnTrace {
-  const open: OpenSpans = new Set();
+  const open: OpenSpans = new Map();
   return {
     traceparent: span.traceparent,
     event: (name, attributes) => span.addEvent(name, attributes),
     provider: (provider) => traceProvider(tracer, provider, open),
     tools: (executor, turn) => traceTools(tracer, executor, turn, open),
     async around(work) {
-      const end = await tracer.withSpan(span, work);
-      for (const call of open) {
-        call.setAttributes({ [TETHER.turnEnd]: end.kind });
-        call.end();
+      let end: TurnEnd | undefined;
+      try {
+        end = await tracer.withSpan(span, work);
+        return end;
+      } catch (error) {
+        // Only a defect is thrown (a turn ends by returning its TurnEnd): the span says so.
+        span.fail(error);
+        throw error;
+      } finally {
+        for (const [call, unretried] of open) {
+          if (unretried !== undefined) call.fail(unretried);
+          call.setAttributes({ [TETHER.turnEnd]: end?.kind ?? "defect" });
+          call.end();
+        }
+        if (end) endTurnSpan(span, end);
+        span.end();
       }
-      span.setAttributes(endAttributes(end));
-      if (end.kind === "failed") span.fail(end.cause);
-      if (end.kind === "finished" && end.outcome.kind === "failed") {
-        span.fail(new Error(end.outcome.message), end.outcome.reason);
-      }
-      span.end();
-      return end;
     },
   };
 }

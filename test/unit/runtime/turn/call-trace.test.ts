@@ -13,7 +13,10 @@ import type {
   TraceSpanOptions,
   Tracer,
 } from "../../../../src/ports/tracer.js";
+import type { RuntimeDeps } from "../../../../src/runtime/deps.js";
 import { traceProvider, type OpenSpans } from "../../../../src/runtime/turn/call-trace.js";
+import type { TurnWork } from "../../../../src/runtime/turn/turn-preparation.js";
+import { startTurnTrace } from "../../../../src/runtime/turn/turn-trace.js";
 
 interface Recorded {
   name: string;
@@ -91,7 +94,7 @@ async function drain(call: ModelCall): Promise<unknown> {
 describe("traceProvider", () => {
   it("a retried call is one chat span: the failure and the retry are its events", async () => {
     const { tracer, spans } = recordingTracer();
-    const open: OpenSpans = new Set();
+    const open: OpenSpans = new Map();
     const provider = traceProvider(
       tracer,
       failingProvider([new ProviderError("overloaded", { status: 503 })]),
@@ -132,7 +135,7 @@ describe("traceProvider", () => {
 
   it("a call that fails for good ends its span failed, with the status as the error type", async () => {
     const { tracer, spans } = recordingTracer();
-    const open: OpenSpans = new Set();
+    const open: OpenSpans = new Map();
     const provider = traceProvider(
       tracer,
       failingProvider([new ProviderError("bad request", { status: 400 })]),
@@ -146,5 +149,60 @@ describe("traceProvider", () => {
     await drain(provider.call(request));
     expect(spans).toHaveLength(2);
     expect(spans[1]?.events).toEqual([]);
+  });
+
+  it("a retry the engine did not make fails its span when the turn ends", async () => {
+    const { tracer, spans } = recordingTracer();
+    const failing = failingProvider([new ProviderError("overloaded", { status: 529 })]);
+    // Only what the turn's trace reads of its deps and job.
+    const deps = { tracer, provider: failing } as unknown as RuntimeDeps;
+    const job = {
+      fence: { sessionId: "default:s-1", fencingToken: 7, owner: { ownerId: "replica-a" } },
+      inputs: undefined,
+      work: undefined,
+    } as unknown as TurnWork;
+    const trace = startTurnTrace(deps, job);
+    const provider = trace.provider(failing);
+    const end = await trace.around(async () => {
+      await drain(provider.call(request)).catch(() => undefined);
+      return {
+        kind: "finished" as const,
+        turnId: "turn-1",
+        headRevision: 4,
+        outcome: {
+          kind: "failed" as const,
+          reason: "provider_error" as const,
+          status: 529,
+          retryable: true,
+          attempts: 1,
+          message: "overloaded",
+        },
+      };
+    });
+    expect(end.kind).toBe("finished");
+    const [turn, chat] = spans;
+    expect(turn).toMatchObject({
+      name: "invoke_agent",
+      options: { kind: "internal" },
+      attributes: {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.conversation.id": "default:s-1",
+        "gen_ai.provider.name": "openai",
+        "tether.lease.fencing_token": 7,
+        "tether.turn.resumed": false,
+        "tether.turn.end": "finished",
+        "tether.turn.outcome": "failed.provider_error",
+        "tether.session.head_revision": 4,
+      },
+      failed: "provider_error",
+      ends: 1,
+    });
+    expect(turn?.events.map((e) => e.name)).toEqual(["tether.lease.claimed"]);
+    expect(chat).toMatchObject({
+      name: "chat gpt-x",
+      failed: "error",
+      attributes: { "tether.turn.end": "finished" },
+      ends: 1,
+    });
   });
 });
