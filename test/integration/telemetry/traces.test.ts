@@ -4,6 +4,7 @@
 // under it; the turn parks on one replica and resumes on the other, whose span links back.
 import { randomUUID } from "node:crypto";
 import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { createSessionService } from "../../../src/api/session-service.js";
@@ -85,6 +86,7 @@ const serverTools: ToolExecutor = {
 };
 
 interface Replica {
+  baseUrl: string;
   turns: Client<typeof TurnService>;
   telemetry: Telemetry;
   close(): Promise<void>;
@@ -124,6 +126,7 @@ async function replica(name: string, namespace: string, env: Record<string, stri
     ...(telemetry.tracer && { tracer: telemetry.tracer }),
   });
   const r: Replica = {
+    baseUrl: server.baseUrl,
     turns: createClient(TurnService, server.transport),
     telemetry,
     close: async () => {
@@ -374,6 +377,40 @@ for (const [protocol, contentType] of [
     });
   });
 }
+
+describe("traces of the Connect protocol", () => {
+  it("a Connect call (HTTP/1.1, JSON) is an RPC span with rpc.system connect_rpc, in the caller's trace", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+    const a = await replica("replica-a", `traces-${randomUUID()}`, env);
+    const sessions = createClient(
+      SessionService,
+      createConnectTransport({ baseUrl: a.baseUrl, httpVersion: "1.1", useBinaryFormat: false }),
+    );
+    await sessions.createSession(
+      { sessionId: `s-${randomUUID()}` },
+      {
+        headers: { traceparent: CALLER_TRACEPARENT },
+      },
+    );
+    await a.telemetry.flush();
+    const spans = receiver.spans;
+    const span = await waitFor(() =>
+      spans.find((s) => s.name === "tether.v1.SessionService/CreateSession"),
+    );
+    expect(span).toMatchObject({
+      traceId: CALLER_TRACE,
+      parentSpanId: CALLER_SPAN,
+      kind: SPAN_KIND.server,
+      attributes: {
+        "rpc.system": "connect_rpc",
+        "rpc.service": "tether.v1.SessionService",
+        "rpc.method": "CreateSession",
+        "rpc.grpc.status_code": 0,
+      },
+    });
+  });
+});
 
 describe("traces with content capture", () => {
   it("TETHER_OTEL_CAPTURE_CONTENT=true records messages, tool arguments and results", async () => {
