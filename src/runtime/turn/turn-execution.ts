@@ -17,7 +17,6 @@ import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
-import { TETHER, TURN_EVENTS } from "./trace-names.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
 
 /** How much longer the engine's tool timeout is than a client call's deadline. */
@@ -210,7 +209,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     workClaims: run.workClaims,
     ...(prep.resumed && { parkedTurnId: turnId }),
   });
-  run.trace.event(TURN_EVENTS.committed, { [TETHER.headRevision]: headRevision });
+  run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the
   // next run must still find its calls open and the answers given to them.

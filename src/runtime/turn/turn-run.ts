@@ -14,7 +14,6 @@ import type { PreparedTurn, TurnWork } from "./turn-preparation.js";
 import { approvalPolicy } from "./tool-approval.js";
 import type { TurnEnd } from "./turn-end.js";
 import { createParkingMonitor, encodeProgress, type ParkingMonitor } from "./turn-parking.js";
-import { TETHER, TURN_EVENTS } from "./trace-names.js";
 import { untracedTurn, type TurnTrace } from "./turn-trace.js";
 
 export type TurnEventMapper = ReturnType<typeof createTurnEventMapper>;
@@ -266,10 +265,10 @@ async function storeParkedTurn(
       batchIds: parts.workClaims.flatMap((c) => c.batches.map((b) => b.batchId)),
       ttlMs: deps.parking.ttlMs,
     });
-    parts.trace.event(TURN_EVENTS.parked, {
-      [TETHER.fencingToken]: parts.job.fence.fencingToken,
-      [TETHER.waitingOn]: waitingOn.map((w) => w.callId),
-    });
+    parts.trace.parked(
+      parts.job.fence.fencingToken,
+      waitingOn.map((w) => w.callId),
+    );
     parts.cancel.abort(new Error("the turn parked: it waits for answers from outside"));
   } catch (error) {
     // Not parked (the lease or a claim is gone, the store is away, the progress too large):

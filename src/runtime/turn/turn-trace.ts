@@ -17,7 +17,10 @@ import { turnIdOf, type TurnWork } from "./turn-preparation.js";
 export interface TurnTrace {
   /** The turn span's traceparent (kept in the parked progress); undefined when off. */
   readonly traceparent: string | undefined;
-  event(name: string, attributes?: TraceAttributes): void;
+  /** The turn's park (an event on its span): the fence it parked under, the calls it waits on. */
+  parked(fencingToken: number, waitingOn: readonly string[]): void;
+  /** The turn's commit (an event on its span). */
+  committed(headRevision: number): void;
   /** The provider whose calls are `chat` spans under the turn. */
   provider(provider: ModelProvider): ModelProvider;
   /** The executor whose calls are `execute_tool` spans under the turn. */
@@ -28,7 +31,8 @@ export interface TurnTrace {
 
 export const untracedTurn: TurnTrace = {
   traceparent: undefined,
-  event: () => undefined,
+  parked: () => undefined,
+  committed: () => undefined,
   provider: (provider) => provider,
   tools: (executor) => executor,
   around: (work) => work(),
@@ -100,7 +104,13 @@ function tracedTurn(tracer: Tracer, span: TraceSpan): TurnTrace {
   const open: OpenSpans = new Map();
   return {
     traceparent: span.traceparent,
-    event: (name, attributes) => span.addEvent(name, attributes),
+    parked: (fencingToken, waitingOn) =>
+      span.addEvent(TURN_EVENTS.parked, {
+        [TETHER.fencingToken]: fencingToken,
+        [TETHER.waitingOn]: waitingOn,
+      }),
+    committed: (headRevision) =>
+      span.addEvent(TURN_EVENTS.committed, { [TETHER.headRevision]: headRevision }),
     provider: (provider) => traceProvider(tracer, provider, open),
     tools: (executor, turn) => traceTools(tracer, executor, turn, open),
     async around(work) {
