@@ -32,7 +32,7 @@ afterEach(async () => {
 });
 
 describe("traces at shutdown", () => {
-  it("a graceful stop sends the spans still batched", async () => {
+  it("a graceful stop sends the spans still batched, with the configured headers", async () => {
     receiver = await startOtlpReceiver();
     const port = await freePort();
     const child = spawn(process.execPath, ["--import", "tsx", join(repo, "src/server/main.ts")], {
@@ -45,6 +45,8 @@ describe("traces at shutdown", () => {
         TETHER_OWNER_ID: "traced-replica",
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_SERVICE_NAME: "tether-e2e",
+        // Read by the exporter itself, as the OTLP exporter specification says.
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer collector-token",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -87,5 +89,8 @@ describe("traces at shutdown", () => {
       "service.instance.id": "traced-replica",
     });
     expect(turn?.attributes["tether.turn.outcome"]).toBe("finished.assistant_message");
+    expect(new Set(receiver.requests.map((r) => r.authorization))).toEqual(
+      new Set(["Bearer collector-token"]),
+    );
   });
 });

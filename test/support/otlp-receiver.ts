@@ -71,6 +71,8 @@ export interface ReceivedSpan {
 export interface OtlpRequestRecord {
   contentType: string;
   path: string;
+  /** The Authorization header, when one was sent (OTEL_EXPORTER_OTLP_HEADERS). */
+  authorization?: string;
 }
 
 export interface OtlpReceiver {
@@ -158,7 +160,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     void (async () => {
       const body = await bodyOf(req);
       const contentType = req.headers["content-type"] ?? "";
-      requests.push({ contentType, path: req.url ?? "" });
+      const { authorization } = req.headers;
+      requests.push({
+        contentType,
+        path: req.url ?? "",
+        ...(authorization !== undefined && { authorization }),
+      });
       const fromProto = contentType.startsWith("application/x-protobuf");
       const request = fromProto
         ? (ExportRequest.toObject(ExportRequest.decode(body), {
