@@ -46,8 +46,15 @@ async function* pulledWithin<T>(
   }
 }
 
+/**
+ * Health checks and reflection (the `grpc.*` services) are not traced: probes call them every
+ * few seconds, and a root trace per probe would bury the traces of real work.
+ */
+const untraced = (typeName: string): boolean => typeName.startsWith("grpc.");
+
 export function createTracingInterceptor(tracer: Tracer): Interceptor {
   return (next) => async (req) => {
+    if (untraced(req.service.typeName)) return next(req);
     const traceparent = req.header.get("traceparent") ?? undefined;
     const span = tracer.startSpan(`${req.service.typeName}/${req.method.name}`, {
       kind: "server",

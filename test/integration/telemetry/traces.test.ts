@@ -4,7 +4,8 @@
 // under it; the turn parks on one replica and resumes on the other, whose span links back.
 import { randomUUID } from "node:crypto";
 import { createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { Health } from "../../../src/gen/grpc/health/v1/health_pb.js";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { createSessionService } from "../../../src/api/session-service.js";
@@ -393,11 +394,15 @@ describe("traces of the Connect protocol", () => {
         headers: { traceparent: CALLER_TRACEPARENT },
       },
     );
+    // Probes' health checks are not traced (a root trace every few seconds).
+    const health = createClient(Health, createGrpcTransport({ baseUrl: a.baseUrl }));
+    await health.check({ service: "" });
     await a.telemetry.flush();
     const spans = receiver.spans;
     const span = await waitFor(() =>
       spans.find((s) => s.name === "tether.v1.SessionService/CreateSession"),
     );
+    expect(spans.map((s) => s.name)).toEqual(["tether.v1.SessionService/CreateSession"]);
     expect(span).toMatchObject({
       traceId: CALLER_TRACE,
       parentSpanId: CALLER_SPAN,
