@@ -7,6 +7,7 @@ import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/co
 import { checkTenantName } from "../api/tenancy.js";
 import type { QuotaConfig } from "../domain/quotas.js";
 import { loadQuotaConfig } from "./quota-config.js";
+import { parseTracingConfig, TracingConfigError, type TracingConfig } from "../telemetry/index.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -81,6 +82,8 @@ export interface TetherConfig {
   sweepIntervalMs: number;
   /** Per-tenant quota limits (TETHER_QUOTAS / TETHER_QUOTAS_FILE); none by default. */
   quotas: QuotaConfig;
+  /** OpenTelemetry traces (OTEL_*); undefined when off (ADR 0013). */
+  tracing: TracingConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -273,7 +276,17 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
     quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
+    tracing: tracingOf(env),
   };
+}
+
+function tracingOf(env: Env): TracingConfig | undefined {
+  try {
+    return parseTracingConfig(env);
+  } catch (error) {
+    if (error instanceof TracingConfigError) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
 }
 
 /** TETHER_MCP_SERVERS, or the same JSON array in TETHER_MCP_CONFIG_FILE; none by default. */

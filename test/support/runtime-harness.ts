@@ -10,6 +10,7 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
+import type { Tracer } from "../../src/ports/tracer.js";
 import {
   silentLogger,
   type RuntimeDeps,
@@ -84,6 +85,8 @@ export interface RuntimeHarnessOptions {
   quotas?: { config: QuotaConfig; recheckMs?: number };
   /** Receives the runtime's metrics (none by default). */
   metrics?: RuntimeMetrics;
+  /** Traces turns (src/telemetry); untraced by default. */
+  tracer?: Tracer;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -148,6 +151,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
       },
     }),
     ...(options.metrics && { metrics: options.metrics }),
+    ...(options.tracer && { tracer: options.tracer }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
 }
