@@ -26,6 +26,9 @@ export interface RuntimeLogger {
 }
 
 /** Counters the runtime reports; the server's Prometheus metrics satisfy this shape. */
+/** Where a quota said no: a turn's admission (it waits) or a submission (refused). */
+export type QuotaRefusalPoint = "admission" | "submission";
+
 export interface RuntimeMetrics {
   countTurn(outcome: string): void;
   countLeaseClaim(outcome: string): void;
@@ -34,6 +37,8 @@ export interface RuntimeMetrics {
   observeModelCall?(report: ModelCallReport): void;
   /** One run of a turn ended, or a parked turn was resumed (session/turn-end-metrics.ts). */
   observeTurn?(report: TurnReport): void;
+  /** A quota held a turn back at admission or refused a submission (ADR 0015). */
+  countQuotaRefusal?(tenant: string, limit: string, where: QuotaRefusalPoint): void;
 }
 
 /** A model call as measured around the provider; raw ids, bounded by the metrics receiver. */

@@ -11,6 +11,7 @@ export {
 export {
   silentLogger,
   type ModelCallReport,
+  type QuotaRefusalPoint,
   type RuntimeDeps,
   type RuntimeLogger,
   type RuntimeMetrics,

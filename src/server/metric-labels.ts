@@ -16,6 +16,8 @@ export interface MetricLabels {
   readonly models: readonly string[];
   /** The tenant label of a store session id (`<tenant>:<client id>`; no prefix: "default"). */
   tenantOf(sessionId: string): string;
+  /** The tenant label of a tenant name. */
+  tenantNamed(tenant: string): string;
   /** The model label of what a call asked for; undefined: the provider's default model. */
   modelOf(model: string | undefined): string;
 }
@@ -39,6 +41,7 @@ export function createMetricLabels(options: MetricLabelsOptions = {}): MetricLab
       const tenant = at < 0 ? DEFAULT_TENANT : sessionId.slice(0, at);
       return tenants.has(tenant) ? tenant : OTHER_LABEL;
     },
+    tenantNamed: (tenant) => (tenants.has(tenant) ? tenant : OTHER_LABEL),
     modelOf(model) {
       const name = model ?? defaultModel;
       return models.has(name) ? name : OTHER_LABEL;

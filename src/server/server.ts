@@ -18,13 +18,15 @@ import {
   type Metrics,
   type MetricsListener,
 } from "./metrics.js";
+import type { TenantMetrics } from "./tenant-metrics.js";
 import { createTetherInterceptors, createTetherRoutes, type RouteHook } from "./routes.js";
 
 export interface TetherServerOptions {
   config: TetherConfig;
   store: RuntimeStore;
   logger?: Logger;
-  metrics?: Metrics;
+  /** The per-tenant series too when given (createMetrics makes both). */
+  metrics?: Metrics & Partial<TenantMetrics>;
   /** Registers further services, e.g. `(router) => router.service(TurnService, impl)`. */
   routes?: RouteHook;
   /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
@@ -61,7 +63,12 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // Every call in flight listens on both (connect links each call's signal to shutdown; streams
   // end on drain), so their listener count follows the number of open calls, with no bound.
   setMaxListeners(0, draining.signal, shutdown.signal);
-  const quotas = { store: options.quotas, config: config.quotas };
+  const quotas = {
+    store: options.quotas,
+    config: config.quotas,
+    onRefusal: (tenant: string, limit: string) =>
+      metrics.countQuotaRefusal?.(tenant, limit, "submission"),
+  };
 
   const handler = connectNodeAdapter({
     routes: createTetherRoutes({

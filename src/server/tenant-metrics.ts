@@ -3,7 +3,7 @@
 // → gen_ai_client_operation_duration_seconds). Every label value passes MetricLabels, so the
 // series count is fixed by the configuration (ADR 0014).
 import { Gauge, Histogram, Counter, type Registry } from "prom-client";
-import type { ModelCallReport, TurnReport } from "../runtime/index.js";
+import type { ModelCallReport, QuotaRefusalPoint, TurnReport } from "../runtime/index.js";
 import type { MetricLabels } from "./metric-labels.js";
 
 /** The OpenTelemetry GenAI semantic conventions' advice: powers of 4 from 1 to 4^13 tokens. */
@@ -20,6 +20,8 @@ export const TURN_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160, 320
 export interface TenantMetrics {
   observeModelCall(report: ModelCallReport): void;
   observeTurn(report: TurnReport): void;
+  /** A quota held a turn back (`admission`, the turn waits) or refused a submission. */
+  countQuotaRefusal(tenant: string, limit: string, where: QuotaRefusalPoint): void;
   /** The sessions a sweep found with work due, counted by tenant (earlier counts cleared). */
   setReadySessions(sessionIds: readonly string[]): void;
 }
@@ -84,7 +86,15 @@ export function createTenantMetrics(registry: Registry, labels: MetricLabels): T
     labelNames: ["tenant"] as const,
     registers,
   });
+  const quotaRefusals = new Counter({
+    name: "tether_quota_refusals_total",
+    help: "Quota refusals by tenant, limit and where: admission (the turn waits) or submission",
+    labelNames: ["tenant", "limit", "where"] as const,
+    registers,
+  });
   return {
+    countQuotaRefusal: (tenant, limit, where) =>
+      quotaRefusals.inc({ tenant: labels.tenantNamed(tenant), limit, where }),
     observeModelCall(report) {
       const tenant = labels.tenantOf(report.sessionId);
       const base = { tenant, provider: report.provider, model: labels.modelOf(report.model) };

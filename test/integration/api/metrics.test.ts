@@ -121,6 +121,7 @@ describe("/metrics after a turn", () => {
       "tether_model_time_to_first_chunk_seconds",
       "tether_parked_turns",
       "tether_queue_depth",
+      "tether_quota_refusals_total",
       "tether_rpc_duration_seconds",
       "tether_rpc_total",
       "tether_tenant_queue_depth",
