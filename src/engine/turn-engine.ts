@@ -16,6 +16,7 @@ import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
+import type { SpendGuard } from "../ports/spend-guard.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
 import {
@@ -48,6 +49,7 @@ interface EngineConfig {
   systemPrompt: string | undefined;
   maxIterations: number;
   tokenBudget: number | undefined;
+  spendGuard: SpendGuard | undefined;
   toolTimeoutMs: number;
   retry: RetryPolicy;
   limits: InputLimits;
@@ -72,6 +74,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     systemPrompt: options.systemPrompt,
     maxIterations: options.maxIterations ?? 25,
     tokenBudget: options.tokenBudget,
+    spendGuard: options.spendGuard,
     toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
     retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
@@ -186,6 +189,8 @@ class TurnRun implements ModelCallContext {
       }
       const spentBefore = this.budgetSpent();
       if (spentBefore) return spentBefore;
+      const refused = await this.spendRefused();
+      if (refused) return refused;
       const iteration = ++this.iterations;
       const called = await this.callModel(iteration);
       if (called.kind !== "ok") {
@@ -198,6 +203,9 @@ class TurnRun implements ModelCallContext {
       }
       const response = called.response;
       this.total = addUsage(this.total, response.usage);
+      // Charged before anything else: the call's tokens are spent whatever the turn does next.
+      const charged = this.config.spendGuard?.afterModelCall(response.usage, this.total);
+      if (charged !== undefined) await charged;
       const emitted = this.emit({
         type: "usage",
         iteration,
@@ -311,6 +319,26 @@ class TurnRun implements ModelCallContext {
       reason: "budget_exhausted",
       usedTokens: used,
       budgetTokens: this.tokenBudget,
+    };
+  }
+
+  /**
+   * The budget_exhausted outcome when the spend guard refuses the next model call, announced by
+   * a budget_reached event; the turn's usage so far stays in its result and is committed.
+   */
+  private async spendRefused(): Promise<TurnOutcome | undefined> {
+    const guard = this.config.spendGuard;
+    if (guard === undefined) return undefined;
+    const decision = await guard.beforeModelCall(this.total);
+    if (decision.go) return undefined;
+    const { reached } = decision;
+    await this.emit({ type: "budget_reached", ...reached });
+    return {
+      kind: "stopped",
+      reason: "budget_exhausted",
+      usedTokens: budgetTokens(this.total),
+      budgetTokens: this.tokenBudget ?? 0,
+      reached,
     };
   }
 

@@ -48,6 +48,7 @@ export const SCRIPT_NAMES = [
   "forkSession",
   "listenTurn",
   "readEvents",
+  "chargeTenantSpend",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
