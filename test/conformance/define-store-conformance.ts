@@ -3,6 +3,7 @@
 import { describeAgentLaws } from "./laws/agents.js";
 import { describeApprovalLaws } from "./laws/approvals.js";
 import { describeBadInputLaws } from "./laws/bad-input.js";
+import { describeBudgetLaws } from "./laws/budgets.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
@@ -24,7 +25,14 @@ import type { StoreFactory } from "./support/store-factory.js";
 
 export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 
-export function defineStoreConformance(factory: StoreFactory): void {
+/**
+ * `tenantSpend: false` for a backend without the tenant spend counter (the wire: it is the
+ * server's own policy, kept off LeaseService; ADR 0016).
+ */
+export function defineStoreConformance(
+  factory: StoreFactory,
+  options: { tenantSpend?: boolean } = {},
+): void {
   describeLeaseLaws(factory);
   describeReclaimLaws(factory);
   describeRenewalLaws(factory);
@@ -45,4 +53,5 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeApprovalLaws(factory);
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
+  describeBudgetLaws(factory, { tenantSpend: options.tenantSpend ?? true });
 }

@@ -101,9 +101,10 @@ export function snapshotFromProto(
       cacheWriteTokens: 0,
       reasoningTokens: 0,
     },
-    ...(pb.usage && pb.usage.costMicros > 0n && {
-      costMicros: fromUint64(pb.usage.costMicros, `${field}.usage.cost_micros`),
-    }),
+    ...(pb.usage &&
+      pb.usage.costMicros > 0n && {
+        costMicros: fromUint64(pb.usage.costMicros, `${field}.usage.cost_micros`),
+      }),
     metadata: { ...pb.metadata },
   };
 }
