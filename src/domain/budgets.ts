@@ -22,8 +22,10 @@ export interface BudgetReached {
   limit: BudgetLimit;
   /** The limit's value. */
   max: number;
-  /** What was spent when the turn stopped (at or over `max`). */
+  /** What was spent when the turn stopped (at or over `max`, unless `unpricedModel` is set). */
   spent: number;
+  /** A cost limit applies but this model has no price: the turn may not call it (ADR 0016). */
+  unpricedModel?: string;
 }
 
 /** Micro-units of currency per million tokens of each kind. */
@@ -32,6 +34,12 @@ export interface ModelPrice {
   outputMicrosPerMillion: number;
   cacheReadMicrosPerMillion: number;
   cacheWriteMicrosPerMillion: number;
+}
+
+/** A tenant's cap on cost (TETHER_TENANT_BUDGETS), per UTC day or over all time. */
+export interface TenantBudget {
+  maxCostMicros: number;
+  period: "day" | "total";
 }
 
 /** The largest value any budget field may hold: within an IEEE double's exact integers. */

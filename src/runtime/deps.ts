@@ -13,6 +13,7 @@ import type { ToolExecutor } from "../ports/tool-executor.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
+import type { SpendPolicy } from "./turn/spend-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
 export interface RuntimeLogger {
@@ -55,6 +56,8 @@ export interface RuntimeDeps {
   /** The operator's tools (by name) whose calls wait for approval. */
   approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;
+  /** Model prices and tenant budgets (ADR 0016); sessions' own budgets need no policy. */
+  spend?: SpendPolicy;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
 }

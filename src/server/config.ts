@@ -5,6 +5,8 @@ import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
+import type { ModelPrice, TenantBudget } from "../domain/budgets.js";
+import { BudgetConfigError, parseModelPrices, parseTenantBudgets } from "./budget-config.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -73,6 +75,10 @@ export interface TetherConfig {
   mcpCallTimeoutMs: number;
   /** How often a replica looks for sessions whose holder died. */
   sweepIntervalMs: number;
+  /** Micros per million tokens by model (TETHER_MODEL_PRICES; ADR 0016). */
+  modelPrices: ReadonlyMap<string, ModelPrice>;
+  /** Cost caps by tenant (TETHER_TENANT_BUDGETS; ADR 0016). */
+  tenantBudgets: ReadonlyMap<string, TenantBudget>;
 }
 
 export class ConfigError extends Error {
@@ -262,7 +268,20 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     approvalRequiredTools: parseToolNames(env, "TETHER_APPROVAL_REQUIRED_TOOLS"),
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
+    ...budgetsOf(env),
   };
+}
+
+function budgetsOf(env: Env): Pick<TetherConfig, "modelPrices" | "tenantBudgets"> {
+  try {
+    return {
+      modelPrices: parseModelPrices(text(env, "TETHER_MODEL_PRICES")),
+      tenantBudgets: parseTenantBudgets(text(env, "TETHER_TENANT_BUDGETS"), checkTenantName),
+    };
+  } catch (error) {
+    if (error instanceof BudgetConfigError) throw new ConfigError(error.variable, error.message);
+    throw error;
+  }
 }
 
 /** TETHER_MCP_SERVERS, or the same JSON array in TETHER_MCP_CONFIG_FILE; none by default. */

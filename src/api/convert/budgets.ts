@@ -59,9 +59,12 @@ export function budgetReachedToProto(
     limit: LIMITS[r.limit],
     max: toUint64(r.max, "budget_reached.max"),
     spent: toUint64(r.spent, "budget_reached.spent"),
+    unpricedModel: r.unpricedModel ?? "",
   };
 }
 
 /** The outcome's detail for a turn a spend budget stopped. */
 export const budgetStopMessage = (r: BudgetReached): string =>
-  `the ${r.scope} budget is reached: spent ${r.spent} of ${r.max} ${r.limit.replace("_", " ")}`;
+  r.unpricedModel !== undefined
+    ? `the ${r.scope} budget limits cost but model "${r.unpricedModel}" has no price in TETHER_MODEL_PRICES`
+    : `the ${r.scope} budget is reached: spent ${r.spent} of ${r.max} ${r.limit.replace("_", " ")}`;

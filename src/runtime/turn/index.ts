@@ -27,3 +27,4 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
+export { tenantOf, type SpendPolicy } from "./spend-guard.js";

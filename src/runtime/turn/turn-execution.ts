@@ -16,6 +16,7 @@ import { withApprovals } from "./tool-approval.js";
 import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
+import { spendGuardOf, spendOf } from "./turn-spend.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 
 /** How much longer the engine's tool timeout is than a client call's deadline. */
@@ -137,6 +138,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
     ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
+    ...spendGuardOf(run),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the
     // engine's timeout is a backstop behind it.
     toolTimeoutMs: deps.clientToolTimeoutMs + CLIENT_DEADLINE_GRACE_MS,
@@ -199,6 +201,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     turnId,
     messages: result.messages,
     usage: result.usage,
+    ...spendOf(run, result),
     inputClaims: run.inputClaims,
     workClaims: run.workClaims,
     ...(prep.resumed && { parkedTurnId: turnId }),
@@ -215,6 +218,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       outcome: result.outcome,
       headRevision,
       usage: result.usage,
+      ...spendOf(run, result),
       fencingToken: job.fence.fencingToken,
     });
     await writer.flush();
