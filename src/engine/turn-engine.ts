@@ -11,7 +11,7 @@ import {
 import type { TurnCheckpoint } from "../domain/inputs.js";
 import { reasoningDelta, textDelta, type TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import { addUsage, budgetTokens, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
+import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
 import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
@@ -25,6 +25,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
+import { spendStop, tokenBudgetStop } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -187,9 +188,11 @@ class TurnRun implements ModelCallContext {
       if (this.iterations >= this.maxIterations) {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
-      const spentBefore = this.budgetSpent();
+      const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
       if (spentBefore) return spentBefore;
-      const refused = await this.spendRefused();
+      const refused = await spendStop(this.config.spendGuard, this.total, this.tokenBudget, (e) =>
+        this.emit(e),
+      );
       if (refused) return refused;
       const iteration = ++this.iterations;
       const called = await this.callModel(iteration);
@@ -221,7 +224,7 @@ class TurnRun implements ModelCallContext {
       // The budget is checked after every model call: a call that reaches it ends the turn here,
       // before its tools run. Its answer stays (the client saw it stream); each call it asked
       // for gets an error result, so the stored transcript stays valid for strict providers.
-      const spent = this.budgetSpent();
+      const spent = tokenBudgetStop(this.total, this.tokenBudget);
       if (spent) {
         this.answerUnrun(calls, "the turn's token budget is spent");
         return spent;
@@ -308,38 +311,6 @@ class TurnRun implements ModelCallContext {
         isError: true,
       });
     }
-  }
-
-  /** The budget_exhausted outcome once the turn's tokens reach its budget. */
-  private budgetSpent(): TurnOutcome | undefined {
-    const used = budgetTokens(this.total);
-    if (this.tokenBudget === undefined || used < this.tokenBudget) return undefined;
-    return {
-      kind: "stopped",
-      reason: "budget_exhausted",
-      usedTokens: used,
-      budgetTokens: this.tokenBudget,
-    };
-  }
-
-  /**
-   * The budget_exhausted outcome when the spend guard refuses the next model call, announced by
-   * a budget_reached event; the turn's usage so far stays in its result and is committed.
-   */
-  private async spendRefused(): Promise<TurnOutcome | undefined> {
-    const guard = this.config.spendGuard;
-    if (guard === undefined) return undefined;
-    const decision = await guard.beforeModelCall(this.total);
-    if (decision.go) return undefined;
-    const { reached } = decision;
-    await this.emit({ type: "budget_reached", ...reached });
-    return {
-      kind: "stopped",
-      reason: "budget_exhausted",
-      usedTokens: budgetTokens(this.total),
-      budgetTokens: this.tokenBudget ?? 0,
-      reached,
-    };
   }
 
   /** Runs one batch; an outcome when the batch ends the turn (control or cancellation). */

@@ -1,7 +1,7 @@
 // The engine's view of spend budgets (ADR 0016): asked before every model call whether the turn
 // may make it, told after it what the call used. The runtime implements it over the session's
 // committed spend and the tenant's charge in the store; the engine stays pure.
-import type { BudgetReached } from "../domain/budgets.js";
+import type { BudgetReached, ModelPrice, TenantBudget } from "../domain/budgets.js";
 import type { UsageTotals } from "../domain/usage.js";
 
 export type SpendDecision = { go: true } | { go: false; reached: BudgetReached };
@@ -25,4 +25,13 @@ export interface TenantSpendCharge {
 export interface TenantBudgetStore {
   /** Adds `costMicros` to the tenant's window (atomic, never lost to a race); the new total. */
   chargeTenantSpend(charge: TenantSpendCharge): Promise<number>;
+}
+
+/** What the operator configured: prices by model ("*" prices any other) and tenant budgets. */
+export interface SpendPolicy {
+  /** The model a turn that names none calls (the provider's default), for its price. */
+  defaultModel: string;
+  prices: ReadonlyMap<string, ModelPrice>;
+  tenants: ReadonlyMap<string, TenantBudget>;
+  store: TenantBudgetStore;
 }

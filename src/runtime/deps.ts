@@ -13,7 +13,7 @@ import type { ToolExecutor } from "../ports/tool-executor.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
-import type { SpendPolicy } from "./turn/spend-guard.js";
+import type { SpendPolicy } from "../ports/spend-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
 export interface RuntimeLogger {

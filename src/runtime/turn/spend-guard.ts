@@ -7,25 +7,16 @@ import {
   type Budget,
   type BudgetReached,
   type ModelPrice,
-  type TenantBudget,
 } from "../../domain/budgets.js";
 import { TENANT_SEPARATOR, type SessionId } from "../../domain/ids.js";
 import type { SessionSnapshot } from "../../domain/session.js";
 import { ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
-import type { SpendDecision, SpendGuard, TenantBudgetStore } from "../../ports/spend-guard.js";
-import type { RuntimeLogger } from "../deps.js";
+import type { SpendDecision, SpendGuard, SpendPolicy } from "../../ports/spend-guard.js";
 import type { TurnSettings } from "./input-payload.js";
 
-/** What the operator configured: prices by model ("*" prices any other) and tenant budgets. */
-export interface SpendPolicy {
-  /** The model a turn that names none calls (the provider's default), for its price. */
-  defaultModel: string;
-  prices: ReadonlyMap<string, ModelPrice>;
-  tenants: ReadonlyMap<string, TenantBudget>;
-  store: TenantBudgetStore;
-}
-
 /** The tenant of an API session id (`<tenant>:<id>`); "default" for an unprefixed id. */
+export type { SpendPolicy };
+
 export function tenantOf(sessionId: SessionId): string {
   const at = sessionId.indexOf(TENANT_SEPARATOR);
   return at <= 0 ? "default" : sessionId.slice(0, at);
@@ -66,7 +57,10 @@ export interface SpendGuardInput {
   settings: TurnSettings;
   snapshot: SessionSnapshot | undefined;
   nowMs: () => number;
-  logger: RuntimeLogger;
+  logger: {
+    info(fields: object, message: string): void;
+    warn(fields: object, message: string): void;
+  };
 }
 
 /** The guard of one turn; undefined when neither the session nor its tenant has a budget. */
