@@ -21,6 +21,7 @@ import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
 import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
+import type { SpendPolicy } from "../../src/ports/spend-guard.js";
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
@@ -64,6 +65,8 @@ export interface RuntimeHarnessOptions {
   wrapLog?: (log: EventLog) => EventLog;
   /** Hears the runtime's log records (silent by default). */
   logger?: RuntimeLogger;
+  /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
+  spend?: Omit<SpendPolicy, "store">;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -106,6 +109,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
+    ...(options.spend && { spend: { ...options.spend, store: backing } }),
     logger: options.logger ?? silentLogger,
   };
   return { runtime: createTetherRuntime(deps), store, log, deps };
