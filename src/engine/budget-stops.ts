@@ -1,7 +1,7 @@
 // The two ways a budget ends a turn: the turn's own token_budget, checked before and after every
 // model call, and the spend guard's session and tenant budgets (ADR 0016), asked before every
 // model call and announced by a budget_reached event.
-import type { TurnEvent } from "../domain/turn-events.js";
+import type { BudgetReachedEvent, TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { budgetTokens, type UsageTotals } from "../domain/usage.js";
 import type { SpendGuard } from "../ports/spend-guard.js";
@@ -22,6 +22,15 @@ export function tokenBudgetStop(
     budgetTokens: tokenBudget,
   };
 }
+
+/** The budget_reached event of a token_budget stop: the turn's own budget, all its tokens. */
+export const turnBudgetReached = (stop: BudgetStop): BudgetReachedEvent => ({
+  type: "budget_reached",
+  scope: "turn",
+  limit: "tokens",
+  max: stop.budgetTokens,
+  spent: stop.usedTokens,
+});
 
 /**
  * The budget_exhausted outcome when the spend guard refuses the next model call, after its

@@ -25,7 +25,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
-import { spendStop, tokenBudgetStop } from "./budget-stops.js";
+import { spendStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -189,7 +189,7 @@ class TurnRun implements ModelCallContext {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
       const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
-      if (spentBefore) return spentBefore;
+      if (spentBefore) return this.budgetStop(spentBefore);
       const refused = await spendStop(this.config.spendGuard, this.total, this.tokenBudget, (e) =>
         this.emit(e),
       );
@@ -227,7 +227,7 @@ class TurnRun implements ModelCallContext {
       const spent = tokenBudgetStop(this.total, this.tokenBudget);
       if (spent) {
         this.answerUnrun(calls, "the turn's token budget is spent");
-        return spent;
+        return this.budgetStop(spent);
       }
       if (response.truncated) {
         await this.emit({ type: "output_truncated", iteration });
@@ -298,6 +298,12 @@ class TurnRun implements ModelCallContext {
       return CANCELLED;
     }
     return undefined;
+  }
+
+  /** A token_budget stop, announced as the turn's budget_reached first. */
+  private async budgetStop(stop: TurnOutcome): Promise<TurnOutcome> {
+    if (stop.reason === "budget_exhausted") await this.emit(turnBudgetReached(stop));
+    return stop;
   }
 
   /** Error results for calls the turn will not run, so the transcript pairs every call. */

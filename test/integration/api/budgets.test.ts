@@ -238,6 +238,28 @@ for (const backend of ["memory", "redis"] as const) {
       expect(lowered.reached).toMatchObject({ max: 10n, spent: 20n });
     });
 
+    it("the turn's own token_budget keeps working and is announced as the turn's budget", async () => {
+      const { turn, calls } = await setup();
+      const stopped = await turn({
+        sessionId: `t-${randomUUID()}`,
+        input: [{ kind: { case: "text" as const, value: "loop" } }],
+        options: { tokenBudget: 200n },
+      });
+      // 120 tokens per call: the second call reaches 240 and its tools do not run.
+      expect(calls()).toBe(2);
+      expect(stopped.reached).toMatchObject({
+        scope: BudgetReached_Scope.TURN,
+        limit: BudgetReached_Limit.TOKENS,
+        max: 200n,
+        spent: 240n,
+      });
+      expect(stopped.completed?.outcome?.kind).toMatchObject({
+        case: "stopped",
+        value: { reason: StopReason.BUDGET_EXHAUSTED, message: "used 240 of 200 tokens" },
+      });
+      expect(stopped.completed?.usage).toMatchObject({ inputTokens: 200n, costMicros: 400n });
+    });
+
     it("a budget past the safe integers is refused naming the field", async () => {
       const { turn, agents } = await setup();
       const huge = 2n ** 53n;

@@ -111,7 +111,7 @@ describe("spend guard", () => {
     expect(after.map(([call]) => [call.inputTokens, call.outputTokens])).toEqual([[7, 3]]);
   });
 
-  it("the turn's token_budget still stops it without asking the guard", async () => {
+  it("the turn's token_budget still stops it without asking the guard, announced as the turn's budget", async () => {
     const { guard, before } = countingGuard(5);
     const { engine, provider } = engineWith(
       [
@@ -120,8 +120,13 @@ describe("spend guard", () => {
       ],
       { tools: again, tokenBudget: 20, spendGuard: guard },
     );
-    const turn = await engine.runTurn({ turnId: "tokens", input: go });
+    const sink = recordingSink();
+    const turn = await engine.runTurn({ turnId: "tokens", input: go, sink });
     expect(provider.callCount).toBe(1);
+    expect(sink.events.slice(-2)).toEqual([
+      { type: "budget_reached", scope: "turn", limit: "tokens", max: 20, spent: 20 },
+      { type: "terminal", outcome: turn.outcome },
+    ]);
     expect(turn.outcome).toEqual({
       kind: "stopped",
       reason: "budget_exhausted",
