@@ -159,6 +159,24 @@ export default tseslint.config(
   },
   ...layerRules(),
   {
+    // The fault suite's history checker judges Tether from the outside (ADR 0018): it reads only
+    // recorded histories, never Tether's code, generated types or packages.
+    files: ["test/faults/history/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(?!\\./[a-z-]+\\.js$)",
+              message: "the history checker imports only its sibling modules (ADR 0018).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Errors are mapped once (ADR 0003): only the edge builds a status for the wire.
     files: ["src/**/*.ts"],
     ignores: ["src/api/errors.ts"],

@@ -22,7 +22,10 @@ import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";
 import type { BuiltStore } from "./build-store.js";
 
-const DEFAULT_MODELS = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" } as const;
+export const DEFAULT_MODELS = {
+  openai: "gpt-4o-mini",
+  anthropic: "claude-3-5-haiku-latest",
+} as const;
 
 export function buildProvider(config: ProviderConfig): ModelProvider {
   switch (config.kind) {
@@ -126,6 +129,7 @@ export function buildRuntime(
     ...spendPolicyOf(config, backend),
     logger,
     ...(metrics ? { metrics } : {}),
+    quotas: { store: backend.quotas, config: config.quotas },
   });
   const sweeper = startSweeper({
     driver: runtime.driver,

@@ -3,6 +3,10 @@
 // the store itself never owns.
 import { Cluster, Redis } from "ioredis";
 import type { RuntimeStore, StoreLimits } from "../ports/runtime-store.js";
+import type { QuotaStore } from "../ports/quota-store.js";
+import { systemClock } from "../ports/clock.js";
+import { createMemoryQuotaStore } from "../store/memory/quota-ops.js";
+import { createRedisQuotaStore } from "../store/redis/quota-ops.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
 import { createRedisStore } from "../store/redis/index.js";
 import { createRedisEventLog } from "../store/redis/event-log.js";
@@ -30,6 +34,8 @@ export interface BuiltStore {
   log: EventLog;
   signals: SessionSignals;
   ready: ReadyIndex;
+  /** Tenant quota counters (ADR 0015), shared by every replica on the same backend. */
+  quotas: QuotaStore;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
@@ -57,6 +63,7 @@ export async function buildStore(
       log: createMemoryEventLog({ fences: store }),
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
+      quotas: createMemoryQuotaStore({ clock: systemClock }),
       ping: () => Promise.resolve(),
       reachableAtStart: true,
       sweepGuard: undefined,
@@ -109,6 +116,7 @@ export async function buildStore(
     log,
     signals,
     ready: createRedisReadyIndex({ redis }),
+    quotas: createRedisQuotaStore({ redis }),
     async ping() {
       await redis.ping();
     },

@@ -6,6 +6,7 @@ import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
 import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
+import { metricLabelsOf } from "./metric-labels.js";
 import { buildRuntime } from "./build-runtime.js";
 import { buildStore } from "./build-store.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
@@ -25,9 +26,16 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   // The store takes whatever a request within the message limit carries, encoded.
   const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
-  const metrics = createMetrics();
+  const metrics = createMetrics({ labels: metricLabelsOf(config) });
   const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
-  const server = await createTetherServer({ config, store: built.store, logger, metrics, routes });
+  const server = await createTetherServer({
+    config,
+    store: built.store,
+    logger,
+    metrics,
+    routes,
+    quotas: built.quotas,
+  });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({
     ping: built.ping,

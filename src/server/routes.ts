@@ -3,7 +3,9 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { createErrorInterceptor, type ErrorLog } from "../api/errors.js";
 import type { HealthState } from "../api/health-service.js";
-import { routeOperationalServices, routeStoreServices } from "../api/routes.js";
+import { routeOperationalServices, routeQuotaService, routeStoreServices } from "../api/routes.js";
+import { createQuotaInterceptor, type QuotaServiceOptions } from "../api/quota-service.js";
+import { NO_QUOTAS } from "../domain/quotas.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createAuthInterceptor } from "./auth.js";
 import { createDefaultDeadlineInterceptor } from "./deadlines.js";
@@ -19,11 +21,14 @@ export interface TetherRoutesOptions {
   routes?: RouteHook | undefined;
   /** Ends health watches when the server drains. */
   stopSignal?: AbortSignal | undefined;
+  /** Tenant quotas (ADR 0015); none when undefined. */
+  quotas?: QuotaServiceOptions | undefined;
 }
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
   return (router) => {
     routeStoreServices(router, options.store);
+    routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
     routeOperationalServices(router, { health: options.health, stopSignal: options.stopSignal });
   };
@@ -34,6 +39,8 @@ export interface TetherInterceptorOptions {
   requestTimeoutMs: number;
   metrics?: Metrics | undefined;
   log: ErrorLog;
+  /** Refuses submissions while a reject-mode quota is used up (inside the error mapping). */
+  quotas?: QuotaServiceOptions | undefined;
 }
 
 /** Outermost first: metrics see final codes, auth runs before any handler, errors map last. */
@@ -43,5 +50,6 @@ export function createTetherInterceptors(options: TetherInterceptorOptions): Int
     createAuthInterceptor(options.apiKeys),
     createDefaultDeadlineInterceptor(options.requestTimeoutMs),
     createErrorInterceptor(options.log),
+    ...(options.quotas ? [createQuotaInterceptor(options.quotas)] : []),
   ];
 }

@@ -7,6 +7,7 @@ import { connectErrorOf } from "../api/errors.js";
 import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { QuotaStore } from "../ports/quota-store.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -25,6 +26,8 @@ export interface TetherServerOptions {
   metrics?: Metrics;
   /** Registers further services, e.g. `(router) => router.service(TurnService, impl)`. */
   routes?: RouteHook;
+  /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
+  quotas?: QuotaStore;
 }
 
 export interface TetherServer {
@@ -55,6 +58,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // Every call in flight listens on both (connect links each call's signal to shutdown; streams
   // end on drain), so their listener count follows the number of open calls, with no bound.
   setMaxListeners(0, draining.signal, shutdown.signal);
+  const quotas = { store: options.quotas, config: config.quotas };
 
   const handler = connectNodeAdapter({
     routes: createTetherRoutes({
@@ -62,12 +66,14 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       health,
       routes: options.routes,
       stopSignal: draining.signal,
+      quotas,
     }),
     interceptors: createTetherInterceptors({
       apiKeys: config.apiKeys,
       requestTimeoutMs: config.requestTimeoutMs,
       metrics,
       log: logger,
+      quotas,
     }),
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,

@@ -15,6 +15,7 @@ import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
+import { describeQuotaLaws } from "./laws/quotas.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeRenewalLaws } from "./laws/renewals.js";
 import { describeSessionListLaws } from "./laws/session-list.js";
@@ -25,13 +26,16 @@ import type { StoreFactory } from "./support/store-factory.js";
 
 export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 
-/**
- * `tenantSpend: false` for a backend without the tenant spend counter (the wire: it is the
- * server's own policy, kept off LeaseService; ADR 0016).
- */
+export interface ConformanceOptions {
+  /** False where the backend has no quota counters: the wire (ADR 0015 says why). */
+  quotas?: boolean;
+  /** False where the backend has no tenant spend counter: the wire (ADR 0016 says why). */
+  tenantSpend?: boolean;
+}
+
 export function defineStoreConformance(
   factory: StoreFactory,
-  options: { tenantSpend?: boolean } = {},
+  options: ConformanceOptions = {},
 ): void {
   describeLeaseLaws(factory);
   describeReclaimLaws(factory);
@@ -53,5 +57,6 @@ export function defineStoreConformance(
   describeApprovalLaws(factory);
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
-  describeBudgetLaws(factory, { tenantSpend: options.tenantSpend ?? true });
+  if (options.quotas !== false) describeQuotaLaws(factory);
+  describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
 }

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
+import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -31,14 +32,16 @@ export function redisStoreFactory(
   extraConnections = 0,
 ): StoreFactory {
   return async (options?: { limits?: Partial<StoreLimits> }) => {
+    const namespace = freshNamespace(label);
     const store = createRedisStore({
       redis: connection(),
-      namespace: freshNamespace(label),
+      namespace,
       extraConnections,
       ...(options?.limits ? { limits: options.limits } : {}),
     });
     return {
       store,
+      quotas: createRedisQuotaStore({ redis: connection(), namespace }),
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
       close: () => store.close(),
     };

@@ -3,7 +3,7 @@
 // codecs of what a turn stores. It may import the stream room (to emit events), never the
 // session room.
 export { executeTurn } from "./turn-execution.js";
-export type { TurnWork } from "./turn-preparation.js";
+export { turnIdOf, type TurnWork } from "./turn-preparation.js";
 export type { TurnEnd, TurnEndKind } from "./turn-end.js";
 export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
@@ -27,4 +27,4 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
-export { tenantOf, type SpendPolicy } from "./spend-guard.js";
+export type { SpendPolicy } from "./spend-guard.js";

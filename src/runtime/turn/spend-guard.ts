@@ -8,19 +8,14 @@ import {
   type BudgetReached,
   type ModelPrice,
 } from "../../domain/budgets.js";
-import { TENANT_SEPARATOR, type SessionId } from "../../domain/ids.js";
+import type { SessionId } from "../../domain/ids.js";
+import { tenantOfSession } from "../../domain/quotas.js";
 import type { SessionSnapshot } from "../../domain/session.js";
 import { ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
 import type { SpendDecision, SpendGuard, SpendPolicy } from "../../ports/spend-guard.js";
 import type { TurnSettings } from "./input-payload.js";
 
-/** The tenant of an API session id (`<tenant>:<id>`); "default" for an unprefixed id. */
 export type { SpendPolicy };
-
-export function tenantOf(sessionId: SessionId): string {
-  const at = sessionId.indexOf(TENANT_SEPARATOR);
-  return at <= 0 ? "default" : sessionId.slice(0, at);
-}
 
 /** The price of the model a turn calls; undefined when it has none. */
 export function priceOf(
@@ -67,7 +62,7 @@ export interface SpendGuardInput {
 export function createSpendGuard(input: SpendGuardInput): SpendGuard | undefined {
   const { policy, sessionId, settings, snapshot, logger } = input;
   const budget: Budget | undefined = settings.budget;
-  const tenant = tenantOf(sessionId);
+  const tenant = tenantOfSession(sessionId);
   const tenantBudget = policy?.tenants.get(tenant);
   if (budget === undefined && tenantBudget === undefined) return undefined;
   const model = settings.model ?? policy?.defaultModel ?? "";

@@ -10,9 +10,11 @@ import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
 import { decodeInputPayload } from "./input-payload.js";
+import { withModelCallMetrics } from "./model-call-metrics.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
+import { withQuotaCharging } from "./quota-provider.js";
 import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
@@ -120,7 +122,12 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   });
   const responseFormat = settings.responseFormat;
   const engine = createTurnEngine({
-    provider: deps.provider,
+    // Metrics innermost: a call a quota holds back is timed from when it reaches the vendor.
+    provider: withQuotaCharging(
+      deps,
+      prep.sessionId,
+      withModelCallMetrics(deps.provider, deps.metrics, prep.sessionId),
+    ),
     tools: run.parking.wrap(tools),
     checkpoints,
     sleep: deps.sleep,

@@ -7,7 +7,7 @@ import type { SessionSnapshot } from "../../../../src/domain/session.js";
 import { usage } from "../../../../src/domain/usage.js";
 import type { SpendPolicy } from "../../../../src/ports/spend-guard.js";
 import { createMemoryStore } from "../../../../src/store/memory/memory-store.js";
-import { createSpendGuard, tenantOf, turnCost } from "../../../../src/runtime/turn/spend-guard.js";
+import { createSpendGuard, turnCost } from "../../../../src/runtime/turn/spend-guard.js";
 import { silentLogger } from "../../../../src/runtime/deps.js";
 
 const sid = "acme:s1" as SessionId;
@@ -127,10 +127,5 @@ describe("runtime spend guard", () => {
       go: false,
       reached: { scope: "tenant", limit: "cost_micros", max: 100, spent: 100 },
     });
-  });
-
-  it("the tenant of a session is its id's prefix", () => {
-    expect(tenantOf("acme:s1" as SessionId)).toBe("acme");
-    expect(tenantOf("plain" as SessionId)).toBe("default");
   });
 });
