@@ -114,6 +114,8 @@ export interface SessionSummary {
   headRevision: number;
   turnIndex: number;
   usage: UsageTotals;
+  /** As SessionSnapshot.costMicros. */
+  costMicros?: number;
   metadata: Record<string, string>;
   lease: SessionExecutionLease | undefined;
   parkedTurn: ParkedTurn | undefined;

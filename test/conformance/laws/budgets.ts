@@ -40,6 +40,20 @@ export function describeBudgetLaws(factory: StoreFactory, options: { tenantSpend
       expect(snapshot?.usage).toEqual(usage({ inputTokens: 10, outputTokens: 4 }));
     });
 
+    test("a session's summary shows its committed cost beside its usage", async () => {
+      const { store } = harness();
+      const [priced, free] = [freshSessionId(), freshSessionId()];
+      await store.commit(
+        commitDraft(priced, 0, { usage: usage({ inputTokens: 3 }), costMicros: 77 }),
+      );
+      await store.commit(commitDraft(free, 0, { usage: usage({ inputTokens: 3 }) }));
+      const summaries = await store.readSessionSummaries([priced, free]);
+      const byId = new Map(summaries.map((s) => [s.sessionId, s]));
+      expect(byId.get(priced)?.costMicros).toBe(77);
+      expect(byId.get(priced)?.usage).toEqual(usage({ inputTokens: 3 }));
+      expect(byId.get(free)?.costMicros).toBeUndefined();
+    });
+
     test("a replayed stamp does not add its cost again", async () => {
       const { store } = harness();
       const sid = freshSessionId();

@@ -21,6 +21,7 @@ import {
 } from "../../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
+import { createRedisStore } from "../../../src/store/redis/index.js";
 import { expectCode, violatedFields } from "../../support/api-clients.js";
 import { startApiServer, type ApiServerHarness } from "../../support/api-server.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
@@ -93,6 +94,7 @@ for (const backend of ["memory", "redis"] as const) {
         },
       });
       let redis: Redis | undefined;
+      const namespace = `budgets-${randomUUID()}`;
       if (backend === "redis") {
         redis = new Redis(redisUrl);
         connections.push(redis);
@@ -101,7 +103,7 @@ for (const backend of ["memory", "redis"] as const) {
         provider,
         serverTools: toolsOf({ again: () => Promise.resolve({ output: "ok" }) }),
         spend: { defaultModel: "m1", prices: PRICES, tenants },
-        ...(redis && { redis }),
+        ...(redis && { redis, namespace }),
       });
       server = await startApiServer({
         routes: (router) => {
@@ -120,6 +122,7 @@ for (const backend of ["memory", "redis"] as const) {
       }
       return {
         turn,
+        namespace,
         calls: () => calls,
         sessions: createClient(SessionService, server.transport),
         agents: createClient(AgentService, server.transport),
@@ -167,6 +170,8 @@ for (const backend of ["memory", "redis"] as const) {
         costMicros: 600n,
       });
       expect(session?.turnIndex).toBe(1n);
+      const listed = (await sessions.listSessions({ pageSize: 10 })).sessions;
+      expect(listed.find((s) => s.sessionId === sessionId)?.usage?.costMicros).toBe(600n);
 
       const second = await turn(loop(sessionId, { maxCostMicros: 500n }));
       expect(calls()).toBe(3);
@@ -183,6 +188,32 @@ for (const backend of ["memory", "redis"] as const) {
       expect(after?.usage).toMatchObject({ inputTokens: 300n, costMicros: 600n });
       expect(after?.turnIndex).toBe(2n);
     });
+
+    if (backend === "redis") {
+      it("committed cost survives a restart: a new replica's GetSession reads it", async () => {
+        const { turn, namespace } = await setup();
+        const sessionId = `r-${randomUUID()}`;
+        await turn(loop(sessionId, { maxCostMicros: 300n }));
+        const fresh = new Redis(redisUrl);
+        connections.push(fresh);
+        const restarted = await startApiServer({
+          routes: (router) => {
+            router.service(
+              SessionService,
+              createSessionService({ store: createRedisStore({ redis: fresh, namespace }) }),
+            );
+          },
+        });
+        try {
+          const sessions = createClient(SessionService, restarted.transport);
+          const session = (await sessions.getSession({ sessionId })).session;
+          // Calls at 0 and 200 go; at 400 the turn stops: 2 calls, 400 micros.
+          expect(session?.usage).toMatchObject({ inputTokens: 200n, costMicros: 400n });
+        } finally {
+          await restarted.close();
+        }
+      });
+    }
 
     it("a tenant budget counts the spend of all the tenant's sessions", async () => {
       const { turn, calls } = await setup(
