@@ -13,6 +13,7 @@ import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
@@ -94,6 +95,8 @@ export interface RuntimeDeps {
   spend?: SpendPolicy;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
+  /** Spans of turns, model and tool calls; undefined when tracing is off (ADR 0013). */
+  tracer?: Tracer;
   /** Per-tenant quotas (ADR 0015); without them no turn waits for a quota. */
   quotas?: RuntimeQuotas;
 }

@@ -9,6 +9,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { LeaseOwner } from "../domain/lease.js";
 import { routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
+import type { Tracer } from "../ports/tracer.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
@@ -95,6 +96,7 @@ export function buildRuntime(
   backend: BuiltStore,
   logger: Logger,
   metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
+  tracer?: Tracer,
 ): BuiltRuntime {
   // Connects in the background: a server that is down never holds up the start.
   const mcp =
@@ -130,6 +132,7 @@ export function buildRuntime(
     logger,
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },
+    ...(tracer && { tracer }),
   });
   const sweeper = startSweeper({
     driver: runtime.driver,

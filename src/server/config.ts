@@ -7,6 +7,7 @@ import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/co
 import { checkTenantName } from "../api/tenancy.js";
 import type { QuotaConfig } from "../domain/quotas.js";
 import { loadQuotaConfig } from "./quota-config.js";
+import { parseTracingConfig, TracingConfigError, type TracingConfig } from "../telemetry/index.js";
 import type { ModelPrice, TenantBudget } from "../domain/budgets.js";
 import { BudgetConfigError, parseModelPrices, parseTenantBudgets } from "./budget-config.js";
 
@@ -83,6 +84,8 @@ export interface TetherConfig {
   sweepIntervalMs: number;
   /** Per-tenant quota limits (TETHER_QUOTAS / TETHER_QUOTAS_FILE); none by default. */
   quotas: QuotaConfig;
+  /** OpenTelemetry traces (OTEL_*); undefined when off (ADR 0013). */
+  tracing: TracingConfig | undefined;
   /** Micros per million tokens by model (TETHER_MODEL_PRICES; ADR 0016). */
   modelPrices: ReadonlyMap<string, ModelPrice>;
   /** Cost caps by tenant (TETHER_TENANT_BUDGETS; ADR 0016). */
@@ -280,6 +283,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
     quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
     ...budgetsOf(env),
+    tracing: tracingOf(env),
   };
 }
 
@@ -291,6 +295,15 @@ function budgetsOf(env: Env): Pick<TetherConfig, "modelPrices" | "tenantBudgets"
     };
   } catch (error) {
     if (error instanceof BudgetConfigError) throw new ConfigError(error.variable, error.message);
+    throw error;
+  }
+}
+
+function tracingOf(env: Env): TracingConfig | undefined {
+  try {
+    return parseTracingConfig(env);
+  } catch (error) {
+    if (error instanceof TracingConfigError) throw new ConfigError(error.variable, error.problem);
     throw error;
   }
 }

@@ -8,6 +8,7 @@ import { createHealthState, ServingStatus, type HealthState } from "../api/healt
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -28,6 +29,8 @@ export interface TetherServerOptions {
   routes?: RouteHook;
   /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
   quotas?: QuotaStore;
+  /** Spans of RPCs; the runtime gets the same tracer (src/telemetry, ADR 0013). */
+  tracer?: Tracer;
 }
 
 export interface TetherServer {
@@ -74,6 +77,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       metrics,
       log: logger,
       quotas,
+      tracer: options.tracer,
     }),
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,

@@ -95,6 +95,7 @@ describe("helm chart", () => {
     expect(defaults.store).toMatchObject({ kind: "redis", url: "redis://redis:6379/0" });
     expect(defaults.apiKeys).toBeUndefined();
     expect(defaults.provider).toEqual({ kind: "echo" });
+    expect(defaults.tracing).toBeUndefined();
 
     const allOn = loadConfig(await renderedEnv("all-on-values"));
     expect(allOn.port).toBe(8443);
@@ -117,6 +118,13 @@ describe("helm chart", () => {
       apiKey: "sk-not-a-real-key",
       baseUrl: "https://llm-gateway.example.com/v1",
       model: "gpt-4o-mini",
+    });
+    expect(allOn.tracing).toEqual({
+      tracesUrl: "http://otel-collector.observability:4318/v1/traces",
+      protocol: "http/json",
+      serviceName: "tether-prod",
+      sampler: { kind: "parentbased_traceidratio", ratio: 0.25 },
+      captureContent: true,
     });
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);

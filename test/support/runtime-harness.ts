@@ -10,6 +10,7 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
+import type { Tracer } from "../../src/ports/tracer.js";
 import {
   silentLogger,
   type RuntimeDeps,
@@ -85,6 +86,8 @@ export interface RuntimeHarnessOptions {
   quotas?: { config: QuotaConfig; recheckMs?: number };
   /** Receives the runtime's metrics (none by default). */
   metrics?: RuntimeMetrics;
+  /** Traces turns (src/telemetry); untraced by default. */
+  tracer?: Tracer;
   /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
   spend?: Omit<SpendPolicy, "store">;
 }
@@ -152,6 +155,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
       },
     }),
     ...(options.metrics && { metrics: options.metrics }),
+    ...(options.tracer && { tracer: options.tracer }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
 }
