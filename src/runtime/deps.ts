@@ -17,6 +17,7 @@ import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
+import type { SpendPolicy } from "../ports/spend-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
 export interface RuntimeLogger {
@@ -95,6 +96,8 @@ export interface RuntimeDeps {
   /** The operator's tools (by name) whose calls wait for approval. */
   approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;
+  /** Model prices and tenant budgets (ADR 0016); sessions' own budgets need no policy. */
+  spend?: SpendPolicy;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
   /** Spans of turns, model and tool calls; undefined when tracing is off (ADR 0013). */

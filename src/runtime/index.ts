@@ -27,5 +27,6 @@ export {
   type ResponseFormat,
   type TranscriptCache,
   type TurnSettings,
+  type SpendPolicy,
 } from "./turn/index.js";
 export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";

@@ -14,7 +14,7 @@ import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
 import { createMcpHub, type McpHub } from "../mcp/hub.js";
-import type { RuntimeDeps, RuntimeMetrics } from "../runtime/index.js";
+import type { RuntimeDeps, RuntimeMetrics, SpendPolicy } from "../runtime/index.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/index.js";
 import { createSessionBus } from "../runtime/index.js";
 import { startSweeper, type Sweeper } from "../runtime/index.js";
@@ -49,6 +49,24 @@ export function buildProvider(config: ProviderConfig): ModelProvider {
         ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
       });
   }
+}
+
+/** Model prices and tenant budgets for the runtime's spend guard (ADR 0016). */
+function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: SpendPolicy } {
+  if (!backend.tenantSpend) return {};
+  const provider = config.provider;
+  const defaultModel =
+    provider.kind === "openai" || provider.kind === "anthropic"
+      ? (provider.model ?? DEFAULT_MODELS[provider.kind])
+      : provider.kind;
+  return {
+    spend: {
+      defaultModel,
+      prices: config.modelPrices,
+      tenants: config.tenantBudgets,
+      store: backend.tenantSpend,
+    },
+  };
 }
 
 /** Stable per worker (the pod name in Kubernetes), new incarnation on every start. */
@@ -110,6 +128,7 @@ export function buildRuntime(
     parking: parkingOf(config),
     approvalRequiredTools: config.approvalRequiredTools,
     defaults: {},
+    ...spendPolicyOf(config, backend),
     logger,
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },

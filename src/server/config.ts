@@ -8,6 +8,8 @@ import { checkTenantName } from "../api/tenancy.js";
 import type { QuotaConfig } from "../domain/quotas.js";
 import { loadQuotaConfig } from "./quota-config.js";
 import { parseTracingConfig, TracingConfigError, type TracingConfig } from "../telemetry/index.js";
+import type { ModelPrice, TenantBudget } from "../domain/budgets.js";
+import { BudgetConfigError, parseModelPrices, parseTenantBudgets } from "./budget-config.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -84,6 +86,10 @@ export interface TetherConfig {
   quotas: QuotaConfig;
   /** OpenTelemetry traces (OTEL_*); undefined when off (ADR 0013). */
   tracing: TracingConfig | undefined;
+  /** Micros per million tokens by model (TETHER_MODEL_PRICES; ADR 0016). */
+  modelPrices: ReadonlyMap<string, ModelPrice>;
+  /** Cost caps by tenant (TETHER_TENANT_BUDGETS; ADR 0016). */
+  tenantBudgets: ReadonlyMap<string, TenantBudget>;
 }
 
 export class ConfigError extends Error {
@@ -276,8 +282,21 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
     quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
+    ...budgetsOf(env),
     tracing: tracingOf(env),
   };
+}
+
+function budgetsOf(env: Env): Pick<TetherConfig, "modelPrices" | "tenantBudgets"> {
+  try {
+    return {
+      modelPrices: parseModelPrices(text(env, "TETHER_MODEL_PRICES")),
+      tenantBudgets: parseTenantBudgets(text(env, "TETHER_TENANT_BUDGETS"), checkTenantName),
+    };
+  } catch (error) {
+    if (error instanceof BudgetConfigError) throw new ConfigError(error.variable, error.message);
+    throw error;
+  }
 }
 
 function tracingOf(env: Env): TracingConfig | undefined {

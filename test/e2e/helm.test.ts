@@ -167,6 +167,17 @@ describe("helm chart", () => {
       },
     ]);
     expect(defaults.mcpServers).toEqual([]);
+    // Spend budgets (ADR 0016): prices and tenant caps reach the server as JSON it accepts.
+    expect(allOn.modelPrices.get("gpt-4o-mini")).toEqual({
+      inputMicrosPerMillion: 150_000,
+      outputMicrosPerMillion: 600_000,
+      cacheReadMicrosPerMillion: 75_000,
+      cacheWriteMicrosPerMillion: 150_000,
+    });
+    expect(allOn.modelPrices.get("*")?.outputMicrosPerMillion).toBe(15_000_000);
+    expect(allOn.tenantBudgets.get("acme")).toEqual({ maxCostMicros: 20_000_000, period: "day" });
+    expect(defaults.modelPrices.size).toBe(0);
+    expect(defaults.tenantBudgets.size).toBe(0);
 
     const cluster = loadConfig(await renderedEnv("cluster-values"));
     expect(cluster.store).toMatchObject({

@@ -27,6 +27,7 @@ import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
 import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
+import type { SpendPolicy, TenantBudgetStore } from "../../src/ports/spend-guard.js";
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
@@ -87,6 +88,8 @@ export interface RuntimeHarnessOptions {
   metrics?: RuntimeMetrics;
   /** Traces turns (src/telemetry); untraced by default. */
   tracer?: Tracer;
+  /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
+  spend?: Omit<SpendPolicy, "store">;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -142,6 +145,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
+    ...(options.spend && { spend: { ...options.spend, store: tenantSpendOf(backing) } }),
     logger: options.logger ?? silentLogger,
     ...(options.quotas && {
       quotas: {
@@ -154,6 +158,13 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     ...(options.tracer && { tracer: options.tracer }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
+}
+
+/** The tenant spend counters of a memory or Redis store (both keep them beside the store port). */
+function tenantSpendOf(store: RuntimeStore): TenantBudgetStore {
+  const spend = store as RuntimeStore & Partial<TenantBudgetStore>;
+  if (typeof spend.chargeTenantSpend !== "function") throw new Error("no tenant spend counters");
+  return spend as TenantBudgetStore;
 }
 
 export function textCommand(

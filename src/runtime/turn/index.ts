@@ -28,3 +28,4 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
+export type { SpendPolicy } from "./spend-guard.js";

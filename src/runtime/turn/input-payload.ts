@@ -1,5 +1,6 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
+import type { Budget } from "../../domain/budgets.js";
 import type { InputItem } from "../../domain/conversation.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { ResponseFormat } from "./response-format.js";
@@ -11,6 +12,8 @@ export interface TurnSettings {
   maxOutputTokens?: number;
   maxIterations?: number;
   tokenBudget?: number;
+  /** Limits on the session's cumulative spend (ADR 0016); a turn's may only lower the agent's. */
+  budget?: Budget;
   systemPrompt?: string;
   /** Tools (client or server, by name) whose calls wait for approval. */
   approvalRequiredTools?: string[];

@@ -18,6 +18,7 @@ import { withQuotaCharging } from "./quota-provider.js";
 import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
+import { spendGuardOf, spendOf } from "./turn-spend.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
 
@@ -151,6 +152,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
     ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
+    ...spendGuardOf(run),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the
     // engine's timeout is a backstop behind it.
     toolTimeoutMs: deps.clientToolTimeoutMs + CLIENT_DEADLINE_GRACE_MS,
@@ -213,6 +215,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     turnId,
     messages: result.messages,
     usage: result.usage,
+    ...spendOf(run, result),
     inputClaims: run.inputClaims,
     workClaims: run.workClaims,
     ...(prep.resumed && { parkedTurnId: turnId }),
@@ -230,6 +233,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       outcome: result.outcome,
       headRevision,
       usage: result.usage,
+      ...spendOf(run, result),
       fencingToken: job.fence.fencingToken,
     });
     await writer.flush();
