@@ -5,6 +5,13 @@ import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
+import type { RedisDurability } from "../store/redis/durability.js";
+import {
+  parseDurability,
+  parseSentinel,
+  RedisConfigProblem,
+  type SentinelConfig,
+} from "./redis-topology-config.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -28,6 +35,9 @@ export type StoreConfig =
       password: string | undefined;
       /** A command with no reply by then fails as UNAVAILABLE (its outcome is unknown). */
       commandTimeoutMs: number;
+      /** Discover the primary through Sentinel; exclusive with url and clusterNodes (ADR 0017). */
+      sentinel: SentinelConfig | undefined;
+      durability: RedisDurability;
     };
 
 /** Passed through to the runtime that builds the ModelProvider; validated here only for shape. */
@@ -155,22 +165,41 @@ function parseStore(env: Env): StoreConfig {
   if (kind === "memory") return { kind };
   const url = text(env, "TETHER_REDIS_URL");
   const clusterNodes = parseClusterNodes(text(env, "TETHER_REDIS_CLUSTER_NODES"));
-  if (url === undefined && clusterNodes.length === 0) {
+  const sentinel = redisProblem(() => parseSentinel(env));
+  if (url === undefined && clusterNodes.length === 0 && sentinel === undefined) {
     throw new ConfigError(
       "TETHER_REDIS_URL",
-      "TETHER_STORE=redis needs TETHER_REDIS_URL or TETHER_REDIS_CLUSTER_NODES",
+      "TETHER_STORE=redis needs TETHER_REDIS_URL, TETHER_REDIS_CLUSTER_NODES or TETHER_REDIS_SENTINELS",
     );
   }
   if (url !== undefined && !/^rediss?:\/\//u.test(url)) {
     throw new ConfigError("TETHER_REDIS_URL", "must start with redis:// or rediss://");
   }
+  const commandTimeoutMs = integer(
+    env,
+    "TETHER_REDIS_COMMAND_TIMEOUT_MS",
+    5_000,
+    100,
+    10 * 60 * 1000,
+  );
   return {
     kind,
     url,
     clusterNodes,
     password: text(env, "TETHER_REDIS_PASSWORD"),
-    commandTimeoutMs: integer(env, "TETHER_REDIS_COMMAND_TIMEOUT_MS", 5_000, 100, 10 * 60 * 1000),
+    commandTimeoutMs,
+    sentinel,
+    durability: redisProblem(() => parseDurability(env, commandTimeoutMs)),
   };
+}
+
+function redisProblem<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof RedisConfigProblem) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
 }
 
 function parseProvider(env: Env): ProviderConfig {
