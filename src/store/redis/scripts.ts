@@ -189,7 +189,8 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
       const script = scriptFor(name, keys);
       const pipeline = redis.pipeline();
       const queued = pipeline as unknown as Record<string, ScriptCommand>;
-      (queued[script.command] as ScriptCommand).call(pipeline, ...argsOf(script, keys, args));
+      // Queued, not sent: a pipeline's command answers through exec() below.
+      void (queued[script.command] as ScriptCommand).call(pipeline, ...argsOf(script, keys, args));
       pipeline.call("WAIT", wait.replicas, wait.timeoutMs);
       let results: [Error | null, unknown][] | null;
       try {
