@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
+import type { RedisDurability } from "../../src/store/redis/durability.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -29,12 +30,14 @@ export function redisStoreFactory(
   connection: () => Redis | Cluster,
   label: string,
   extraConnections = 0,
+  durability?: RedisDurability,
 ): StoreFactory {
   return async (options?: { limits?: Partial<StoreLimits> }) => {
     const store = createRedisStore({
       redis: connection(),
       namespace: freshNamespace(label),
       extraConnections,
+      ...(durability && { durability }),
       ...(options?.limits ? { limits: options.limits } : {}),
     });
     return {
