@@ -85,6 +85,8 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisProcess
 
 export interface RedisCluster {
   ports: number[];
+  /** The processes behind `ports`, in the same order. */
+  nodes: RedisProcess[];
   stop(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startCluster(masters = 3, replicasPerMaster = 0): Promise<
   await waitForClusterOk(ports, 20_000);
   return {
     ports,
+    nodes,
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
     },
