@@ -4,6 +4,7 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { StoreConfig } from "./config.js";
 import { redactUrl } from "./logger.js";
+import { reconnectOnReadonly } from "../store/redis/connections.js";
 
 type RedisStoreConfig = Extract<StoreConfig, { kind: "redis" }>;
 
@@ -23,6 +24,7 @@ export function connectRedis(config: RedisStoreConfig, common: RedisOptions): Re
       // Sentinel announces +switch-master; ioredis then drops the old primary at once instead of
       // waiting for a write to be refused (READONLY) or a connection to time out.
       failoverDetector: true,
+      reconnectOnError: reconnectOnReadonly,
       // Between a primary's loss and its replacement Sentinel may name no primary: keep asking.
       sentinelRetryStrategy: (attempt: number) => Math.min(100 * attempt, 1_000),
     });

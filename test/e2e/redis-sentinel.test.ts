@@ -1,5 +1,6 @@
 // A replica configured with TETHER_REDIS_SENTINELS finds the primary through Sentinel, runs turns
-// on it, and after a failover keeps running turns on the promoted replica without a restart.
+// on it, and after a failover (SENTINEL FAILOVER, then the primary killed) keeps running turns on
+// the promoted replica without a restart.
 import { spawn, type ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
@@ -54,15 +55,21 @@ function startTether(port: number, env: Record<string, string>): ChildProcess {
 }
 
 describe("Redis through Sentinel", () => {
-  it("serves turns, and keeps serving them after a failover without a restart", async () => {
+  it("serves turns, and keeps serving them after a failover and after the primary dies, without a restart", async () => {
     const port = await freePort();
     tether = startTether(port, { TETHER_REDIS_DURABILITY: "replicated" });
     const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` });
     const health = createClient(Health, transport);
     const turns = createClient(TurnService, transport);
+    // The request id makes a retried submission the same input, so a retry whose first attempt
+    // did land cannot add a turn; the revisions below are exact.
     const runTurn = async (sessionId: string, text: string) => {
       for await (const m of turns.streamTurn(
-        { sessionId, input: [{ kind: { case: "text", value: text } }] },
+        {
+          sessionId,
+          clientRequestId: `${sessionId}/${text.replace(/\s+/gu, "-")}`,
+          input: [{ kind: { case: "text", value: text } }],
+        },
         { timeoutMs: 10_000 },
       )) {
         if (m.event?.event.case === "turnCompleted") return m.event.event.value.headRevision;
@@ -91,6 +98,15 @@ describe("Redis through Sentinel", () => {
     );
     expect(after).toBe(3n);
     expect(await runTurn("fresh-after-failover", "hi")).toBe(2n);
+
+    // Now the primary dies outright: Sentinel sees it down and promotes the other replica.
+    const survivor = await topology.killPrimary();
+    expect([firstPrimary, promoted]).not.toContain(survivor);
+    const afterKill = await waitFor(
+      () => runTurn("through-sentinel", "after the primary died").catch(() => undefined),
+      { timeoutMs: 30_000, intervalMs: 200, what: `a turn after the primary died\n${output}` },
+    );
+    expect(afterKill).toBe(4n);
     expect(tether.exitCode).toBeNull();
   }, 120_000);
 });

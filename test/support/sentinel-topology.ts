@@ -20,6 +20,8 @@ export interface SentinelTopology {
   primaryPort(): Promise<number>;
   /** SENTINEL FAILOVER; resolves with the new primary's port once it accepts writes. */
   failover(): Promise<number>;
+  /** SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. */
+  killPrimary(): Promise<number>;
   /** The node on `port`. */
   node(port: number): RedisProcess;
   stop(): Promise<void>;
@@ -121,23 +123,24 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
     sentinels: sentinels.map((s) => ({ host: "127.0.0.1", port: s.port })),
     nodes,
     primaryPort,
+    async failover() {
+      const before = await primaryPort();
+      await sentinelCommand((sentinels[0] as { port: number }).port, "FAILOVER", SENTINEL_MASTER);
+      return promotedAfter(before);
+    },
+    async killPrimary() {
+      const before = await primaryPort();
+      const victim = nodes.find((n) => n.port === before);
+      if (!victim) throw new Error(`no Redis node on ${before}`);
+      const exited = new Promise((r) => victim.child.once("exit", r));
+      victim.child.kill("SIGKILL");
+      await exited;
+      return promotedAfter(before);
+    },
     node(port) {
       const found = nodes.find((n) => n.port === port);
       if (!found) throw new Error(`no Redis node on ${port}`);
       return found;
-    },
-    async failover() {
-      const before = await primaryPort();
-      await sentinelCommand((sentinels[0] as { port: number }).port, "FAILOVER", SENTINEL_MASTER);
-      let after = before;
-      await waitFor(
-        async () => {
-          after = await primaryPort().catch(() => before);
-          return after !== before && (await role(after).catch(() => "")) === "master";
-        },
-        { timeoutMs: 30_000, intervalMs: 50, what: "Sentinel to promote a replica" },
-      );
-      return after;
     },
     async stop() {
       for (const s of sentinels) {
@@ -146,8 +149,24 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
         s.kill("SIGTERM");
         await exited;
       }
-      await Promise.all(nodes.map((n) => n.stop()));
+      for (const n of nodes) {
+        // A node killed by a test has exited already; stop() would wait for an exit that passed.
+        if (n.child.signalCode !== null) await rm(n.dir, { recursive: true, force: true });
+        else await n.stop();
+      }
       await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
     },
   };
+
+  async function promotedAfter(before: number): Promise<number> {
+    let after = before;
+    await waitFor(
+      async () => {
+        after = await primaryPort().catch(() => before);
+        return after !== before && (await role(after).catch(() => "")) === "master";
+      },
+      { timeoutMs: 30_000, intervalMs: 50, what: "Sentinel to promote a replica" },
+    );
+    return after;
+  }
 }

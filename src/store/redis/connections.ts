@@ -27,11 +27,17 @@ export function replicaConnectionOptions(settings: ReplicaConnectionSettings): R
     autoResendUnfulfilledCommands: false,
     // ioredis 6.0.0 leaves a command that was not resent pending forever; the timeout settles it.
     commandTimeout: settings.commandTimeoutMs,
-    // After a failover the old primary answers writes with READONLY until the client moves:
-    // reconnect (Sentinel then names the new primary) and send the refused command again, which
-    // is safe because a READONLY refusal ran nothing.
-    reconnectOnError: (error: Error) => (/\bREADONLY\b/u.test(error.message) ? 2 : false),
   };
+}
+
+/**
+ * For connections that find the primary through Sentinel: after a failover the old primary
+ * answers writes with READONLY until the client moves. Reconnect (Sentinel then names the new
+ * primary) and send the refused command again, which is safe because a READONLY refusal ran
+ * nothing. Not for a fixed URL: reconnecting there reaches the same replica again.
+ */
+export function reconnectOnReadonly(error: Error): 2 | false {
+  return /\bREADONLY\b/u.test(error.message) ? 2 : false;
 }
 
 /**
