@@ -22,8 +22,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
 fi
-# The Debian package may start a system redis on 6379; the tests never use it, they start
-# their own servers on free loopback ports.
+# The Debian packages may start a system redis on 6379 and a sentinel on 26379; the tests never
+# use them, they start their own servers and sentinels on free loopback ports.
 
 # The Helm chart gate's tools, built once here so the test run itself stays short.
 bash scripts/test-helm.sh --install-only
