@@ -5,7 +5,12 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { TetherError, type TetherErrorCode } from "../domain/errors.js";
-import { BadRequestSchema, ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+import {
+  BadRequestSchema,
+  ErrorInfoSchema,
+  QuotaFailureSchema,
+  RetryInfoSchema,
+} from "../gen/google/rpc/error_details_pb.js";
 import { tenantKey } from "./tenancy.js";
 
 /** Exhaustive on purpose: a new TetherError code does not compile until it has a status here. */
@@ -30,6 +35,8 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   revision_out_of_range: Code.OutOfRange,
   revision_unavailable: Code.FailedPrecondition,
   turn_in_progress: Code.FailedPrecondition,
+  quota_exhausted: Code.ResourceExhausted,
+  permission_denied: Code.PermissionDenied,
   unauthenticated: Code.Unauthenticated,
   deadline_exceeded: Code.DeadlineExceeded,
   unknown_service: Code.NotFound,
@@ -43,7 +50,12 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
  * Every message the edge may attach as an error detail. Reflection serves their descriptors too:
  * no service imports them, yet a client (grpcurl) needs them to decode the details.
  */
-export const ERROR_DETAIL_MESSAGES: readonly DescMessage[] = [ErrorInfoSchema, BadRequestSchema];
+export const ERROR_DETAIL_MESSAGES: readonly DescMessage[] = [
+  ErrorInfoSchema,
+  BadRequestSchema,
+  QuotaFailureSchema,
+  RetryInfoSchema,
+];
 
 /** ErrorInfo.domain of every Tether error. */
 export const ERROR_DOMAIN = "tether.dev";
@@ -97,8 +109,40 @@ export function connectErrorOf(error: TetherError, tenant?: string): ConnectErro
       value: { fieldViolations: error.violations.map((v) => ({ ...v })) },
     });
   }
+  if (error.code === "quota_exhausted") details.push(...quotaDetails(error));
   const message = stripTenant(error.message, tenant);
   return new ConnectError(message, STATUS_OF[error.code], undefined, details, error);
+}
+
+/** QuotaFailure (subject: the tenant; the limit) and RetryInfo (when it may free), ADR 0015. */
+function quotaDetails(error: TetherError): ConstructorParameters<typeof ConnectError>[3] & object {
+  const { tenant, limit, max, retryAfterMs } = error.fields;
+  const limitName = String(limit);
+  const delayMs = Math.max(0, Math.round(Number(retryAfterMs)) || 0);
+  return [
+    {
+      desc: QuotaFailureSchema,
+      value: {
+        violations: [
+          {
+            subject: String(tenant),
+            description: `the tenant's ${limitName} limit is used up`,
+            quotaId: limitName,
+            quotaValue: BigInt(Number(max) || 0),
+          },
+        ],
+      },
+    },
+    {
+      desc: RetryInfoSchema,
+      value: {
+        retryDelay: {
+          seconds: BigInt(Math.floor(delayMs / 1000)),
+          nanos: (delayMs % 1000) * 1_000_000,
+        },
+      },
+    },
+  ];
 }
 
 /**

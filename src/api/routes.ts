@@ -6,6 +6,7 @@ import { ServerReflection as ReflectionV1 } from "../gen/grpc/reflection/v1/refl
 import { ServerReflection as ReflectionV1alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import { LeaseService } from "../gen/tether/v1/lease_service_pb.js";
+import { QuotaService } from "../gen/tether/v1/quota_service_pb.js";
 import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
@@ -15,6 +16,7 @@ import { ERROR_DETAIL_MESSAGES } from "./errors.js";
 import { createHealthService, type HealthState } from "./health-service.js";
 import { createLeaseService } from "./lease-service.js";
 import { createQueueService } from "./queue-service.js";
+import { createQuotaService, type QuotaServiceOptions } from "./quota-service.js";
 import { createReflectionServices } from "./reflection-service.js";
 import { createSessionService } from "./session-service.js";
 import { createTurnService, type TurnServiceOptions } from "./turn-service.js";
@@ -25,6 +27,11 @@ export function routeStoreServices(router: ConnectRouter, store: RuntimeStore): 
   router.service(AgentService, createAgentService(store));
   router.service(QueueService, createQueueService({ store }));
   router.service(LeaseService, createLeaseService({ store }));
+}
+
+/** QuotaService: a tenant's quota limits and their use (ADR 0015). */
+export function routeQuotaService(router: ConnectRouter, options: QuotaServiceOptions): void {
+  router.service(QuotaService, createQuotaService(options));
 }
 
 export function routeTurnService(router: ConnectRouter, options: TurnServiceOptions): void {

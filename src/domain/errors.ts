@@ -22,6 +22,8 @@ export type TetherErrorCode =
   | "revision_out_of_range"
   | "revision_unavailable"
   | "turn_in_progress"
+  | "quota_exhausted"
+  | "permission_denied"
   | "unauthenticated"
   | "deadline_exceeded"
   | "unknown_service"
@@ -50,6 +52,8 @@ const RETRYABLE: ReadonlySet<TetherErrorCode> = new Set([
   "server_shutting_down",
   "head_revision_contended",
   "replication_unconfirmed",
+  // A tenant's quota frees with time (its window) or as its turns end.
+  "quota_exhausted",
 ]);
 
 export class TetherError extends Error {
@@ -241,6 +245,11 @@ export function deadlineExceeded(): TetherError {
 /** grpc.health.v1 Check of a service this server does not report on. */
 export function unknownService(service: string): TetherError {
   return new TetherError("unknown_service", `unknown service ${service}`, { fields: { service } });
+}
+
+/** A caller asked for another tenant's data it may not read (GetQuotaUsage). */
+export function permissionDenied(field: string, description: string): TetherError {
+  return new TetherError("permission_denied", `${field}: ${description}`, { fields: { field } });
 }
 
 export function serverShuttingDown(): TetherError {

@@ -1,15 +1,19 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
 import type { Clock } from "../ports/clock.js";
 import type { TranscriptCache } from "./turn/transcript-cache.js";
+import type { SessionId } from "../domain/ids.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { QuotaStore } from "../ports/quota-store.js";
+import type { QuotaConfig } from "../domain/quotas.js";
 import type { LivenessProbe } from "../ports/liveness-probe.js";
 import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
@@ -26,7 +30,38 @@ export interface RuntimeMetrics {
   countTurn(outcome: string): void;
   countLeaseClaim(outcome: string): void;
   addProviderTokens(provider: string, kind: string, tokens: number): void;
+  /** One model call ended (turn/model-call-metrics.ts); the receiver bounds the labels. */
+  observeModelCall?(report: ModelCallReport): void;
+  /** One run of a turn ended, or a parked turn was resumed (session/turn-end-metrics.ts). */
+  observeTurn?(report: TurnReport): void;
 }
+
+/** A model call as measured around the provider; raw ids, bounded by the metrics receiver. */
+export interface ModelCallReport {
+  sessionId: SessionId;
+  provider: string;
+  /** The model the call asked for; undefined: the provider's default. */
+  model: string | undefined;
+  seconds: number;
+  /** Until the first stream event; undefined when none came. */
+  firstChunkSeconds: number | undefined;
+  inputTokens: number;
+  outputTokens: number;
+  /** Why the call failed ("cancelled", an HTTP status, "transport", "_OTHER"); undefined: it did not. */
+  errorType: string | undefined;
+}
+
+export type TurnReport =
+  /** A parked turn goes on: answered, cancelled or expired while it waited. */
+  | { kind: "resumed"; sessionId: SessionId; status: string }
+  /** A run of a turn ended (TurnEnd kind); committed ends carry the outcome. */
+  | {
+      kind: "ended";
+      sessionId: SessionId;
+      end: string;
+      outcome: { kind: string; reason: string } | undefined;
+      seconds: number;
+    };
 
 export interface RuntimeDeps {
   store: RuntimeStore;
@@ -57,6 +92,17 @@ export interface RuntimeDeps {
   defaults: TurnSettings;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
+  /** Spans of turns, model and tool calls; undefined when tracing is off (ADR 0013). */
+  tracer?: Tracer;
+  /** Per-tenant quotas (ADR 0015); without them no turn waits for a quota. */
+  quotas?: RuntimeQuotas;
+}
+
+export interface RuntimeQuotas {
+  store: QuotaStore;
+  config: QuotaConfig;
+  /** The longest a refused turn waits before its session is looked at again (1 s by default). */
+  recheckMs?: number;
 }
 
 export const silentLogger: RuntimeLogger = {

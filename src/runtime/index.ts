@@ -8,7 +8,14 @@ export {
   type StreamTurnCommand,
   type TetherRuntime,
 } from "./runtime.js";
-export { silentLogger, type RuntimeDeps, type RuntimeLogger, type RuntimeMetrics } from "./deps.js";
+export {
+  silentLogger,
+  type ModelCallReport,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type RuntimeMetrics,
+  type TurnReport,
+} from "./deps.js";
 export { createSessionBus, isValidCursor, type SessionBus } from "./stream/index.js";
 export {
   compileResponseFormat,

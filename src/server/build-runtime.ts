@@ -9,6 +9,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { LeaseOwner } from "../domain/lease.js";
 import { routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
+import type { Tracer } from "../ports/tracer.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
@@ -22,7 +23,10 @@ import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";
 import type { BuiltStore } from "./build-store.js";
 
-const DEFAULT_MODELS = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" } as const;
+export const DEFAULT_MODELS = {
+  openai: "gpt-4o-mini",
+  anthropic: "claude-3-5-haiku-latest",
+} as const;
 
 export function buildProvider(config: ProviderConfig): ModelProvider {
   switch (config.kind) {
@@ -74,6 +78,7 @@ export function buildRuntime(
   backend: BuiltStore,
   logger: Logger,
   metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
+  tracer?: Tracer,
 ): BuiltRuntime {
   // Connects in the background: a server that is down never holds up the start.
   const mcp =
@@ -107,6 +112,8 @@ export function buildRuntime(
     defaults: {},
     logger,
     ...(metrics ? { metrics } : {}),
+    quotas: { store: backend.quotas, config: config.quotas },
+    ...(tracer && { tracer }),
   });
   const sweeper = startSweeper({
     driver: runtime.driver,

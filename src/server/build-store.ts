@@ -2,6 +2,10 @@
 // standalone server or a cluster. The returned close() also quits the Redis connection, which
 // the store itself never owns.
 import type { RuntimeStore, StoreLimits } from "../ports/runtime-store.js";
+import type { QuotaStore } from "../ports/quota-store.js";
+import { systemClock } from "../ports/clock.js";
+import { createMemoryQuotaStore } from "../store/memory/quota-ops.js";
+import { createRedisQuotaStore } from "../store/redis/quota-ops.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
 import { createRedisStore } from "../store/redis/index.js";
 import { createRedisEventLog } from "../store/redis/event-log.js";
@@ -29,6 +33,8 @@ export interface BuiltStore {
   log: EventLog;
   signals: SessionSignals;
   ready: ReadyIndex;
+  /** Tenant quota counters (ADR 0015), shared by every replica on the same backend. */
+  quotas: QuotaStore;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
@@ -53,6 +59,7 @@ export async function buildStore(
       log: createMemoryEventLog({ fences: store }),
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
+      quotas: createMemoryQuotaStore({ clock: systemClock }),
       ping: () => Promise.resolve(),
       reachableAtStart: true,
       sweepGuard: undefined,
@@ -97,6 +104,7 @@ export async function buildStore(
     log,
     signals,
     ready: createRedisReadyIndex({ redis }),
+    quotas: createRedisQuotaStore({ redis }),
     async ping() {
       await redis.ping();
     },

@@ -3,11 +3,15 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { createErrorInterceptor, type ErrorLog } from "../api/errors.js";
 import type { HealthState } from "../api/health-service.js";
-import { routeOperationalServices, routeStoreServices } from "../api/routes.js";
+import { routeOperationalServices, routeQuotaService, routeStoreServices } from "../api/routes.js";
+import { createQuotaInterceptor, type QuotaServiceOptions } from "../api/quota-service.js";
+import { NO_QUOTAS } from "../domain/quotas.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createAuthInterceptor } from "./auth.js";
 import { createDefaultDeadlineInterceptor } from "./deadlines.js";
 import { createMetricsInterceptor, type Metrics } from "./metrics.js";
+import type { Tracer } from "../ports/tracer.js";
+import { createTracingInterceptor } from "./tracing.js";
 
 /** Registers more services (e.g. TurnService) on the server's router. */
 export type RouteHook = (router: ConnectRouter) => void;
@@ -19,11 +23,14 @@ export interface TetherRoutesOptions {
   routes?: RouteHook | undefined;
   /** Ends health watches when the server drains. */
   stopSignal?: AbortSignal | undefined;
+  /** Tenant quotas (ADR 0015); none when undefined. */
+  quotas?: QuotaServiceOptions | undefined;
 }
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
   return (router) => {
     routeStoreServices(router, options.store);
+    routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
     routeOperationalServices(router, { health: options.health, stopSignal: options.stopSignal });
   };
@@ -34,14 +41,23 @@ export interface TetherInterceptorOptions {
   requestTimeoutMs: number;
   metrics?: Metrics | undefined;
   log: ErrorLog;
+  /** Refuses submissions while a reject-mode quota is used up (inside the error mapping). */
+  quotas?: QuotaServiceOptions | undefined;
+  /** Spans of RPCs (ADR 0013); none when tracing is off. */
+  tracer?: Tracer | undefined;
 }
 
-/** Outermost first: metrics see final codes, auth runs before any handler, errors map last. */
+/**
+ * Outermost first: the RPC's span holds the whole call, metrics see final codes, auth runs
+ * before any handler, errors map last.
+ */
 export function createTetherInterceptors(options: TetherInterceptorOptions): Interceptor[] {
   return [
+    ...(options.tracer ? [createTracingInterceptor(options.tracer)] : []),
     ...(options.metrics ? [createMetricsInterceptor(options.metrics)] : []),
     createAuthInterceptor(options.apiKeys),
     createDefaultDeadlineInterceptor(options.requestTimeoutMs),
     createErrorInterceptor(options.log),
+    ...(options.quotas ? [createQuotaInterceptor(options.quotas)] : []),
   ];
 }

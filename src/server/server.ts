@@ -7,6 +7,8 @@ import { connectErrorOf } from "../api/errors.js";
 import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { QuotaStore } from "../ports/quota-store.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -25,6 +27,10 @@ export interface TetherServerOptions {
   metrics?: Metrics;
   /** Registers further services, e.g. `(router) => router.service(TurnService, impl)`. */
   routes?: RouteHook;
+  /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
+  quotas?: QuotaStore;
+  /** Spans of RPCs; the runtime gets the same tracer (src/telemetry, ADR 0013). */
+  tracer?: Tracer;
 }
 
 export interface TetherServer {
@@ -55,6 +61,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // Every call in flight listens on both (connect links each call's signal to shutdown; streams
   // end on drain), so their listener count follows the number of open calls, with no bound.
   setMaxListeners(0, draining.signal, shutdown.signal);
+  const quotas = { store: options.quotas, config: config.quotas };
 
   const handler = connectNodeAdapter({
     routes: createTetherRoutes({
@@ -62,12 +69,15 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       health,
       routes: options.routes,
       stopSignal: draining.signal,
+      quotas,
     }),
     interceptors: createTetherInterceptors({
       apiKeys: config.apiKeys,
       requestTimeoutMs: config.requestTimeoutMs,
       metrics,
       log: logger,
+      quotas,
+      tracer: options.tracer,
     }),
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,

@@ -14,6 +14,7 @@ import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
+import { describeQuotaLaws } from "./laws/quotas.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeRenewalLaws } from "./laws/renewals.js";
 import { describeSessionListLaws } from "./laws/session-list.js";
@@ -24,7 +25,15 @@ import type { StoreFactory } from "./support/store-factory.js";
 
 export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 
-export function defineStoreConformance(factory: StoreFactory): void {
+export interface ConformanceOptions {
+  /** False where the backend has no quota counters: the wire (ADR 0015 says why). */
+  quotas?: boolean;
+}
+
+export function defineStoreConformance(
+  factory: StoreFactory,
+  options: ConformanceOptions = {},
+): void {
   describeLeaseLaws(factory);
   describeReclaimLaws(factory);
   describeRenewalLaws(factory);
@@ -45,4 +54,5 @@ export function defineStoreConformance(factory: StoreFactory): void {
   describeApprovalLaws(factory);
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
+  if (options.quotas !== false) describeQuotaLaws(factory);
 }

@@ -96,6 +96,7 @@ describe("helm chart", () => {
     expect(defaults.store).toMatchObject({ kind: "redis", url: "redis://redis:6379/0" });
     expect(defaults.apiKeys).toBeUndefined();
     expect(defaults.provider).toEqual({ kind: "echo" });
+    expect(defaults.tracing).toBeUndefined();
 
     const allOn = loadConfig(await renderedEnv("all-on-values"));
     expect(allOn.port).toBe(8443);
@@ -119,9 +120,31 @@ describe("helm chart", () => {
       baseUrl: "https://llm-gateway.example.com/v1",
       model: "gpt-4o-mini",
     });
+    expect(allOn.tracing).toEqual({
+      tracesUrl: "http://otel-collector.observability:4318/v1/traces",
+      protocol: "http/json",
+      serviceName: "tether-prod",
+      sampler: { kind: "parentbased_traceidratio", ratio: 0.25 },
+      captureContent: true,
+    });
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
+    expect(allOn.metricsTenants).toEqual(["initech"]);
+    expect(allOn.metricsModels).toEqual(["gpt-4.1", "claude-sonnet-4@20250514"]);
+    expect(defaults).toMatchObject({ metricsTenants: [], metricsModels: [] });
     expect(allOn.mcpCallTimeoutMs).toBe(30_000);
+    expect(defaults.quotas).toEqual({ tenants: {}, default: undefined });
+    expect(allOn.quotas).toEqual({
+      default: { concurrent_turns: { max: 4, mode: "queue" } },
+      tenants: {
+        acme: {
+          concurrent_turns: { max: 8, mode: "queue" },
+          turns_per_minute: { max: 60, mode: "queue" },
+          tokens_per_minute: { max: 200_000, mode: "reject" },
+          tokens_per_day: { max: 5_000_000, mode: "reject" },
+        },
+      },
+    });
     // A header from a Secret reaches the server through its own variable.
     expect(allOn.mcpServers).toEqual([
       {
@@ -183,5 +206,27 @@ describe("helm chart", () => {
       kind: "anthropic",
       apiKey: "sk-ant-stand-in",
     });
+  });
+
+  it("installs the Grafana dashboard as a sidecar ConfigMap only when grafanaDashboard.enabled", async () => {
+    const dashboardOf = async (name: string) => {
+      const docs = (await readFile(join(envDir, `${name}.rendered.yaml`), "utf8")).split(/^---$/mu);
+      return docs.filter((d) => /^\s+grafana_dashboard: "1"$/mu.test(d));
+    };
+    expect(await dashboardOf("default")).toEqual([]);
+    const [doc, ...more] = await dashboardOf("all-on-values");
+    expect(more).toEqual([]);
+    expect(doc).toMatch(/^ {2}name: tether-prod-dashboard$/mu);
+    expect(doc).toMatch(/^ {2}namespace: monitoring$/mu);
+    expect(doc).toMatch(/^ {4}grafana_folder: Tether$/mu);
+    // The data is the chart's file, byte for byte (a block scalar indented by four).
+    const block = (doc ?? "").split(/^ {2}tether\.json: \|-\n/mu)[1] ?? "";
+    const json = block
+      .split("\n")
+      .map((line) => line.slice(4))
+      .join("\n")
+      .trimEnd();
+    const file = await readFile("helm/tether/dashboards/tether.json", "utf8");
+    expect(json).toBe(file.trimEnd());
   });
 });

@@ -2,7 +2,9 @@
 // share one Redis (then a 3-master Redis Cluster); concurrent clients submit inputs to random
 // replicas while a controller SIGKILLs, pauses (SIGSTOP past the lease TTL, then SIGCONT) and
 // restarts replicas and restarts Redis (AOF on). At the end the records in Redis are checked
-// against what the clients were acknowledged. Prints a table; the last line is one JSON object.
+// against what the clients were acknowledged, and the clients' recorded history against the
+// sessions read back through the API (history/check.ts, ADR 0018). Prints a table; the last line
+// is one JSON object.
 import { execFile } from "node:child_process";
 import { mkdir, readdir, rm, stat, writeFile, cp } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -12,8 +14,11 @@ import { ConnectError } from "@connectrpc/connect";
 import { Cluster, Redis } from "ioredis";
 import { audit, type AuditReport } from "./audit.js";
 import { runWorkload } from "./clients.js";
+import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
+import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
 import { killAll } from "./processes.js";
+import { readFinalSessions } from "./readback.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
   startRestartableCluster,
@@ -34,6 +39,7 @@ interface RunOptions {
   durationMs: number;
   faultIntervalMs: number;
   clients: number;
+  readers: number;
   sessions: number;
   leaseTtlMs: number;
   sweepIntervalMs: number;
@@ -43,7 +49,7 @@ interface RunOptions {
 interface RunReport extends AuditReport {
   name: string;
   seconds: number;
-  operations: { streamTurn: number; watchSession: number; inputs: number };
+  operations: { streamTurn: number; watchSession: number; getSession: number; inputs: number };
   faults: Record<FaultKind, number>;
   resumed_by_cursor: number;
   resubmitted: number;
@@ -54,6 +60,10 @@ interface RunReport extends AuditReport {
   replica_errors: Record<string, number>;
   /** The long Redis outage after the workload (standalone run only). */
   outage?: OutageReport;
+  /** A replica killed while it holds a tenant's only concurrency slot (ADR 0015). */
+  quota_slot: QuotaSlotReport;
+  /** The history checker's verdict on every client operation of the run. */
+  history: HistoryCheckReport;
 }
 
 function mulberry32(seed: number): () => number {
@@ -159,6 +169,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       submitUntilMs,
       giveUpAtMs: submitUntilMs + 60_000,
       random,
+      readers: options.readers,
     });
 
     // The controller: one fault per tick, kinds in rotation, never two at once on one target.
@@ -234,6 +245,17 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
         )
       : undefined;
 
+    // Read back after the outage too: a Redis restart that lost acknowledged state shows here.
+    const final = await readFinalSessions(
+      replicas.map((r) => r.address),
+      sessions,
+    );
+    const history = checkHistory(report.history, final);
+    await writeFile(
+      join(repo, `.tmp/faults/history-${options.name}.json`),
+      JSON.stringify({ events: report.history, final, history }),
+    );
+
     const auditRedis = standalone
       ? new Redis(`redis://127.0.0.1:${standalone.port}`)
       : new Cluster((cluster?.nodes ?? []).map((n) => ({ host: "127.0.0.1", port: n.port })));
@@ -259,8 +281,12 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
         process.stdout.write(`--- ${replica.ownerId} (last lines)\n${replica.tail()}\n`);
       }
     }
+    // The workload's replicas know no quotas: they stop before the quota probe's own two start.
+    await Promise.allSettled(replicas.map((r) => r.shutdown()));
+    const quotaSlot = await runQuotaProbe(options, mainJs, env);
     return {
       name: options.name,
+      quota_slot: quotaSlot,
       seconds: Math.round((Date.now() - started) / 1000),
       operations: { ...report.operations, inputs: report.inputs.length },
       faults,
@@ -270,6 +296,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       client_error_samples: samples,
       replica_errors: replicaErrors(logs),
       ...(outage ? { outage } : {}),
+      history,
       ...verdict,
     };
   } finally {
@@ -277,6 +304,50 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     await standalone?.stop();
     await cluster?.stop();
   }
+}
+
+async function runQuotaProbe(
+  options: RunOptions,
+  mainJs: string,
+  env: Record<string, string>,
+): Promise<QuotaSlotReport> {
+  const nodes = env.TETHER_REDIS_CLUSTER_NODES?.split(",") ?? [];
+  const redis =
+    nodes.length > 0
+      ? new Cluster(nodes.map((n) => ({ host: "127.0.0.1", port: Number(n.split(":")[1]) })))
+      : new Redis(env.TETHER_REDIS_URL ?? "");
+  try {
+    const report = await probeQuotaSlotKill({ ...options, mainJs, env, redis });
+    process.stdout.write(`[${options.name}] quota slot kill: ${JSON.stringify(report)}\n`);
+    return report;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** FAULTS_KINDS=quota_slot_kill: that probe alone, on a fresh Redis per mode (no workload). */
+async function quotaProbeOnly(modes: string[], mainJs: string): Promise<void> {
+  const runs: Record<string, QuotaSlotReport> = {};
+  for (const name of modes as RunOptions["name"][]) {
+    const standalone = name === "standalone" ? await startStandalone() : undefined;
+    const cluster = name === "cluster" ? await startRestartableCluster() : undefined;
+    const env: Record<string, string> = standalone
+      ? { TETHER_REDIS_URL: `redis://127.0.0.1:${standalone.port}` }
+      : {
+          TETHER_REDIS_CLUSTER_NODES: (cluster?.nodes ?? [])
+            .map((n) => `127.0.0.1:${n.port}`)
+            .join(","),
+        };
+    const leaseTtlMs = envNumber("FAULTS_LEASE_TTL_MS", 1_000);
+    const options = { name, leaseTtlMs, sweepIntervalMs: 250 } as RunOptions;
+    try {
+      runs[name] = await runQuotaProbe(options, mainJs, env);
+    } finally {
+      await standalone?.stop();
+      await cluster?.stop();
+    }
+  }
+  process.stdout.write(`${JSON.stringify({ quota_slot: runs })}\n`);
 }
 
 function replicaErrors(logs: LogRecord[]): Record<string, number> {
@@ -296,6 +367,9 @@ function table(reports: RunReport[]): string {
     ["StreamTurn calls", (r) => r.operations.streamTurn],
     ["WatchSession calls (resume by cursor)", (r) => r.operations.watchSession],
     ["inputs submitted", (r) => r.operations.inputs],
+    ["GetSession reads", (r) => r.operations.getSession],
+    ["history operations checked", (r) => r.history.operations],
+    ["history violations", (r) => r.history.violations.length + r.history.omitted],
     ...FAULT_KINDS.map((k): [string, (r: RunReport) => number] => [
       `faults: ${k}`,
       (r) => r.faults[k],
@@ -338,8 +412,10 @@ async function main(): Promise<void> {
   const seed = envNumber("FAULTS_SEED", Date.now() % 1_000_000);
   const modes = (process.env.FAULTS_MODES ?? "standalone,cluster").split(",");
   const mainJs = await ensureBuild();
+  if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
   const common = {
     clients: envNumber("FAULTS_CLIENTS", 12),
+    readers: envNumber("FAULTS_READERS", 2),
     sessions: envNumber("FAULTS_SESSIONS", 8),
     leaseTtlMs: envNumber("FAULTS_LEASE_TTL_MS", 1_000),
     sweepIntervalMs: 250,
@@ -377,6 +453,9 @@ async function main(): Promise<void> {
   }
   for (const report of reports) {
     for (const problem of report.problems) process.stdout.write(`[${report.name}] ${problem}\n`);
+    for (const v of report.history.violations) {
+      process.stdout.write(`[${report.name}] history ${v.kind}: ${v.detail}\n`);
+    }
   }
   process.stdout.write(`\n${table(reports)}\n\n`);
   const sum = (f: (r: RunReport) => number) => reports.reduce((n, r) => n + f(r), 0);
@@ -397,8 +476,11 @@ async function main(): Promise<void> {
     tools_reexecuted: sum((r) => r.tools_reexecuted),
     answers_accepted: sum((r) => r.answers_accepted),
     answers_lost: sum((r) => r.answers_lost),
+    history_operations: sum((r) => r.history.operations),
+    history_violations: sum((r) => r.history.violations.length + r.history.omitted),
     faults,
     outage: reports.find((r) => r.outage)?.outage,
+    quota_slot: Object.fromEntries(reports.map((r) => [r.name, r.quota_slot])),
     seed,
     seconds: Math.round((Date.now() - started) / 1000),
     client_idle_goaway_errors: idleGoawayRaces,

@@ -5,6 +5,7 @@ import { Cluster, Redis } from "ioredis";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
+import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -33,15 +34,17 @@ export function redisStoreFactory(
   durability?: RedisDurability,
 ): StoreFactory {
   return async (options?: { limits?: Partial<StoreLimits> }) => {
+    const namespace = freshNamespace(label);
     const store = createRedisStore({
       redis: connection(),
-      namespace: freshNamespace(label),
+      namespace,
       extraConnections,
       ...(durability && { durability }),
       ...(options?.limits ? { limits: options.limits } : {}),
     });
     return {
       store,
+      quotas: createRedisQuotaStore({ redis: connection(), namespace }),
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
       close: () => store.close(),
     };

@@ -10,7 +10,13 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
-import { silentLogger, type RuntimeDeps, type RuntimeLogger } from "../../src/runtime/deps.js";
+import type { Tracer } from "../../src/ports/tracer.js";
+import {
+  silentLogger,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type RuntimeMetrics,
+} from "../../src/runtime/deps.js";
 import {
   createTetherRuntime,
   type StreamTurnCommand,
@@ -29,12 +35,18 @@ import { createRedisReadyIndex } from "../../src/store/redis/ready-index.js";
 import { createMemoryReadyIndex } from "../../src/store/memory/ready-index.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
+import type { QuotaConfig } from "../../src/domain/quotas.js";
+import type { QuotaStore } from "../../src/ports/quota-store.js";
+import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
+import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 
 export interface RuntimeHarness {
   runtime: TetherRuntime;
   store: RuntimeStore;
   log: EventLog;
   deps: RuntimeDeps;
+  /** The tenant quota counters of the backend (shared like the store). */
+  quotas: QuotaStore;
 }
 
 export interface RuntimeHarnessOptions {
@@ -64,6 +76,17 @@ export interface RuntimeHarnessOptions {
   wrapLog?: (log: EventLog) => EventLog;
   /** Hears the runtime's log records (silent by default). */
   logger?: RuntimeLogger;
+  /**
+   * Another replica of the same memory deployment: its store, log, signals, ready index and
+   * quota counters are shared (Redis replicas share a namespace instead).
+   */
+  shareWith?: RuntimeHarness;
+  /** Tenant quotas (ADR 0015), with how long a refused turn waits at most before a new look. */
+  quotas?: { config: QuotaConfig; recheckMs?: number };
+  /** Receives the runtime's metrics (none by default). */
+  metrics?: RuntimeMetrics;
+  /** Traces turns (src/telemetry); untraced by default. */
+  tracer?: Tracer;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -71,21 +94,34 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const namespace = options.namespace ?? `rt-${randomUUID()}`;
   const { redis } = options;
   const limits = options.limits && { limits: options.limits };
-  const memory = redis ? undefined : createMemoryStore({ ...limits });
+  const shared = options.shareWith;
+  const memory = redis || shared ? undefined : createMemoryStore({ ...limits });
   const backing =
-    memory ?? createRedisStore({ redis: redis as Redis | Cluster, namespace, ...limits });
+    shared?.store ??
+    memory ??
+    createRedisStore({ redis: redis as Redis | Cluster, namespace, ...limits });
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
   const backingLog = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })
-    : createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) });
+    : (shared?.log ??
+      createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) }));
   const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
+  const quotas =
+    shared?.quotas ??
+    (redis
+      ? createRedisQuotaStore({ redis, namespace })
+      : createMemoryQuotaStore({ clock: systemClock }));
   const deps: RuntimeDeps = {
     store,
     clock: systemClock,
     transcripts: createTranscriptCache(store),
     log,
-    signals: redis ? createRedisSignals({ redis, namespace }) : createMemorySignals(),
-    ready: redis ? createRedisReadyIndex({ redis, namespace }) : createMemoryReadyIndex(),
+    signals: redis
+      ? createRedisSignals({ redis, namespace })
+      : (shared?.deps.signals ?? createMemorySignals()),
+    ready: redis
+      ? createRedisReadyIndex({ redis, namespace })
+      : (shared?.deps.ready ?? createMemoryReadyIndex()),
     liveness: createProcLivenessProbe(),
     bus: createSessionBus(),
     provider: options.provider,
@@ -107,8 +143,17 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
     logger: options.logger ?? silentLogger,
+    ...(options.quotas && {
+      quotas: {
+        store: quotas,
+        config: options.quotas.config,
+        ...(options.quotas.recheckMs !== undefined && { recheckMs: options.quotas.recheckMs }),
+      },
+    }),
+    ...(options.metrics && { metrics: options.metrics }),
+    ...(options.tracer && { tracer: options.tracer }),
   };
-  return { runtime: createTetherRuntime(deps), store, log, deps };
+  return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
 }
 
 export function textCommand(

@@ -12,14 +12,26 @@ export interface LeaseKeeper {
    * store's refusal or error, when a renewal does not go through (the holder must stop).
    */
   keep(fence: LeaseFence, onLost: (error: unknown) => void): () => void;
+  /**
+   * Renews a running turn's quota slot with the leases (ADR 0015) until the returned function is
+   * called, so a replica that dies gives its slots back within a lease TTL.
+   */
+  keepSlot(tenant: string, holder: string): () => void;
 }
 
-type KeeperDeps = Pick<RuntimeDeps, "store" | "leaseTtlMs" | "logger" | "metrics">;
+type KeeperDeps = Pick<RuntimeDeps, "store" | "leaseTtlMs" | "logger" | "metrics" | "quotas">;
 
 export function createLeaseKeeper(deps: KeeperDeps): LeaseKeeper {
   const renewEvery = Math.max(10, Math.floor(deps.leaseTtlMs / 3));
   const held = new Map<object, { fence: LeaseFence; onLost: (error: unknown) => void }>();
+  const slots = new Map<object, { tenant: string; holder: string }>();
   let timer: ReturnType<typeof setInterval> | undefined;
+  const stopIfIdle = (): void => {
+    if (held.size === 0 && slots.size === 0 && timer) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
 
   const lose = (handle: object, error: unknown): void => {
     const hold = held.get(handle);
@@ -49,7 +61,23 @@ export function createLeaseKeeper(deps: KeeperDeps): LeaseKeeper {
     }
   };
 
+  /** One renewTurnSlots call per tenant (its slots share one Redis slot). */
+  const renewSlots = (): void => {
+    const quotas = deps.quotas;
+    if (!quotas || slots.size === 0) return;
+    const byTenant = new Map<string, string[]>();
+    for (const { tenant, holder } of slots.values()) {
+      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), holder]);
+    }
+    for (const [tenant, holders] of byTenant) {
+      quotas.store.renewTurnSlots(tenant, holders, deps.leaseTtlMs).catch((error: unknown) => {
+        deps.logger.warn({ tenant, error }, "quota slot renewal failed");
+      });
+    }
+  };
+
   const tick = (): void => {
+    renewSlots();
     const handles = [...held.keys()];
     for (let i = 0; i < handles.length; i += MAX_RENEWALS_PER_CALL) {
       void renewBatch(handles.slice(i, i + MAX_RENEWALS_PER_CALL));
@@ -63,10 +91,16 @@ export function createLeaseKeeper(deps: KeeperDeps): LeaseKeeper {
       timer ??= setInterval(tick, renewEvery);
       return () => {
         held.delete(handle);
-        if (held.size === 0 && timer) {
-          clearInterval(timer);
-          timer = undefined;
-        }
+        stopIfIdle();
+      };
+    },
+    keepSlot(tenant, holder) {
+      const handle = {};
+      slots.set(handle, { tenant, holder });
+      timer ??= setInterval(tick, renewEvery);
+      return () => {
+        slots.delete(handle);
+        stopIfIdle();
       };
     },
   };

@@ -10,8 +10,10 @@ import { announceCommittedTurn } from "./completion-recovery.js";
 import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
-import { executeTurn, type TurnWork } from "../turn/index.js";
+import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
+import { admitToQuota } from "./quota-admission.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
+import { reportTurnRun } from "./turn-end-metrics.js";
 import { PARK_RECHECK_MS } from "../turn/index.js";
 
 /** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
@@ -232,14 +234,14 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         }
         if (next === "again") continue;
         if (next === "drained" || !("claims" in next)) return next;
-        const step = afterTurn(
-          await executeTurn(deps, {
-            fence,
-            ...next.claims,
-            signal: lost.signal,
-            drain: draining.signal,
-          }),
-        );
+        const work = { fence, ...next.claims, signal: lost.signal, drain: draining.signal };
+        // Refused by a quota, the turn does not start: its claims stay for the next holder.
+        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
+        if (quota.kind === "wait") return { wakeAtMs: quota.wakeAtMs };
+        const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
+        const end = await executeTurn(deps, work).finally(quota.release);
+        reportEnd(end);
+        const step = afterTurn(end);
         logHoldStep(deps.logger, fence, step);
         switch (step.kind) {
           case "next_turn":

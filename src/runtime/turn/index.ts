@@ -3,10 +3,11 @@
 // codecs of what a turn stores. It may import the stream room (to emit events), never the
 // session room.
 export { executeTurn } from "./turn-execution.js";
-export type { TurnWork } from "./turn-preparation.js";
+export { turnIdOf, type TurnWork } from "./turn-preparation.js";
 export type { TurnEnd, TurnEndKind } from "./turn-end.js";
 export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
+export { submittingTrace } from "./turn-trace.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
 export {

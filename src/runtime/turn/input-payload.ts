@@ -24,6 +24,8 @@ export interface InputPayload {
   items: InputItem[];
   clientTools: ToolDefinition[];
   settings: TurnSettings;
+  /** The W3C traceparent of the request that submitted it: the parent of its turn's span. */
+  trace?: string;
 }
 
 export function encodeInputPayload(payload: InputPayload): string {
@@ -39,6 +41,7 @@ export function decodeInputPayload(raw: string): InputPayload {
         items: parsed.items,
         clientTools: Array.isArray(parsed.clientTools) ? parsed.clientTools : [],
         settings: parsed.settings ?? {},
+        ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
       };
     }
   } catch {

@@ -22,7 +22,7 @@ export const ASYNC_DURABILITY: RedisDurability = { mode: "async" };
  *   keeps other writers out (a lease or claim): losing it in a failover would break a promise.
  * - `internal`: a write whose loss a failover survives by design: a renewal or release (the lease
  *   only expires sooner, fencing tokens keep order), vacuum, the event log's tail (rebuilt from
- *   commits; ADR 0017 says what a client may see), a listener's mark.
+ *   commits; ADR 0017 says what a client may see), a listener's mark, quota slots and counters.
  * - `read`: writes nothing.
  */
 export type ScriptWriteClass = "acknowledging" | "internal" | "read";
@@ -69,6 +69,14 @@ export const SCRIPT_WRITE_CLASS = {
   forkSession: "acknowledging",
   listenTurn: "internal",
   readEvents: "read",
+  // Quota slots and counters (ADR 0015) bound a tenant's use; a failover that loses one lets a
+  // tenant briefly past its limit, and promises nothing to a client, so no turn waits on them.
+  admitTurn: "internal",
+  chargeTokens: "internal",
+  checkTokenQuota: "read",
+  releaseTurnSlot: "internal",
+  renewTurnSlots: "internal",
+  readQuotaUsage: "read",
 } as const satisfies Record<ScriptName, ScriptWriteClass>;
 
 export const ACKNOWLEDGING_SCRIPTS = (Object.keys(SCRIPT_WRITE_CLASS) as ScriptName[]).filter(

@@ -188,3 +188,16 @@ export function agentIndexKey(namespace: string): string {
 export function readyIndexKey(namespace: string): string {
   return `${namespace}:ready`;
 }
+
+/** Keys of one tenant's quota counters; the hash tag `{quota:<tenant>}` keeps them in one slot. */
+export interface QuotaKeys {
+  /** Sorted set: turn slot holder -> slot expiry (epoch ms by the Redis clock). */
+  slots: string;
+  /** Hash: tw/tc (turn minute window, turns), kw/kc (token minute window, tokens), dw/dc (day). */
+  counters: string;
+}
+
+export function quotaKeys(namespace: string, tenant: string): QuotaKeys {
+  const p = `${namespace}:{quota:${tenant}}:`;
+  return { slots: `${p}slots`, counters: `${p}counters` };
+}

@@ -20,6 +20,7 @@ export const REPLY = {
   VERSION_CONFLICT: 15,
   OUT_OF_RANGE: 16,
   NOT_KEPT: 17,
+  QUOTA_REFUSED: 18,
 } as const;
 
 export type ReplyName = keyof typeof REPLY;

@@ -48,6 +48,12 @@ export const SCRIPT_NAMES = [
   "forkSession",
   "listenTurn",
   "readEvents",
+  "admitTurn",
+  "chargeTokens",
+  "checkTokenQuota",
+  "releaseTurnSlot",
+  "renewTurnSlots",
+  "readQuotaUsage",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -1,10 +1,16 @@
 // The seam every backend plugs into the conformance suite: a factory of fresh stores and a way to
 // move the store's clock. Laws are written once against this and run per backend.
 import { afterEach, beforeEach } from "vitest";
+import type { QuotaStore } from "../../../src/ports/quota-store.js";
 import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
 
 export interface StoreHarness {
   store: RuntimeStore;
+  /**
+   * The tenant quota counters on the same backend and clock (memory, Redis, Cluster); the wire
+   * has none: quota operations are not on LeaseService (ADR 0015).
+   */
+  quotas?: QuotaStore;
   /**
    * Moves the store's clock forward by `ms`: a manual clock for the memory store, a real sleep for
    * a backend that reads its server's clock. Tests never read the clock themselves.

@@ -127,11 +127,13 @@ describe("reflection", () => {
       }
       return out;
     };
-    expect(await files("google.rpc.ErrorInfo")).toEqual(["google/rpc/error_details.proto"]);
-    expect(await files("google.rpc.BadRequest")).toEqual(["google/rpc/error_details.proto"]);
-    expect(await files("google.rpc.BadRequest.FieldViolation", true)).toEqual([
-      "google/rpc/error_details.proto",
-    ]);
+    // The file comes with what it imports (RetryInfo's google.protobuf.Duration).
+    const withDeps = ["google/rpc/error_details.proto", "google/protobuf/duration.proto"];
+    expect(await files("google.rpc.ErrorInfo")).toEqual(withDeps);
+    expect(await files("google.rpc.BadRequest")).toEqual(withDeps);
+    expect(await files("google.rpc.BadRequest.FieldViolation", true)).toEqual(withDeps);
+    expect(await files("google.rpc.QuotaFailure")).toEqual(withDeps);
+    expect(await files("google.rpc.RetryInfo", true)).toEqual(withDeps);
   });
 
   test("v1 answers NOT_FOUND for an unknown symbol and keeps the stream open", async () => {

@@ -1,0 +1,86 @@
+// QuotaService: GetQuotaUsage, the caller's tenant's quota limits with their use now (ADR 0015),
+// and the submission gate: StreamTurn, SubmitInput and EnqueueWork are refused with
+// RESOURCE_EXHAUSTED while one of the tenant's reject-mode limits is used up.
+import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
+import { permissionDenied } from "../domain/errors.js";
+import {
+  exhaustedLimit,
+  quotaExhausted,
+  quotaOf,
+  quotaReport,
+  type QuotaConfig,
+  type QuotaLimitName,
+  type QuotaMode as DomainQuotaMode,
+} from "../domain/quotas.js";
+import { QuotaLimitKind, QuotaMode, type QuotaService } from "../gen/tether/v1/quota_service_pb.js";
+import type { QuotaStore } from "../ports/quota-store.js";
+import { tenantKey } from "./tenancy.js";
+
+export interface QuotaServiceOptions {
+  /** Undefined where the server keeps no quota counters: every tenant then has no limits. */
+  store: QuotaStore | undefined;
+  config: QuotaConfig;
+}
+
+const KIND: Record<QuotaLimitName, QuotaLimitKind> = {
+  concurrent_turns: QuotaLimitKind.CONCURRENT_TURNS,
+  turns_per_minute: QuotaLimitKind.TURNS_PER_MINUTE,
+  tokens_per_minute: QuotaLimitKind.TOKENS_PER_MINUTE,
+  tokens_per_day: QuotaLimitKind.TOKENS_PER_DAY,
+};
+const MODE: Record<DomainQuotaMode, QuotaMode> = {
+  queue: QuotaMode.QUEUE,
+  reject: QuotaMode.REJECT,
+};
+
+export function createQuotaService(options: QuotaServiceOptions): ServiceImpl<typeof QuotaService> {
+  return {
+    async getQuotaUsage(req, ctx) {
+      const own = ctx.values.get(tenantKey);
+      if (req.tenant !== "" && req.tenant !== own) {
+        throw permissionDenied("tenant", "a caller reads its own tenant's quota only");
+      }
+      const quota = quotaOf(options.config, own);
+      if (!quota || !options.store) return { tenant: own, limits: [] };
+      const usage = await options.store.readQuotaUsage(own);
+      return {
+        tenant: own,
+        limits: quotaReport(quota, usage).map((r) => ({
+          kind: KIND[r.limit],
+          mode: MODE[r.mode],
+          limit: BigInt(r.max),
+          used: BigInt(r.used),
+          resetTimeUnixMs: BigInt(r.resetAtMs ?? 0),
+        })),
+      };
+    },
+  };
+}
+
+/** The RPCs that submit work for a turn: refused while a reject-mode limit is used up. */
+const SUBMISSIONS = new Set([
+  "tether.v1.TurnService/StreamTurn",
+  "tether.v1.QueueService/SubmitInput",
+  "tether.v1.QueueService/EnqueueWork",
+]);
+
+/**
+ * The submission gate. It reads the counters (one script call) and is a courtesy, not the
+ * guarantee: the store's admission of each turn is the atomic check, and an input accepted here
+ * waits there when the limit was reached meanwhile.
+ */
+export function createQuotaInterceptor(options: QuotaServiceOptions): Interceptor {
+  return (next) => async (req) => {
+    const store = options.store;
+    if (!store || !SUBMISSIONS.has(`${req.service.typeName}/${req.method.name}`)) return next(req);
+    const tenant = req.contextValues.get(tenantKey);
+    const quota = quotaOf(options.config, tenant);
+    if (quota) {
+      const over = exhaustedLimit(quota, await store.readQuotaUsage(tenant), "reject");
+      if (over) {
+        throw quotaExhausted(tenant, over.limit, over.retryAfterMs, quota[over.limit]?.max ?? 0);
+      }
+    }
+    return next(req);
+  };
+}

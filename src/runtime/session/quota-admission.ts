@@ -1,0 +1,53 @@
+// A turn's admission against its tenant's quotas (ADR 0015), taken by the driver after the claims
+// and before the turn runs: admitted, the turn holds a slot (renewed with the leases, released
+// when the turn ends in any way); refused, the turn does not start and its session is looked at
+// again when the limit may have freed. Nothing claimed is dropped: the claims stay for the next
+// holder, which re-claims them under a higher generation.
+import type { SessionId } from "../../domain/ids.js";
+import { quotaOf, SLOT_RETRY_MS, tenantOfSession } from "../../domain/quotas.js";
+import type { RuntimeDeps } from "../deps.js";
+import type { LeaseKeeper } from "./lease-keeper.js";
+
+export type QuotaAdmission =
+  { kind: "admitted"; release(): Promise<void> } | { kind: "wait"; wakeAtMs: number };
+
+const UNLIMITED: QuotaAdmission = { kind: "admitted", release: () => Promise.resolve() };
+
+/** One slot per turn of a session: a retried admission of the same turn finds its own slot. */
+export const turnSlotHolder = (sessionId: SessionId, turnId: string): string =>
+  `${sessionId}/${turnId}`;
+
+export async function admitToQuota(
+  deps: RuntimeDeps,
+  keeper: LeaseKeeper,
+  sessionId: SessionId,
+  turnId: string,
+): Promise<QuotaAdmission> {
+  const quotas = deps.quotas;
+  const tenant = tenantOfSession(sessionId);
+  const limits = quotas && quotaOf(quotas.config, tenant);
+  if (!quotas || !limits) return UNLIMITED;
+  const holder = turnSlotHolder(sessionId, turnId);
+  const outcome = await quotas.store.admitTurn({
+    tenant,
+    holder,
+    limits,
+    slotTtlMs: deps.leaseTtlMs,
+  });
+  deps.logger.info({ sessionId, tenant, turnId, limits, ...outcome }, "quota admission");
+  if (outcome.kind === "refused") {
+    const wait = Math.min(outcome.retryAfterMs, quotas.recheckMs ?? SLOT_RETRY_MS);
+    return { kind: "wait", wakeAtMs: deps.clock.nowMs() + wait };
+  }
+  const unkeep = keeper.keepSlot(tenant, holder);
+  return {
+    kind: "admitted",
+    release: async () => {
+      unkeep();
+      // A slot not given back here frees at its expiry (one lease TTL).
+      await quotas.store.releaseTurnSlot(tenant, holder).catch((error: unknown) => {
+        deps.logger.warn({ sessionId, tenant, turnId, error }, "quota slot not released");
+      });
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// The model provider as a tenant's quotas see it (ADR 0015): after each model call its real usage
+// is charged to the tenant; before each later call of the turn (the first was admitted with the
+// turn) the token limits are checked, and while one is used up the call waits, abortably, until
+// its window frees. Accepted work is never refused halfway, whatever the limit's mode.
+import type { SessionId } from "../../domain/ids.js";
+import { quotaOf, tenantOfSession } from "../../domain/quotas.js";
+import { budgetTokens, isZeroUsage, type UsageTotals } from "../../domain/usage.js";
+import type {
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelStreamEvent,
+} from "../../ports/model-provider.js";
+import type { RuntimeDeps } from "../deps.js";
+
+/** The longest one wait lasts before the limit is read again (a window may free early: a new day). */
+const TOKEN_RECHECK_MAX_MS = 5_000;
+
+export function withQuotaCharging(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  provider: ModelProvider,
+): ModelProvider {
+  const quotas = deps.quotas;
+  const tenant = tenantOfSession(sessionId);
+  const limits = quotas && quotaOf(quotas.config, tenant);
+  if (!quotas || !limits) return provider;
+  let calls = 0;
+
+  async function waitForTokens(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const check = await quotas!.store.checkTokenQuota(tenant, limits!);
+      if (check.kind === "within") return;
+      deps.logger.info({ sessionId, tenant, ...check }, "model call waits for the token quota");
+      await deps.sleep(Math.min(check.retryAfterMs, TOKEN_RECHECK_MAX_MS), signal);
+    }
+  }
+
+  async function charge(usage: UsageTotals | undefined): Promise<void> {
+    if (usage === undefined || isZeroUsage(usage)) return;
+    await quotas!.store.chargeTokens(tenant, budgetTokens(usage)).catch((error: unknown) => {
+      // The call happened; a charge lost to an outage undercounts, it never fails the turn.
+      deps.logger.warn({ sessionId, tenant, error }, "quota tokens not charged");
+    });
+  }
+
+  async function* call(
+    request: ModelRequest,
+  ): AsyncGenerator<ModelStreamEvent, ModelResponse, undefined> {
+    if (calls++ > 0) await waitForTokens(request.signal);
+    const inner = provider.call(request);
+    let streamed: UsageTotals | undefined;
+    let done = false;
+    try {
+      for (;;) {
+        const step = await inner.next();
+        if (step.done === true) {
+          done = true;
+          // As the engine counts a call: the final usage when it says anything, else the stream's.
+          await charge(isZeroUsage(step.value.usage) ? streamed : step.value.usage);
+          return step.value;
+        }
+        if (step.value.type === "usage") streamed = step.value.usage;
+        yield step.value;
+      }
+    } finally {
+      // Stopped early (aborted, or the engine stopped reading): the adapter closes its call.
+      if (!done) await inner.return?.();
+    }
+  }
+
+  return { name: provider.name, capabilities: provider.capabilities, call };
+}

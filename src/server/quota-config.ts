@@ -1,0 +1,125 @@
+// TETHER_QUOTAS (JSON) or TETHER_QUOTAS_FILE (a path to the same JSON): per-tenant quota limits,
+// validated at start; a bad value refuses the start naming the variable and the field (ADR 0015).
+//   { "default": { "concurrent_turns": 4 },
+//     "tenants": { "acme": { "turns_per_minute": { "max": 60, "mode": "queue" } } } }
+// A limit is its max alone (mode: queue for concurrent_turns, reject for the others) or
+// { "max", "mode" }.
+import { readFileSync } from "node:fs";
+import {
+  NO_QUOTAS,
+  QUOTA_LIMIT_NAMES,
+  type QuotaConfig,
+  type QuotaLimit,
+  type QuotaLimitName,
+  type TenantQuota,
+} from "../domain/quotas.js";
+import { checkTenantName } from "../api/tenancy.js";
+
+export class QuotaConfigError extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+    this.name = "QuotaConfigError";
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+function limitOf(field: string, name: QuotaLimitName, raw: unknown): QuotaLimit {
+  const defaultMode = name === "concurrent_turns" ? "queue" : "reject";
+  const spec = typeof raw === "number" ? { max: raw, mode: defaultMode } : raw;
+  if (!isObject(spec)) throw new QuotaConfigError(field, "must be a number or { max, mode }");
+  for (const key of Object.keys(spec)) {
+    if (key !== "max" && key !== "mode")
+      throw new QuotaConfigError(`${field}.${key}`, "is not a field of a limit");
+  }
+  const max = spec.max;
+  if (typeof max !== "number" || !Number.isSafeInteger(max) || max < 1) {
+    throw new QuotaConfigError(`${field}.max`, "must be an integer of at least 1");
+  }
+  const mode = spec.mode ?? defaultMode;
+  if (mode !== "queue" && mode !== "reject") {
+    throw new QuotaConfigError(`${field}.mode`, 'must be "queue" or "reject"');
+  }
+  return { max, mode };
+}
+
+function tenantQuotaOf(field: string, raw: unknown): TenantQuota {
+  if (!isObject(raw)) throw new QuotaConfigError(field, "must be an object of limits");
+  const quota: TenantQuota = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!(QUOTA_LIMIT_NAMES as readonly string[]).includes(key)) {
+      throw new QuotaConfigError(
+        `${field}.${key}`,
+        `is not a limit (one of ${QUOTA_LIMIT_NAMES.join(", ")})`,
+      );
+    }
+    const name = key as QuotaLimitName;
+    quota[name] = limitOf(`${field}.${key}`, name, value);
+  }
+  return quota;
+}
+
+export function parseQuotaConfig(json: string): QuotaConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (error) {
+    throw new QuotaConfigError("(document)", `not JSON: ${(error as Error).message}`);
+  }
+  if (!isObject(raw)) throw new QuotaConfigError("(document)", "must be a JSON object");
+  for (const key of Object.keys(raw)) {
+    if (key !== "default" && key !== "tenants") {
+      throw new QuotaConfigError(key, 'is not a field (use "default" and "tenants")');
+    }
+  }
+  const tenants: Record<string, TenantQuota> = {};
+  if (raw.tenants !== undefined) {
+    if (!isObject(raw.tenants)) throw new QuotaConfigError("tenants", "must be an object");
+    for (const [tenant, quota] of Object.entries(raw.tenants)) {
+      try {
+        checkTenantName(tenant);
+      } catch (error) {
+        throw new QuotaConfigError(`tenants.${tenant}`, (error as Error).message);
+      }
+      tenants[tenant] = tenantQuotaOf(`tenants.${tenant}`, quota);
+    }
+  }
+  return {
+    tenants,
+    default: raw.default === undefined ? undefined : tenantQuotaOf("default", raw.default),
+  };
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The quotas from the environment (none when neither variable is set). */
+export function loadQuotaConfig(
+  env: Env,
+  fail: (variable: string, problem: string) => Error,
+): QuotaConfig {
+  const inline = env.TETHER_QUOTAS?.trim() || undefined;
+  const file = env.TETHER_QUOTAS_FILE?.trim() || undefined;
+  if (inline !== undefined && file !== undefined) {
+    throw fail("TETHER_QUOTAS", "set it or TETHER_QUOTAS_FILE, not both");
+  }
+  const variable = file === undefined ? "TETHER_QUOTAS" : "TETHER_QUOTAS_FILE";
+  let json = inline;
+  if (file !== undefined) {
+    try {
+      json = readFileSync(file, "utf8");
+    } catch (error) {
+      throw fail(variable, `cannot read ${file}: ${(error as Error).message}`);
+    }
+  }
+  if (json === undefined) return NO_QUOTAS;
+  try {
+    return parseQuotaConfig(json);
+  } catch (error) {
+    if (error instanceof QuotaConfigError) throw fail(variable, error.message);
+    throw error;
+  }
+}

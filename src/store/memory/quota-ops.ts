@@ -1,0 +1,173 @@
+// The quota port in memory: one process's tenants, on the injected clock. Every operation runs
+// to completion without awaiting, so each is one atomic step as the Redis scripts are.
+import { invalidArgument } from "../../domain/errors.js";
+import {
+  DAY_MS,
+  MINUTE_MS,
+  type QuotaLimitName,
+  type QuotaUsage,
+  type TenantQuota,
+  type TokenQuotaCheck,
+} from "../../domain/quotas.js";
+import type { Clock } from "../../ports/clock.js";
+import type { QuotaStore } from "../../ports/quota-store.js";
+import {
+  checkHolder,
+  checkLimits,
+  checkTenant,
+  checkTokens,
+  checkTtl,
+} from "../shared/quota-checks.js";
+
+interface TenantCounters {
+  /** holder -> slot expiry (epoch ms) */
+  slots: Map<string, number>;
+  turnWindow: number;
+  turns: number;
+  tokenMinuteWindow: number;
+  tokensMinute: number;
+  dayWindow: number;
+  tokensDay: number;
+}
+
+const fresh = (): TenantCounters => ({
+  slots: new Map(),
+  turnWindow: -1,
+  turns: 0,
+  tokenMinuteWindow: -1,
+  tokensMinute: 0,
+  dayWindow: -1,
+  tokensDay: 0,
+});
+
+export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
+  const tenants = new Map<string, TenantCounters>();
+  const of = (tenant: string): TenantCounters => {
+    let t = tenants.get(tenant);
+    if (!t) {
+      t = fresh();
+      tenants.set(tenant, t);
+    }
+    return t;
+  };
+
+  /** Counters as of `now`: a count from an earlier window reads 0. */
+  function usageAt(t: TenantCounters, now: number): QuotaUsage {
+    const minute = Math.floor(now / MINUTE_MS);
+    const day = Math.floor(now / DAY_MS);
+    let running = 0;
+    for (const expiry of t.slots.values()) if (expiry > now) running++;
+    return {
+      runningTurns: running,
+      turnsThisMinute: t.turnWindow === minute ? t.turns : 0,
+      tokensThisMinute: t.tokenMinuteWindow === minute ? t.tokensMinute : 0,
+      tokensToday: t.dayWindow === day ? t.tokensDay : 0,
+      minuteResetAtMs: (minute + 1) * MINUTE_MS,
+      dayResetAtMs: (day + 1) * DAY_MS,
+      nowMs: now,
+    };
+  }
+
+  function tokensOver(limits: TenantQuota, u: QuotaUsage): TokenQuotaCheck {
+    const minute = limits.tokens_per_minute;
+    if (minute && u.tokensThisMinute >= minute.max) {
+      return {
+        kind: "over",
+        limit: "tokens_per_minute",
+        retryAfterMs: u.minuteResetAtMs - u.nowMs,
+      };
+    }
+    const day = limits.tokens_per_day;
+    if (day && u.tokensToday >= day.max) {
+      return { kind: "over", limit: "tokens_per_day", retryAfterMs: u.dayResetAtMs - u.nowMs };
+    }
+    return { kind: "within" };
+  }
+
+  function earliestExpiry(t: TenantCounters, now: number): number {
+    let first = Infinity;
+    for (const expiry of t.slots.values()) if (expiry > now && expiry < first) first = expiry;
+    return first - now;
+  }
+
+  return {
+    async admitTurn(admission) {
+      const tenant = checkTenant(admission.tenant);
+      const holder = checkHolder(admission.holder);
+      const limits = checkLimits(admission.limits);
+      const ttl = checkTtl(admission.slotTtlMs);
+      const now = options.clock.nowMs();
+      const t = of(tenant);
+      const own = t.slots.get(holder);
+      if (own !== undefined && own > now) {
+        t.slots.set(holder, now + ttl);
+        return { kind: "admitted", readmitted: true };
+      }
+      const u = usageAt(t, now);
+      const refuse = (limit: QuotaLimitName, retryAfterMs: number) => ({
+        kind: "refused" as const,
+        limit,
+        retryAfterMs: Math.max(1, retryAfterMs),
+      });
+      const slots = limits.concurrent_turns;
+      if (slots && u.runningTurns >= slots.max) {
+        return refuse("concurrent_turns", earliestExpiry(t, now));
+      }
+      const turns = limits.turns_per_minute;
+      if (turns && u.turnsThisMinute >= turns.max) {
+        return refuse("turns_per_minute", u.minuteResetAtMs - now);
+      }
+      const tokens = tokensOver(limits, u);
+      if (tokens.kind === "over") return refuse(tokens.limit, tokens.retryAfterMs);
+      for (const [h, expiry] of t.slots) if (expiry <= now) t.slots.delete(h);
+      t.slots.set(holder, now + ttl);
+      t.turnWindow = Math.floor(now / MINUTE_MS);
+      t.turns = u.turnsThisMinute + 1;
+      return { kind: "admitted", readmitted: false };
+    },
+
+    async chargeTokens(rawTenant, rawTokens) {
+      const tenant = checkTenant(rawTenant);
+      const tokens = checkTokens(rawTokens);
+      const now = options.clock.nowMs();
+      const t = of(tenant);
+      const u = usageAt(t, now);
+      t.tokenMinuteWindow = Math.floor(now / MINUTE_MS);
+      t.tokensMinute = u.tokensThisMinute + tokens;
+      t.dayWindow = Math.floor(now / DAY_MS);
+      t.tokensDay = u.tokensToday + tokens;
+    },
+
+    async checkTokenQuota(rawTenant, rawLimits) {
+      const tenant = checkTenant(rawTenant);
+      const limits = checkLimits(rawLimits);
+      return tokensOver(limits, usageAt(of(tenant), options.clock.nowMs()));
+    },
+
+    async releaseTurnSlot(rawTenant, rawHolder) {
+      const t = of(checkTenant(rawTenant));
+      const holder = checkHolder(rawHolder);
+      const expiry = t.slots.get(holder);
+      t.slots.delete(holder);
+      return expiry !== undefined && expiry > options.clock.nowMs();
+    },
+
+    async renewTurnSlots(rawTenant, rawHolders, rawTtl) {
+      const t = of(checkTenant(rawTenant));
+      const ttl = checkTtl(rawTtl);
+      if (!Array.isArray(rawHolders)) throw invalidArgument("holders", "must be a list");
+      const holders = rawHolders.map(checkHolder);
+      const now = options.clock.nowMs();
+      return holders.map((holder) => {
+        const expiry = t.slots.get(holder);
+        if (expiry === undefined || expiry <= now) return false;
+        t.slots.set(holder, now + ttl);
+        return true;
+      });
+    },
+
+    async readQuotaUsage(rawTenant) {
+      return usageAt(of(checkTenant(rawTenant)), options.clock.nowMs());
+    },
+  };
+}

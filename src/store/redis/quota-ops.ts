@@ -1,0 +1,109 @@
+// The quota port on Redis: one script call per operation, all keys of a tenant in the slot of
+// its hash tag `{quota:<tenant>}`, windows and slot expiry by the Redis clock (ADR 0015).
+import type { Cluster, Redis } from "ioredis";
+import { invalidArgument, TetherError } from "../../domain/errors.js";
+import type { QuotaLimitName, TenantQuota, TokenQuotaCheck } from "../../domain/quotas.js";
+import { QUOTA_LIMIT_NAMES } from "../../domain/quotas.js";
+import type { QuotaStore } from "../../ports/quota-store.js";
+import {
+  checkHolder,
+  checkLimits,
+  checkTenant,
+  checkTokens,
+  checkTtl,
+} from "../shared/quota-checks.js";
+import { checkNamespace, quotaKeys } from "./keys.js";
+import { REPLY } from "./replies.js";
+import { createScriptRunner, type ScriptReply } from "./scripts.js";
+
+const maxOf = (limits: TenantQuota, name: QuotaLimitName): number => limits[name]?.max ?? 0;
+
+function limitName(value: unknown): QuotaLimitName {
+  if (!(QUOTA_LIMIT_NAMES as readonly unknown[]).includes(value)) {
+    throw new TetherError("internal", `a quota script named an unknown limit ${String(value)}`);
+  }
+  return value as QuotaLimitName;
+}
+
+function refusal(reply: ScriptReply): { limit: QuotaLimitName; retryAfterMs: number } {
+  return { limit: limitName(reply[1]), retryAfterMs: Number(reply[2]) };
+}
+
+export function createRedisQuotaStore(options: {
+  redis: Redis | Cluster;
+  namespace?: string;
+}): QuotaStore {
+  const namespace = checkNamespace(options.namespace ?? "tether");
+  const scripts = createScriptRunner(options.redis);
+  const keys = (tenant: unknown) => quotaKeys(namespace, checkTenant(tenant));
+  return {
+    async admitTurn(admission) {
+      const k = keys(admission.tenant);
+      const holder = checkHolder(admission.holder);
+      const limits = checkLimits(admission.limits);
+      const ttl = checkTtl(admission.slotTtlMs);
+      const reply = await scripts.run(
+        "admitTurn",
+        [k.slots, k.counters],
+        [
+          holder,
+          ttl,
+          maxOf(limits, "concurrent_turns"),
+          maxOf(limits, "turns_per_minute"),
+          maxOf(limits, "tokens_per_minute"),
+          maxOf(limits, "tokens_per_day"),
+        ],
+      );
+      if (reply[0] === REPLY.QUOTA_REFUSED) return { kind: "refused", ...refusal(reply) };
+      return { kind: "admitted", readmitted: reply[1] === 1 };
+    },
+
+    async chargeTokens(tenant, tokens) {
+      const k = keys(tenant);
+      await scripts.run("chargeTokens", [k.counters], [checkTokens(tokens)]);
+    },
+
+    async checkTokenQuota(tenant, rawLimits): Promise<TokenQuotaCheck> {
+      const k = keys(tenant);
+      const limits = checkLimits(rawLimits);
+      const reply = await scripts.run(
+        "checkTokenQuota",
+        [k.counters],
+        [maxOf(limits, "tokens_per_minute"), maxOf(limits, "tokens_per_day")],
+      );
+      if (reply[0] === REPLY.QUOTA_REFUSED) return { kind: "over", ...refusal(reply) };
+      return { kind: "within" };
+    },
+
+    async releaseTurnSlot(tenant, holder) {
+      const k = keys(tenant);
+      const reply = await scripts.run("releaseTurnSlot", [k.slots], [checkHolder(holder)]);
+      return reply[1] === 1;
+    },
+
+    async renewTurnSlots(tenant, rawHolders, ttl) {
+      const k = keys(tenant);
+      const checkedTtl = checkTtl(ttl);
+      if (!Array.isArray(rawHolders)) throw invalidArgument("holders", "must be a list");
+      const holders = rawHolders.map(checkHolder);
+      if (holders.length === 0) return [];
+      const reply = await scripts.run("renewTurnSlots", [k.slots], [checkedTtl, ...holders]);
+      return holders.map((_, i) => reply[i + 1] === 1);
+    },
+
+    async readQuotaUsage(tenant) {
+      const k = keys(tenant);
+      const reply = await scripts.run("readQuotaUsage", [k.slots, k.counters], []);
+      const n = (i: number) => Number(reply[i]);
+      return {
+        runningTurns: n(1),
+        turnsThisMinute: n(2),
+        tokensThisMinute: n(3),
+        tokensToday: n(4),
+        minuteResetAtMs: n(5),
+        dayResetAtMs: n(6),
+        nowMs: n(7),
+      };
+    },
+  };
+}
