@@ -3,7 +3,7 @@
 // the promoted replica without a restart.
 import { spawn, type ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,6 +11,7 @@ import {
   HealthCheckResponse_ServingStatus as Status,
 } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
+import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import { freePort } from "../support/redis-harness.js";
 import { startSentinelTopology, type SentinelTopology } from "../support/sentinel-topology.js";
 import { waitFor } from "../support/wait-for.js";
@@ -55,9 +56,14 @@ function startTether(port: number, env: Record<string, string>): ChildProcess {
 }
 
 describe("Redis through Sentinel", () => {
-  it("serves turns, and keeps serving them after a failover and after the primary dies, without a restart", async () => {
+  it("serves turns, and keeps serving them after a failover and after the primary dies, without a restart or a lost acknowledgement", async () => {
     const port = await freePort();
-    tether = startTether(port, { TETHER_REDIS_DURABILITY: "replicated" });
+    // Every acknowledgement waits for both replicas, so whichever one Sentinel promotes has it.
+    tether = startTether(port, {
+      TETHER_REDIS_DURABILITY: "replicated",
+      TETHER_REDIS_MIN_REPLICAS: "2",
+      TETHER_REDIS_WAIT_TIMEOUT_MS: "1000",
+    });
     const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` });
     const health = createClient(Health, transport);
     const turns = createClient(TurnService, transport);
@@ -99,12 +105,40 @@ describe("Redis through Sentinel", () => {
     expect(after).toBe(3n);
     expect(await runTurn("fresh-after-failover", "hi")).toBe(2n);
 
-    // Now the primary dies outright: Sentinel sees it down and promotes the other replica.
+    // Now the primary dies outright: Sentinel sees it down and promotes a replica. Both replicas
+    // had confirmed revision 3, so it survives whichever is promoted.
+    const killed = await topology.primaryPort();
     const survivor = await topology.killPrimary();
-    expect([firstPrimary, promoted]).not.toContain(survivor);
+    expect(killed).toBe(promoted);
+    expect(survivor).not.toBe(killed);
+    const sessions = createClient(SessionService, transport);
+    const head = await waitFor(
+      () =>
+        sessions.getSession({ sessionId: "through-sentinel" }, { timeoutMs: 2_000 }).then(
+          (r) => r.session?.headRevision,
+          () => undefined,
+        ),
+      { timeoutMs: 30_000, intervalMs: 200, what: `a read after the primary died\n${output}` },
+    );
+    expect(head).toBe(3n);
+    // One replica left, two required: an acknowledgement cannot be given, and says why (once
+    // the process's connections have moved to the new primary, calls may first fail as outages).
+    const refused = await waitFor(
+      () =>
+        runTurn("through-sentinel", "with one replica").then(
+          () => "acknowledged",
+          (e: unknown) => (String(e).includes('durability "replicated"') ? e : undefined),
+        ),
+      { timeoutMs: 30_000, intervalMs: 200, what: `a refusal naming the durability\n${output}` },
+    );
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.Unavailable);
+    // The dead node comes back as a replica: the same process acknowledges again, and the
+    // retried input (same request id) lands once, at the next revision.
+    await topology.revive(killed);
     const afterKill = await waitFor(
-      () => runTurn("through-sentinel", "after the primary died").catch(() => undefined),
-      { timeoutMs: 30_000, intervalMs: 200, what: `a turn after the primary died\n${output}` },
+      () => runTurn("through-sentinel", "with one replica").catch(() => undefined),
+      { timeoutMs: 30_000, intervalMs: 200, what: `a turn after the node returned\n${output}` },
     );
     expect(afterKill).toBe(4n);
     expect(tether.exitCode).toBeNull();

@@ -22,6 +22,8 @@ export interface SentinelTopology {
   failover(): Promise<number>;
   /** SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. */
   killPrimary(): Promise<number>;
+  /** Starts a killed node again on its port, as a replica of the current primary. */
+  revive(port: number): Promise<void>;
   /** The node on `port`. */
   node(port: number): RedisProcess;
   stop(): Promise<void>;
@@ -136,6 +138,35 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
       victim.child.kill("SIGKILL");
       await exited;
       return promotedAfter(before);
+    },
+    async revive(port) {
+      const index = nodes.findIndex((n) => n.port === port);
+      const old = nodes[index];
+      if (!old || old.child.signalCode === null) throw new Error(`node ${port} was not killed`);
+      const primary = await primaryPort();
+      const child = spawn(
+        "redis-server",
+        [
+          ...["--port", String(port), "--bind", "127.0.0.1", "--dir", old.dir, "--save", ""],
+          ...["--appendonly", "no", "--protected-mode", "no", ...NODE_ARGS],
+          ...["--replicaof", "127.0.0.1", String(primary)],
+        ],
+        { stdio: "ignore" },
+      );
+      await waitForPing(port);
+      nodes[index] = {
+        port,
+        child,
+        dir: old.dir,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) {
+            const exited = new Promise((r) => child.once("exit", r));
+            child.kill("SIGTERM");
+            await exited;
+          }
+          await rm(old.dir, { recursive: true, force: true });
+        },
+      };
     },
     node(port) {
       const found = nodes.find((n) => n.port === port);
