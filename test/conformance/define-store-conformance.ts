@@ -15,6 +15,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeQuotaLaws } from "./laws/quotas.js";
+import { describeScheduleLaws } from "./laws/schedules.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeRenewalLaws } from "./laws/renewals.js";
 import { describeSessionListLaws } from "./laws/session-list.js";
@@ -28,6 +29,8 @@ export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 export interface ConformanceOptions {
   /** False where the backend has no quota counters: the wire (ADR 0015 says why). */
   quotas?: boolean;
+  /** False where the backend has no schedules: the wire (ADR 0020 says why). */
+  schedules?: boolean;
 }
 
 export function defineStoreConformance(
@@ -55,4 +58,5 @@ export function defineStoreConformance(
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
   if (options.quotas !== false) describeQuotaLaws(factory);
+  if (options.schedules !== false) describeScheduleLaws(factory);
 }

@@ -26,7 +26,8 @@ const wireStoreFactory: StoreFactory = async (options) => {
 
 describe("wire store conformance", () => {
   // Quota counters are the server's own (ADR 0015): LeaseService does not carry them.
-  defineStoreConformance(wireStoreFactory, { quotas: false });
+  // Schedules are the server's own too (ADR 0020): ScheduleService is their API, not LeaseService.
+  defineStoreConformance(wireStoreFactory, { quotas: false, schedules: false });
 });
 
 describe("wire store: the API's session id rule", () => {

@@ -54,6 +54,15 @@ export const SCRIPT_NAMES = [
   "releaseTurnSlot",
   "renewTurnSlots",
   "readQuotaUsage",
+  "createSchedule",
+  "updateSchedule",
+  "deleteSchedule",
+  "pauseSchedule",
+  "unpauseSchedule",
+  "runScheduleNow",
+  "readDueSchedules",
+  "claimScheduleFire",
+  "completeScheduleFire",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
