@@ -9,7 +9,7 @@ export type ScheduleBusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
 /** Every fire into one session, or a new session of an agent per fire. */
 export type ScheduleTarget =
   | { kind: "session"; sessionId: SessionId; busyStrategy: ScheduleBusyStrategy }
-  | { kind: "agent"; agentId: string; version?: number };
+  | { kind: "agent"; agentId: string; clientAgentId: string; version?: number };
 
 /** A 5-field cron in an IANA time zone, or one instant (epoch ms). */
 export type ScheduleTiming =

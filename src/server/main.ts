@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   // The store takes whatever a request within the message limit carries, encoded.
   const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
   const metrics = createMetrics();
-  const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
+  const { runtime, routes, sweeper, scheduler, mcp } = buildRuntime(config, built, logger, metrics);
   const server = await createTetherServer({
     config,
     store: built.store,
@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   const forced = async (signal: string) => {
     logger.warn({ signal }, "forced shutdown");
     sweeper.stop();
+    void scheduler.stop();
     backendHealth.stop();
     await server.close();
     await mcp?.close();
@@ -70,6 +71,8 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, "shutting down");
     sweeper.stop();
+    // No fire starts during the drain; an unsettled claim lapses and another replica re-fires it.
+    await scheduler.stop();
     backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.
