@@ -33,6 +33,9 @@ import type { QuotaConfig } from "../../src/domain/quotas.js";
 import type { QuotaStore } from "../../src/ports/quota-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
+import type { ScheduleStore } from "../../src/ports/schedule-store.js";
+import { createMemoryScheduleStore } from "../../src/store/memory/schedule-ops.js";
+import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
 
 export interface RuntimeHarness {
   runtime: TetherRuntime;
@@ -41,6 +44,8 @@ export interface RuntimeHarness {
   deps: RuntimeDeps;
   /** The tenant quota counters of the backend (shared like the store). */
   quotas: QuotaStore;
+  /** The schedules of the backend (shared like the store). */
+  schedules: ScheduleStore;
 }
 
 export interface RuntimeHarnessOptions {
@@ -101,6 +106,11 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     (redis
       ? createRedisQuotaStore({ redis, namespace })
       : createMemoryQuotaStore({ clock: systemClock }));
+  const schedules =
+    shared?.schedules ??
+    (redis
+      ? createRedisScheduleStore({ redis, namespace })
+      : createMemoryScheduleStore({ clock: systemClock }));
   const deps: RuntimeDeps = {
     store,
     clock: systemClock,
@@ -141,7 +151,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
       },
     }),
   };
-  return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
+  return { runtime: createTetherRuntime(deps), store, log, deps, quotas, schedules };
 }
 
 export function textCommand(
