@@ -117,6 +117,8 @@ export function buildRuntime(
     schedules: backend.schedules,
     firer: createScheduleFirer(deps, runtime.driver),
     deps,
+    // An occurrence's claim lives like a lease: a dead claimer's fire is retried a TTL later.
+    claimTtlMs: config.leaseTtlMs,
   });
   const sweeper = startSweeper({
     driver: runtime.driver,
