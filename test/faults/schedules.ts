@@ -99,7 +99,7 @@ export async function checkSchedules(
     let runs = await onAny(addresses, (url) =>
       schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }),
     );
-    let inputs = 0;
+    let inputs: number;
     for (;;) {
       const { messages } = await onAny(addresses, (url) =>
         sessionsAt(url).listMessages({ sessionId: p.sessionId }),
