@@ -60,7 +60,12 @@ export function upcomingOccurrences(
 ): number[] {
   if (fromMs === undefined) return [];
   if (timing.kind === "at") return timing.at >= fromMs ? [timing.at] : [];
-  return [fromMs, ...cronOf(timing).nextRuns(n - 1, new Date(fromMs)).map((d) => d.getTime())];
+  return [
+    fromMs,
+    ...cronOf(timing)
+      .nextRuns(n - 1, new Date(fromMs))
+      .map((d) => d.getTime()),
+  ];
 }
 
 export interface FirePlan {
