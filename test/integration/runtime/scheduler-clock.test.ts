@@ -5,6 +5,7 @@
 // submits nothing new.
 import { describe, expect, test } from "vitest";
 import { parseSessionId, type SessionId } from "../../../src/domain/ids.js";
+import { fenceOf } from "../../../src/domain/lease.js";
 import { firstOccurrence } from "../../../src/domain/schedule-timing.js";
 import type { ScheduleRef, ScheduleSpec } from "../../../src/domain/schedules.js";
 import { createManualClock } from "../../../src/ports/clock.js";
@@ -17,19 +18,25 @@ import { waitFor } from "../../support/wait-for.js";
 
 const at = (iso: string): number => Date.parse(iso);
 
-async function setUp(catchUp: "one" | "none") {
+async function setUp(
+  catchUp: "one" | "none",
+  busyStrategy: "enqueue" | "reject" = "enqueue",
+  pollMaxMs?: number,
+) {
   const clock = createManualClock(at("2026-03-01T10:00:30Z"));
   const schedules = createMemoryScheduleStore({ clock });
   const harness = createRuntimeHarness({ provider: createModelProvider({ kind: "echo" }) });
   const firer = createScheduleFirer(harness.deps, harness.runtime.driver);
+  const deps = { sleep: harness.deps.sleep, logger: silentLogger };
+  // Without pollMaxMs the test drives the rounds; with it the poller runs on its own.
   const scheduler = startScheduler(
-    { schedules, firer, deps: { sleep: harness.deps.sleep, logger: silentLogger } },
-    false,
+    { schedules, firer, deps, ...(pollMaxMs !== undefined && { pollMaxMs }) },
+    pollMaxMs !== undefined,
   );
   const sessionId: SessionId = parseSessionId("default:minutely-target");
   await harness.store.commit({ sessionId, expectedHeadRevision: 0, appendMessages: [] });
   const spec: ScheduleSpec = {
-    target: { kind: "session", sessionId, busyStrategy: "enqueue" },
+    target: { kind: "session", sessionId, busyStrategy },
     timing: { kind: "cron", cron: "* * * * *", timezone: "UTC" },
     input: [{ type: "text", text: "tick" }],
     catchUp,
@@ -109,5 +116,40 @@ describe("schedule poller on a manual clock", () => {
     expect(roles).toEqual(["user", "assistant"]);
     expect(snapshot.messages[0]).toContain('"tick"');
     expect(snapshot.turnIndex).toBe(1);
+  });
+
+  test("busy_strategy reject records a busy fire as an error without pausing; the next occurrence fires", async () => {
+    const { clock, scheduler, schedules, harness, sessionId, ref, fired } = await setUp(
+      "one",
+      "reject",
+    );
+    const holder = {
+      ownerId: "other-replica",
+      incarnationId: "other-replica:1",
+      liveness: { kind: "opaque" as const },
+    };
+    const claimed = await harness.store.tryClaimLease(sessionId, holder, 600_000);
+    expect(claimed.kind).toBe("acquired");
+    clock.set(at("2026-03-01T10:01:00Z"));
+    await scheduler.pollOnce();
+    const runs = await schedules.listScheduleRuns(ref, 10);
+    expect(runs.map((r) => [r.sessionId, r.inputId, r.error])).toEqual([
+      ["minutely-target", undefined, "session minutely-target was busy (busy_strategy reject)"],
+    ]);
+    expect(await schedules.getSchedule(ref)).toMatchObject({ paused: false, pausedReason: "" });
+    if (claimed.kind === "acquired") await harness.store.releaseLease(fenceOf(claimed.lease));
+    clock.set(at("2026-03-01T10:02:00Z"));
+    await scheduler.pollOnce();
+    expect(await fired()).toEqual(["2026-03-01T10:01:00.000Z", "2026-03-01T10:02:00.000Z"]);
+    expect((await schedules.listScheduleRuns(ref, 1))[0]?.error).toBeUndefined();
+  });
+
+  test("a wake cuts the poller's sleep short: a due schedule fires long before the next round", async () => {
+    const { clock, scheduler, fired } = await setUp("one", "enqueue", 600_000);
+    clock.set(at("2026-03-01T10:01:00Z"));
+    scheduler.wake();
+    await waitFor(async () => (await fired()).length === 1, { what: "the woken round's fire" });
+    await scheduler.stop();
+    expect(await fired()).toEqual(["2026-03-01T10:01:00.000Z"]);
   });
 });
