@@ -6,6 +6,8 @@
 // so nothing here waits for a cron minute (the cron timing itself is tested on a manual clock).
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
 import type { Cluster } from "ioredis";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
@@ -287,6 +289,55 @@ for (const backend of BACKENDS) {
         }),
         Code.NotFound,
       );
+    });
+
+    test("grpc-js too: a bad time zone is INVALID_ARGUMENT naming timezone; a schedule is created and read back", async () => {
+      const proto = protoLoader.loadSync("tether/v1/schedule_service.proto", {
+        includeDirs: [new URL("../../../proto/", import.meta.url).pathname],
+        longs: String,
+        keepCase: true,
+      });
+      const v1 = (grpc.loadPackageDefinition(proto).tether as grpc.GrpcObject)
+        .v1 as grpc.GrpcObject;
+      const Ctor = v1.ScheduleService as grpc.ServiceClientConstructor;
+      const client = new Ctor(`127.0.0.1:${b.server.port}`, grpc.credentials.createInsecure());
+      const call = (method: string, request: object) =>
+        new Promise<{
+          error: grpc.ServiceError | null;
+          reply: Record<string, unknown> | undefined;
+        }>((resolve) => {
+          (client as unknown as Record<string, (...args: unknown[]) => void>)[method]?.(
+            request,
+            (error: grpc.ServiceError | null, reply?: Record<string, unknown>) =>
+              resolve({ error, reply }),
+          );
+        });
+      await sessionsOf(a).createSession({ sessionId: "grpc-target" });
+      const body = {
+        schedule_id: "grpc-weekly",
+        session: { session_id: "grpc-target" },
+        cron: "0 9 * * 1",
+        timezone: "Asia/Nowhere",
+        input: [{ text: "weekly" }],
+      };
+      const refused = await call("CreateSchedule", body);
+      expect(refused.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(refused.error?.details).toContain("timezone");
+      const created = await call("CreateSchedule", { ...body, timezone: "Asia/Tokyo" });
+      expect(created.error).toBeNull();
+      const read = await call("GetSchedule", { schedule_id: "grpc-weekly" });
+      client.close();
+      const schedule = read.reply?.schedule as Record<string, unknown>;
+      expect(schedule).toMatchObject({
+        schedule_id: "grpc-weekly",
+        timezone: "Asia/Tokyo",
+        cron: "0 9 * * 1",
+      });
+      // Mondays 09:00 in Tokyo are Mondays 00:00 UTC.
+      const upcoming = (schedule.upcoming_ms as string[]).map((ms) => new Date(Number(ms)));
+      expect(upcoming).toHaveLength(5);
+      for (const d of upcoming)
+        expect([d.getUTCDay(), d.getUTCHours(), d.getUTCMinutes()]).toEqual([1, 0, 0]);
     });
   });
 }
