@@ -2,6 +2,7 @@
 // prompt, options, tools). Every update makes a new immutable version; old versions stay readable,
 // also after the agent is deleted, so a session pinned to a version keeps working. The API decodes
 // a definition once into `AgentDefinition`; the store keeps it as this module's JSON encoding.
+import type { Budget } from "./budgets.js";
 import type { JsonValue } from "./conversation.js";
 
 type JsonObject = { [key: string]: JsonValue };
@@ -23,6 +24,8 @@ export interface AgentDefinition {
   maxOutputTokens?: number;
   maxIterations?: number;
   tokenBudget?: number;
+  /** Limits on each session's cumulative spend (ADR 0016). */
+  budget?: Budget;
   clientTools: AgentTool[];
   serverTools?: string[];
   approvalRequiredTools?: string[];
@@ -80,6 +83,7 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     ...(d.serverTools?.length && { serverTools: d.serverTools }),
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
     responseFormat: d.responseFormat,
+    budget: d.budget,
   });
 }
 
@@ -104,6 +108,7 @@ interface StoredDefinition {
   approvalRequiredTools?: string[];
   /** Protobuf JSON carries `jsonSchema` (text) and may leave `name` empty. */
   responseFormat?: { name?: string; schema?: JsonObject; jsonSchema?: string };
+  budget?: Budget;
 }
 
 const ANY_OBJECT: JsonObject = { type: "object" };
@@ -135,5 +140,6 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
     ...(formatSchema && {
       responseFormat: { name: format?.name || "response", schema: formatSchema },
     }),
+    ...(d.budget && { budget: d.budget }),
   };
 }

@@ -1,7 +1,13 @@
 // Events of a session's log, as clients see them: the runtime's view of a turn (engine events
 // mapped, plus turn start and completion with the commit's head revision).
 import type { TurnOutcome } from "./turn-outcome.js";
-import type { OutputTruncated, ProviderRetry, ReasoningDelta, TextDelta } from "./turn-events.js";
+import type {
+  BudgetReachedEvent,
+  OutputTruncated,
+  ProviderRetry,
+  ReasoningDelta,
+  TextDelta,
+} from "./turn-events.js";
 import type { UsageTotals } from "./usage.js";
 import type { SessionSnapshot } from "./session.js";
 
@@ -61,12 +67,15 @@ export type SessionEvent =
   | ProviderRetry
   | ReasoningDelta
   | OutputTruncated
+  | BudgetReachedEvent
   | { type: "tool_value"; valueJson: string }
   | {
       type: "turn_completed";
       outcome: TurnOutcome;
       headRevision: number;
       usage: UsageTotals;
+      /** What the turn cost at the configured prices (ADR 0016); absent when unpriced. */
+      costMicros?: number;
       /** The lease generation that announced the commit (evidence for audits; not on the wire). */
       fencingToken?: number;
       /**

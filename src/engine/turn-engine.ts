@@ -11,11 +11,12 @@ import {
 import type { TurnCheckpoint } from "../domain/inputs.js";
 import { reasoningDelta, textDelta, type TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import { addUsage, budgetTokens, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
+import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
 import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
+import type { SpendGuard } from "../ports/spend-guard.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
 import {
@@ -24,6 +25,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
+import { spendStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -48,6 +50,7 @@ interface EngineConfig {
   systemPrompt: string | undefined;
   maxIterations: number;
   tokenBudget: number | undefined;
+  spendGuard: SpendGuard | undefined;
   toolTimeoutMs: number;
   retry: RetryPolicy;
   limits: InputLimits;
@@ -72,6 +75,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     systemPrompt: options.systemPrompt,
     maxIterations: options.maxIterations ?? 25,
     tokenBudget: options.tokenBudget,
+    spendGuard: options.spendGuard,
     toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
     retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
@@ -184,8 +188,12 @@ class TurnRun implements ModelCallContext {
       if (this.iterations >= this.maxIterations) {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
-      const spentBefore = this.budgetSpent();
-      if (spentBefore) return spentBefore;
+      const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
+      if (spentBefore) return this.budgetStop(spentBefore);
+      const refused = await spendStop(this.config.spendGuard, this.total, this.tokenBudget, (e) =>
+        this.emit(e),
+      );
+      if (refused) return refused;
       const iteration = ++this.iterations;
       const called = await this.callModel(iteration);
       if (called.kind !== "ok") {
@@ -198,6 +206,9 @@ class TurnRun implements ModelCallContext {
       }
       const response = called.response;
       this.total = addUsage(this.total, response.usage);
+      // Charged before anything else: the call's tokens are spent whatever the turn does next.
+      const charged = this.config.spendGuard?.afterModelCall(response.usage, this.total);
+      if (charged !== undefined) await charged;
       const emitted = this.emit({
         type: "usage",
         iteration,
@@ -213,10 +224,10 @@ class TurnRun implements ModelCallContext {
       // The budget is checked after every model call: a call that reaches it ends the turn here,
       // before its tools run. Its answer stays (the client saw it stream); each call it asked
       // for gets an error result, so the stored transcript stays valid for strict providers.
-      const spent = this.budgetSpent();
+      const spent = tokenBudgetStop(this.total, this.tokenBudget);
       if (spent) {
         this.answerUnrun(calls, "the turn's token budget is spent");
-        return spent;
+        return this.budgetStop(spent);
       }
       if (response.truncated) {
         await this.emit({ type: "output_truncated", iteration });
@@ -289,6 +300,12 @@ class TurnRun implements ModelCallContext {
     return undefined;
   }
 
+  /** A token_budget stop, announced as the turn's budget_reached first. */
+  private async budgetStop(stop: TurnOutcome): Promise<TurnOutcome> {
+    if (stop.reason === "budget_exhausted") await this.emit(turnBudgetReached(stop));
+    return stop;
+  }
+
   /** Error results for calls the turn will not run, so the transcript pairs every call. */
   private answerUnrun(calls: readonly ToolCallPart[], why: string): void {
     for (const call of calls) {
@@ -300,18 +317,6 @@ class TurnRun implements ModelCallContext {
         isError: true,
       });
     }
-  }
-
-  /** The budget_exhausted outcome once the turn's tokens reach its budget. */
-  private budgetSpent(): TurnOutcome | undefined {
-    const used = budgetTokens(this.total);
-    if (this.tokenBudget === undefined || used < this.tokenBudget) return undefined;
-    return {
-      kind: "stopped",
-      reason: "budget_exhausted",
-      usedTokens: used,
-      budgetTokens: this.tokenBudget,
-    };
   }
 
   /** Runs one batch; an outcome when the batch ends the turn (control or cancellation). */

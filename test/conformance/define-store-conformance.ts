@@ -3,6 +3,7 @@
 import { describeAgentLaws } from "./laws/agents.js";
 import { describeApprovalLaws } from "./laws/approvals.js";
 import { describeBadInputLaws } from "./laws/bad-input.js";
+import { describeBudgetLaws } from "./laws/budgets.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
@@ -29,6 +30,8 @@ export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 export interface ConformanceOptions {
   /** False where the backend has no quota counters: the wire (ADR 0015 says why). */
   quotas?: boolean;
+  /** False where the backend has no tenant spend counter: the wire (ADR 0016 says why). */
+  tenantSpend?: boolean;
   /** False where the backend has no schedules: the wire (ADR 0020 says why). */
   schedules?: boolean;
 }
@@ -58,5 +61,6 @@ export function defineStoreConformance(
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
   if (options.quotas !== false) describeQuotaLaws(factory);
+  describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.schedules !== false) describeScheduleLaws(factory);
 }

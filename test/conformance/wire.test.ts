@@ -25,9 +25,9 @@ const wireStoreFactory: StoreFactory = async (options) => {
 };
 
 describe("wire store conformance", () => {
-  // Quota counters are the server's own (ADR 0015): LeaseService does not carry them.
-  // Schedules are the server's own too (ADR 0020): ScheduleService is their API, not LeaseService.
-  defineStoreConformance(wireStoreFactory, { quotas: false, schedules: false });
+  // Quota counters (ADR 0015), tenant spend (ADR 0016) and schedules (ADR 0020) are the server's
+  // own: LeaseService does not carry them (ScheduleService is the schedules' API).
+  defineStoreConformance(wireStoreFactory, { quotas: false, tenantSpend: false, schedules: false });
 });
 
 describe("wire store: the API's session id rule", () => {

@@ -15,6 +15,7 @@ import {
   type AgentDefinition as AgentDefinitionPb,
 } from "../../gen/tether/v1/agent_service_pb.js";
 import { TurnOptionsSchema } from "../../gen/tether/v1/turn_pb.js";
+import { budgetToProto } from "./budgets.js";
 import { fromInt64, fromUint64, type SessionIdMap } from "./scalars.js";
 import { clientToolsFromProto, settingsFromProto } from "./turn.js";
 
@@ -34,6 +35,7 @@ export function definitionFromProto(pb: AgentDefinitionPb | undefined): AgentDef
         serverTools: definition.serverTools,
         approvalRequiredTools: definition.approvalRequiredTools,
         ...(definition.responseFormat && { responseFormat: definition.responseFormat }),
+        ...(definition.budget && { budget: definition.budget }),
       }),
     );
     return { ...settings, clientTools };
@@ -74,6 +76,7 @@ export function definitionToProto(d: AgentDefinition): AgentDefinitionPb {
         jsonSchema: JSON.stringify(d.responseFormat.schema),
       },
     }),
+    ...(d.budget && { budget: budgetToProto(d.budget) }),
   });
 }
 

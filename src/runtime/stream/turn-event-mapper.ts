@@ -118,6 +118,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         return event;
       case "reasoning_delta":
       case "output_truncated":
+      case "budget_reached":
         return event;
       case "final_value":
       case "terminal":

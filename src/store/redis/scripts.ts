@@ -54,6 +54,7 @@ export const SCRIPT_NAMES = [
   "releaseTurnSlot",
   "renewTurnSlots",
   "readQuotaUsage",
+  "chargeTenantSpend",
   "createSchedule",
   "updateSchedule",
   "deleteSchedule",

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/turn.proto.
  */
 export const file_tether_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgikQIKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJEjIKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIZLnRldGhlci52MS5SZXNwb25zZUZvcm1hdEIOCgxfdGVtcGVyYXR1cmUiMwoOUmVzcG9uc2VGb3JtYXQSDAoEbmFtZRgBIAEoCRITCgtqc29uX3NjaGVtYRgCIAEoCSKWAQoLVHVybk91dGNvbWUSKwoIZmluaXNoZWQYASABKAsyFy50ZXRoZXIudjEuVHVybkZpbmlzaGVkSAASKQoHc3RvcHBlZBgCIAEoCzIWLnRldGhlci52MS5UdXJuU3RvcHBlZEgAEicKBmZhaWxlZBgDIAEoCzIVLnRldGhlci52MS5UdXJuRmFpbGVkSABCBgoEa2luZCJZCgxUdXJuRmluaXNoZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLkZpbmlzaFJlYXNvbhINCgV2YWx1ZRgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiUwoLVHVyblN0b3BwZWQSJQoGcmVhc29uGAEgASgOMhUudGV0aGVyLnYxLlN0b3BSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIMCgRjb2RlGAMgASgJIkcKClR1cm5GYWlsZWQSKAoGcmVhc29uGAEgASgOMhgudGV0aGVyLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSK4BwoJVHVybkV2ZW50Eg4KBmN1cnNvchgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg8KB3R1cm5faWQYAyABKAkSLgoMaW5wdXRfcXVldWVkGAogASgLMhYudGV0aGVyLnYxLklucHV0UXVldWVkSAASLgoMdHVybl9zdGFydGVkGAsgASgLMhYudGV0aGVyLnYxLlR1cm5TdGFydGVkSAASKgoKdGV4dF9kZWx0YRgMIAEoCzIULnRldGhlci52MS5UZXh0RGVsdGFIABI3ChF0b29sX2NhbGxfc3RhcnRlZBgNIAEoCzIaLnRldGhlci52MS5Ub29sQ2FsbFN0YXJ0ZWRIABI7ChN0b29sX2NhbGxfcmVxdWVzdGVkGA4gASgLMhwudGV0aGVyLnYxLlRvb2xDYWxsUmVxdWVzdGVkSAASOQoSdG9vbF9jYWxsX2ZpbmlzaGVkGA8gASgLMhsudGV0aGVyLnYxLlRvb2xDYWxsRmluaXNoZWRIABIyCg51c2FnZV9yZXBvcnRlZBgQIAEoCzIYLnRldGhlci52MS5Vc2FnZVJlcG9ydGVkSAASMgoOaW5wdXRfYWRtaXR0ZWQYESABKAsyGC50ZXRoZXIudjEuSW5wdXRBZG1pdHRlZEgAEioKCnRvb2xfdmFsdWUYEiABKAsyFC50ZXRoZXIudjEuVG9vbFZhbHVlSAASMgoOdHVybl9jb21wbGV0ZWQYEyABKAsyGC50ZXRoZXIudjEuVHVybkNvbXBsZXRlZEgAEiMKA2dhcBgUIAEoCzIULnRldGhlci52MS5TdHJlYW1HYXBIABIyCg5wcm92aWRlcl9yZXRyeRgVIAEoCzIYLnRldGhlci52MS5Qcm92aWRlclJldHJ5SAASNAoPcmVhc29uaW5nX2RlbHRhGBYgASgLMhkudGV0aGVyLnYxLlJlYXNvbmluZ0RlbHRhSAASNgoQb3V0cHV0X3RydW5jYXRlZBgXIAEoCzIaLnRldGhlci52MS5PdXRwdXRUcnVuY2F0ZWRIABIsCgt0dXJuX3BhcmtlZBgYIAEoCzIVLnRldGhlci52MS5UdXJuUGFya2VkSAASLgoMdHVybl9yZXN1bWVkGBkgASgLMhYudGV0aGVyLnYxLlR1cm5SZXN1bWVkSAASQwoXdG9vbF9hcHByb3ZhbF9yZXF1ZXN0ZWQYGiABKAsyIC50ZXRoZXIudjEuVG9vbEFwcHJvdmFsUmVxdWVzdGVkSABCBwoFZXZlbnQiWAoKVHVyblBhcmtlZBIYChBwZW5kaW5nX2NhbGxfaWRzGAEgAygJEhkKEWFwcHJvdmFsX2NhbGxfaWRzGAIgAygJEhUKDWV4cGlyZXNfYXRfbXMYAyABKAMiNgoLVHVyblJlc3VtZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLlJlc3VtZVJlYXNvbiJOChVUb29sQXBwcm92YWxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJIh8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIlEKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEEhsKE3VuYXZhaWxhYmxlX3NlcnZlcnMYAyADKAkiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiiAEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIpQBCgpUb29sT3JpZ2luEigKBGtpbmQYASABKA4yGi50ZXRoZXIudjEuVG9vbE9yaWdpbi5LaW5kEg4KBnNlcnZlchgCIAEoCSJMCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIPCgtLSU5EX0NMSUVOVBABEg8KC0tJTkRfU0VSVkVSEAISDAoIS0lORF9NQ1AQAyJ4ChFUb29sQ2FsbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIoEBChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIEhMKC2R1cmF0aW9uX21zGAQgASgEEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJIqABCg1UdXJuQ29tcGxldGVkEicKB291dGNvbWUYASABKAsyFi50ZXRoZXIudjEuVHVybk91dGNvbWUSFQoNaGVhZF9yZXZpc2lvbhgCIAEoBBIfCgV1c2FnZRgDIAEoCzIQLnRldGhlci52MS5Vc2FnZRIuCghtZXNzYWdlcxgEIAMoCzIcLnRldGhlci52MS5UcmFuc2NyaXB0TWVzc2FnZSJ3CglTdHJlYW1HYXASHgoWcmVxdWVzdGVkX2FmdGVyX2N1cnNvchgBIAEoBBIcChRyZXRhaW5lZF9mcm9tX2N1cnNvchgCIAEoBBIsCghzbmFwc2hvdBgDIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiZQoNUHJvdmlkZXJSZXRyeRIRCglpdGVyYXRpb24YASABKA0SDwoHYXR0ZW1wdBgCIAEoDRIQCghkZWxheV9tcxgDIAEoBBIOCgZyZWFzb24YBCABKAkSDgoGc3RhdHVzGAUgASgNIh4KDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkiJAoPT3V0cHV0VHJ1bmNhdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDSqYAQoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQARIXChNCVVNZX1NUUkFURUdZX1NURUVSEAISGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQAxIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBAEKnAKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofRklOSVNIX1JFQVNPTl9BU1NJU1RBTlRfTUVTU0FHRRABEhwKGEZJTklTSF9SRUFTT05fVE9PTF9WQUxVRRACKuIBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWU1RPUF9SRUFTT05fVE9PTF9FUlJPUhABEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBACEiAKHFNUT1BfUkVBU09OX0JVREdFVF9FWEhBVVNURUQQAxIeChpTVE9QX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAEEiAKHFNUT1BfUkVBU09OX09VVFBVVF9UUlVOQ0FURUQQBRIcChhTVE9QX1JFQVNPTl9QQVJLX0VYUElSRUQQBiqcAQoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEiEKHUZBSUxVUkVfUkVBU09OX1BST1ZJREVSX0VSUk9SEAESGwoXRkFJTFVSRV9SRUFTT05fSU5URVJOQUwQAhIrCidGQUlMVVJFX1JFQVNPTl9SRVNQT05TRV9GT1JNQVRfTUlTTUFUQ0gQAyqBAQoMUmVzdW1lUmVhc29uEh0KGVJFU1VNRV9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZSRVNVTUVfUkVBU09OX0FOU1dFUkVEEAESGwoXUkVTVU1FX1JFQVNPTl9DQU5DRUxMRUQQAhIZChVSRVNVTUVfUkVBU09OX0VYUElSRUQQA2IGcHJvdG8z", [file_tether_v1_session, file_tether_v1_transcript]);
+  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgitAIKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJEjIKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIZLnRldGhlci52MS5SZXNwb25zZUZvcm1hdBIhCgZidWRnZXQYCiABKAsyES50ZXRoZXIudjEuQnVkZ2V0Qg4KDF90ZW1wZXJhdHVyZSJWCgZCdWRnZXQSGAoQbWF4X2lucHV0X3Rva2VucxgBIAEoBBIZChFtYXhfb3V0cHV0X3Rva2VucxgCIAEoBBIXCg9tYXhfY29zdF9taWNyb3MYAyABKAQi8AIKDUJ1ZGdldFJlYWNoZWQSLQoFc2NvcGUYASABKA4yHi50ZXRoZXIudjEuQnVkZ2V0UmVhY2hlZC5TY29wZRItCgVsaW1pdBgCIAEoDjIeLnRldGhlci52MS5CdWRnZXRSZWFjaGVkLkxpbWl0EgsKA21heBgDIAEoBBINCgVzcGVudBgEIAEoBBIWCg51bnByaWNlZF9tb2RlbBgFIAEoCSJTCgVTY29wZRIVChFTQ09QRV9VTlNQRUNJRklFRBAAEg4KClNDT1BFX1RVUk4QARIRCg1TQ09QRV9TRVNTSU9OEAISEAoMU0NPUEVfVEVOQU5UEAMieAoFTGltaXQSFQoRTElNSVRfVU5TUEVDSUZJRUQQABIQCgxMSU1JVF9UT0tFTlMQARIWChJMSU1JVF9JTlBVVF9UT0tFTlMQAhIXChNMSU1JVF9PVVRQVVRfVE9LRU5TEAMSFQoRTElNSVRfQ09TVF9NSUNST1MQBCIzCg5SZXNwb25zZUZvcm1hdBIMCgRuYW1lGAEgASgJEhMKC2pzb25fc2NoZW1hGAIgASgJIpYBCgtUdXJuT3V0Y29tZRIrCghmaW5pc2hlZBgBIAEoCzIXLnRldGhlci52MS5UdXJuRmluaXNoZWRIABIpCgdzdG9wcGVkGAIgASgLMhYudGV0aGVyLnYxLlR1cm5TdG9wcGVkSAASJwoGZmFpbGVkGAMgASgLMhUudGV0aGVyLnYxLlR1cm5GYWlsZWRIAEIGCgRraW5kIlkKDFR1cm5GaW5pc2hlZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuRmluaXNoUmVhc29uEg0KBXZhbHVlGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCJTCgtUdXJuU3RvcHBlZBIlCgZyZWFzb24YASABKA4yFS50ZXRoZXIudjEuU3RvcFJlYXNvbhIPCgdtZXNzYWdlGAIgASgJEgwKBGNvZGUYAyABKAkiRwoKVHVybkZhaWxlZBIoCgZyZWFzb24YASABKA4yGC50ZXRoZXIudjEuRmFpbHVyZVJlYXNvbhIPCgdtZXNzYWdlGAIgASgJIuwHCglUdXJuRXZlbnQSDgoGY3Vyc29yGAEgASgEEhIKCnNlc3Npb25faWQYAiABKAkSDwoHdHVybl9pZBgDIAEoCRIuCgxpbnB1dF9xdWV1ZWQYCiABKAsyFi50ZXRoZXIudjEuSW5wdXRRdWV1ZWRIABIuCgx0dXJuX3N0YXJ0ZWQYCyABKAsyFi50ZXRoZXIudjEuVHVyblN0YXJ0ZWRIABIqCgp0ZXh0X2RlbHRhGAwgASgLMhQudGV0aGVyLnYxLlRleHREZWx0YUgAEjcKEXRvb2xfY2FsbF9zdGFydGVkGA0gASgLMhoudGV0aGVyLnYxLlRvb2xDYWxsU3RhcnRlZEgAEjsKE3Rvb2xfY2FsbF9yZXF1ZXN0ZWQYDiABKAsyHC50ZXRoZXIudjEuVG9vbENhbGxSZXF1ZXN0ZWRIABI5ChJ0b29sX2NhbGxfZmluaXNoZWQYDyABKAsyGy50ZXRoZXIudjEuVG9vbENhbGxGaW5pc2hlZEgAEjIKDnVzYWdlX3JlcG9ydGVkGBAgASgLMhgudGV0aGVyLnYxLlVzYWdlUmVwb3J0ZWRIABIyCg5pbnB1dF9hZG1pdHRlZBgRIAEoCzIYLnRldGhlci52MS5JbnB1dEFkbWl0dGVkSAASKgoKdG9vbF92YWx1ZRgSIAEoCzIULnRldGhlci52MS5Ub29sVmFsdWVIABIyCg50dXJuX2NvbXBsZXRlZBgTIAEoCzIYLnRldGhlci52MS5UdXJuQ29tcGxldGVkSAASIwoDZ2FwGBQgASgLMhQudGV0aGVyLnYxLlN0cmVhbUdhcEgAEjIKDnByb3ZpZGVyX3JldHJ5GBUgASgLMhgudGV0aGVyLnYxLlByb3ZpZGVyUmV0cnlIABI0Cg9yZWFzb25pbmdfZGVsdGEYFiABKAsyGS50ZXRoZXIudjEuUmVhc29uaW5nRGVsdGFIABI2ChBvdXRwdXRfdHJ1bmNhdGVkGBcgASgLMhoudGV0aGVyLnYxLk91dHB1dFRydW5jYXRlZEgAEiwKC3R1cm5fcGFya2VkGBggASgLMhUudGV0aGVyLnYxLlR1cm5QYXJrZWRIABIuCgx0dXJuX3Jlc3VtZWQYGSABKAsyFi50ZXRoZXIudjEuVHVyblJlc3VtZWRIABJDChd0b29sX2FwcHJvdmFsX3JlcXVlc3RlZBgaIAEoCzIgLnRldGhlci52MS5Ub29sQXBwcm92YWxSZXF1ZXN0ZWRIABIyCg5idWRnZXRfcmVhY2hlZBgbIAEoCzIYLnRldGhlci52MS5CdWRnZXRSZWFjaGVkSABCBwoFZXZlbnQiWAoKVHVyblBhcmtlZBIYChBwZW5kaW5nX2NhbGxfaWRzGAEgAygJEhkKEWFwcHJvdmFsX2NhbGxfaWRzGAIgAygJEhUKDWV4cGlyZXNfYXRfbXMYAyABKAMiNgoLVHVyblJlc3VtZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLlJlc3VtZVJlYXNvbiJOChVUb29sQXBwcm92YWxSZXF1ZXN0ZWQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDmFyZ3VtZW50c19qc29uGAMgASgJIh8KC0lucHV0UXVldWVkEhAKCGlucHV0X2lkGAEgASgJIlEKC1R1cm5TdGFydGVkEhEKCWlucHV0X2lkcxgBIAMoCRISCgp0dXJuX2luZGV4GAIgASgEEhsKE3VuYXZhaWxhYmxlX3NlcnZlcnMYAyADKAkiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiiAEKD1Rvb2xDYWxsU3RhcnRlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIpQBCgpUb29sT3JpZ2luEigKBGtpbmQYASABKA4yGi50ZXRoZXIudjEuVG9vbE9yaWdpbi5LaW5kEg4KBnNlcnZlchgCIAEoCSJMCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIPCgtLSU5EX0NMSUVOVBABEg8KC0tJTkRfU0VSVkVSEAISDAoIS0lORF9NQ1AQAyJ4ChFUb29sQ2FsbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIoEBChBUb29sQ2FsbEZpbmlzaGVkEg8KB2NhbGxfaWQYASABKAkSDgoGb3V0cHV0GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIEhMKC2R1cmF0aW9uX21zGAQgASgEEiUKBm9yaWdpbhgFIAEoCzIVLnRldGhlci52MS5Ub29sT3JpZ2luIkMKDVVzYWdlUmVwb3J0ZWQSHwoFdXNhZ2UYASABKAsyEC50ZXRoZXIudjEuVXNhZ2USEQoJaXRlcmF0aW9uGAIgASgNIiIKDUlucHV0QWRtaXR0ZWQSEQoJaW5wdXRfaWRzGAEgAygJIh8KCVRvb2xWYWx1ZRISCgp2YWx1ZV9qc29uGAEgASgJIqABCg1UdXJuQ29tcGxldGVkEicKB291dGNvbWUYASABKAsyFi50ZXRoZXIudjEuVHVybk91dGNvbWUSFQoNaGVhZF9yZXZpc2lvbhgCIAEoBBIfCgV1c2FnZRgDIAEoCzIQLnRldGhlci52MS5Vc2FnZRIuCghtZXNzYWdlcxgEIAMoCzIcLnRldGhlci52MS5UcmFuc2NyaXB0TWVzc2FnZSJ3CglTdHJlYW1HYXASHgoWcmVxdWVzdGVkX2FmdGVyX2N1cnNvchgBIAEoBBIcChRyZXRhaW5lZF9mcm9tX2N1cnNvchgCIAEoBBIsCghzbmFwc2hvdBgDIAEoCzIaLnRldGhlci52MS5TZXNzaW9uU25hcHNob3QiZQoNUHJvdmlkZXJSZXRyeRIRCglpdGVyYXRpb24YASABKA0SDwoHYXR0ZW1wdBgCIAEoDRIQCghkZWxheV9tcxgDIAEoBBIOCgZyZWFzb24YBCABKAkSDgoGc3RhdHVzGAUgASgNIh4KDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkiJAoPT3V0cHV0VHJ1bmNhdGVkEhEKCWl0ZXJhdGlvbhgBIAEoDSqYAQoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQARIXChNCVVNZX1NUUkFURUdZX1NURUVSEAISGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQAxIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBAEKnAKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofRklOSVNIX1JFQVNPTl9BU1NJU1RBTlRfTUVTU0FHRRABEhwKGEZJTklTSF9SRUFTT05fVE9PTF9WQUxVRRACKuIBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWU1RPUF9SRUFTT05fVE9PTF9FUlJPUhABEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBACEiAKHFNUT1BfUkVBU09OX0JVREdFVF9FWEhBVVNURUQQAxIeChpTVE9QX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAEEiAKHFNUT1BfUkVBU09OX09VVFBVVF9UUlVOQ0FURUQQBRIcChhTVE9QX1JFQVNPTl9QQVJLX0VYUElSRUQQBiqcAQoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEiEKHUZBSUxVUkVfUkVBU09OX1BST1ZJREVSX0VSUk9SEAESGwoXRkFJTFVSRV9SRUFTT05fSU5URVJOQUwQAhIrCidGQUlMVVJFX1JFQVNPTl9SRVNQT05TRV9GT1JNQVRfTUlTTUFUQ0gQAyqBAQoMUmVzdW1lUmVhc29uEh0KGVJFU1VNRV9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZSRVNVTUVfUkVBU09OX0FOU1dFUkVEEAESGwoXUkVTVU1FX1JFQVNPTl9DQU5DRUxMRUQQAhIZChVSRVNVTUVfUkVBU09OX0VYUElSRUQQA2IGcHJvdG8z", [file_tether_v1_session, file_tether_v1_transcript]);
 
 /**
  * One part of a user input.
@@ -213,6 +213,14 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
    * @generated from field: tether.v1.ResponseFormat response_format = 9;
    */
   responseFormat?: ResponseFormat | undefined;
+
+  /**
+   * Limits on the session's cumulative spend (every committed turn plus this one). It may only
+   * lower the agent's budget: each field is the lower of the two. See Budget.
+   *
+   * @generated from field: tether.v1.Budget budget = 10;
+   */
+  budget?: Budget | undefined;
 };
 
 /**
@@ -221,6 +229,183 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
  */
 export const TurnOptionsSchema: GenMessage<TurnOptions> = /*@__PURE__*/
   messageDesc(file_tether_v1_turn, 3);
+
+/**
+ * Limits on a session's cumulative spend: every committed turn plus the running one. Checked
+ * before every model call: once a limit is reached the turn stops with
+ * STOP_REASON_BUDGET_EXHAUSTED after a budget_reached event, keeping (and committing) what it
+ * used. 0 leaves a limit unset.
+ *
+ * @generated from message tether.v1.Budget
+ */
+export type Budget = Message<"tether.v1.Budget"> & {
+  /**
+   * Input (prompt) tokens.
+   *
+   * @generated from field: uint64 max_input_tokens = 1;
+   */
+  maxInputTokens: bigint;
+
+  /**
+   * Output (completion) tokens.
+   *
+   * @generated from field: uint64 max_output_tokens = 2;
+   */
+  maxOutputTokens: bigint;
+
+  /**
+   * Cost in micro-units of currency, priced by the server's TETHER_MODEL_PRICES.
+   *
+   * @generated from field: uint64 max_cost_micros = 3;
+   */
+  maxCostMicros: bigint;
+};
+
+/**
+ * Describes the message tether.v1.Budget.
+ * Use `create(BudgetSchema)` to create a new message.
+ */
+export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 4);
+
+/**
+ * A budget stopped the turn before its next model call; the turn_completed event follows.
+ *
+ * @generated from message tether.v1.BudgetReached
+ */
+export type BudgetReached = Message<"tether.v1.BudgetReached"> & {
+  /**
+   * Whose budget.
+   *
+   * @generated from field: tether.v1.BudgetReached.Scope scope = 1;
+   */
+  scope: BudgetReached_Scope;
+
+  /**
+   * Which quantity.
+   *
+   * @generated from field: tether.v1.BudgetReached.Limit limit = 2;
+   */
+  limit: BudgetReached_Limit;
+
+  /**
+   * The limit's value.
+   *
+   * @generated from field: uint64 max = 3;
+   */
+  max: bigint;
+
+  /**
+   * What was spent when the turn stopped.
+   *
+   * @generated from field: uint64 spent = 4;
+   */
+  spent: bigint;
+
+  /**
+   * Set when a cost limit could not be checked because this model has no price in
+   * TETHER_MODEL_PRICES: such a turn stops before calling it (spent is then what is known).
+   *
+   * @generated from field: string unpriced_model = 5;
+   */
+  unpricedModel: string;
+};
+
+/**
+ * Describes the message tether.v1.BudgetReached.
+ * Use `create(BudgetReachedSchema)` to create a new message.
+ */
+export const BudgetReachedSchema: GenMessage<BudgetReached> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 5);
+
+/**
+ * Whose budget.
+ *
+ * @generated from enum tether.v1.BudgetReached.Scope
+ */
+export enum BudgetReached_Scope {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SCOPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The turn's token_budget.
+   *
+   * @generated from enum value: SCOPE_TURN = 1;
+   */
+  TURN = 1,
+
+  /**
+   * The session's budget (the agent's and the turn's).
+   *
+   * @generated from enum value: SCOPE_SESSION = 2;
+   */
+  SESSION = 2,
+
+  /**
+   * The tenant's budget (server configuration).
+   *
+   * @generated from enum value: SCOPE_TENANT = 3;
+   */
+  TENANT = 3,
+}
+
+/**
+ * Describes the enum tether.v1.BudgetReached.Scope.
+ */
+export const BudgetReached_ScopeSchema: GenEnum<BudgetReached_Scope> = /*@__PURE__*/
+  enumDesc(file_tether_v1_turn, 5, 0);
+
+/**
+ * Which quantity.
+ *
+ * @generated from enum tether.v1.BudgetReached.Limit
+ */
+export enum BudgetReached_Limit {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: LIMIT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Input, output and cache tokens together (token_budget).
+   *
+   * @generated from enum value: LIMIT_TOKENS = 1;
+   */
+  TOKENS = 1,
+
+  /**
+   * Input tokens.
+   *
+   * @generated from enum value: LIMIT_INPUT_TOKENS = 2;
+   */
+  INPUT_TOKENS = 2,
+
+  /**
+   * Output tokens.
+   *
+   * @generated from enum value: LIMIT_OUTPUT_TOKENS = 3;
+   */
+  OUTPUT_TOKENS = 3,
+
+  /**
+   * Cost in micros.
+   *
+   * @generated from enum value: LIMIT_COST_MICROS = 4;
+   */
+  COST_MICROS = 4,
+}
+
+/**
+ * Describes the enum tether.v1.BudgetReached.Limit.
+ */
+export const BudgetReached_LimitSchema: GenEnum<BudgetReached_Limit> = /*@__PURE__*/
+  enumDesc(file_tether_v1_turn, 5, 1);
 
 /**
  * A structured answer: JSON matching a schema.
@@ -249,7 +434,7 @@ export type ResponseFormat = Message<"tether.v1.ResponseFormat"> & {
  * Use `create(ResponseFormatSchema)` to create a new message.
  */
 export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 4);
+  messageDesc(file_tether_v1_turn, 6);
 
 /**
  * How a turn ended.
@@ -294,7 +479,7 @@ export type TurnOutcome = Message<"tether.v1.TurnOutcome"> & {
  * Use `create(TurnOutcomeSchema)` to create a new message.
  */
 export const TurnOutcomeSchema: GenMessage<TurnOutcome> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 5);
+  messageDesc(file_tether_v1_turn, 7);
 
 /**
  * A finished turn.
@@ -329,7 +514,7 @@ export type TurnFinished = Message<"tether.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 6);
+  messageDesc(file_tether_v1_turn, 8);
 
 /**
  * A stopped turn.
@@ -364,7 +549,7 @@ export type TurnStopped = Message<"tether.v1.TurnStopped"> & {
  * Use `create(TurnStoppedSchema)` to create a new message.
  */
 export const TurnStoppedSchema: GenMessage<TurnStopped> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 7);
+  messageDesc(file_tether_v1_turn, 9);
 
 /**
  * A failed turn.
@@ -392,7 +577,7 @@ export type TurnFailed = Message<"tether.v1.TurnFailed"> & {
  * Use `create(TurnFailedSchema)` to create a new message.
  */
 export const TurnFailedSchema: GenMessage<TurnFailed> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 8);
+  messageDesc(file_tether_v1_turn, 10);
 
 /**
  * One event of a session's log.
@@ -562,6 +747,14 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
      */
     value: ToolApprovalRequested;
     case: "toolApprovalRequested";
+  } | {
+    /**
+     * A spend budget stopped the turn before its next model call.
+     *
+     * @generated from field: tether.v1.BudgetReached budget_reached = 27;
+     */
+    value: BudgetReached;
+    case: "budgetReached";
   } | { case: undefined; value?: undefined };
 };
 
@@ -570,7 +763,7 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
  * Use `create(TurnEventSchema)` to create a new message.
  */
 export const TurnEventSchema: GenMessage<TurnEvent> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 9);
+  messageDesc(file_tether_v1_turn, 11);
 
 /**
  * The turn waits only for answers from outside (client tool results, approvals): it keeps its
@@ -606,7 +799,7 @@ export type TurnParked = Message<"tether.v1.TurnParked"> & {
  * Use `create(TurnParkedSchema)` to create a new message.
  */
 export const TurnParkedSchema: GenMessage<TurnParked> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 10);
+  messageDesc(file_tether_v1_turn, 12);
 
 /**
  * A parked turn goes on, on whichever replica resumed it; the same turn, no model call repeated.
@@ -627,7 +820,7 @@ export type TurnResumed = Message<"tether.v1.TurnResumed"> & {
  * Use `create(TurnResumedSchema)` to create a new message.
  */
 export const TurnResumedSchema: GenMessage<TurnResumed> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 11);
+  messageDesc(file_tether_v1_turn, 13);
 
 /**
  * A tool call waits for approval before it runs (or reaches the client).
@@ -662,7 +855,7 @@ export type ToolApprovalRequested = Message<"tether.v1.ToolApprovalRequested"> &
  * Use `create(ToolApprovalRequestedSchema)` to create a new message.
  */
 export const ToolApprovalRequestedSchema: GenMessage<ToolApprovalRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 12);
+  messageDesc(file_tether_v1_turn, 14);
 
 /**
  * The input was queued behind a running turn.
@@ -683,7 +876,7 @@ export type InputQueued = Message<"tether.v1.InputQueued"> & {
  * Use `create(InputQueuedSchema)` to create a new message.
  */
 export const InputQueuedSchema: GenMessage<InputQueued> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 13);
+  messageDesc(file_tether_v1_turn, 15);
 
 /**
  * A turn started.
@@ -718,7 +911,7 @@ export type TurnStarted = Message<"tether.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 14);
+  messageDesc(file_tether_v1_turn, 16);
 
 /**
  * Streamed assistant text.
@@ -739,7 +932,7 @@ export type TextDelta = Message<"tether.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 15);
+  messageDesc(file_tether_v1_turn, 17);
 
 /**
  * The server started a tool call.
@@ -788,7 +981,7 @@ export type ToolCallStarted = Message<"tether.v1.ToolCallStarted"> & {
  * Use `create(ToolCallStartedSchema)` to create a new message.
  */
 export const ToolCallStartedSchema: GenMessage<ToolCallStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 16);
+  messageDesc(file_tether_v1_turn, 18);
 
 /**
  * Where a tool runs.
@@ -816,7 +1009,7 @@ export type ToolOrigin = Message<"tether.v1.ToolOrigin"> & {
  * Use `create(ToolOriginSchema)` to create a new message.
  */
 export const ToolOriginSchema: GenMessage<ToolOrigin> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 17);
+  messageDesc(file_tether_v1_turn, 19);
 
 /**
  * Client tools run in the client; server tools in Tether or on an MCP server.
@@ -857,7 +1050,7 @@ export enum ToolOrigin_Kind {
  * Describes the enum tether.v1.ToolOrigin.Kind.
  */
 export const ToolOrigin_KindSchema: GenEnum<ToolOrigin_Kind> = /*@__PURE__*/
-  enumDesc(file_tether_v1_turn, 17, 0);
+  enumDesc(file_tether_v1_turn, 19, 0);
 
 /**
  * The client must execute this tool.
@@ -906,7 +1099,7 @@ export type ToolCallRequested = Message<"tether.v1.ToolCallRequested"> & {
  * Use `create(ToolCallRequestedSchema)` to create a new message.
  */
 export const ToolCallRequestedSchema: GenMessage<ToolCallRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 18);
+  messageDesc(file_tether_v1_turn, 20);
 
 /**
  * A tool call finished.
@@ -955,7 +1148,7 @@ export type ToolCallFinished = Message<"tether.v1.ToolCallFinished"> & {
  * Use `create(ToolCallFinishedSchema)` to create a new message.
  */
 export const ToolCallFinishedSchema: GenMessage<ToolCallFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 19);
+  messageDesc(file_tether_v1_turn, 21);
 
 /**
  * Usage of one model call.
@@ -983,7 +1176,7 @@ export type UsageReported = Message<"tether.v1.UsageReported"> & {
  * Use `create(UsageReportedSchema)` to create a new message.
  */
 export const UsageReportedSchema: GenMessage<UsageReported> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 20);
+  messageDesc(file_tether_v1_turn, 22);
 
 /**
  * Inputs entered the running turn at a checkpoint.
@@ -1004,7 +1197,7 @@ export type InputAdmitted = Message<"tether.v1.InputAdmitted"> & {
  * Use `create(InputAdmittedSchema)` to create a new message.
  */
 export const InputAdmittedSchema: GenMessage<InputAdmitted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 21);
+  messageDesc(file_tether_v1_turn, 23);
 
 /**
  * A tool finished the turn with a value.
@@ -1025,7 +1218,7 @@ export type ToolValue = Message<"tether.v1.ToolValue"> & {
  * Use `create(ToolValueSchema)` to create a new message.
  */
 export const ToolValueSchema: GenMessage<ToolValue> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 22);
+  messageDesc(file_tether_v1_turn, 24);
 
 /**
  * The turn ended.
@@ -1068,7 +1261,7 @@ export type TurnCompleted = Message<"tether.v1.TurnCompleted"> & {
  * Use `create(TurnCompletedSchema)` to create a new message.
  */
 export const TurnCompletedSchema: GenMessage<TurnCompleted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 23);
+  messageDesc(file_tether_v1_turn, 25);
 
 /**
  * The requested cursor is older than the retained log: the events in between are gone.
@@ -1103,7 +1296,7 @@ export type StreamGap = Message<"tether.v1.StreamGap"> & {
  * Use `create(StreamGapSchema)` to create a new message.
  */
 export const StreamGapSchema: GenMessage<StreamGap> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 24);
+  messageDesc(file_tether_v1_turn, 26);
 
 /**
  * A model call failed and will be repeated.
@@ -1152,7 +1345,7 @@ export type ProviderRetry = Message<"tether.v1.ProviderRetry"> & {
  * Use `create(ProviderRetrySchema)` to create a new message.
  */
 export const ProviderRetrySchema: GenMessage<ProviderRetry> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 25);
+  messageDesc(file_tether_v1_turn, 27);
 
 /**
  * Reasoning text, streamed before or between answer text.
@@ -1173,7 +1366,7 @@ export type ReasoningDelta = Message<"tether.v1.ReasoningDelta"> & {
  * Use `create(ReasoningDeltaSchema)` to create a new message.
  */
 export const ReasoningDeltaSchema: GenMessage<ReasoningDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 26);
+  messageDesc(file_tether_v1_turn, 28);
 
 /**
  * A model call was cut at the output token limit.
@@ -1194,7 +1387,7 @@ export type OutputTruncated = Message<"tether.v1.OutputTruncated"> & {
  * Use `create(OutputTruncatedSchema)` to create a new message.
  */
 export const OutputTruncatedSchema: GenMessage<OutputTruncated> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 27);
+  messageDesc(file_tether_v1_turn, 29);
 
 /**
  * What StreamTurn does when another turn of the session is running.
