@@ -32,6 +32,8 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   agent_not_found: Code.NotFound,
   agent_already_exists: Code.AlreadyExists,
   agent_version_conflict: Code.Aborted,
+  schedule_not_found: Code.NotFound,
+  schedule_already_exists: Code.AlreadyExists,
   revision_out_of_range: Code.OutOfRange,
   revision_unavailable: Code.FailedPrecondition,
   turn_in_progress: Code.FailedPrecondition,

@@ -8,6 +8,7 @@ import { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import { LeaseService } from "../gen/tether/v1/lease_service_pb.js";
 import { QuotaService } from "../gen/tether/v1/quota_service_pb.js";
 import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
+import { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
@@ -18,6 +19,7 @@ import { createLeaseService } from "./lease-service.js";
 import { createQueueService } from "./queue-service.js";
 import { createQuotaService, type QuotaServiceOptions } from "./quota-service.js";
 import { createReflectionServices } from "./reflection-service.js";
+import { createScheduleService, type ScheduleServiceOptions } from "./schedule-service.js";
 import { createSessionService } from "./session-service.js";
 import { createTurnService, type TurnServiceOptions } from "./turn-service.js";
 
@@ -32,6 +34,11 @@ export function routeStoreServices(router: ConnectRouter, store: RuntimeStore): 
 /** QuotaService: a tenant's quota limits and their use (ADR 0015). */
 export function routeQuotaService(router: ConnectRouter, options: QuotaServiceOptions): void {
   router.service(QuotaService, createQuotaService(options));
+}
+
+/** ScheduleService: a tenant's schedules (ADR 0020); the replica's poller fires them. */
+export function routeScheduleService(router: ConnectRouter, options: ScheduleServiceOptions): void {
+  router.service(ScheduleService, createScheduleService(options));
 }
 
 export function routeTurnService(router: ConnectRouter, options: TurnServiceOptions): void {

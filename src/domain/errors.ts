@@ -19,6 +19,8 @@ export type TetherErrorCode =
   | "agent_not_found"
   | "agent_already_exists"
   | "agent_version_conflict"
+  | "schedule_not_found"
+  | "schedule_already_exists"
   | "revision_out_of_range"
   | "revision_unavailable"
   | "turn_in_progress"
@@ -321,5 +323,20 @@ export function turnInProgress(sessionId: string, what: string): TetherError {
     "turn_in_progress",
     `session ${sessionId} has a turn in progress (${what}): try again once it has ended`,
     { fields: { sessionId } },
+  );
+}
+
+export function scheduleNotFound(scheduleId: string): TetherError {
+  return new TetherError("schedule_not_found", `schedule ${scheduleId} does not exist`, {
+    fields: { scheduleId },
+  });
+}
+
+/** Creation is idempotent on the client's id: only another body under the same id is refused. */
+export function scheduleAlreadyExists(scheduleId: string): TetherError {
+  return new TetherError(
+    "schedule_already_exists",
+    `schedule ${scheduleId} already exists with another body`,
+    { fields: { scheduleId } },
   );
 }

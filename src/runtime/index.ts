@@ -30,3 +30,5 @@ export {
   type SpendPolicy,
 } from "./turn/index.js";
 export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";
+export { createScheduleFirer, type ScheduleFirer } from "./schedule-fire.js";
+export { startScheduler, type Scheduler, type SchedulerOptions } from "./scheduler.js";

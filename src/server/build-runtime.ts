@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { LeaseOwner } from "../domain/lease.js";
-import { routeTurnService } from "../api/routes.js";
+import { routeScheduleService, routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import type { Tracer } from "../ports/tracer.js";
 import { systemSleep } from "../ports/sleep.js";
@@ -18,6 +18,7 @@ import type { RuntimeDeps, RuntimeMetrics, SpendPolicy } from "../runtime/index.
 import { createTetherRuntime, type TetherRuntime } from "../runtime/index.js";
 import { createSessionBus } from "../runtime/index.js";
 import { startSweeper, type Sweeper } from "../runtime/index.js";
+import { createScheduleFirer, startScheduler, type Scheduler } from "../runtime/index.js";
 import { createProcLivenessProbe, currentLiveness } from "../store/shared/local-process.js";
 import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";
@@ -78,6 +79,8 @@ export interface BuiltRuntime {
   runtime: TetherRuntime;
   routes: (router: ConnectRouter) => void;
   sweeper: Sweeper;
+  /** This replica's schedule poller (ADR 0020): stopped before the drain. */
+  scheduler: Scheduler;
   /** The MCP servers' connections, when any are configured. */
   mcp: McpHub | undefined;
 }
@@ -110,7 +113,7 @@ export function buildRuntime(
   if (mcp) {
     logger.info({ mcpServers: config.mcpServers.map(redactedServer) }, "MCP servers configured");
   }
-  const runtime = createTetherRuntime({
+  const deps: RuntimeDeps = {
     store: backend.store,
     clock: systemClock,
     transcripts: createTranscriptCache(backend.store),
@@ -133,6 +136,14 @@ export function buildRuntime(
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },
     ...(tracer && { tracer }),
+  };
+  const runtime = createTetherRuntime(deps);
+  const scheduler = startScheduler({
+    schedules: backend.schedules,
+    firer: createScheduleFirer(deps, runtime.driver),
+    deps,
+    // An occurrence's claim lives like a lease: a dead claimer's fire is retried a TTL later.
+    claimTtlMs: config.leaseTtlMs,
   });
   const sweeper = startSweeper({
     driver: runtime.driver,
@@ -144,8 +155,17 @@ export function buildRuntime(
   });
   return {
     runtime,
-    routes: (router) => routeTurnService(router, { runtime }),
+    routes: (router) => {
+      routeTurnService(router, { runtime });
+      routeScheduleService(router, {
+        schedules: backend.schedules,
+        store: backend.store,
+        clock: systemClock,
+        wake: scheduler.wake,
+      });
+    },
     sweeper,
+    scheduler,
     mcp,
   };
 }

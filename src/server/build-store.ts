@@ -3,6 +3,9 @@
 // the store itself never owns.
 import type { RuntimeStore, StoreLimits } from "../ports/runtime-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
+import type { ScheduleStore } from "../ports/schedule-store.js";
+import { createMemoryScheduleStore } from "../store/memory/schedule-ops.js";
+import { createRedisScheduleStore } from "../store/redis/schedule-ops.js";
 import { systemClock } from "../ports/clock.js";
 import { createMemoryQuotaStore } from "../store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../store/redis/quota-ops.js";
@@ -36,6 +39,8 @@ export interface BuiltStore {
   ready: ReadyIndex;
   /** Tenant quota counters (ADR 0015), shared by every replica on the same backend. */
   quotas: QuotaStore;
+  /** Schedules (ADR 0020), shared by every replica on the same backend. */
+  schedules: ScheduleStore;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
@@ -64,6 +69,7 @@ export async function buildStore(
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       quotas: createMemoryQuotaStore({ clock: systemClock }),
+      schedules: createMemoryScheduleStore({ clock: systemClock }),
       ping: () => Promise.resolve(),
       reachableAtStart: true,
       sweepGuard: undefined,
@@ -110,6 +116,7 @@ export async function buildStore(
     signals,
     ready: createRedisReadyIndex({ redis }),
     quotas: createRedisQuotaStore({ redis }),
+    schedules: createRedisScheduleStore({ redis }),
     async ping() {
       await redis.ping();
     },

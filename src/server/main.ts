@@ -31,7 +31,13 @@ async function main(): Promise<void> {
   // Off (and the SDK not loaded) unless an OTLP endpoint is configured.
   const telemetry = await startTelemetry(config.tracing, { instanceId: replicaOwner().ownerId });
   const { tracer } = telemetry;
-  const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics, tracer);
+  const { runtime, routes, sweeper, scheduler, mcp } = buildRuntime(
+    config,
+    built,
+    logger,
+    metrics,
+    tracer,
+  );
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
@@ -62,6 +68,7 @@ async function main(): Promise<void> {
   const forced = async (signal: string) => {
     logger.warn({ signal }, "forced shutdown");
     sweeper.stop();
+    void scheduler.stop();
     backendHealth.stop();
     await server.close();
     await mcp?.close();
@@ -74,6 +81,8 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, "shutting down");
     sweeper.stop();
+    // No fire starts during the drain; an unsettled claim lapses and another replica re-fires it.
+    await scheduler.stop();
     backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.

@@ -16,6 +16,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeQuotaLaws } from "./laws/quotas.js";
+import { describeScheduleLaws } from "./laws/schedules.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeRenewalLaws } from "./laws/renewals.js";
 import { describeSessionListLaws } from "./laws/session-list.js";
@@ -31,6 +32,8 @@ export interface ConformanceOptions {
   quotas?: boolean;
   /** False where the backend has no tenant spend counter: the wire (ADR 0016 says why). */
   tenantSpend?: boolean;
+  /** False where the backend has no schedules: the wire (ADR 0020 says why). */
+  schedules?: boolean;
 }
 
 export function defineStoreConformance(
@@ -59,4 +62,5 @@ export function defineStoreConformance(
   describeBadInputLaws(factory);
   if (options.quotas !== false) describeQuotaLaws(factory);
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
+  if (options.schedules !== false) describeScheduleLaws(factory);
 }

@@ -3,6 +3,7 @@ import { describe } from "vitest";
 import { createManualClock } from "../../src/ports/clock.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
+import { createMemoryScheduleStore } from "../../src/store/memory/schedule-ops.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { defineStoreConformance } from "./define-store-conformance.js";
 import type { StoreFactory } from "./support/store-factory.js";
@@ -17,6 +18,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
   return {
     store,
     quotas: createMemoryQuotaStore({ clock }),
+    schedules: createMemoryScheduleStore({ clock }),
     advanceTime: async (ms) => {
       clock.advance(ms);
     },

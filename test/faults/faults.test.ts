@@ -37,6 +37,8 @@ interface Verdict extends Pick<
 > {
   faults: Record<string, number>;
   history_violations: number;
+  schedule_fires_missed: number;
+  schedule_fires_duplicated: number;
   runs: Record<
     string,
     { faults: Record<string, number>; acknowledged: number; history: HistoryCheckReport }
@@ -94,6 +96,9 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   expect(verdict.tools_reexecuted, summary).toBe(0);
   expect(verdict.answers_accepted, summary).toBeGreaterThan(20);
   expect(verdict.answers_lost, summary).toBe(0);
+  // Every one-off schedule due during the faults fired exactly once (ADR 0020).
+  expect(verdict.schedule_fires_missed, summary).toBe(0);
+  expect(verdict.schedule_fires_duplicated, summary).toBe(0);
   for (const kind of ["replica_kill", "replica_pause", "replica_restart", "redis_restart"]) {
     expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
     // The standalone and the cluster run each inject 20 of every kind.

@@ -18,6 +18,7 @@ import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
 import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
 import { killAll } from "./processes.js";
+import { checkSchedules, planSchedules, type ScheduleFaultReport } from "./schedules.js";
 import { readFinalSessions } from "./readback.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
@@ -64,6 +65,8 @@ interface RunReport extends AuditReport {
   quota_slot: QuotaSlotReport;
   /** The history checker's verdict on every client operation of the run. */
   history: HistoryCheckReport;
+  /** One-off schedules due across the run: each must fire exactly once (ADR 0020). */
+  schedules: ScheduleFaultReport;
 }
 
 function mulberry32(seed: number): () => number {
@@ -157,6 +160,13 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       replicas.push(replica);
     }
 
+    // Due one after another while the faults run; judged after them.
+    const planned = await planSchedules({
+      addresses: replicas.map((r) => r.address),
+      prefix: `fs-${options.name}-${options.seed}`,
+      count: envNumber("FAULTS_SCHEDULES", 20),
+      spanMs: Math.max(1_000, options.durationMs - 3_000),
+    });
     const sessions = Array.from(
       { length: options.sessions },
       (_, i) => `fault-${options.name}-${options.seed}-${i}`,
@@ -238,6 +248,11 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     // Every replica serves again while the clients finish.
     for (const replica of replicas) if (!replica.isServing()) await replica.start();
     const report = await workload;
+    const schedules = await checkSchedules(
+      replicas.map((r) => r.address),
+      planned,
+      Date.now() + 30_000,
+    );
     const outage = standalone
       ? await probeOutage(
           standalone,
@@ -287,6 +302,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     return {
       name: options.name,
       quota_slot: quotaSlot,
+      schedules,
       seconds: Math.round((Date.now() - started) / 1000),
       operations: { ...report.operations, inputs: report.inputs.length },
       faults,
@@ -453,6 +469,9 @@ async function main(): Promise<void> {
   }
   for (const report of reports) {
     for (const problem of report.problems) process.stdout.write(`[${report.name}] ${problem}\n`);
+    for (const problem of report.schedules.problems) {
+      process.stdout.write(`[${report.name}] schedule ${problem}\n`);
+    }
     for (const v of report.history.violations) {
       process.stdout.write(`[${report.name}] history ${v.kind}: ${v.detail}\n`);
     }
@@ -465,6 +484,8 @@ async function main(): Promise<void> {
     committed: sum((r) => r.committed),
     lost: sum((r) => r.lost),
     duplicated: sum((r) => r.duplicated),
+    schedule_fires_missed: sum((r) => r.schedules.schedule_fires_missed),
+    schedule_fires_duplicated: sum((r) => r.schedules.schedule_fires_duplicated),
     stale_commits: sum((r) => r.stale_commits),
     revision_gaps: sum((r) => r.revision_gaps),
     malformed_turns: sum((r) => r.malformed_turns),

@@ -6,6 +6,7 @@ import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
+import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -45,6 +46,7 @@ export function redisStoreFactory(
     return {
       store,
       quotas: createRedisQuotaStore({ redis: connection(), namespace }),
+      schedules: createRedisScheduleStore({ redis: connection(), namespace }),
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
       close: () => store.close(),
     };

@@ -40,6 +40,9 @@ import type { QuotaConfig } from "../../src/domain/quotas.js";
 import type { QuotaStore } from "../../src/ports/quota-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
+import type { ScheduleStore } from "../../src/ports/schedule-store.js";
+import { createMemoryScheduleStore } from "../../src/store/memory/schedule-ops.js";
+import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
 
 export interface RuntimeHarness {
   runtime: TetherRuntime;
@@ -48,6 +51,8 @@ export interface RuntimeHarness {
   deps: RuntimeDeps;
   /** The tenant quota counters of the backend (shared like the store). */
   quotas: QuotaStore;
+  /** The schedules of the backend (shared like the store). */
+  schedules: ScheduleStore;
 }
 
 export interface RuntimeHarnessOptions {
@@ -114,6 +119,11 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     (redis
       ? createRedisQuotaStore({ redis, namespace })
       : createMemoryQuotaStore({ clock: systemClock }));
+  const schedules =
+    shared?.schedules ??
+    (redis
+      ? createRedisScheduleStore({ redis, namespace })
+      : createMemoryScheduleStore({ clock: systemClock }));
   const deps: RuntimeDeps = {
     store,
     clock: systemClock,
@@ -157,7 +167,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     ...(options.metrics && { metrics: options.metrics }),
     ...(options.tracer && { tracer: options.tracer }),
   };
-  return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
+  return { runtime: createTetherRuntime(deps), store, log, deps, quotas, schedules };
 }
 
 /** The tenant spend counters of a memory or Redis store (both keep them beside the store port). */

@@ -80,6 +80,18 @@ export const SCRIPT_WRITE_CLASS = {
   // A tenant's spend (ADR 0016) is a counter of the same kind: a lost charge lets the tenant
   // spend a little more, and no client is promised it.
   chargeTenantSpend: "internal",
+  // Schedules (ADR 0020): what a client sets is acknowledged; a fire's claim and its completion
+  // are not, because a lost one only fires the same occurrence again, into the session's
+  // submitInput (acknowledging itself) under the same source key, which takes it once.
+  createSchedule: "acknowledging",
+  updateSchedule: "acknowledging",
+  deleteSchedule: "acknowledging",
+  pauseSchedule: "acknowledging",
+  unpauseSchedule: "acknowledging",
+  runScheduleNow: "acknowledging",
+  readDueSchedules: "read",
+  claimScheduleFire: "internal",
+  completeScheduleFire: "internal",
 } as const satisfies Record<ScriptName, ScriptWriteClass>;
 
 export const ACKNOWLEDGING_SCRIPTS = (Object.keys(SCRIPT_WRITE_CLASS) as ScriptName[]).filter(

@@ -209,3 +209,35 @@ export function quotaKeys(namespace: string, tenant: string): QuotaKeys {
   const p = `${namespace}:{quota:${tenant}}:`;
   return { slots: `${p}slots`, counters: `${p}counters` };
 }
+
+/**
+ * Keys of the schedules (ADR 0020): every schedule of every tenant, the due index and the runs
+ * share the hash tag `{sched}`, so claiming an occurrence and settling it are each one script
+ * on one slot, on Cluster too. The fire itself lands in the target session's slot.
+ */
+export interface ScheduleKeys {
+  /** Sorted set: due-index member (scheduleDueMember) -> when it is next looked at (epoch ms). */
+  due: string;
+  /** Sorted set (scores 0, by id) of one tenant's schedule ids. */
+  tenantIndex(tenant: string): string;
+  /** Hash: one schedule (fields in _shared.lua). */
+  schedule(tenant: string, scheduleId: string): string;
+  /** List of run JSON, newest first. */
+  runs(tenant: string, scheduleId: string): string;
+}
+
+export function scheduleKeys(namespace: string): ScheduleKeys {
+  const p = `${namespace}:{sched}:`;
+  // Tenant names hold no ':', so `<tenant>:<id>` never names two schedules.
+  return {
+    due: `${p}due`,
+    tenantIndex: (tenant) => `${p}t:${tenant}`,
+    schedule: (tenant, id) => `${p}s:${tenant}:${id}`,
+    runs: (tenant, id) => `${p}r:${tenant}:${id}`,
+  };
+}
+
+/** The due index names a schedule by tenant and id, unambiguously. */
+export function scheduleDueMember(tenant: string, scheduleId: string): string {
+  return JSON.stringify([tenant, scheduleId]);
+}

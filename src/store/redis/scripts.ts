@@ -55,6 +55,15 @@ export const SCRIPT_NAMES = [
   "renewTurnSlots",
   "readQuotaUsage",
   "chargeTenantSpend",
+  "createSchedule",
+  "updateSchedule",
+  "deleteSchedule",
+  "pauseSchedule",
+  "unpauseSchedule",
+  "runScheduleNow",
+  "readDueSchedules",
+  "claimScheduleFire",
+  "completeScheduleFire",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -2,6 +2,7 @@
 // move the store's clock. Laws are written once against this and run per backend.
 import { afterEach, beforeEach } from "vitest";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
+import type { ScheduleStore } from "../../../src/ports/schedule-store.js";
 import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
 
 export interface StoreHarness {
@@ -11,6 +12,8 @@ export interface StoreHarness {
    * has none: quota operations are not on LeaseService (ADR 0015).
    */
   quotas?: QuotaStore;
+  /** The schedules on the same backend and clock; the wire has none (ADR 0020). */
+  schedules?: ScheduleStore;
   /**
    * Moves the store's clock forward by `ms`: a manual clock for the memory store, a real sleep for
    * a backend that reads its server's clock. Tests never read the clock themselves.

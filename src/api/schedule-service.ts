@@ -1,0 +1,177 @@
+// ScheduleService (ADR 0020): a tenant's schedules over the schedule store. The edge validates
+// the body once (cron, time zone, target, input), computes the next occurrence from this
+// replica's clock, and wakes this replica's poller after a change; firing is the poller's.
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  agentNotFound,
+  invalidArgument,
+  scheduleAlreadyExists,
+  scheduleNotFound,
+  sessionNotFound,
+} from "../domain/errors.js";
+import { firstOccurrence } from "../domain/schedule-timing.js";
+import type { ScheduleRecord, ScheduleRef, ScheduleSpec } from "../domain/schedules.js";
+import type { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
+import type { Clock } from "../ports/clock.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { ScheduleStore } from "../ports/schedule-store.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import {
+  checkScheduleId,
+  runToProto,
+  scheduleToProto,
+  specFromProto,
+} from "./convert/schedules.js";
+import { scopeOf, type TenantScope } from "./tenancy.js";
+
+export interface ScheduleServiceOptions {
+  schedules: ScheduleStore;
+  /** Where targets are checked: the session or agent must exist when the schedule is set. */
+  store: Pick<RuntimeStore, "loadSession" | "getAgent">;
+  clock: Clock;
+  /** Cuts this replica's poller sleep short after a change. */
+  wake?: () => void;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+
+function pageSize(requested: number, fallback: number): number {
+  if (requested > MAX_PAGE_SIZE)
+    throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
+  return requested === 0 ? fallback : requested;
+}
+
+export function createScheduleService(
+  options: ScheduleServiceOptions,
+): ServiceImpl<typeof ScheduleService> {
+  const { schedules, store, clock } = options;
+  const wake = () => options.wake?.();
+
+  const refOf = (scope: TenantScope, scheduleId: string): ScheduleRef => ({
+    tenant: scope.tenant,
+    scheduleId: checkScheduleId(scheduleId),
+  });
+
+  /** A target must exist when it is set; a later disappearance pauses the schedule instead. */
+  async function checkTarget(spec: ScheduleSpec, scope: TenantScope): Promise<void> {
+    const { target } = spec;
+    if (target.kind === "session") {
+      if (!(await store.loadSession(target.sessionId))) {
+        throw sessionNotFound(scope.toClient(target.sessionId));
+      }
+      return;
+    }
+    if (!(await store.getAgent(target.agentId, target.version))) {
+      throw agentNotFound(target.clientAgentId, target.version);
+    }
+  }
+
+  function found(record: ScheduleRecord | undefined, scheduleId: string): ScheduleRecord {
+    if (!record) throw scheduleNotFound(scheduleId);
+    return record;
+  }
+
+  return {
+    async createSchedule(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const ref = refOf(scope, req.scheduleId);
+      const { spec, json } = specFromProto(req, scope);
+      await checkTarget(spec, scope);
+      const outcome = await schedules.createSchedule({
+        ...ref,
+        spec: json,
+        nextFireAt: firstOccurrence(spec.timing, clock.nowMs()),
+      });
+      if (outcome.kind === "conflict") throw scheduleAlreadyExists(req.scheduleId);
+      if (outcome.kind === "created") wake();
+      return {
+        schedule: scheduleToProto(outcome.record, scope),
+        deduplicated: outcome.kind === "existing",
+      };
+    },
+
+    async getSchedule(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const record = await schedules.getSchedule(refOf(scope, req.scheduleId));
+      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+    },
+
+    async listSchedules(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const limit = pageSize(req.pageSize, DEFAULT_PAGE_SIZE);
+      const after = decodePageToken(req.pageToken);
+      // One more than asked says whether another page follows.
+      const records = await schedules.listSchedules(scope.tenant, {
+        ...(after !== undefined && { after }),
+        limit: limit + 1,
+      });
+      const page = records.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        schedules: page.map((r) => scheduleToProto(r, scope)),
+        nextPageToken: records.length > limit && last ? encodePageToken(last.scheduleId) : "",
+      };
+    },
+
+    async updateSchedule(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const ref = refOf(scope, req.scheduleId);
+      const { spec, json } = specFromProto(req, scope);
+      await checkTarget(spec, scope);
+      const record = await schedules.updateSchedule({
+        ...ref,
+        spec: json,
+        nextFireAt: firstOccurrence(spec.timing, clock.nowMs()),
+      });
+      wake();
+      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+    },
+
+    async deleteSchedule(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      if (!(await schedules.deleteSchedule(refOf(scope, req.scheduleId)))) {
+        throw scheduleNotFound(req.scheduleId);
+      }
+      return {};
+    },
+
+    async pauseSchedule(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const reason = req.reason === "" ? "paused" : req.reason;
+      if (reason.length > 500) throw invalidArgument("reason", "must be at most 500 characters");
+      const record = await schedules.pauseSchedule(refOf(scope, req.scheduleId), reason);
+      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+    },
+
+    async unpauseSchedule(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const ref = refOf(scope, req.scheduleId);
+      const current = found(await schedules.getSchedule(ref), req.scheduleId);
+      const { timing } = JSON.parse(current.spec) as ScheduleSpec;
+      // A one-off that already fired stays without an occurrence; one that did not fires now.
+      const next =
+        timing.kind === "at" && current.lastFireAt !== undefined
+          ? undefined
+          : firstOccurrence(timing, clock.nowMs());
+      const record = await schedules.unpauseSchedule(ref, next);
+      wake();
+      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+    },
+
+    async runScheduleNow(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const record = await schedules.runScheduleNow(refOf(scope, req.scheduleId));
+      wake();
+      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+    },
+
+    async listScheduleRuns(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const ref = refOf(scope, req.scheduleId);
+      found(await schedules.getSchedule(ref), req.scheduleId);
+      const runs = await schedules.listScheduleRuns(ref, pageSize(req.pageSize, MAX_PAGE_SIZE));
+      return { runs: runs.map(runToProto) };
+    },
+  };
+}

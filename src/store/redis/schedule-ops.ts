@@ -1,0 +1,201 @@
+// The schedule port on Redis: one script per state change, every key in the `{sched}` slot,
+// due times and claim expiry by the Redis clock (ADR 0020). Reads of one key are plain commands.
+import type { Cluster, Redis } from "ioredis";
+import { TetherError } from "../../domain/errors.js";
+import {
+  SCHEDULE_RUNS_KEPT,
+  type ScheduleRecord,
+  type ScheduleRef,
+  type ScheduleRun,
+} from "../../domain/schedules.js";
+import type { ScheduleStore } from "../../ports/schedule-store.js";
+import {
+  checkClaimToken,
+  checkDraft,
+  checkInstant,
+  checkRef,
+  checkTtl,
+} from "../shared/schedule-checks.js";
+import { checkNamespace, scheduleDueMember, scheduleKeys } from "./keys.js";
+import { REPLY } from "./replies.js";
+import { createScriptRunner, toStoreError } from "./scripts.js";
+
+const FIELDS = ["tenant", "id", "spec", "rev", "paused", "reason", "next", "last", "runnow"];
+
+const instant = (value: unknown): number | undefined =>
+  value === null || value === undefined || value === "" ? undefined : Number(value);
+const slot = (value: number | undefined): string => (value === undefined ? "" : String(value));
+
+/** A record from the script reply's (or HMGET's) fields, in FIELDS order. */
+function decodeRecord(values: readonly unknown[]): ScheduleRecord {
+  const [tenant, id, spec, rev, paused, reason, next, last, runNow] = values;
+  if (typeof tenant !== "string" || typeof id !== "string" || typeof spec !== "string") {
+    throw new TetherError("internal", "a stored schedule is malformed");
+  }
+  return {
+    tenant,
+    scheduleId: id,
+    spec,
+    revision: Number(rev),
+    paused: paused === "1",
+    pausedReason: typeof reason === "string" ? reason : "",
+    nextFireAt: instant(next),
+    lastFireAt: instant(last),
+    runNowAt: instant(runNow),
+  };
+}
+
+function decodeRun(json: string): ScheduleRun {
+  return JSON.parse(json) as ScheduleRun;
+}
+
+export function createRedisScheduleStore(options: {
+  redis: Redis | Cluster;
+  namespace?: string;
+}): ScheduleStore {
+  const { redis } = options;
+  const keys = scheduleKeys(checkNamespace(options.namespace ?? "tether"));
+  const scripts = createScriptRunner(redis);
+  const member = (ref: ScheduleRef) => scheduleDueMember(ref.tenant, ref.scheduleId);
+  const hash = (ref: ScheduleRef) => keys.schedule(ref.tenant, ref.scheduleId);
+
+  async function read(ref: ScheduleRef): Promise<ScheduleRecord | undefined> {
+    let values: unknown[];
+    try {
+      values = await redis.hmget(hash(ref), ...FIELDS);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+    return values[0] === null ? undefined : decodeRecord(values);
+  }
+
+  /** Runs a script that answers {OK, record...} or {NONE}. */
+  async function change(
+    name: "updateSchedule" | "pauseSchedule" | "unpauseSchedule" | "runScheduleNow",
+    ref: ScheduleRef,
+    args: readonly (string | number)[],
+  ): Promise<ScheduleRecord | undefined> {
+    const reply = await scripts.run(name, [hash(checkRef(ref)), keys.due], [...args, member(ref)]);
+    return reply[0] === REPLY.NONE ? undefined : decodeRecord(reply.slice(1));
+  }
+
+  return {
+    async createSchedule(raw) {
+      const draft = checkDraft(raw);
+      const reply = await scripts.run(
+        "createSchedule",
+        [hash(draft), keys.tenantIndex(draft.tenant), keys.due],
+        [draft.tenant, draft.scheduleId, draft.spec, slot(draft.nextFireAt), member(draft)],
+      );
+      const record = decodeRecord(reply.slice(1));
+      if (reply[0] === REPLY.DEDUPLICATED) return { kind: "existing", record };
+      if (reply[0] === REPLY.EXISTS) return { kind: "conflict", record };
+      return { kind: "created", record };
+    },
+
+    async updateSchedule(raw) {
+      const draft = checkDraft(raw);
+      return change("updateSchedule", draft, [draft.spec, slot(draft.nextFireAt)]);
+    },
+
+    async deleteSchedule(ref) {
+      checkRef(ref);
+      const reply = await scripts.run(
+        "deleteSchedule",
+        [hash(ref), keys.tenantIndex(ref.tenant), keys.due, keys.runs(ref.tenant, ref.scheduleId)],
+        [ref.scheduleId, member(ref)],
+      );
+      return reply[1] === 1;
+    },
+
+    async getSchedule(ref) {
+      return read(checkRef(ref));
+    },
+
+    async listSchedules(tenant, { after, limit }) {
+      checkRef({ tenant, scheduleId: after ?? "x" });
+      let ids: string[];
+      try {
+        ids = await redis.zrangebylex(
+          keys.tenantIndex(tenant),
+          after === undefined ? "-" : `(${after}`,
+          "+",
+          "LIMIT",
+          0,
+          limit,
+        );
+      } catch (error) {
+        throw toStoreError(error);
+      }
+      const records = await Promise.all(ids.map((scheduleId) => read({ tenant, scheduleId })));
+      return records.filter((r): r is ScheduleRecord => r !== undefined);
+    },
+
+    pauseSchedule: (ref, reason) => change("pauseSchedule", ref, [reason]),
+
+    async unpauseSchedule(ref, nextFireAt) {
+      if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
+      return change("unpauseSchedule", ref, [slot(nextFireAt)]);
+    },
+
+    runScheduleNow: (ref) => change("runScheduleNow", ref, []),
+
+    async dueSchedules(limit) {
+      const reply = await scripts.run("readDueSchedules", [keys.due], [limit]);
+      const due = reply.slice(3).map((m) => {
+        const [tenant, scheduleId] = JSON.parse(String(m)) as [string, string];
+        return { tenant, scheduleId };
+      });
+      return { now: Number(reply[1]), due, nextDueAt: instant(reply[2]) };
+    },
+
+    async claimScheduleFire(ref, rawToken, rawTtl) {
+      const token = checkClaimToken(rawToken);
+      const ttl = checkTtl(rawTtl);
+      const reply = await scripts.run(
+        "claimScheduleFire",
+        [hash(checkRef(ref)), keys.due],
+        [token, ttl, member(ref)],
+      );
+      if (reply[0] === REPLY.NONE) return undefined;
+      return {
+        scheduledAt: Number(reply[1]),
+        runNow: reply[2] === 1,
+        now: Number(reply[3]),
+        record: decodeRecord(reply.slice(4)),
+        claimToken: token,
+      };
+    },
+
+    async completeScheduleFire(c) {
+      const ref = checkRef(c.ref);
+      if (c.nextFireAt !== undefined) checkInstant(c.nextFireAt, "nextFireAt");
+      const reply = await scripts.run(
+        "completeScheduleFire",
+        [hash(ref), keys.due, keys.runs(ref.tenant, ref.scheduleId)],
+        [
+          checkClaimToken(c.claimToken),
+          String(c.scheduledAt),
+          String(c.revision),
+          slot(c.nextFireAt),
+          c.run ? JSON.stringify(c.run) : "",
+          c.pauseReason === undefined ? "0" : "1",
+          SCHEDULE_RUNS_KEPT,
+          c.pauseReason ?? "",
+          member(ref),
+        ],
+      );
+      return reply[0] === REPLY.OK;
+    },
+
+    async listScheduleRuns(ref, limit) {
+      checkRef(ref);
+      try {
+        const runs = await redis.lrange(keys.runs(ref.tenant, ref.scheduleId), 0, limit - 1);
+        return runs.map(decodeRun);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    },
+  };
+}

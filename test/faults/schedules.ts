@@ -1,0 +1,133 @@
+// Schedules under faults (ADR 0020): before the fault loop, one-off schedules are created, due
+// one after another across the run, each into its own session; replicas are killed, paused and
+// restarted and Redis restarted while they come due. After the run every occurrence must have
+// fired exactly once: one run recorded, and the input once in its session's transcript.
+// `schedule_fires_missed` counts occurrences with no run (or no input in the transcript) by the
+// deadline; `schedule_fires_duplicated` those with more than one run or input.
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { ScheduleService } from "../../src/gen/tether/v1/schedule_service_pb.js";
+import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
+import { TranscriptMessage_Role } from "../../src/gen/tether/v1/transcript_pb.js";
+
+export interface ScheduleFaultReport {
+  schedules: number;
+  schedule_fires_missed: number;
+  schedule_fires_duplicated: number;
+  /** From an occurrence's instant to its run's fired_at: max over the run. */
+  max_fire_delay_ms: number;
+  problems: string[];
+}
+
+interface Planned {
+  scheduleId: string;
+  sessionId: string;
+  text: string;
+  atMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Calls `call` on each address in turn until one answers (replicas come and go). */
+async function onAny<T>(addresses: readonly string[], call: (baseUrl: string) => Promise<T>) {
+  let last: unknown;
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const baseUrl = addresses[attempt % addresses.length] as string;
+    try {
+      return await call(baseUrl);
+    } catch (error) {
+      last = error;
+      await sleep(250);
+    }
+  }
+  throw last;
+}
+
+const schedulesAt = (baseUrl: string) =>
+  createClient(ScheduleService, createGrpcTransport({ baseUrl }));
+const sessionsAt = (baseUrl: string) =>
+  createClient(SessionService, createGrpcTransport({ baseUrl }));
+
+/** Creates `count` one-off schedules due evenly across `spanMs` from now. */
+export async function planSchedules(options: {
+  addresses: readonly string[];
+  prefix: string;
+  count: number;
+  spanMs: number;
+}): Promise<Planned[]> {
+  const start = Date.now() + 2_000;
+  const planned: Planned[] = [];
+  for (let i = 0; i < options.count; i++) {
+    const scheduleId = `${options.prefix}-s${i}`;
+    const p = {
+      scheduleId,
+      sessionId: `${options.prefix}-target-${i}`,
+      text: `scheduled ${scheduleId}`,
+      atMs: start + Math.round((options.spanMs * i) / Math.max(1, options.count)),
+    };
+    await onAny(options.addresses, (url) =>
+      sessionsAt(url).createSession({ sessionId: p.sessionId }),
+    );
+    // Creation is idempotent on the id: a retry after an unknown outcome is harmless.
+    await onAny(options.addresses, (url) =>
+      schedulesAt(url).createSchedule({
+        scheduleId,
+        target: { case: "session", value: { sessionId: p.sessionId } },
+        atMs: BigInt(p.atMs),
+        input: [{ kind: { case: "text", value: p.text } }],
+      }),
+    );
+    planned.push(p);
+  }
+  return planned;
+}
+
+/** Waits (up to `deadlineMs`) for every occurrence's run, then judges each once. */
+export async function checkSchedules(
+  addresses: readonly string[],
+  planned: readonly Planned[],
+  deadlineMs: number,
+): Promise<ScheduleFaultReport> {
+  const report: ScheduleFaultReport = {
+    schedules: planned.length,
+    schedule_fires_missed: 0,
+    schedule_fires_duplicated: 0,
+    max_fire_delay_ms: 0,
+    problems: [],
+  };
+  for (const p of planned) {
+    let runs = await onAny(addresses, (url) =>
+      schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }),
+    );
+    let inputs: number;
+    for (;;) {
+      const { messages } = await onAny(addresses, (url) =>
+        sessionsAt(url).listMessages({ sessionId: p.sessionId }),
+      );
+      inputs = messages.filter(
+        (m) =>
+          m.role === TranscriptMessage_Role.USER &&
+          m.parts.some((part) => part.kind.case === "text" && part.kind.value === p.text),
+      ).length;
+      if ((runs.runs.length > 0 && inputs > 0) || Date.now() > deadlineMs) break;
+      await sleep(250);
+      runs = await onAny(addresses, (url) =>
+        schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }),
+      );
+    }
+    const fired = runs.runs.length;
+    if (fired === 0 || inputs === 0) {
+      report.schedule_fires_missed++;
+      report.problems.push(
+        `${p.scheduleId}: ${fired} run(s), ${inputs} input(s) in the transcript`,
+      );
+    } else if (fired > 1 || inputs > 1) {
+      report.schedule_fires_duplicated++;
+      report.problems.push(`${p.scheduleId}: ${fired} runs, ${inputs} inputs in the transcript`);
+    }
+    for (const run of runs.runs) {
+      report.max_fire_delay_ms = Math.max(report.max_fire_delay_ms, Number(run.firedAtMs) - p.atMs);
+    }
+  }
+  return report;
+}
