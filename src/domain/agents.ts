@@ -2,6 +2,7 @@
 // prompt, options, tools). Every update makes a new immutable version; old versions stay readable,
 // also after the agent is deleted, so a session pinned to a version keeps working. The API decodes
 // a definition once into `AgentDefinition`; the store keeps it as this module's JSON encoding.
+import type { ContextManagement } from "./compaction.js";
 import type { JsonValue } from "./conversation.js";
 
 type JsonObject = { [key: string]: JsonValue };
@@ -28,6 +29,8 @@ export interface AgentDefinition {
   approvalRequiredTools?: string[];
   /** The JSON schema a final answer must match. */
   responseFormat?: { name: string; schema: JsonObject };
+  /** Compaction policy for the agent's turns (domain/compaction.ts). */
+  contextManagement?: ContextManagement;
 }
 
 export interface AgentVersion {
@@ -80,6 +83,7 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     ...(d.serverTools?.length && { serverTools: d.serverTools }),
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
     responseFormat: d.responseFormat,
+    contextManagement: d.contextManagement,
   });
 }
 
@@ -104,6 +108,7 @@ interface StoredDefinition {
   approvalRequiredTools?: string[];
   /** Protobuf JSON carries `jsonSchema` (text) and may leave `name` empty. */
   responseFormat?: { name?: string; schema?: JsonObject; jsonSchema?: string };
+  contextManagement?: ContextManagement;
 }
 
 const ANY_OBJECT: JsonObject = { type: "object" };
@@ -135,5 +140,6 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
     ...(formatSchema && {
       responseFormat: { name: format?.name || "response", schema: formatSchema },
     }),
+    ...(d.contextManagement && { contextManagement: d.contextManagement }),
   };
 }

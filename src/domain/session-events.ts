@@ -1,7 +1,13 @@
 // Events of a session's log, as clients see them: the runtime's view of a turn (engine events
 // mapped, plus turn start and completion with the commit's head revision).
 import type { TurnOutcome } from "./turn-outcome.js";
-import type { OutputTruncated, ProviderRetry, ReasoningDelta, TextDelta } from "./turn-events.js";
+import type {
+  ContextCompacted,
+  OutputTruncated,
+  ProviderRetry,
+  ReasoningDelta,
+  TextDelta,
+} from "./turn-events.js";
 import type { UsageTotals } from "./usage.js";
 import type { SessionSnapshot } from "./session.js";
 
@@ -56,7 +62,9 @@ export type SessionEvent =
       durationMs?: number;
       origin?: ToolOrigin;
     }
-  | { type: "usage_reported"; usage: UsageTotals; iteration: number }
+  /** `purpose: "compaction"` for a compaction's summary call (its own iteration count). */
+  | { type: "usage_reported"; usage: UsageTotals; iteration: number; purpose?: "compaction" }
+  | ContextCompacted
   | { type: "input_admitted"; inputIds: string[] }
   | ProviderRetry
   | ReasoningDelta

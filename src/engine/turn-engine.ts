@@ -18,6 +18,7 @@ import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
+import { ContextKeeper } from "./context-keeper.js";
 import {
   recoverModelCall,
   withCallIds,
@@ -54,6 +55,7 @@ interface EngineConfig {
   definitions: readonly ToolDefinition[];
   knownTools: ReadonlySet<string>;
   checkAnswer: ((text: string) => string | undefined) | undefined;
+  context: TurnEngineOptions["contextPolicy"];
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -78,6 +80,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     definitions,
     knownTools: new Set(definitions.map((d) => d.name)),
     checkAnswer: options.checkAnswer,
+    context: options.contextPolicy,
   };
   return {
     runTurn: (request) => {
@@ -98,11 +101,14 @@ class TurnRun implements ModelCallContext {
   private readonly cancellation: TurnCancellation;
   private readonly sink: TurnEventSink;
   private readonly view: ProviderView;
+  private readonly keeper: ContextKeeper;
   private readonly maxIterations: number;
   private readonly tokenBudget: number | undefined;
   private readonly messages: Message[] = [];
   private readonly toolCalls: ToolCallRecord[] = [];
   private total: UsageTotals = ZERO_USAGE;
+  /** Counts a compaction's summary call into the turn's usage; the new running total. */
+  readonly count = (u: UsageTotals): UsageTotals => (this.total = addUsage(this.total, u));
   private iterations = 0;
   private assistantText = "";
 
@@ -121,6 +127,7 @@ class TurnRun implements ModelCallContext {
       config.systemPrompt,
       request.history ?? [],
     );
+    this.keeper = new ContextKeeper(config.context, config.model, config);
     this.maxIterations = request.maxIterations ?? config.maxIterations;
     this.tokenBudget = request.tokenBudget ?? config.tokenBudget;
   }
@@ -172,7 +179,7 @@ class TurnRun implements ModelCallContext {
     return this.sink.emit(reasoningDelta(text));
   }
 
-  private append(message: Message): void {
+  append(message: Message): void {
     this.messages.push(message);
     this.view.append(message);
   }
@@ -186,6 +193,8 @@ class TurnRun implements ModelCallContext {
       }
       const spentBefore = this.budgetSpent();
       if (spentBefore) return spentBefore;
+      const compaction = await this.keeper.beforeCall(this.view, this, signal);
+      if (compaction !== undefined) return compaction;
       const iteration = ++this.iterations;
       const called = await this.callModel(iteration);
       if (called.kind !== "ok") {
@@ -198,6 +207,7 @@ class TurnRun implements ModelCallContext {
       }
       const response = called.response;
       this.total = addUsage(this.total, response.usage);
+      this.keeper.observe(response.usage, this.view.messages.length);
       const emitted = this.emit({
         type: "usage",
         iteration,

@@ -15,6 +15,7 @@ import {
   type AgentDefinition as AgentDefinitionPb,
 } from "../../gen/tether/v1/agent_service_pb.js";
 import { TurnOptionsSchema } from "../../gen/tether/v1/turn_pb.js";
+import { contextManagementToProto } from "./context.js";
 import { fromInt64, fromUint64, type SessionIdMap } from "./scalars.js";
 import { clientToolsFromProto, settingsFromProto } from "./turn.js";
 
@@ -34,6 +35,9 @@ export function definitionFromProto(pb: AgentDefinitionPb | undefined): AgentDef
         serverTools: definition.serverTools,
         approvalRequiredTools: definition.approvalRequiredTools,
         ...(definition.responseFormat && { responseFormat: definition.responseFormat }),
+        ...(definition.contextManagement && {
+          contextManagement: definition.contextManagement,
+        }),
       }),
     );
     return { ...settings, clientTools };
@@ -73,6 +77,9 @@ export function definitionToProto(d: AgentDefinition): AgentDefinitionPb {
         name: d.responseFormat.name,
         jsonSchema: JSON.stringify(d.responseFormat.schema),
       },
+    }),
+    ...(d.contextManagement && {
+      contextManagement: contextManagementToProto(d.contextManagement),
     }),
   });
 }

@@ -9,6 +9,7 @@ import {
   type TranscriptMessage,
 } from "../../gen/tether/v1/transcript_pb.js";
 import { decodeCommitted } from "../../runtime/index.js";
+import { compactionModeToProto } from "./context.js";
 
 type PartInit = MessageInitShape<typeof MessagePartSchema>["kind"];
 
@@ -52,6 +53,22 @@ function partsOf(message: Message): PartInit[] {
           },
         },
       ];
+    case "compaction":
+      return [
+        {
+          case: "compaction",
+          value: {
+            coversThroughMessage: BigInt(message.coversThroughMessage),
+            summary: message.summary,
+            provider: message.provider,
+            model: message.model,
+            tokensBefore: BigInt(message.tokensBefore),
+            tokensAfter: BigInt(message.tokensAfter),
+            clearedToolResults: message.clearedToolResults,
+            mode: compactionModeToProto(message.mode),
+          },
+        },
+      ];
   }
 }
 
@@ -60,6 +77,7 @@ const ROLES = {
   user: Role.USER,
   assistant: Role.ASSISTANT,
   tool: Role.TOOL,
+  compaction: Role.COMPACTION,
 } as const;
 
 const isMessage = (value: { role?: unknown }): value is Message =>

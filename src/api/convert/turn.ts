@@ -26,6 +26,7 @@ import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "../../runtime/index.js";
 import type { BusyStrategy } from "../../runtime/index.js";
 import { createEnumTable, fromUint64 } from "./scalars.js";
+import { contextManagementFromProto } from "./context.js";
 import { responseFormatFromProto } from "./response-format.js";
 
 const MAX_TOOLS = 128;
@@ -145,6 +146,12 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
   if (serverTools.length > 0) settings.serverTools = serverTools;
   if (options.responseFormat)
     settings.responseFormat = responseFormatFromProto(options.responseFormat);
+  if (options.contextManagement) {
+    settings.contextManagement = contextManagementFromProto(
+      options.contextManagement,
+      "options.context_management",
+    );
+  }
   return settings;
 }
 
@@ -215,7 +222,9 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
                 ? FailureReason.PROVIDER_ERROR
                 : outcome.reason === "response_format_mismatch"
                   ? FailureReason.RESPONSE_FORMAT_MISMATCH
-                  : FailureReason.INTERNAL,
+                  : outcome.reason === "compaction_failed"
+                    ? FailureReason.COMPACTION_FAILED
+                    : FailureReason.INTERNAL,
             message: outcome.message,
           },
         },

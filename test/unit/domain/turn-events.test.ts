@@ -35,7 +35,7 @@ describe("turn event constructors", () => {
 
   test("a kind both the turn and the session unions name has one shape in both", () => {
     expectTypeOf<SharedKind>().toEqualTypeOf<
-      "text_delta" | "reasoning_delta" | "output_truncated" | "provider_retry"
+      "text_delta" | "reasoning_delta" | "output_truncated" | "provider_retry" | "context_compacted"
     >();
     expectTypeOf<Mismatched>().toBeNever();
   });
