@@ -28,6 +28,8 @@ export interface RuntimeMetrics {
   countTurn(outcome: string): void;
   countLeaseClaim(outcome: string): void;
   addProviderTokens(provider: string, kind: string, tokens: number): void;
+  /** A committed turn made a compaction (its mode). Optional: older fakes leave it out. */
+  countCompaction?(mode: string): void;
 }
 
 export interface RuntimeDeps {
