@@ -1,4 +1,4 @@
-// Drives one session through many turns on the memory runtime against the fake OpenAI server,
+// Drives one session through many turns on the runtime (memory, or Redis when given) against the fake OpenAI server,
 // and reports what the compaction figures need: outcomes, per-turn times, compactions, usage.
 import { performance } from "node:perf_hooks";
 import type { ContextManagement } from "../../src/domain/compaction.js";
@@ -10,6 +10,7 @@ import {
   createRuntimeHarness,
   textCommand,
   type RuntimeHarness,
+  type RuntimeHarnessOptions,
 } from "./runtime-harness.js";
 
 export interface LongSessionReport {
@@ -32,6 +33,7 @@ export async function runLongSession(
   turns: number,
   contextManagement: ContextManagement | undefined,
   harness?: RuntimeHarness,
+  redis?: RuntimeHarnessOptions["redis"],
 ): Promise<LongSessionReport> {
   const h =
     harness ??
@@ -41,6 +43,7 @@ export async function runLongSession(
         baseURL: server.baseURL,
         defaultModel: "fake-16k",
       }),
+      ...(redis && { redis }),
     });
   const report: LongSessionReport = {
     harness: h,

@@ -2,7 +2,8 @@
 // OpenAI-compatible server that enforces a 16k context window with the real error. A 300-turn
 // session with 4 KB answers never fails and the model never sees more than its window; the full
 // transcript stays; fork and rewind across a compaction see the originals.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Message } from "../../../src/domain/conversation.js";
 import type { SessionId } from "../../../src/domain/ids.js";
 import { messagePage } from "../../../src/api/convert/transcript.js";
@@ -173,6 +174,27 @@ describe("a summary call that fails", () => {
       expect(messages.length).toBe((before?.messages.length ?? 0) + 1);
     } finally {
       await local.close();
+    }
+  }, 120_000);
+});
+
+describe("compaction on the Redis backend", () => {
+  it("a 40-turn session compacts, never exceeds the window and keeps every original", async () => {
+    const redis = new Redis(inject("redisUrl"));
+    const local = await startFakeOpenAI({ contextLimit: 16_000, answerChars: 4096 });
+    try {
+      const r = await runLongSession(local, "on-redis", 40, POLICY, undefined, redis);
+      expect(new Set(r.outcomes)).toEqual(new Set(["finished:assistant_message"]));
+      expect(local.stats.refused).toBe(0);
+      expect(local.stats.maxPromptTokens).toBeLessThanOrEqual(16_000);
+      expect(r.compactions.length).toBeGreaterThan(2);
+      const snapshot = await r.harness.store.loadSession(sid("on-redis"));
+      const messages = (snapshot?.messages ?? []).map(decodeMessage);
+      expect(messages.filter((m) => m.role !== "compaction").length).toBe(80);
+      expect(messages.filter((m) => m.role === "compaction").length).toBe(r.compactions.length);
+    } finally {
+      await local.close();
+      redis.disconnect();
     }
   }, 120_000);
 });
