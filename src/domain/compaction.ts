@@ -159,7 +159,14 @@ export function estimateTokens(messages: readonly Message[]): number {
   return total;
 }
 
-/** How providers are shown a compaction's summary: a system message ahead of the kept tail. */
+/**
+ * How providers are shown a compaction's summary: a user message ahead of the kept tail, so the
+ * conversation still opens with the user whether the tail starts with the user or the assistant
+ * (Anthropic requires that; adapters merge two user messages in a row).
+ */
 export function summaryMessage(summary: string): Message {
-  return { role: "system", text: `Summary of the earlier conversation:\n${summary}` };
+  return {
+    role: "user",
+    content: [{ type: "text", text: `Summary of the earlier conversation:\n${summary}` }],
+  };
 }

@@ -38,6 +38,8 @@ export interface CompactionInput {
   tokensBefore: number;
   /** Tokens of what is sent besides the messages (system prompt, tool definitions). */
   fixedTokens: number;
+  /** Summarize even when clearing alone would bring the estimate under the trigger (on demand). */
+  force?: boolean;
 }
 
 export type CompactionResult =
@@ -73,7 +75,7 @@ export async function compact(
     clearedToolResults: [...cleared],
     mode: "summarize" as const,
   };
-  if (afterClearing < policy.triggerTokens) {
+  if (afterClearing < policy.triggerTokens && input.force !== true) {
     if (saved === 0) return { kind: "nothing" };
     const item: CompactionItem = {
       ...base,

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     metrics,
     routes,
     quotas: built.quotas,
+    compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
   });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({

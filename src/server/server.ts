@@ -1,6 +1,7 @@
 // The composition root of the network service: routes, interceptors, one listener for every
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
+import type { CompactSessionFn } from "../api/session-service.js";
 import { setMaxListeners } from "node:events";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { connectErrorOf } from "../api/errors.js";
@@ -28,6 +29,8 @@ export interface TetherServerOptions {
   routes?: RouteHook;
   /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
   quotas?: QuotaStore;
+  /** CompactSession's work: the runtime's. */
+  compactSession?: CompactSessionFn;
 }
 
 export interface TetherServer {
@@ -67,6 +70,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       routes: options.routes,
       stopSignal: draining.signal,
       quotas,
+      compactSession: options.compactSession,
     }),
     interceptors: createTetherInterceptors({
       apiKeys: config.apiKeys,

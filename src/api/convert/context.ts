@@ -4,12 +4,14 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   invalidContextManagement,
   validateContextManagement,
+  type CompactionItem,
   type CompactionMode,
   type ContextManagement,
 } from "../../domain/compaction.js";
 import {
   CompactionMode as CompactionModePb,
   type ContextManagement as ContextManagementPb,
+  type CompactionPartSchema,
   type ContextManagementSchema,
 } from "../../gen/tether/v1/context_pb.js";
 import { fromUint64 } from "./scalars.js";
@@ -72,5 +74,21 @@ export function contextManagementToProto(
     ...(cm.instructions !== undefined && { instructions: cm.instructions }),
     ...(cm.clearToolResults && { clearToolResults: cm.clearToolResults }),
     ...(cm.mode !== undefined && { mode: MODES[cm.mode] }),
+  };
+}
+
+/** A compaction item as the wire's CompactionPart. */
+export function compactionPartToProto(
+  item: CompactionItem,
+): MessageInitShape<typeof CompactionPartSchema> {
+  return {
+    coversThroughMessage: BigInt(item.coversThroughMessage),
+    summary: item.summary,
+    provider: item.provider,
+    model: item.model,
+    tokensBefore: BigInt(item.tokensBefore),
+    tokensAfter: BigInt(item.tokensAfter),
+    clearedToolResults: item.clearedToolResults,
+    mode: MODES[item.mode],
   };
 }

@@ -9,7 +9,7 @@ import {
   type TranscriptMessage,
 } from "../../gen/tether/v1/transcript_pb.js";
 import { decodeCommitted } from "../../runtime/index.js";
-import { compactionModeToProto } from "./context.js";
+import { compactionPartToProto } from "./context.js";
 
 type PartInit = MessageInitShape<typeof MessagePartSchema>["kind"];
 
@@ -54,21 +54,7 @@ function partsOf(message: Message): PartInit[] {
         },
       ];
     case "compaction":
-      return [
-        {
-          case: "compaction",
-          value: {
-            coversThroughMessage: BigInt(message.coversThroughMessage),
-            summary: message.summary,
-            provider: message.provider,
-            model: message.model,
-            tokensBefore: BigInt(message.tokensBefore),
-            tokensAfter: BigInt(message.tokensAfter),
-            clearedToolResults: message.clearedToolResults,
-            mode: compactionModeToProto(message.mode),
-          },
-        },
-      ];
+      return [{ case: "compaction", value: compactionPartToProto(message) }];
   }
 }
 

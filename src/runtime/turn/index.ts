@@ -27,3 +27,4 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
+export { compactNow, type CompactNowReceipt } from "./compact-now.js";

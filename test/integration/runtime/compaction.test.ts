@@ -198,3 +198,57 @@ describe("compaction on the Redis backend", () => {
     }
   }, 120_000);
 });
+
+describe("CompactSession (compaction on demand)", () => {
+  it("compacts an idle session as its own commit; the next turn is sent the summary and the tail", async () => {
+    const local = await startFakeOpenAI({ contextLimit: 16_000, answerChars: 4096 });
+    try {
+      const r = await runLongSession(local, "on-demand", 10, undefined);
+      const { store, runtime } = r.harness;
+      const before = await store.loadSession(sid("on-demand"));
+      const receipt = await runtime.compactSession(sid("on-demand"), "Keep the answer numbers.");
+      expect(receipt.headRevision).toBe((before?.headRevision ?? 0) + 1);
+      expect(receipt.item?.summary.startsWith("Summary covering Answer 1 to Answer 3")).toBe(true);
+      // The default policy keeps a quarter of 32,000 tokens: the last seven exchanges of about
+      // 1,040 tokens each; the first three are summarized.
+      expect(receipt.item?.coversThroughMessage).toBe(6);
+      const after = await store.loadSession(sid("on-demand"));
+      expect(after?.turnIndex).toBe(before?.turnIndex);
+      const messages = (after?.messages ?? []).map(decodeMessage);
+      expect(messages.map((m) => m.role)).toEqual([
+        ...Array.from({ length: 10 }, () => ["user", "assistant"]).flat(),
+        "compaction",
+      ]);
+      expect(after?.usage.inputTokens).toBeGreaterThan(before?.usage.inputTokens ?? 0);
+      const next = await runLongSession(local, "on-demand", 1, undefined, r.harness);
+      expect(next.outcomes).toEqual(["finished:assistant_message"]);
+      expect(next.compactions).toEqual([]);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it("is refused while another holder runs the session", async () => {
+    const local = await startFakeOpenAI({ contextLimit: 16_000, answerChars: 4096 });
+    try {
+      const r = await runLongSession(local, "busy", 2, undefined);
+      const { store, runtime } = r.harness;
+      const holder = {
+        ownerId: "other-replica",
+        incarnationId: "i-1",
+        liveness: { kind: "opaque" as const },
+      };
+      const claim = await store.tryClaimLease(sid("busy"), holder, 30_000);
+      expect(claim.kind).toBe("acquired");
+      await expect(runtime.compactSession(sid("busy"), undefined)).rejects.toMatchObject({
+        code: "turn_in_progress",
+      });
+      const after = await store.loadSession(sid("busy"));
+      expect((after?.messages ?? []).map(decodeMessage).some((m) => m.role === "compaction")).toBe(
+        false,
+      );
+    } finally {
+      await local.close();
+    }
+  });
+});

@@ -98,14 +98,14 @@ describe("compaction in the turn loop", () => {
     const turnCall = requests.filter((r) => !isSummaryCall(r));
     expect(turnCall.length).toBe(1);
     expect(turnCall[0]?.messages.map((m) => m.role)).toEqual([
-      "system",
+      "user",
       "user",
       "assistant",
       "user",
     ]);
     expect(turnCall[0]?.messages[0]).toEqual({
-      role: "system",
-      text: "Summary of the earlier conversation:\nSUMMARY",
+      role: "user",
+      content: [{ type: "text", text: "Summary of the earlier conversation:\nSUMMARY" }],
     });
     const compacted = sink.events.find((e) => e.type === "context_compacted");
     expect(compacted).toEqual({
@@ -150,7 +150,7 @@ describe("compaction in the turn loop", () => {
     await engine.runTurn({ turnId: "t2", history: committed, input: [text("again")] });
     expect(requests.filter(isSummaryCall).length).toBe(0);
     expect(requests[0]?.messages.map((m) => m.role)).toEqual([
-      "system",
+      "user",
       "user",
       "assistant",
       "user",
