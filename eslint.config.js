@@ -15,7 +15,9 @@ const LAYERS = {
   store: ["domain", "ports"],
   runtime: ["domain", "ports", "engine"],
   api: ["domain", "ports", "runtime", "gen"],
-  server: ["domain", "ports", "runtime", "store", "providers", "mcp", "api"],
+  // The OpenTelemetry SDK behind the Tracer port (ADR 0013): only the composition root uses it.
+  telemetry: ["ports"],
+  server: ["domain", "ports", "runtime", "store", "providers", "mcp", "api", "telemetry"],
 };
 
 // Packages that belong to one layer only: Redis to the store, Connect and protobuf to the edge,
@@ -25,16 +27,21 @@ const WIRE = ["@connectrpc/*", "@bufbuild/*"];
 const SDKS = ["openai", "openai/*", "@anthropic-ai/*"];
 const RUNTIME_LIBS = ["pino", "prom-client"];
 const MCP = ["@modelcontextprotocol/*"];
+// The tracing SDK and API stay in src/telemetry; the other layers see the Tracer port only.
+const OTEL = ["@opentelemetry/*"];
 const PACKAGES_REFUSED = {
-  domain: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
-  ports: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
-  engine: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
-  providers: [...REDIS, ...WIRE, ...RUNTIME_LIBS, ...MCP],
-  mcp: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS],
-  store: [...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
-  runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
-  api: [...REDIS, ...SDKS, ...RUNTIME_LIBS, ...MCP],
-  server: [],
+  domain: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  ports: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  engine: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  providers: [...REDIS, ...WIRE, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  mcp: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...OTEL],
+  store: [...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  api: [...REDIS, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  telemetry: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
+  // The composition root may name stable semantic-convention keys; the SDK itself it reaches
+  // through src/telemetry/index.ts, which loads it only when tracing is on.
+  server: ["@opentelemetry/sdk-*", "@opentelemetry/exporter-*", "@opentelemetry/context-*"],
 };
 
 // The rooms of src/runtime (ADR 0012) and the rooms each may import, always through that room's
@@ -60,6 +67,13 @@ function layerPatterns(layer, depth) {
     patterns.push({
       regex: `^${up}runtime/(?!index\\.js$)`,
       message: "outside src/runtime, import the runtime through src/runtime/index.ts.",
+    });
+  }
+  if (allowed.includes("telemetry")) {
+    patterns.push({
+      regex: `^${up}telemetry/(?!index\\.js$)`,
+      message:
+        "outside src/telemetry, import it through src/telemetry/index.ts (it loads the SDK only when tracing is on).",
     });
   }
   if (PACKAGES_REFUSED[layer].length > 0) {
@@ -158,6 +172,24 @@ export default tseslint.config(
     },
   },
   ...layerRules(),
+  {
+    // The fault suite's history checker judges Tether from the outside (ADR 0018): it reads only
+    // recorded histories, never Tether's code, generated types or packages.
+    files: ["test/faults/history/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(?!\\./[a-z-]+\\.js$)",
+              message: "the history checker imports only its sibling modules (ADR 0018).",
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     // Errors are mapped once (ADR 0003): only the edge builds a status for the wire.
     files: ["src/**/*.ts"],

@@ -7,7 +7,8 @@
 #   HELM=/path/to/helm  use that binary instead
 #   TETHER_TOOLS_DIR    where the helm binary is kept (default ~/.cache/tether-tools)
 #   TETHER_HELM_ENV_DIR write each rendering's server environment there as <case>.env.json
-#                       (test/e2e/helm.test.ts feeds them to the server's own config loader)
+#                       (test/e2e/helm.test.ts feeds them to the server's own config loader),
+#                       and the rendering itself as <case>.rendered.yaml
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,7 +75,7 @@ fi
 # The kinds each values file must render, exactly.
 declare -A kinds=(
   [default]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget
-  [all-on-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget,HorizontalPodAutoscaler,ServiceMonitor
+  [all-on-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget,HorizontalPodAutoscaler,ServiceMonitor,GrafanaDashboard
   [cluster-values]=ConfigMap,Service,ServiceAccount,Deployment,PodDisruptionBudget
   [existing-secret-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget
   [memory-values]=ConfigMap,Service,ServiceAccount,Deployment
@@ -98,7 +99,10 @@ for f in "${cases[@]}"; do
   if "$HELM" template tether "$CHART" --namespace agents --kube-version "$KUBE_VERSION" "${args[@]}" \
     >"$work/$name.rendered.yaml" 2>"$work/out"; then
     env_args=()
-    [ -z "${TETHER_HELM_ENV_DIR:-}" ] || env_args=(-env-out "$TETHER_HELM_ENV_DIR/$name.env.json")
+    if [ -n "${TETHER_HELM_ENV_DIR:-}" ]; then
+      env_args=(-env-out "$TETHER_HELM_ENV_DIR/$name.env.json")
+      cp "$work/$name.rendered.yaml" "$TETHER_HELM_ENV_DIR/$name.rendered.yaml"
+    fi
     if "$check" -kinds "${kinds[$name]}" "${env_args[@]}" "$work/$name.rendered.yaml" >"$work/out" 2>&1; then
       pass "$name: rendered manifests decode strictly and keep the chart's invariants"
     else

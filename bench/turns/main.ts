@@ -3,7 +3,8 @@
 // alternate the two servers workload by workload, so load from other processes lands on both.
 // Then a third server, whose Redis connections go through a counting proxy, runs the same kinds
 // of turns to count Redis commands and round trips per turn (the proxy stays out of the timed
-// runs). Prints tables, then one JSON line. Sizes: the BENCH_* variables below.
+// runs). Last, tracing on against off (bench/turns/tracing.ts). Prints tables, then one JSON line.
+// Sizes: the BENCH_* variables below.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,12 @@ import { percentile, printTable } from "../support/stats.js";
 import { countCommands, type CountReport } from "./counts.js";
 import { countRenewals, type RenewalCount } from "./renewals.js";
 import { startTether, type TetherProcess } from "./server.js";
+import {
+  compareTracing,
+  printTracing,
+  tracingOptionsFromEnv,
+  type TracingComparison,
+} from "./tracing.js";
 import {
   concurrentTurns,
   enqueuedInputs,
@@ -176,7 +183,8 @@ async function main(): Promise<void> {
       holdMs: RENEW_HOLD_MS,
       leaseTtlMs: RENEW_TTL_MS,
     });
-    report(rounds, counts, renewals, longCurve);
+    const tracing = await compareTracing(tracingOptionsFromEnv(logDir));
+    report(rounds, counts, renewals, longCurve, tracing);
   } finally {
     for (const server of servers) await server.stop();
     await redis.stop();
@@ -189,6 +197,7 @@ function report(
   counts: CountReport,
   renewals: RenewalCount,
   longCurve: Partial<Record<Backend, Record<string, number>>>,
+  tracing: TracingComparison,
 ): void {
   const ms = (key: string) => `${rounds.median(key).toFixed(1)} ms`;
   const rate = (key: string) => rounds.median(key).toFixed(0);
@@ -270,6 +279,8 @@ function report(
     `lease renewals: ${renewals.leases} leases held for ${renewals.seconds} s (TTL ${renewals.lease_ttl_ms} ms): ` +
       `${renewals.renewal_calls} renewLeases calls (a timer per lease: ${renewals.calls_with_a_timer_per_lease})`,
   );
+  console.log("");
+  printTracing(tracing);
   const headline = (key: string) => round(rounds.median(key));
   const range = (key: string) => rounds.range(key).map((x) => round(x));
   const json = {
@@ -312,6 +323,7 @@ function report(
       enqueued_per_input_mean: counts.breakdownEnqueued,
     },
     lease_renewals: renewals,
+    tracing,
     sizes: {
       rounds: ROUNDS,
       seq_turns: SEQ_TURNS,

@@ -20,6 +20,8 @@ export interface QuotaServiceOptions {
   /** Undefined where the server keeps no quota counters: every tenant then has no limits. */
   store: QuotaStore | undefined;
   config: QuotaConfig;
+  /** Hears each submission the gate refuses (for the refusal metric). */
+  onRefusal?: (tenant: string, limit: QuotaLimitName) => void;
 }
 
 const KIND: Record<QuotaLimitName, QuotaLimitKind> = {
@@ -78,6 +80,7 @@ export function createQuotaInterceptor(options: QuotaServiceOptions): Intercepto
     if (quota) {
       const over = exhaustedLimit(quota, await store.readQuotaUsage(tenant), "reject");
       if (over) {
+        options.onRefusal?.(tenant, over.limit);
         throw quotaExhausted(tenant, over.limit, over.retryAfterMs, quota[over.limit]?.max ?? 0);
       }
     }

@@ -2,6 +2,7 @@
 // prompt, options, tools). Every update makes a new immutable version; old versions stay readable,
 // also after the agent is deleted, so a session pinned to a version keeps working. The API decodes
 // a definition once into `AgentDefinition`; the store keeps it as this module's JSON encoding.
+import type { Budget } from "./budgets.js";
 import type { ContextManagement } from "./compaction.js";
 import type { JsonValue } from "./conversation.js";
 
@@ -24,6 +25,8 @@ export interface AgentDefinition {
   maxOutputTokens?: number;
   maxIterations?: number;
   tokenBudget?: number;
+  /** Limits on each session's cumulative spend (ADR 0016). */
+  budget?: Budget;
   clientTools: AgentTool[];
   serverTools?: string[];
   approvalRequiredTools?: string[];
@@ -83,6 +86,7 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     ...(d.serverTools?.length && { serverTools: d.serverTools }),
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
     responseFormat: d.responseFormat,
+    budget: d.budget,
     contextManagement: d.contextManagement,
   });
 }
@@ -108,6 +112,7 @@ interface StoredDefinition {
   approvalRequiredTools?: string[];
   /** Protobuf JSON carries `jsonSchema` (text) and may leave `name` empty. */
   responseFormat?: { name?: string; schema?: JsonObject; jsonSchema?: string };
+  budget?: Budget;
   contextManagement?: ContextManagement;
 }
 
@@ -140,6 +145,7 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
     ...(formatSchema && {
       responseFormat: { name: format?.name || "response", schema: formatSchema },
     }),
+    ...(d.budget && { budget: d.budget }),
     ...(d.contextManagement && { contextManagement: d.contextManagement }),
   };
 }

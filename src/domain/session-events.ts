@@ -2,6 +2,7 @@
 // mapped, plus turn start and completion with the commit's head revision).
 import type { TurnOutcome } from "./turn-outcome.js";
 import type {
+  BudgetReachedEvent,
   ContextCompacted,
   OutputTruncated,
   ProviderRetry,
@@ -69,12 +70,15 @@ export type SessionEvent =
   | ProviderRetry
   | ReasoningDelta
   | OutputTruncated
+  | BudgetReachedEvent
   | { type: "tool_value"; valueJson: string }
   | {
       type: "turn_completed";
       outcome: TurnOutcome;
       headRevision: number;
       usage: UsageTotals;
+      /** What the turn cost at the configured prices (ADR 0016); absent when unpriced. */
+      costMicros?: number;
       /** The lease generation that announced the commit (evidence for audits; not on the wire). */
       fencingToken?: number;
       /**

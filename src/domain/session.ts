@@ -40,6 +40,8 @@ export interface SessionSnapshot {
    */
   transcriptEpoch: string;
   usage: UsageTotals;
+  /** Committed cost in micros at the configured prices (ADR 0016); absent while it is 0. */
+  costMicros?: number;
   metadata: Record<string, string>;
 }
 
@@ -71,6 +73,8 @@ export interface RuntimeCommit {
   expectedHeadRevision: number;
   appendMessages: string[];
   usage?: UsageTotals;
+  /** Cost in micros added to the session's committed cost (ADR 0016). */
+  costMicros?: number;
   /** True for a turn commit: the session's turn index advances by one. */
   advanceTurn?: boolean;
   /** Keys set to "" are removed. */
@@ -110,6 +114,8 @@ export interface SessionSummary {
   headRevision: number;
   turnIndex: number;
   usage: UsageTotals;
+  /** As SessionSnapshot.costMicros. */
+  costMicros?: number;
   metadata: Record<string, string>;
   lease: SessionExecutionLease | undefined;
   parkedTurn: ParkedTurn | undefined;

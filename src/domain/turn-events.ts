@@ -1,6 +1,7 @@
 // Events a turn emits while it runs, in order. Plain data, so the API layer converts them to
 // protobuf and the runtime appends them to the session's event log without knowing the engine.
 import type { CompactionMode, JsonValue } from "./conversation.js";
+import type { BudgetReached } from "./budgets.js";
 import type { TurnCheckpoint } from "./inputs.js";
 import type { TurnOutcome } from "./turn-outcome.js";
 import type { UsageTotals } from "./usage.js";
@@ -44,8 +45,14 @@ export interface ProviderRetry {
   reason: string;
 }
 
+/** A budget stopped the turn before a model call (ADR 0016); the terminal event follows. */
+export interface BudgetReachedEvent extends BudgetReached {
+  type: "budget_reached";
+}
+
 export type TurnEvent =
   | TextDelta
+  | BudgetReachedEvent
   /**
    * The model proposed a tool call; emitted for every call of a response, in order, whoever runs
    * it. (The session log's `tool_call_requested` is narrower: a call handed to the client.)

@@ -1,4 +1,5 @@
 // How a turn ended: a closed union the runtime commits and the API converts. Exactly one per turn.
+import type { BudgetReached } from "./budgets.js";
 import type { JsonValue } from "./conversation.js";
 
 export type TurnOutcome =
@@ -16,7 +17,14 @@ export type TurnOutcome =
   | { kind: "stopped"; reason: "cancelled" }
   /** The turn stayed parked past TETHER_PARKED_TURN_TTL_MS without its answers. */
   | { kind: "stopped"; reason: "park_expired" }
-  | { kind: "stopped"; reason: "budget_exhausted"; usedTokens: number; budgetTokens: number }
+  /** `reached`: the spend budget that stopped it (ADR 0016); absent for the turn's token_budget. */
+  | {
+      kind: "stopped";
+      reason: "budget_exhausted";
+      usedTokens: number;
+      budgetTokens: number;
+      reached?: BudgetReached;
+    }
   | { kind: "stopped"; reason: "max_iterations"; iterations: number }
   /** A tool call was cut at the model's output token limit: the turn cannot run it. */
   | { kind: "stopped"; reason: "output_truncated"; toolName: string; callId: string }

@@ -3,8 +3,9 @@
 // token for what was appended since) and runs compaction.ts when it reaches the trigger.
 import { estimateTextTokens, estimateTokens, type ContextPolicy } from "../domain/compaction.js";
 import type { Message } from "../domain/conversation.js";
-import type { UsageTotals } from "../domain/usage.js";
+import { addUsage, type UsageTotals } from "../domain/usage.js";
 import type { ModelCallOptions } from "../ports/model-provider.js";
+import type { SpendGuard } from "../ports/spend-guard.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import type { ModelCallContext } from "./model-call.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
@@ -14,32 +15,48 @@ import type { ProviderView } from "./provider-view.js";
 /** The turn a compaction runs in: its provider and retry policy, its events, its usage. */
 export interface CompactingTurn extends ModelCallContext {
   append(message: Message): void;
-  count(usage: UsageTotals): UsageTotals;
+  /** The turn's running usage: summary calls are added to it. */
+  total: UsageTotals;
 }
+
+export interface KeeperConfig {
+  contextPolicy?: ContextPolicy | undefined;
+  model: ModelCallOptions;
+  definitions: readonly ToolDefinition[];
+  systemPrompt: string | undefined;
+  /** Summary calls are charged like any model call. */
+  spendGuard?: SpendGuard | undefined;
+}
+
+const promptOf = (u: UsageTotals): number => u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 
 const CANCELLED: TurnOutcome = { kind: "stopped", reason: "cancelled" };
 
 export class ContextKeeper {
   /** The last call's prompt as the provider counted it, and how many view messages it had. */
   private reported: { tokens: number; viewLength: number } | undefined;
+  /** At the last call: the turn's prompt tokens so far and the view's length. */
+  private sent: { prompt: number; viewLength: number } | undefined;
+  private readonly policy: ContextPolicy | undefined;
   private readonly toolTokens: number;
   private readonly systemTokens: number;
 
-  constructor(
-    private readonly policy: ContextPolicy | undefined,
-    private readonly model: ModelCallOptions,
-    sent: { definitions: readonly ToolDefinition[]; systemPrompt: string | undefined },
-  ) {
-    const { definitions, systemPrompt } = sent;
+  constructor(private readonly config: KeeperConfig) {
+    const { definitions, systemPrompt } = config;
+    this.policy = config.contextPolicy;
     this.toolTokens =
       definitions.length === 0 ? 0 : estimateTextTokens(JSON.stringify(definitions));
     this.systemTokens = estimateTextTokens(systemPrompt ?? "");
   }
 
-  /** After a model call that was sent `sentLength` view messages. */
-  observe(usage: UsageTotals, sentLength: number): void {
-    const prompt = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
-    this.reported = prompt > 0 ? { tokens: prompt, viewLength: sentLength } : undefined;
+  /** What the last call's prompt was: the growth of the turn's prompt tokens since it was made. */
+  private learn(total: UsageTotals): void {
+    const sent = this.sent;
+    const prompt = sent === undefined ? 0 : promptOf(total) - sent.prompt;
+    this.reported =
+      sent !== undefined && prompt > 0
+        ? { tokens: prompt, viewLength: sent.viewLength }
+        : undefined;
   }
 
   /** Estimated input tokens of a call over the view now. */
@@ -62,6 +79,18 @@ export class ContextKeeper {
   ): Promise<TurnOutcome | undefined> {
     const policy = this.policy;
     if (policy === undefined) return undefined;
+    this.learn(turn.total);
+    const outcome = await this.compactIfOver(policy, view, turn, signal);
+    this.sent = { prompt: promptOf(turn.total), viewLength: view.messages.length };
+    return outcome;
+  }
+
+  private async compactIfOver(
+    policy: ContextPolicy,
+    view: ProviderView,
+    turn: CompactingTurn,
+    signal: AbortSignal,
+  ): Promise<TurnOutcome | undefined> {
     const tokensBefore = this.estimate(view);
     if (tokensBefore < policy.triggerTokens) return undefined;
     const ctx: CompactionContext = {
@@ -69,12 +98,14 @@ export class ContextKeeper {
       retry: turn.retry,
       random: turn.random,
       sleep: turn.sleep,
-      model: this.model,
+      model: this.config.model,
       signal,
       emit: (event) => turn.emit(event),
-      reportUsage: (usage, call) => {
-        const total = turn.count(usage);
-        return turn.emit({ type: "usage", iteration: call, usage, total, purpose: "compaction" });
+      reportUsage: async (usage, call) => {
+        const total = (turn.total = addUsage(turn.total, usage));
+        const charged = this.config.spendGuard?.afterModelCall(usage, total);
+        if (charged !== undefined) await charged;
+        await turn.emit({ type: "usage", iteration: call, usage, total, purpose: "compaction" });
       },
     };
     const result = await compact(ctx, {

@@ -11,11 +11,12 @@ import {
 import type { TurnCheckpoint } from "../domain/inputs.js";
 import { reasoningDelta, textDelta, type TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import { addUsage, budgetTokens, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
+import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
 import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
+import type { SpendGuard } from "../ports/spend-guard.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
 import { ContextKeeper } from "./context-keeper.js";
@@ -25,6 +26,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
+import { spendStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -39,7 +41,7 @@ import type {
 
 export type { TurnEngine, TurnEngineOptions, TurnProgress, TurnRequest, TurnResult };
 
-interface EngineConfig {
+interface EngineConfig extends Pick<TurnEngineOptions, "contextPolicy"> {
   provider: ModelProvider;
   tools: ToolExecutor | undefined;
   checkpoints: TurnCheckpointHost | undefined;
@@ -49,13 +51,13 @@ interface EngineConfig {
   systemPrompt: string | undefined;
   maxIterations: number;
   tokenBudget: number | undefined;
+  spendGuard: SpendGuard | undefined;
   toolTimeoutMs: number;
   retry: RetryPolicy;
   limits: InputLimits;
   definitions: readonly ToolDefinition[];
   knownTools: ReadonlySet<string>;
   checkAnswer: ((text: string) => string | undefined) | undefined;
-  context: TurnEngineOptions["contextPolicy"];
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -74,13 +76,14 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     systemPrompt: options.systemPrompt,
     maxIterations: options.maxIterations ?? 25,
     tokenBudget: options.tokenBudget,
+    spendGuard: options.spendGuard,
     toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
     retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
     definitions,
     knownTools: new Set(definitions.map((d) => d.name)),
     checkAnswer: options.checkAnswer,
-    context: options.contextPolicy,
+    contextPolicy: options.contextPolicy,
   };
   return {
     runTurn: (request) => {
@@ -101,14 +104,11 @@ class TurnRun implements ModelCallContext {
   private readonly cancellation: TurnCancellation;
   private readonly sink: TurnEventSink;
   private readonly view: ProviderView;
-  private readonly keeper: ContextKeeper;
   private readonly maxIterations: number;
   private readonly tokenBudget: number | undefined;
   private readonly messages: Message[] = [];
   private readonly toolCalls: ToolCallRecord[] = [];
-  private total: UsageTotals = ZERO_USAGE;
-  /** Counts a compaction's summary call into the turn's usage; the new running total. */
-  readonly count = (u: UsageTotals): UsageTotals => (this.total = addUsage(this.total, u));
+  total: UsageTotals = ZERO_USAGE;
   private iterations = 0;
   private assistantText = "";
 
@@ -127,7 +127,6 @@ class TurnRun implements ModelCallContext {
       config.systemPrompt,
       request.history ?? [],
     );
-    this.keeper = new ContextKeeper(config.context, config.model, config);
     this.maxIterations = request.maxIterations ?? config.maxIterations;
     this.tokenBudget = request.tokenBudget ?? config.tokenBudget;
   }
@@ -184,16 +183,20 @@ class TurnRun implements ModelCallContext {
     this.view.append(message);
   }
 
-  private async loop(): Promise<TurnOutcome> {
+  private async loop(keeper = new ContextKeeper(this.config)): Promise<TurnOutcome> {
     const signal = this.cancellation.signal;
     for (;;) {
       if (signal.aborted) return CANCELLED;
       if (this.iterations >= this.maxIterations) {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
-      const spentBefore = this.budgetSpent();
-      if (spentBefore) return spentBefore;
-      const compaction = await this.keeper.beforeCall(this.view, this, signal);
+      const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
+      if (spentBefore) return this.budgetStop(spentBefore);
+      const refused = await spendStop(this.config.spendGuard, this.total, this.tokenBudget, (e) =>
+        this.emit(e),
+      );
+      if (refused) return refused;
+      const compaction = await keeper.beforeCall(this.view, this, signal);
       if (compaction !== undefined) return compaction;
       const iteration = ++this.iterations;
       const called = await this.callModel(iteration);
@@ -207,7 +210,9 @@ class TurnRun implements ModelCallContext {
       }
       const response = called.response;
       this.total = addUsage(this.total, response.usage);
-      this.keeper.observe(response.usage, this.view.messages.length);
+      // Charged before anything else: the call's tokens are spent whatever the turn does next.
+      const charged = this.config.spendGuard?.afterModelCall(response.usage, this.total);
+      if (charged !== undefined) await charged;
       const emitted = this.emit({
         type: "usage",
         iteration,
@@ -223,10 +228,10 @@ class TurnRun implements ModelCallContext {
       // The budget is checked after every model call: a call that reaches it ends the turn here,
       // before its tools run. Its answer stays (the client saw it stream); each call it asked
       // for gets an error result, so the stored transcript stays valid for strict providers.
-      const spent = this.budgetSpent();
+      const spent = tokenBudgetStop(this.total, this.tokenBudget);
       if (spent) {
         this.answerUnrun(calls, "the turn's token budget is spent");
-        return spent;
+        return this.budgetStop(spent);
       }
       if (response.truncated) {
         await this.emit({ type: "output_truncated", iteration });
@@ -299,6 +304,12 @@ class TurnRun implements ModelCallContext {
     return undefined;
   }
 
+  /** A token_budget stop, announced as the turn's budget_reached first. */
+  private async budgetStop(stop: TurnOutcome): Promise<TurnOutcome> {
+    if (stop.reason === "budget_exhausted") await this.emit(turnBudgetReached(stop));
+    return stop;
+  }
+
   /** Error results for calls the turn will not run, so the transcript pairs every call. */
   private answerUnrun(calls: readonly ToolCallPart[], why: string): void {
     for (const call of calls) {
@@ -310,18 +321,6 @@ class TurnRun implements ModelCallContext {
         isError: true,
       });
     }
-  }
-
-  /** The budget_exhausted outcome once the turn's tokens reach its budget. */
-  private budgetSpent(): TurnOutcome | undefined {
-    const used = budgetTokens(this.total);
-    if (this.tokenBudget === undefined || used < this.tokenBudget) return undefined;
-    return {
-      kind: "stopped",
-      reason: "budget_exhausted",
-      usedTokens: used,
-      budgetTokens: this.tokenBudget,
-    };
   }
 
   /** Runs one batch; an outcome when the batch ends the turn (control or cancellation). */

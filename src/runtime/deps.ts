@@ -1,6 +1,7 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
 import type { Clock } from "../ports/clock.js";
 import type { TranscriptCache } from "./turn/transcript-cache.js";
+import type { SessionId } from "../domain/ids.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
@@ -12,9 +13,11 @@ import type { ReadyIndex } from "../ports/ready-index.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
+import type { SpendPolicy } from "../ports/spend-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
 export interface RuntimeLogger {
@@ -24,13 +27,49 @@ export interface RuntimeLogger {
 }
 
 /** Counters the runtime reports; the server's Prometheus metrics satisfy this shape. */
+/** Where a quota said no: a turn's admission (it waits) or a submission (refused). */
+export type QuotaRefusalPoint = "admission" | "submission";
+
 export interface RuntimeMetrics {
   countTurn(outcome: string): void;
   countLeaseClaim(outcome: string): void;
   addProviderTokens(provider: string, kind: string, tokens: number): void;
+  /** One model call ended (turn/model-call-metrics.ts); the receiver bounds the labels. */
+  observeModelCall?(report: ModelCallReport): void;
+  /** One run of a turn ended, or a parked turn was resumed (session/turn-end-metrics.ts). */
+  observeTurn?(report: TurnReport): void;
+  /** A quota held a turn back at admission or refused a submission (ADR 0015). */
+  countQuotaRefusal?(tenant: string, limit: string, where: QuotaRefusalPoint): void;
   /** A committed turn made a compaction (its mode). Optional: older fakes leave it out. */
   countCompaction?(mode: string): void;
 }
+
+/** A model call as measured around the provider; raw ids, bounded by the metrics receiver. */
+export interface ModelCallReport {
+  sessionId: SessionId;
+  provider: string;
+  /** The model the call asked for; undefined: the provider's default. */
+  model: string | undefined;
+  seconds: number;
+  /** Until the first stream event; undefined when none came. */
+  firstChunkSeconds: number | undefined;
+  inputTokens: number;
+  outputTokens: number;
+  /** Why the call failed ("cancelled", an HTTP status, "transport", "_OTHER"); undefined: it did not. */
+  errorType: string | undefined;
+}
+
+export type TurnReport =
+  /** A parked turn goes on: answered, cancelled or expired while it waited. */
+  | { kind: "resumed"; sessionId: SessionId; status: string }
+  /** A run of a turn ended (TurnEnd kind); committed ends carry the outcome. */
+  | {
+      kind: "ended";
+      sessionId: SessionId;
+      end: string;
+      outcome: { kind: string; reason: string } | undefined;
+      seconds: number;
+    };
 
 export interface RuntimeDeps {
   store: RuntimeStore;
@@ -59,8 +98,12 @@ export interface RuntimeDeps {
   /** The operator's tools (by name) whose calls wait for approval. */
   approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;
+  /** Model prices and tenant budgets (ADR 0016); sessions' own budgets need no policy. */
+  spend?: SpendPolicy;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
+  /** Spans of turns, model and tool calls; undefined when tracing is off (ADR 0013). */
+  tracer?: Tracer;
   /** Per-tenant quotas (ADR 0015); without them no turn waits for a quota. */
   quotas?: RuntimeQuotas;
 }

@@ -8,7 +8,15 @@ export {
   type StreamTurnCommand,
   type TetherRuntime,
 } from "./runtime.js";
-export { silentLogger, type RuntimeDeps, type RuntimeLogger, type RuntimeMetrics } from "./deps.js";
+export {
+  silentLogger,
+  type ModelCallReport,
+  type QuotaRefusalPoint,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type RuntimeMetrics,
+  type TurnReport,
+} from "./deps.js";
 export { createSessionBus, isValidCursor, type SessionBus } from "./stream/index.js";
 export {
   compileResponseFormat,
@@ -19,5 +27,6 @@ export {
   type ResponseFormat,
   type TranscriptCache,
   type TurnSettings,
+  type SpendPolicy,
 } from "./turn/index.js";
 export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";

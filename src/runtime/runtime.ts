@@ -12,7 +12,7 @@ import type { ToolDefinition } from "../ports/tool-executor.js";
 import { entryCursor } from "./stream/index.js";
 import type { RuntimeDeps } from "./deps.js";
 import { encodeInputPayload, type TurnSettings } from "./turn/index.js";
-import { decodeCommitted } from "./turn/index.js";
+import { decodeCommitted, submittingTrace } from "./turn/index.js";
 import {
   agentBindingPatch,
   isBoundTo,
@@ -187,6 +187,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
           items: command.items,
           clientTools: command.clientTools,
           settings: command.settings,
+          ...submittingTrace(deps),
         }),
       }),
       deps.ready.markReady(sessionId),

@@ -9,11 +9,12 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { LeaseOwner } from "../domain/lease.js";
 import { routeTurnService } from "../api/routes.js";
 import type { ModelProvider } from "../ports/model-provider.js";
+import type { Tracer } from "../ports/tracer.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
 import { createMcpHub, type McpHub } from "../mcp/hub.js";
-import type { RuntimeDeps, RuntimeMetrics } from "../runtime/index.js";
+import type { RuntimeDeps, RuntimeMetrics, SpendPolicy } from "../runtime/index.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/index.js";
 import { createSessionBus } from "../runtime/index.js";
 import { startSweeper, type Sweeper } from "../runtime/index.js";
@@ -22,7 +23,10 @@ import type { ProviderConfig, TetherConfig } from "./config.js";
 import type { Logger } from "./logger.js";
 import type { BuiltStore } from "./build-store.js";
 
-const DEFAULT_MODELS = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" } as const;
+export const DEFAULT_MODELS = {
+  openai: "gpt-4o-mini",
+  anthropic: "claude-3-5-haiku-latest",
+} as const;
 
 export function buildProvider(config: ProviderConfig): ModelProvider {
   switch (config.kind) {
@@ -45,6 +49,24 @@ export function buildProvider(config: ProviderConfig): ModelProvider {
         ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
       });
   }
+}
+
+/** Model prices and tenant budgets for the runtime's spend guard (ADR 0016). */
+function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: SpendPolicy } {
+  if (!backend.tenantSpend) return {};
+  const provider = config.provider;
+  const defaultModel =
+    provider.kind === "openai" || provider.kind === "anthropic"
+      ? (provider.model ?? DEFAULT_MODELS[provider.kind])
+      : provider.kind;
+  return {
+    spend: {
+      defaultModel,
+      prices: config.modelPrices,
+      tenants: config.tenantBudgets,
+      store: backend.tenantSpend,
+    },
+  };
 }
 
 /** Stable per worker (the pod name in Kubernetes), new incarnation on every start. */
@@ -74,6 +96,7 @@ export function buildRuntime(
   backend: BuiltStore,
   logger: Logger,
   metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
+  tracer?: Tracer,
 ): BuiltRuntime {
   // Connects in the background: a server that is down never holds up the start.
   const mcp =
@@ -105,9 +128,11 @@ export function buildRuntime(
     parking: parkingOf(config),
     approvalRequiredTools: config.approvalRequiredTools,
     defaults: {},
+    ...spendPolicyOf(config, backend),
     logger,
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },
+    ...(tracer && { tracer }),
   });
   const sweeper = startSweeper({
     driver: runtime.driver,

@@ -21,6 +21,7 @@ import { createRedisReadyIndex } from "../store/redis/ready-index.js";
 import { replicaConnectionOptions } from "../store/redis/connections.js";
 import { createRedlockGuard } from "./sweep-guard.js";
 import type { SessionSignals } from "../ports/session-signals.js";
+import type { TenantBudgetStore } from "../ports/spend-guard.js";
 import type { StoreConfig } from "./config.js";
 import { redactUrl, type Logger } from "./logger.js";
 
@@ -39,6 +40,8 @@ export interface BuiltStore {
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
   reachableAtStart: boolean;
+  /** Tenant spend counters (ADR 0016), on the same backend as the store. */
+  tenantSpend?: TenantBudgetStore;
   /** Guards the sweep so one replica runs it at a time (redlock on Redis). */
   sweepGuard: SingletonGuard | undefined;
   /** Closes the store, then its connection. */
@@ -56,6 +59,7 @@ export async function buildStore(
     const store = createMemoryStore(limits && { limits });
     return {
       store,
+      tenantSpend: store,
       log: createMemoryEventLog({ fences: store }),
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
@@ -108,6 +112,7 @@ export async function buildStore(
   const signals = createRedisSignals({ redis });
   return {
     store,
+    tenantSpend: store,
     log,
     signals,
     ready: createRedisReadyIndex({ redis }),

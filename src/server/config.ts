@@ -7,6 +7,9 @@ import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/co
 import { checkTenantName } from "../api/tenancy.js";
 import type { QuotaConfig } from "../domain/quotas.js";
 import { loadQuotaConfig } from "./quota-config.js";
+import { parseTracingConfig, TracingConfigError, type TracingConfig } from "../telemetry/index.js";
+import type { ModelPrice, TenantBudget } from "../domain/budgets.js";
+import { BudgetConfigError, parseModelPrices, parseTenantBudgets } from "./budget-config.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -49,6 +52,10 @@ export interface TetherConfig {
   port: number;
   /** 0 disables the metrics listener. */
   metricsPort: number;
+  /** Tenants with metric series of their own besides TETHER_API_KEYS' (TETHER_METRICS_TENANTS). */
+  metricsTenants: string[];
+  /** Models with metric series of their own besides the default model (TETHER_METRICS_MODELS). */
+  metricsModels: string[];
   store: StoreConfig;
   /** API key → tenant; undefined means auth is off and every caller is tenant "default". */
   apiKeys: ReadonlyMap<string, string> | undefined;
@@ -77,6 +84,12 @@ export interface TetherConfig {
   sweepIntervalMs: number;
   /** Per-tenant quota limits (TETHER_QUOTAS / TETHER_QUOTAS_FILE); none by default. */
   quotas: QuotaConfig;
+  /** OpenTelemetry traces (OTEL_*); undefined when off (ADR 0013). */
+  tracing: TracingConfig | undefined;
+  /** Micros per million tokens by model (TETHER_MODEL_PRICES; ADR 0016). */
+  modelPrices: ReadonlyMap<string, ModelPrice>;
+  /** Cost caps by tenant (TETHER_TENANT_BUDGETS; ADR 0016). */
+  tenantBudgets: ReadonlyMap<string, TenantBudget>;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +245,8 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     host: text(env, "TETHER_HOST") ?? "127.0.0.1",
     port: integer(env, "TETHER_PORT", 50051, 0, 65535),
     metricsPort: integer(env, "TETHER_METRICS_PORT", 9464, 0, 65535),
+    metricsTenants: parseNames(env, "TETHER_METRICS_TENANTS", checkTenantName),
+    metricsModels: parseNames(env, "TETHER_METRICS_MODELS", checkModelName),
     store: parseStore(env),
     apiKeys: parseApiKeys(text(env, "TETHER_API_KEYS")),
     tls: certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined,
@@ -267,7 +282,30 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
     quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
+    ...budgetsOf(env),
+    tracing: tracingOf(env),
   };
+}
+
+function budgetsOf(env: Env): Pick<TetherConfig, "modelPrices" | "tenantBudgets"> {
+  try {
+    return {
+      modelPrices: parseModelPrices(text(env, "TETHER_MODEL_PRICES")),
+      tenantBudgets: parseTenantBudgets(text(env, "TETHER_TENANT_BUDGETS"), checkTenantName),
+    };
+  } catch (error) {
+    if (error instanceof BudgetConfigError) throw new ConfigError(error.variable, error.message);
+    throw error;
+  }
+}
+
+function tracingOf(env: Env): TracingConfig | undefined {
+  try {
+    return parseTracingConfig(env);
+  } catch (error) {
+    if (error instanceof TracingConfigError) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
 }
 
 /** TETHER_MCP_SERVERS, or the same JSON array in TETHER_MCP_CONFIG_FILE; none by default. */
@@ -307,4 +345,29 @@ function parseToolNames(env: Env, name: string): string[] {
     }
   }
   return [...new Set(names)];
+}
+
+/** "a,b": a list of names, each checked by `check` (which throws a message naming the value). */
+function parseNames(env: Env, name: string, check: (value: string) => string): string[] {
+  const names = (text(env, name) ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const value of names) {
+    try {
+      check(value);
+    } catch (error) {
+      throw new ConfigError(name, (error as Error).message);
+    }
+  }
+  return [...new Set(names)];
+}
+
+function checkModelName(model: string): string {
+  if (!/^[A-Za-z0-9._:/@-]{1,128}$/u.test(model)) {
+    throw new Error(
+      `model "${model}" must be 1-128 characters of letters, digits, '.', '_', ':', '/', '@', '-'`,
+    );
+  }
+  return model;
 }

@@ -6,7 +6,9 @@ import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
 import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
-import { buildRuntime } from "./build-runtime.js";
+import { metricLabelsOf } from "./metric-labels.js";
+import { buildRuntime, replicaOwner } from "./build-runtime.js";
+import { startTelemetry } from "../telemetry/index.js";
 import { buildStore } from "./build-store.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
 import { watchMcpHealth } from "./mcp-health.js";
@@ -25,15 +27,15 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   // The store takes whatever a request within the message limit carries, encoded.
   const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
-  const metrics = createMetrics();
-  const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
+  const metrics = createMetrics({ labels: metricLabelsOf(config) });
+  // Off (and the SDK not loaded) unless an OTLP endpoint is configured.
+  const telemetry = await startTelemetry(config.tracing, { instanceId: replicaOwner().ownerId });
+  const { tracer } = telemetry;
+  const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics, tracer);
   const server = await createTetherServer({
-    config,
-    store: built.store,
-    logger,
-    metrics,
-    routes,
+    ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
+    ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
   });
   if (mcp) watchMcpHealth(mcp, server.health);
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
       auth: config.apiKeys !== undefined,
       metricsPort: server.metricsPort ?? "off",
       provider: config.provider.kind,
+      tracing: config.tracing ? `${config.tracing.protocol} ${config.tracing.tracesUrl}` : "off",
     },
     `tether listening on ${config.host}:${server.port}`,
   );
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
     await server.close();
     await mcp?.close();
     await built.close();
+    await telemetry.shutdown().catch(() => undefined);
     process.exit(1);
   };
   const graceful = async (signal: string) => {
@@ -82,6 +86,10 @@ async function main(): Promise<void> {
     await server.close();
     await mcp?.close();
     await built.close();
+    // The spans of the last turns are still batched: they are sent before the process ends.
+    await telemetry.shutdown().catch((error: unknown) => {
+      logger.warn({ err: error }, "spans not flushed at shutdown");
+    });
     logger.info({ drained, released }, "stopped");
     // Clean (ADR 0302): every lease released and every call ended within the drain timeout.
     process.exit(drained && released ? 0 : 1);

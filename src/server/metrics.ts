@@ -5,6 +5,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { createMetricLabels, type MetricLabels } from "./metric-labels.js";
+import { createTenantMetrics, type TenantMetrics } from "./tenant-metrics.js";
 
 export interface Metrics {
   /** One finished RPC: "tether.v1.SessionService/GetSession", its gRPC code name, seconds. */
@@ -22,8 +24,15 @@ export interface Metrics {
   readonly registry: Registry;
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+export interface MetricsOptions {
+  defaultMetrics?: boolean;
+  /** Which tenants and models have series of their own (only "default" otherwise). */
+  labels?: MetricLabels;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMetrics {
   const registry = new Registry();
+  const tenantMetrics = createTenantMetrics(registry, options.labels ?? createMetricLabels());
   if (options.defaultMetrics ?? true)
     collectDefaultMetrics({ register: registry, prefix: "tether_" });
   const rpcs = new Counter({
@@ -71,6 +80,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   });
   return {
     registry,
+    ...tenantMetrics,
     observeRpc(method, code, seconds) {
       rpcs.inc({ method, code });
       latency.observe({ method, code }, seconds);

@@ -11,6 +11,8 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createAuthInterceptor } from "./auth.js";
 import { createDefaultDeadlineInterceptor } from "./deadlines.js";
 import { createMetricsInterceptor, type Metrics } from "./metrics.js";
+import type { Tracer } from "../ports/tracer.js";
+import { createTracingInterceptor } from "./tracing.js";
 
 /** Registers more services (e.g. TurnService) on the server's router. */
 export type RouteHook = (router: ConnectRouter) => void;
@@ -44,11 +46,17 @@ export interface TetherInterceptorOptions {
   log: ErrorLog;
   /** Refuses submissions while a reject-mode quota is used up (inside the error mapping). */
   quotas?: QuotaServiceOptions | undefined;
+  /** Spans of RPCs (ADR 0013); none when tracing is off. */
+  tracer?: Tracer | undefined;
 }
 
-/** Outermost first: metrics see final codes, auth runs before any handler, errors map last. */
+/**
+ * Outermost first: the RPC's span holds the whole call, metrics see final codes, auth runs
+ * before any handler, errors map last.
+ */
 export function createTetherInterceptors(options: TetherInterceptorOptions): Interceptor[] {
   return [
+    ...(options.tracer ? [createTracingInterceptor(options.tracer)] : []),
     ...(options.metrics ? [createMetricsInterceptor(options.metrics)] : []),
     createAuthInterceptor(options.apiKeys),
     createDefaultDeadlineInterceptor(options.requestTimeoutMs),

@@ -9,6 +9,7 @@ import { createHealthState, ServingStatus, type HealthState } from "../api/healt
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -18,17 +19,21 @@ import {
   type Metrics,
   type MetricsListener,
 } from "./metrics.js";
+import type { TenantMetrics } from "./tenant-metrics.js";
 import { createTetherInterceptors, createTetherRoutes, type RouteHook } from "./routes.js";
 
 export interface TetherServerOptions {
   config: TetherConfig;
   store: RuntimeStore;
   logger?: Logger;
-  metrics?: Metrics;
+  /** The per-tenant series too when given (createMetrics makes both). */
+  metrics?: Metrics & Partial<TenantMetrics>;
   /** Registers further services, e.g. `(router) => router.service(TurnService, impl)`. */
   routes?: RouteHook;
   /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
   quotas?: QuotaStore;
+  /** Spans of RPCs; the runtime gets the same tracer (src/telemetry, ADR 0013). */
+  tracer?: Tracer;
   /** CompactSession's work: the runtime's. */
   compactSession?: CompactSessionFn;
 }
@@ -61,7 +66,12 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // Every call in flight listens on both (connect links each call's signal to shutdown; streams
   // end on drain), so their listener count follows the number of open calls, with no bound.
   setMaxListeners(0, draining.signal, shutdown.signal);
-  const quotas = { store: options.quotas, config: config.quotas };
+  const quotas = {
+    store: options.quotas,
+    config: config.quotas,
+    onRefusal: (tenant: string, limit: string) =>
+      metrics.countQuotaRefusal?.(tenant, limit, "submission"),
+  };
 
   const handler = connectNodeAdapter({
     routes: createTetherRoutes({
@@ -78,6 +88,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       metrics,
       log: logger,
       quotas,
+      tracer: options.tracer,
     }),
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,

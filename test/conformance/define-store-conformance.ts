@@ -3,6 +3,7 @@
 import { describeAgentLaws } from "./laws/agents.js";
 import { describeApprovalLaws } from "./laws/approvals.js";
 import { describeBadInputLaws } from "./laws/bad-input.js";
+import { describeBudgetLaws } from "./laws/budgets.js";
 import { describeClaimLaws } from "./laws/claims.js";
 import { describeFenceLaws } from "./laws/fences.js";
 import { describeCommitLaws } from "./laws/commits.js";
@@ -28,6 +29,8 @@ export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 export interface ConformanceOptions {
   /** False where the backend has no quota counters: the wire (ADR 0015 says why). */
   quotas?: boolean;
+  /** False where the backend has no tenant spend counter: the wire (ADR 0016 says why). */
+  tenantSpend?: boolean;
 }
 
 export function defineStoreConformance(
@@ -55,4 +58,5 @@ export function defineStoreConformance(
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
   if (options.quotas !== false) describeQuotaLaws(factory);
+  describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
 }

@@ -25,8 +25,9 @@ const wireStoreFactory: StoreFactory = async (options) => {
 };
 
 describe("wire store conformance", () => {
-  // Quota counters are the server's own (ADR 0015): LeaseService does not carry them.
-  defineStoreConformance(wireStoreFactory, { quotas: false });
+  // Quota counters (ADR 0015) and tenant spend (ADR 0016) are the server's own: LeaseService does
+  // not carry them.
+  defineStoreConformance(wireStoreFactory, { quotas: false, tenantSpend: false });
 });
 
 describe("wire store: the API's session id rule", () => {

@@ -95,6 +95,7 @@ describe("helm chart", () => {
     expect(defaults.store).toMatchObject({ kind: "redis", url: "redis://redis:6379/0" });
     expect(defaults.apiKeys).toBeUndefined();
     expect(defaults.provider).toEqual({ kind: "echo" });
+    expect(defaults.tracing).toBeUndefined();
 
     const allOn = loadConfig(await renderedEnv("all-on-values"));
     expect(allOn.port).toBe(8443);
@@ -118,8 +119,18 @@ describe("helm chart", () => {
       baseUrl: "https://llm-gateway.example.com/v1",
       model: "gpt-4o-mini",
     });
+    expect(allOn.tracing).toEqual({
+      tracesUrl: "http://otel-collector.observability:4318/v1/traces",
+      protocol: "http/json",
+      serviceName: "tether-prod",
+      sampler: { kind: "parentbased_traceidratio", ratio: 0.25 },
+      captureContent: true,
+    });
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
+    expect(allOn.metricsTenants).toEqual(["initech"]);
+    expect(allOn.metricsModels).toEqual(["gpt-4.1", "claude-sonnet-4@20250514"]);
+    expect(defaults).toMatchObject({ metricsTenants: [], metricsModels: [] });
     expect(allOn.mcpCallTimeoutMs).toBe(30_000);
     expect(defaults.quotas).toEqual({ tenants: {}, default: undefined });
     expect(allOn.quotas).toEqual({
@@ -156,6 +167,17 @@ describe("helm chart", () => {
       },
     ]);
     expect(defaults.mcpServers).toEqual([]);
+    // Spend budgets (ADR 0016): prices and tenant caps reach the server as JSON it accepts.
+    expect(allOn.modelPrices.get("gpt-4o-mini")).toEqual({
+      inputMicrosPerMillion: 150_000,
+      outputMicrosPerMillion: 600_000,
+      cacheReadMicrosPerMillion: 75_000,
+      cacheWriteMicrosPerMillion: 150_000,
+    });
+    expect(allOn.modelPrices.get("*")?.outputMicrosPerMillion).toBe(15_000_000);
+    expect(allOn.tenantBudgets.get("acme")).toEqual({ maxCostMicros: 20_000_000, period: "day" });
+    expect(defaults.modelPrices.size).toBe(0);
+    expect(defaults.tenantBudgets.size).toBe(0);
 
     const cluster = loadConfig(await renderedEnv("cluster-values"));
     expect(cluster.store).toMatchObject({
@@ -174,5 +196,27 @@ describe("helm chart", () => {
       kind: "anthropic",
       apiKey: "sk-ant-stand-in",
     });
+  });
+
+  it("installs the Grafana dashboard as a sidecar ConfigMap only when grafanaDashboard.enabled", async () => {
+    const dashboardOf = async (name: string) => {
+      const docs = (await readFile(join(envDir, `${name}.rendered.yaml`), "utf8")).split(/^---$/mu);
+      return docs.filter((d) => /^\s+grafana_dashboard: "1"$/mu.test(d));
+    };
+    expect(await dashboardOf("default")).toEqual([]);
+    const [doc, ...more] = await dashboardOf("all-on-values");
+    expect(more).toEqual([]);
+    expect(doc).toMatch(/^ {2}name: tether-prod-dashboard$/mu);
+    expect(doc).toMatch(/^ {2}namespace: monitoring$/mu);
+    expect(doc).toMatch(/^ {4}grafana_folder: Tether$/mu);
+    // The data is the chart's file, byte for byte (a block scalar indented by four).
+    const block = (doc ?? "").split(/^ {2}tether\.json: \|-\n/mu)[1] ?? "";
+    const json = block
+      .split("\n")
+      .map((line) => line.slice(4))
+      .join("\n")
+      .trimEnd();
+    const file = await readFile("helm/tether/dashboards/tether.json", "utf8");
+    expect(json).toBe(file.trimEnd());
   });
 });

@@ -4,11 +4,20 @@
 // input) or, once it knows its turn, resumes with WatchSession from its last cursor elsewhere.
 // Some inputs ask for a client tool (`/tool lookup`), half of those with approval: the client
 // answers late (the turn parks meanwhile), through a random replica, and keeps what was accepted.
+// Readers poll GetSession meanwhile. Every call goes into the history (history/record.ts) that
+// history/check.ts judges at the end.
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import type { TurnEvent } from "../../src/gen/tether/v1/turn_pb.js";
+import {
+  createHistoryRecorder,
+  type HistoryEvent,
+  type HistoryRecorder,
+  type OperationHandle,
+} from "./history/record.js";
+import { readSession, sessionClient } from "./readback.js";
 
 export interface InputRecord {
   sessionId: string;
@@ -43,14 +52,28 @@ export interface WorkloadOptions {
   /** Hard stop for every input, whatever happens. */
   giveUpAtMs: number;
   random: () => number;
+  /** Clients polling GetSession on random sessions and replicas until submitUntilMs. */
+  readers: number;
 }
 
 export interface WorkloadReport {
   inputs: InputRecord[];
-  operations: { streamTurn: number; watchSession: number };
+  operations: { streamTurn: number; watchSession: number; getSession: number };
+  history: HistoryEvent[];
 }
 
+/** Refusals that precede any effect; every other error leaves the outcome unknown. */
+const DEFINITE = new Set([Code.InvalidArgument, Code.PermissionDenied, Code.Unauthenticated]);
+const describe = (error: unknown): string =>
+  error instanceof ConnectError ? `${Code[error.code]}: ${error.rawMessage}` : String(error);
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The operations of one stream: its submission (StreamTurn) and the wait for its turn. */
+interface History {
+  submit?: OperationHandle;
+  waiting?: OperationHandle;
+  begin: () => OperationHandle;
+}
 /** One input in this many asks for a client tool. */
 const TOOL_EVERY = 3;
 const lookupTool = (approval: boolean) => ({
@@ -69,7 +92,9 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
   );
   const pick = <T>(items: T[]): T => items[Math.floor(options.random() * items.length)] as T;
   const inputs: InputRecord[] = [];
-  const operations = { streamTurn: 0, watchSession: 0 };
+  const operations = { streamTurn: 0, watchSession: 0, getSession: 0 };
+  const recorder: HistoryRecorder = createHistoryRecorder();
+  const sessionClients = options.addresses.map(sessionClient);
 
   /**
    * Answers one wait of the input's turn, late and through random replicas, until the server
@@ -79,8 +104,16 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
   async function answer(input: InputRecord, turnId: string, callId: string, approval: boolean) {
     await sleep(300 + options.random() * 1_700);
     for (let attempt = 1; attempt <= 40 && Date.now() < options.giveUpAtMs; attempt++) {
-      const client = pick(clients);
+      const index = Math.floor(options.random() * clients.length);
+      const client = clients[index] as Client<typeof TurnService>;
       const output = `answer-${input.token}-${attempt}`;
+      const op = recorder.invoke({
+        process: -1,
+        kind: "answer",
+        session: input.sessionId,
+        token: input.token,
+        via: options.addresses[index] ?? "",
+      });
       try {
         const report = approval
           ? await client.decideToolCalls({
@@ -94,23 +127,38 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
               results: [{ callId, output, isError: false }],
             });
         if (!approval && report.acceptedCallIds.includes(callId)) input.accepted[callId] = output;
+        op.ok({ turnId });
         return;
       } catch (error) {
         const code = error instanceof ConnectError ? Code[error.code] : "other";
-        if (code === "FailedPrecondition") return;
+        // Refused as the turn is over: nothing was stored.
+        if (code === "FailedPrecondition") return op.fail(describe(error));
+        op.unknown(describe(error));
         input.errors[`answer ${code}`] = (input.errors[`answer ${code}`] ?? 0) + 1;
         await sleep(200 + options.random() * 400);
       }
     }
   }
 
-  /** Reads one stream until our turn completes; returns normally only then. */
+  /**
+   * Reads one stream until our turn completes; returns normally only then. The stream's submit
+   * operation (StreamTurn only) completes ok at the input's acknowledgement; the await operation
+   * starts then (or at the call, for WatchSession) and completes ok at turn_completed.
+   */
   async function follow(
     input: InputRecord,
     stream: AsyncIterable<{ event?: TurnEvent }>,
     state: { cursor: bigint; answering: Set<string> },
     abort: AbortController,
+    track: History,
   ): Promise<void> {
+    const ack = () => {
+      track.submit?.ok({
+        ...(input.inputId !== undefined && { inputId: input.inputId }),
+        ...(input.turnId !== undefined && { turnId: input.turnId }),
+      });
+      track.waiting ??= track.begin();
+    };
     let idle = setTimeout(() => abort.abort(new Error("idle stream")), IDLE_MS);
     try {
       for await (const message of stream) {
@@ -122,6 +170,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         if (kind === "inputQueued") {
           input.acknowledged = true;
           input.inputId = event.event.value.inputId;
+          ack();
         } else if (kind === "turnStarted") {
           const ids = event.event.value.inputIds;
           if (input.inputId === undefined || ids.includes(input.inputId)) {
@@ -129,6 +178,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
             if (input.inputId === undefined) input.inputId = ids[0];
             input.acknowledged = true;
             input.turnId = event.turnId;
+            ack();
           }
         }
         if (event.turnId !== "" && event.turnId === input.turnId) {
@@ -147,6 +197,8 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         if (kind === "turnCompleted" && event.turnId === input.turnId) {
           input.completed = true;
           input.headRevision = Number(event.event.value.headRevision);
+          ack();
+          track.waiting?.ok({ turnId: event.turnId, headRevision: input.headRevision });
           return;
         }
       }
@@ -156,7 +208,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     }
   }
 
-  async function submit(sessionId: string): Promise<void> {
+  async function submit(sessionId: string, process: number): Promise<void> {
     const input: InputRecord = {
       sessionId,
       requestId: `req-${randomUUID()}`,
@@ -184,12 +236,21 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         () => abort.abort(new Error("give up")),
         Math.max(1, options.giveUpAtMs - Date.now()),
       );
-      const client = pick(clients);
+      const index = Math.floor(options.random() * clients.length);
+      const client = clients[index] as Client<typeof TurnService>;
+      const at = {
+        process,
+        session: sessionId,
+        token: input.token,
+        via: options.addresses[index] ?? "",
+      };
+      const track: History = { begin: () => recorder.invoke({ ...at, kind: "await" }) };
       try {
         // Once the turn is known, half the retries resume by cursor instead of resubmitting.
         if (input.turnId !== undefined && input.attempts > 1 && options.random() < 0.5) {
           operations.watchSession++;
           input.resumedByCursor++;
+          track.waiting = track.begin();
           await follow(
             input,
             client.watchSession(
@@ -198,10 +259,12 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
             ),
             state,
             abort,
+            track,
           );
         } else {
           operations.streamTurn++;
           if (input.attempts > 1) input.resubmitted++;
+          track.submit = recorder.invoke({ ...at, kind: "submit", requestId: input.requestId });
           await follow(
             input,
             client.streamTurn(
@@ -215,9 +278,14 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
             ),
             state,
             abort,
+            track,
           );
         }
       } catch (error) {
+        const definite = error instanceof ConnectError && DEFINITE.has(error.code);
+        if (definite) track.submit?.fail(describe(error));
+        else track.submit?.unknown(describe(error));
+        track.waiting?.unknown(describe(error));
         const code = error instanceof ConnectError ? Code[error.code] : "other";
         input.errors[code] = (input.errors[code] ?? 0) + 1;
         input.messages[code] = error instanceof Error ? error.message : String(error);
@@ -230,12 +298,35 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     }
   }
 
-  await Promise.all(
-    Array.from({ length: options.clients }, async () => {
+  /** GetSession on random sessions and replicas, a few times a second per reader. */
+  async function read(process: number): Promise<void> {
+    for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
+      const index = Math.floor(options.random() * sessionClients.length);
+      const session = pick(options.sessions);
+      operations.getSession++;
+      const op = recorder.invoke({
+        process,
+        kind: "read",
+        session,
+        via: options.addresses[index] ?? "",
+      });
+      try {
+        const client = sessionClients[index] as (typeof sessionClients)[number];
+        op.ok(await readSession(client, session, AbortSignal.timeout(3_000)));
+      } catch (error) {
+        op.unknown(describe(error));
+      }
+      await sleep(100 + options.random() * 300);
+    }
+  }
+
+  await Promise.all([
+    ...Array.from({ length: options.clients }, async (_, process) => {
       for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
-        await submit(pick(options.sessions));
+        await submit(pick(options.sessions), process);
       }
     }),
-  );
-  return { inputs, operations };
+    ...Array.from({ length: options.readers }, (_, i) => read(options.clients + i)),
+  ]);
+  return { inputs, operations, history: recorder.events };
 }

@@ -2,12 +2,15 @@
 // the JSON object on its last line, to the bar: nothing acknowledged lost or committed twice, no
 // commit from a superseded lease, no revision gap, no turn committed cut short, every stream
 // completed, every replica refusing turns while Redis is down and serving after, and at least 20
-// injected faults of each kind in each run (standalone and cluster). One run, no retry.
+// injected faults of each kind in each run (standalone and cluster), and no violation in either
+// run's client history (history/check.ts: loss, duplicates, real-time order, rolled-back and
+// stale reads, fencing tokens going back). One run, no retry.
 import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import type { AuditReport } from "./audit.js";
+import type { HistoryCheckReport } from "./history/check.js";
 import type { OutageReport } from "./outage.js";
 import type { QuotaSlotReport } from "./quota-slot.js";
 
@@ -33,7 +36,11 @@ interface Verdict extends Pick<
   | "answers_lost"
 > {
   faults: Record<string, number>;
-  runs: Record<string, { faults: Record<string, number>; acknowledged: number }>;
+  history_violations: number;
+  runs: Record<
+    string,
+    { faults: Record<string, number>; acknowledged: number; history: HistoryCheckReport }
+  >;
   outage?: OutageReport;
   quota_slot: Record<string, QuotaSlotReport>;
 }
@@ -109,6 +116,15 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
       3 * probe.lease_ttl_ms,
     );
     expect(probe.turns_completed, `${name}\n${summary}`).toBe(2);
+  }
+  // Every client operation of each run, checked against the sessions read back at the end.
+  expect(verdict.history_violations, summary).toBe(0);
+  for (const [name, run] of Object.entries(verdict.runs)) {
+    expect(run.history.violations, `${name}\n${summary}`).toEqual([]);
+    expect(run.history.omitted, name).toBe(0);
+    expect(run.history.inputs.acknowledged, name).toBeGreaterThan(50);
+    expect(run.history.outcomes.read.ok, name).toBeGreaterThan(50);
+    expect(run.history.outcomes.await.ok, name).toBeGreaterThan(50);
   }
   // A long Redis outage: every replica NOT_SERVING and refusing with UNAVAILABLE while it lasts,
   // serving and running turns again after it, without a restart.

@@ -2,7 +2,9 @@
 // share one Redis (then a 3-master Redis Cluster); concurrent clients submit inputs to random
 // replicas while a controller SIGKILLs, pauses (SIGSTOP past the lease TTL, then SIGCONT) and
 // restarts replicas and restarts Redis (AOF on). At the end the records in Redis are checked
-// against what the clients were acknowledged. Prints a table; the last line is one JSON object.
+// against what the clients were acknowledged, and the clients' recorded history against the
+// sessions read back through the API (history/check.ts, ADR 0018). Prints a table; the last line
+// is one JSON object.
 import { execFile } from "node:child_process";
 import { mkdir, readdir, rm, stat, writeFile, cp } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -12,9 +14,11 @@ import { ConnectError } from "@connectrpc/connect";
 import { Cluster, Redis } from "ioredis";
 import { audit, type AuditReport } from "./audit.js";
 import { runWorkload } from "./clients.js";
+import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
 import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
 import { killAll } from "./processes.js";
+import { readFinalSessions } from "./readback.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
   startRestartableCluster,
@@ -35,6 +39,7 @@ interface RunOptions {
   durationMs: number;
   faultIntervalMs: number;
   clients: number;
+  readers: number;
   sessions: number;
   leaseTtlMs: number;
   sweepIntervalMs: number;
@@ -44,7 +49,7 @@ interface RunOptions {
 interface RunReport extends AuditReport {
   name: string;
   seconds: number;
-  operations: { streamTurn: number; watchSession: number; inputs: number };
+  operations: { streamTurn: number; watchSession: number; getSession: number; inputs: number };
   faults: Record<FaultKind, number>;
   resumed_by_cursor: number;
   resubmitted: number;
@@ -57,6 +62,8 @@ interface RunReport extends AuditReport {
   outage?: OutageReport;
   /** A replica killed while it holds a tenant's only concurrency slot (ADR 0015). */
   quota_slot: QuotaSlotReport;
+  /** The history checker's verdict on every client operation of the run. */
+  history: HistoryCheckReport;
 }
 
 function mulberry32(seed: number): () => number {
@@ -162,6 +169,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       submitUntilMs,
       giveUpAtMs: submitUntilMs + 60_000,
       random,
+      readers: options.readers,
     });
 
     // The controller: one fault per tick, kinds in rotation, never two at once on one target.
@@ -237,6 +245,17 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
         )
       : undefined;
 
+    // Read back after the outage too: a Redis restart that lost acknowledged state shows here.
+    const final = await readFinalSessions(
+      replicas.map((r) => r.address),
+      sessions,
+    );
+    const history = checkHistory(report.history, final);
+    await writeFile(
+      join(repo, `.tmp/faults/history-${options.name}.json`),
+      JSON.stringify({ events: report.history, final, history }),
+    );
+
     const auditRedis = standalone
       ? new Redis(`redis://127.0.0.1:${standalone.port}`)
       : new Cluster((cluster?.nodes ?? []).map((n) => ({ host: "127.0.0.1", port: n.port })));
@@ -277,6 +296,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       client_error_samples: samples,
       replica_errors: replicaErrors(logs),
       ...(outage ? { outage } : {}),
+      history,
       ...verdict,
     };
   } finally {
@@ -347,6 +367,9 @@ function table(reports: RunReport[]): string {
     ["StreamTurn calls", (r) => r.operations.streamTurn],
     ["WatchSession calls (resume by cursor)", (r) => r.operations.watchSession],
     ["inputs submitted", (r) => r.operations.inputs],
+    ["GetSession reads", (r) => r.operations.getSession],
+    ["history operations checked", (r) => r.history.operations],
+    ["history violations", (r) => r.history.violations.length + r.history.omitted],
     ...FAULT_KINDS.map((k): [string, (r: RunReport) => number] => [
       `faults: ${k}`,
       (r) => r.faults[k],
@@ -392,6 +415,7 @@ async function main(): Promise<void> {
   if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
   const common = {
     clients: envNumber("FAULTS_CLIENTS", 12),
+    readers: envNumber("FAULTS_READERS", 2),
     sessions: envNumber("FAULTS_SESSIONS", 8),
     leaseTtlMs: envNumber("FAULTS_LEASE_TTL_MS", 1_000),
     sweepIntervalMs: 250,
@@ -429,6 +453,9 @@ async function main(): Promise<void> {
   }
   for (const report of reports) {
     for (const problem of report.problems) process.stdout.write(`[${report.name}] ${problem}\n`);
+    for (const v of report.history.violations) {
+      process.stdout.write(`[${report.name}] history ${v.kind}: ${v.detail}\n`);
+    }
   }
   process.stdout.write(`\n${table(reports)}\n\n`);
   const sum = (f: (r: RunReport) => number) => reports.reduce((n, r) => n + f(r), 0);
@@ -449,6 +476,8 @@ async function main(): Promise<void> {
     tools_reexecuted: sum((r) => r.tools_reexecuted),
     answers_accepted: sum((r) => r.answers_accepted),
     answers_lost: sum((r) => r.answers_lost),
+    history_operations: sum((r) => r.history.operations),
+    history_violations: sum((r) => r.history.violations.length + r.history.omitted),
     faults,
     outage: reports.find((r) => r.outage)?.outage,
     quota_slot: Object.fromEntries(reports.map((r) => [r.name, r.quota_slot])),

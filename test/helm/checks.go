@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -86,6 +87,9 @@ func checkInvariants(r *rendered) []error {
 				c.failf("servicemonitor: endpoint port %q is not a Service port", ep.Port)
 			}
 		}
+	}
+	if d := r.dashboard; d != nil {
+		checkDashboard(c, d)
 	}
 	if r.serviceAccount != nil && r.serviceAccount.Name != pod.Spec.ServiceAccountName {
 		c.failf("deployment: serviceAccountName %q, ServiceAccount %q", pod.Spec.ServiceAccountName, r.serviceAccount.Name)
@@ -308,4 +312,34 @@ func selects(c *checker, what string, sel *metav1.LabelSelector, set labels.Set)
 		return false
 	}
 	return true
+}
+
+// The dashboard ConfigMap carries the chart's dashboard as JSON Grafana can load: a title, a uid
+// and panels, each querying Prometheus.
+func checkDashboard(c *checker, cm *corev1.ConfigMap) {
+	var board struct {
+		Title  string `json:"title"`
+		UID    string `json:"uid"`
+		Panels []struct {
+			Type    string `json:"type"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data["tether.json"]), &board); err != nil {
+		c.failf("dashboard: tether.json is not JSON: %v", err)
+		return
+	}
+	queries := 0
+	for _, p := range board.Panels {
+		for _, t := range p.Targets {
+			if strings.TrimSpace(t.Expr) != "" {
+				queries++
+			}
+		}
+	}
+	if board.Title == "" || board.UID == "" || queries == 0 {
+		c.failf("dashboard: want a title, a uid and panels with queries (got %q, %q, %d queries)", board.Title, board.UID, queries)
+	}
 }

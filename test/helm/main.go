@@ -58,6 +58,7 @@ type rendered struct {
 	pdb            *policyv1.PodDisruptionBudget
 	hpa            *autoscalingv2.HorizontalPodAutoscaler
 	serviceMonitor *monitoringv1.ServiceMonitor
+	dashboard      *corev1.ConfigMap
 	kinds          []string
 }
 
@@ -93,6 +94,12 @@ func decode(stream []byte) (*rendered, []error) {
 }
 
 func (r *rendered) add(kind string, obj any) error {
+	// The Grafana dashboard is a ConfigMap of its own kind here: it never feeds the server's env.
+	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels["grafana_dashboard"] == "1" {
+		kind = "GrafanaDashboard"
+		obj = nil
+		r.dashboard = cm
+	}
 	for _, k := range r.kinds {
 		if k == kind {
 			return fmt.Errorf("a second %s", kind)

@@ -4,6 +4,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Transport } from "@connectrpc/connect";
 import { createManualClock, type ManualClock } from "../../src/ports/clock.js";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
+import type { Tracer } from "../../src/ports/tracer.js";
 import { createMemoryStore, type MemoryStore } from "../../src/store/memory/memory-store.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { loadConfig } from "../../src/server/config.js";
@@ -28,6 +29,8 @@ export interface ApiServerOptions {
   routes?: RouteHook;
   /** The store the server's services use (a fresh memory store on a manual clock otherwise). */
   store?: MemoryStore;
+  /** Traces RPCs (the runtime behind the routes gets the same tracer). */
+  tracer?: Tracer;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHarness> {
@@ -51,6 +54,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     logger: createLogger({ level: "silent" }),
     metrics: createMetrics({ defaultMetrics: false }),
     ...(options.routes ? { routes: options.routes } : {}),
+    ...(options.tracer && { tracer: options.tracer }),
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {

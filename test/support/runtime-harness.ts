@@ -10,7 +10,13 @@ import type { RuntimeStore, StoreLimits } from "../../src/ports/runtime-store.js
 import { systemSleep } from "../../src/ports/sleep.js";
 import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
-import { silentLogger, type RuntimeDeps, type RuntimeLogger } from "../../src/runtime/deps.js";
+import type { Tracer } from "../../src/ports/tracer.js";
+import {
+  silentLogger,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type RuntimeMetrics,
+} from "../../src/runtime/deps.js";
 import {
   createTetherRuntime,
   type StreamTurnCommand,
@@ -21,6 +27,7 @@ import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
 import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
+import type { SpendPolicy, TenantBudgetStore } from "../../src/ports/spend-guard.js";
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
@@ -77,6 +84,12 @@ export interface RuntimeHarnessOptions {
   shareWith?: RuntimeHarness;
   /** Tenant quotas (ADR 0015), with how long a refused turn waits at most before a new look. */
   quotas?: { config: QuotaConfig; recheckMs?: number };
+  /** Receives the runtime's metrics (none by default). */
+  metrics?: RuntimeMetrics;
+  /** Traces turns (src/telemetry); untraced by default. */
+  tracer?: Tracer;
+  /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
+  spend?: Omit<SpendPolicy, "store">;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -132,6 +145,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
+    ...(options.spend && { spend: { ...options.spend, store: tenantSpendOf(backing) } }),
     logger: options.logger ?? silentLogger,
     ...(options.quotas && {
       quotas: {
@@ -140,8 +154,17 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
         ...(options.quotas.recheckMs !== undefined && { recheckMs: options.quotas.recheckMs }),
       },
     }),
+    ...(options.metrics && { metrics: options.metrics }),
+    ...(options.tracer && { tracer: options.tracer }),
   };
   return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
+}
+
+/** The tenant spend counters of a memory or Redis store (both keep them beside the store port). */
+function tenantSpendOf(store: RuntimeStore): TenantBudgetStore {
+  const spend = store as RuntimeStore & Partial<TenantBudgetStore>;
+  if (typeof spend.chargeTenantSpend !== "function") throw new Error("no tenant spend counters");
+  return spend as TenantBudgetStore;
 }
 
 export function textCommand(

@@ -15,6 +15,7 @@ import {
   type AgentDefinition as AgentDefinitionPb,
 } from "../../gen/tether/v1/agent_service_pb.js";
 import { TurnOptionsSchema } from "../../gen/tether/v1/turn_pb.js";
+import { budgetToProto } from "./budgets.js";
 import { contextManagementToProto } from "./context.js";
 import { fromInt64, fromUint64, type SessionIdMap } from "./scalars.js";
 import { clientToolsFromProto, settingsFromProto } from "./turn.js";
@@ -35,6 +36,7 @@ export function definitionFromProto(pb: AgentDefinitionPb | undefined): AgentDef
         serverTools: definition.serverTools,
         approvalRequiredTools: definition.approvalRequiredTools,
         ...(definition.responseFormat && { responseFormat: definition.responseFormat }),
+        ...(definition.budget && { budget: definition.budget }),
         ...(definition.contextManagement && {
           contextManagement: definition.contextManagement,
         }),
@@ -78,6 +80,7 @@ export function definitionToProto(d: AgentDefinition): AgentDefinitionPb {
         jsonSchema: JSON.stringify(d.responseFormat.schema),
       },
     }),
+    ...(d.budget && { budget: budgetToProto(d.budget) }),
     ...(d.contextManagement && {
       contextManagement: contextManagementToProto(d.contextManagement),
     }),

@@ -8,6 +8,7 @@ import {
   TurnEventSchema,
   type TurnEvent as TurnEventPb,
 } from "../../gen/tether/v1/turn_pb.js";
+import { budgetReachedToProto } from "./budgets.js";
 import { UsagePurpose } from "../../gen/tether/v1/context_pb.js";
 import { compactionModeToProto } from "./context.js";
 import { toUint64, type SessionIdMap } from "./scalars.js";
@@ -96,7 +97,7 @@ function lifecycleEventBody(event: LifecycleEvent, ids: SessionIdMap): EventBody
         value: {
           outcome: outcomeToProto(event.outcome),
           headRevision: toUint64(event.headRevision, "head_revision"),
-          usage: usageToProto(event.usage),
+          usage: usageToProto(event.usage, "usage", event.costMicros),
         },
       };
     case "gap":
@@ -198,6 +199,8 @@ function modelEventBody(event: ModelEvent): EventBody {
       };
     case "output_truncated":
       return { case: "outputTruncated", value: { iteration: event.iteration } };
+    case "budget_reached":
+      return { case: "budgetReached", value: budgetReachedToProto(event) };
     case "input_admitted":
       return { case: "inputAdmitted", value: { inputIds: event.inputIds } };
   }

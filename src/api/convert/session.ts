@@ -5,6 +5,7 @@ import type { ParkedTurn } from "../../domain/parked-turns.js";
 import { splitWaits } from "../../domain/parked-turns.js";
 import { create } from "@bufbuild/protobuf";
 import type { SessionExecutionLease } from "../../domain/lease.js";
+import { ZERO_USAGE } from "../../domain/usage.js";
 import type {
   CommitReceipt,
   RuntimeCommit,
@@ -40,8 +41,9 @@ export function usageFromProto(pb: UsagePb | undefined, field: string): UsageTot
   };
 }
 
-export function usageToProto(u: UsageTotals, field = "usage"): UsagePb {
+export function usageToProto(u: UsageTotals, field = "usage", costMicros = 0): UsagePb {
   return create(UsageSchema, {
+    costMicros: toUint64(costMicros, `${field}.cost_micros`),
     inputTokens: toUint64(u.inputTokens, `${field}.input_tokens`),
     outputTokens: toUint64(u.outputTokens, `${field}.output_tokens`),
     cacheReadTokens: toUint64(u.cacheReadTokens, `${field}.cache_read_tokens`),
@@ -74,7 +76,7 @@ export function snapshotToProto(s: SessionSnapshot, ids: SessionIdMap): SessionS
     messages: s.messages,
     messagesFrom: toUint64(s.messagesFrom, "messages_from"),
     transcriptEpoch: s.transcriptEpoch,
-    usage: usageToProto(s.usage),
+    usage: usageToProto(s.usage, "usage", s.costMicros),
     metadata: s.metadata,
   });
 }
@@ -99,13 +101,20 @@ export function snapshotFromProto(
       cacheWriteTokens: 0,
       reasoningTokens: 0,
     },
+    ...(pb.usage &&
+      pb.usage.costMicros > 0n && {
+        costMicros: fromUint64(pb.usage.costMicros, `${field}.usage.cost_micros`),
+      }),
     metadata: { ...pb.metadata },
   };
 }
 
 /** The client-facing Session: committed state plus the live lease holder, if any. */
 export function sessionToProto(
-  s: Pick<SessionSnapshot, "sessionId" | "headRevision" | "turnIndex" | "usage" | "metadata">,
+  s: Pick<
+    SessionSnapshot,
+    "sessionId" | "headRevision" | "turnIndex" | "usage" | "costMicros" | "metadata"
+  >,
   lease: SessionExecutionLease | undefined,
   ids: SessionIdMap,
   parked?: ParkedTurn,
@@ -126,7 +135,7 @@ export function sessionToProto(
     sessionId: ids.toClient(s.sessionId),
     headRevision: BigInt(s.headRevision),
     turnIndex: BigInt(s.turnIndex),
-    usage: usageToProto(s.usage),
+    usage: usageToProto(s.usage, "usage", s.costMicros),
     metadata: clientMetadata(s.metadata),
     ...(lease ? { lease: leaseToProto(lease, ids) } : {}),
   });
@@ -163,6 +172,8 @@ export function commitFromProto(req: CommitRequest, ids: SessionIdMap): RuntimeC
   };
   const usage = usageFromProto(req.usage, "usage");
   if (usage) commit.usage = usage;
+  const cost = fromUint64(req.usage?.costMicros ?? 0n, "usage.cost_micros");
+  if (cost > 0) commit.costMicros = cost;
   if (req.advanceTurn) commit.advanceTurn = true;
   if (Object.keys(req.metadataPatch).length > 0) commit.metadataPatch = { ...req.metadataPatch };
   if (req.stamp) {
@@ -185,13 +196,19 @@ export function commitFromProto(req: CommitRequest, ids: SessionIdMap): RuntimeC
   return commit;
 }
 
+/** A commit's cost, checked under the store's own field name before the wire sees it. */
+const costOf = (c: RuntimeCommit): number =>
+  c.costMicros === undefined ? 0 : (toUint64(c.costMicros, "cost_micros"), c.costMicros);
+
 /** The fields of a CommitRequest, for the wire client. */
 export function commitToProto(c: RuntimeCommit, ids: SessionIdMap) {
   return {
     sessionId: ids.toClient(c.sessionId),
     expectedHeadRevision: toUint64(c.expectedHeadRevision, "expected_head_revision"),
     appendMessages: c.appendMessages,
-    ...(c.usage ? { usage: usageToProto(c.usage) } : {}),
+    ...(c.usage || c.costMicros !== undefined
+      ? { usage: usageToProto(c.usage ?? ZERO_USAGE, "usage", costOf(c)) }
+      : {}),
     advanceTurn: c.advanceTurn ?? false,
     metadataPatch: c.metadataPatch ?? {},
     ...(c.stamp ? { stamp: { ...c.stamp } } : {}),

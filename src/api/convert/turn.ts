@@ -25,6 +25,7 @@ import {
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "../../runtime/index.js";
 import type { BusyStrategy } from "../../runtime/index.js";
+import { budgetFromProto, budgetStopMessage } from "./budgets.js";
 import { createEnumTable, fromUint64 } from "./scalars.js";
 import { contextManagementFromProto } from "./context.js";
 import { responseFormatFromProto } from "./response-format.js";
@@ -140,6 +141,8 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
   if (options.tokenBudget > 0n)
     settings.tokenBudget = fromUint64(options.tokenBudget, "options.token_budget");
   if (options.systemPrompt !== "") settings.systemPrompt = options.systemPrompt;
+  const budget = budgetFromProto(options.budget, "options.budget");
+  if (budget) settings.budget = budget;
   const approvals = toolNames("options.approval_required_tools", options.approvalRequiredTools);
   if (approvals.length > 0) settings.approvalRequiredTools = approvals;
   const serverTools = toolNames("options.server_tools", options.serverTools);
@@ -199,7 +202,12 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
         outcome.reason === "tool_error"
           ? { message: outcome.message, code: outcome.code }
           : outcome.reason === "budget_exhausted"
-            ? { message: `used ${outcome.usedTokens} of ${outcome.budgetTokens} tokens`, code: "" }
+            ? {
+                message: outcome.reached
+                  ? budgetStopMessage(outcome.reached)
+                  : `used ${outcome.usedTokens} of ${outcome.budgetTokens} tokens`,
+                code: "",
+              }
             : outcome.reason === "max_iterations"
               ? { message: `stopped after ${outcome.iterations} model calls`, code: "" }
               : outcome.reason === "output_truncated"

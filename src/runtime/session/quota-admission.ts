@@ -36,6 +36,7 @@ export async function admitToQuota(
   });
   deps.logger.info({ sessionId, tenant, turnId, limits, ...outcome }, "quota admission");
   if (outcome.kind === "refused") {
+    deps.metrics?.countQuotaRefusal?.(tenant, outcome.limit, "admission");
     const wait = Math.min(outcome.retryAfterMs, quotas.recheckMs ?? SLOT_RETRY_MS);
     return { kind: "wait", wakeAtMs: deps.clock.nowMs() + wait };
   }

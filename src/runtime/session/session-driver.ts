@@ -13,6 +13,7 @@ import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
 import { admitToQuota } from "./quota-admission.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
+import { reportTurnRun } from "./turn-end-metrics.js";
 import { PARK_RECHECK_MS } from "../turn/index.js";
 
 /** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
@@ -237,7 +238,10 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
         const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
         if (quota.kind === "wait") return { wakeAtMs: quota.wakeAtMs };
-        const step = afterTurn(await executeTurn(deps, work).finally(quota.release));
+        const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
+        const end = await executeTurn(deps, work).finally(quota.release);
+        reportEnd(end);
+        const step = afterTurn(end);
         logHoldStep(deps.logger, fence, step);
         switch (step.kind) {
           case "next_turn":

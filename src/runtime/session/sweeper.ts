@@ -2,6 +2,7 @@
 // answers Busy and nothing happens; an expired or provably dead one is taken over. It is an
 // efficiency measure only (clients waiting on a stream also kick their session), so one replica
 // at a time may run it behind an optional singleton guard, and correctness never depends on it.
+import type { SessionId } from "../../domain/ids.js";
 import type { ReadyIndex } from "../../ports/ready-index.js";
 import type { RuntimeLogger } from "../deps.js";
 import type { SessionDriver } from "./session-driver.js";
@@ -18,7 +19,11 @@ export interface SweeperOptions {
   batch?: number;
   guard?: SingletonGuard;
   /** Reports how many sessions have work waiting, once per sweep. */
-  metrics?: { setQueueDepth(kind: string, depth: number): void };
+  metrics?: {
+    setQueueDepth(kind: string, depth: number): void;
+    /** The sessions found due, for a per-tenant count; none when another replica sweeps. */
+    setReadySessions?(sessionIds: readonly SessionId[]): void;
+  };
 }
 
 export interface Sweeper {
@@ -38,6 +43,7 @@ export function startSweeper(options: SweeperOptions): Sweeper {
       options.ready.size(),
     ]);
     options.metrics?.setQueueDepth("ready_sessions", waiting);
+    options.metrics?.setReadySessions?.(sessions);
     for (const sessionId of sessions) {
       const outcome = await options.driver.ensureDriven(sessionId);
       if (outcome.kind === "driving") started++;
@@ -54,9 +60,11 @@ export function startSweeper(options: SweeperOptions): Sweeper {
     try {
       if (!options.guard) return await sweep();
       let started = 0;
-      await options.guard(async () => {
+      const swept = await options.guard(async () => {
         started = await sweep();
       });
+      // Another replica holds the sweep and reports the counts: none here, so max() reads it.
+      if (!swept) options.metrics?.setReadySessions?.([]);
       return started;
     } catch (error) {
       options.logger.warn({ error }, "sweep failed");

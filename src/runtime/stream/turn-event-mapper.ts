@@ -123,6 +123,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
         return event;
       case "reasoning_delta":
       case "output_truncated":
+      case "budget_reached":
       case "context_compacted":
         return event;
       case "final_value":

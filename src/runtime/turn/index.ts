@@ -7,6 +7,7 @@ export { turnIdOf, type TurnWork } from "./turn-preparation.js";
 export type { TurnEnd, TurnEndKind } from "./turn-end.js";
 export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
+export { submittingTrace } from "./turn-trace.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
 export {
@@ -27,4 +28,5 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
+export type { SpendPolicy } from "./spend-guard.js";
 export { compactNow, type CompactNowReceipt } from "./compact-now.js";

@@ -1,5 +1,6 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
+import type { Budget } from "../../domain/budgets.js";
 import type { ContextManagement } from "../../domain/compaction.js";
 import type { InputItem } from "../../domain/conversation.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
@@ -12,6 +13,8 @@ export interface TurnSettings {
   maxOutputTokens?: number;
   maxIterations?: number;
   tokenBudget?: number;
+  /** Limits on the session's cumulative spend (ADR 0016); a turn's may only lower the agent's. */
+  budget?: Budget;
   systemPrompt?: string;
   /** Tools (client or server, by name) whose calls wait for approval. */
   approvalRequiredTools?: string[];
@@ -27,6 +30,8 @@ export interface InputPayload {
   items: InputItem[];
   clientTools: ToolDefinition[];
   settings: TurnSettings;
+  /** The W3C traceparent of the request that submitted it: the parent of its turn's span. */
+  trace?: string;
 }
 
 export function encodeInputPayload(payload: InputPayload): string {
@@ -42,6 +47,7 @@ export function decodeInputPayload(raw: string): InputPayload {
         items: parsed.items,
         clientTools: Array.isArray(parsed.clientTools) ? parsed.clientTools : [],
         settings: parsed.settings ?? {},
+        ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
       };
     }
   } catch {

@@ -16,6 +16,8 @@ export interface TurnRecord {
   turnId: string;
   messages: Message[];
   usage: UsageTotals;
+  /** What the turn cost at its model's price (ADR 0016); absent when unpriced. */
+  costMicros?: number;
   inputClaims: TurnInputClaim[];
   workClaims: QueuedWorkClaim[];
   /** The parked turn this commit ends, when the turn was resumed. */
@@ -47,6 +49,7 @@ export async function commitTurn(
           encodeCommitted(m, { turnId: turn.turnId, revision: expected + 1 }),
         ),
         usage: turn.usage,
+        ...(turn.costMicros !== undefined && { costMicros: turn.costMicros }),
         advanceTurn: true,
         stamp: { operationId: `turn:${turn.turnId}`, contentHash },
         completeInputClaims: turn.inputClaims.map(inputClaimCompletion),

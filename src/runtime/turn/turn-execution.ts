@@ -11,6 +11,7 @@ import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
 import { decodeInputPayload } from "./input-payload.js";
+import { withModelCallMetrics } from "./model-call-metrics.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
@@ -18,15 +19,22 @@ import { withQuotaCharging } from "./quota-provider.js";
 import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
+import { spendGuardOf, spendOf } from "./turn-spend.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
+import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
 
 /** How much longer the engine's tool timeout is than a client call's deadline. */
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
 
-export async function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnEnd> {
+export function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnEnd> {
+  const trace = startTurnTrace(deps, job);
+  return trace.around(() => runTurn(deps, job, trace));
+}
+
+async function runTurn(deps: RuntimeDeps, job: TurnWork, trace: TurnTrace): Promise<TurnEnd> {
   const turnId = turnIdOf(job);
   try {
-    const run = openTurn(deps, job, await prepareTurn(deps, job));
+    const run = openTurn(deps, job, await prepareTurn(deps, job), trace);
     const stopListening = await listen(run);
     try {
       const result = await runEngine(run);
@@ -121,8 +129,14 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   });
   const responseFormat = settings.responseFormat;
   const engine = createTurnEngine({
-    provider: withQuotaCharging(deps, prep.sessionId, deps.provider),
-    tools: run.parking.wrap(tools),
+    // Metrics innermost (a call a quota holds back is timed from when it reaches the vendor), the
+    // chat span around them, the quota's wait and charge outermost.
+    provider: withQuotaCharging(
+      deps,
+      prep.sessionId,
+      run.trace.provider(withModelCallMetrics(deps.provider, deps.metrics, prep.sessionId)),
+    ),
+    tools: run.parking.wrap(run.trace.tools(tools, run)),
     checkpoints,
     sleep: deps.sleep,
     model: {
@@ -139,6 +153,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
     ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
+    ...spendGuardOf(run),
     contextPolicy: resolveContextPolicy(settings.contextManagement),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the
     // engine's timeout is a backstop behind it.
@@ -202,10 +217,12 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     turnId,
     messages: result.messages,
     usage: result.usage,
+    ...spendOf(run, result),
     inputClaims: run.inputClaims,
     workClaims: run.workClaims,
     ...(prep.resumed && { parkedTurnId: turnId }),
   });
+  run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the
   // next run must still find its calls open and the answers given to them.
@@ -218,6 +235,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       outcome: result.outcome,
       headRevision,
       usage: result.usage,
+      ...spendOf(run, result),
       fencingToken: job.fence.fencingToken,
     });
     await writer.flush();

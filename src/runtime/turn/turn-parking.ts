@@ -22,6 +22,8 @@ export interface ParkedProgress {
   shown: string[];
   settings: TurnSettings;
   clientTools: ToolDefinition[];
+  /** The W3C traceparent of the turn's span before it parked: the resumed part links to it. */
+  trace?: string;
 }
 
 export const encodeProgress = (progress: ParkedProgress): string => encodeJson(progress);
@@ -38,6 +40,7 @@ export function decodeProgress(raw: string): ParkedProgress {
     shown: parsed.shown ?? [],
     settings: parsed.settings ?? {},
     clientTools: parsed.clientTools ?? [],
+    ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
   };
 }
 

@@ -13,6 +13,7 @@ import { toolIdempotencyKey, type ToolCallState } from "../../domain/tool-calls.
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { SelectedTools } from "../../ports/turn-tools.js";
 import type { RuntimeDeps } from "../deps.js";
+import { tighterBudget } from "../../domain/budgets.js";
 import { overlayTools, pinnedDefaults } from "./agent-definition.js";
 import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
 import { decodeProgress, type ParkedProgress } from "./turn-parking.js";
@@ -90,6 +91,9 @@ export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<Pre
     ...payloads[0]?.settings,
     ...withContextManagement(agent?.settings, payloads[0]?.settings),
   };
+  // A turn's budget may only lower the agent's, limit by limit (ADR 0016).
+  const budget = tighterBudget(agent?.settings.budget, payloads[0]?.settings.budget);
+  if (!saved && budget) settings.budget = budget;
   const clientTools =
     saved?.clientTools ??
     overlayTools(

@@ -14,6 +14,7 @@ import type { PreparedTurn, TurnWork } from "./turn-preparation.js";
 import { approvalPolicy } from "./tool-approval.js";
 import type { TurnEnd } from "./turn-end.js";
 import { createParkingMonitor, encodeProgress, type ParkingMonitor } from "./turn-parking.js";
+import { untracedTurn, type TurnTrace } from "./turn-trace.js";
 
 export type TurnEventMapper = ReturnType<typeof createTurnEventMapper>;
 
@@ -31,6 +32,8 @@ export interface TurnRun {
   deps: RuntimeDeps;
   job: TurnWork;
   prep: PreparedTurn;
+  /** The turn's span: its model and tool calls, its park and commit (ADR 0013). */
+  trace: TurnTrace;
   /** Aborts the engine: a cancel, a park, a hand-over or a lost lease. */
   cancel: AbortController;
   stops: RunStops;
@@ -52,7 +55,12 @@ export interface TurnRun {
   handOverIfWaiting(): void;
 }
 
-export function openTurn(deps: RuntimeDeps, job: TurnWork, prep: PreparedTurn): TurnRun {
+export function openTurn(
+  deps: RuntimeDeps,
+  job: TurnWork,
+  prep: PreparedTurn,
+  trace: TurnTrace = untracedTurn,
+): TurnRun {
   const { sessionId, turnId } = prep;
   const cancel = new AbortController();
   const stops: RunStops = { handedOver: false, cancelRequested: false };
@@ -93,7 +101,7 @@ export function openTurn(deps: RuntimeDeps, job: TurnWork, prep: PreparedTurn): 
   const inputClaims: TurnInputClaim[] = job.inputs ? [job.inputs] : [];
   const workClaims: QueuedWorkClaim[] = job.work ? [job.work] : [];
   const parker = createParker({
-    ...{ deps, job, prep, cancel, stops, writer, mapper, clientTools, loseLease },
+    ...{ deps, job, prep, trace, cancel, stops, writer, mapper, clientTools, loseLease },
     ...{ inputClaims, workClaims },
     snapshot: () => monitor.snapshot(),
   });
@@ -117,7 +125,7 @@ export function openTurn(deps: RuntimeDeps, job: TurnWork, prep: PreparedTurn): 
       throw error;
     });
   return {
-    ...{ deps, job, prep, cancel, stops, writer, clientTools, mapper, needsApproval },
+    ...{ deps, job, prep, trace, cancel, stops, writer, clientTools, mapper, needsApproval },
     ...{ parking: monitor, inputClaims, workClaims, stopShort, loseLease },
     handOverIfWaiting,
     sink: {
@@ -198,6 +206,7 @@ interface ParkerParts {
   deps: RuntimeDeps;
   job: TurnWork;
   prep: PreparedTurn;
+  trace: TurnTrace;
   cancel: AbortController;
   stops: RunStops;
   writer: EventWriter;
@@ -223,6 +232,7 @@ function createParker(parts: ParkerParts): () => boolean {
       shown: parts.mapper.shownKeys(),
       settings: prep.settings,
       clientTools: prep.clientTools,
+      ...(parts.trace.traceparent !== undefined && { trace: parts.trace.traceparent }),
     });
     const bytes = Buffer.byteLength(progress, "utf8");
     if (bytes > deps.parking.maxProgressBytes) {
@@ -255,6 +265,10 @@ async function storeParkedTurn(
       batchIds: parts.workClaims.flatMap((c) => c.batches.map((b) => b.batchId)),
       ttlMs: deps.parking.ttlMs,
     });
+    parts.trace.parked(
+      parts.job.fence.fencingToken,
+      waitingOn.map((w) => w.callId),
+    );
     parts.cancel.abort(new Error("the turn parked: it waits for answers from outside"));
   } catch (error) {
     // Not parked (the lease or a claim is gone, the store is away, the progress too large):

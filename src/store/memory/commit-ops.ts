@@ -71,6 +71,7 @@ function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
       cell.usage[key] += commit.usage[key] ?? 0;
     }
   }
+  cell.costMicros += commit.costMicros ?? 0;
   for (const [key, value] of Object.entries(commit.metadataPatch ?? {})) {
     if (value === "") delete cell.metadata[key];
     else cell.metadata[key] = value;
@@ -153,6 +154,7 @@ export function loadSession(
       messagesFrom: from,
       transcriptEpoch: cell.transcriptEpoch,
       usage: { ...cell.usage },
+      ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
       metadata: { ...cell.metadata },
     };
   });

@@ -29,6 +29,8 @@ export interface MemoryContext {
   toolCalls: Map<string, TurnToolCalls>;
   /** Agents by id (agent-ops.ts); apart from the sessions, which only name them. */
   agents: Map<string, AgentRecord>;
+  /** Tenant spend in micros by "<tenant> <window>" (ADR 0016); apart from any session. */
+  tenantSpend: Map<string, number>;
   clock: Clock;
   probe: LivenessProbe;
   limits: StoreLimits;

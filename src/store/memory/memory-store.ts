@@ -14,6 +14,8 @@ import {
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
 import { withInputChecks } from "../shared/checked-store.js";
+import { checkedCharge } from "../shared/tenant-charge.js";
+import type { TenantBudgetStore } from "../../ports/spend-guard.js";
 import type { MemoryContext } from "./context.js";
 import { createKeyedMutex } from "./keyed-mutex.js";
 import * as agents from "./agent-ops.js";
@@ -34,7 +36,7 @@ export interface MemoryStoreOptions {
   logger?: StoreLogger;
 }
 
-export interface MemoryStore extends RuntimeStore, FenceAuthority {
+export interface MemoryStore extends RuntimeStore, FenceAuthority, TenantBudgetStore {
   /** Test hook run inside a claim, after its lease validation and before its mutation. */
   setClaimAfterValidationHook(hook?: () => Promise<void> | void): void;
 }
@@ -45,6 +47,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     generations: new Map(),
     toolCalls: new Map(),
     agents: new Map(),
+    tenantSpend: new Map(),
     clock: options.clock ?? systemClock,
     probe: options.livenessProbe ?? createProcLivenessProbe(),
     limits: { ...DEFAULT_STORE_LIMITS, ...options.limits },
@@ -135,6 +138,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       forkSession: (draft) => history.forkSession(ctx, draft),
       rewindSession: (draft) => history.rewindSession(ctx, draft),
       vacuum: (sessionId) => sessions.vacuum(ctx, sessionId),
+      // One synchronous step: no other operation interleaves between the read and the write.
+      chargeTenantSpend: (charge) =>
+        checkedCharge(charge, ({ tenant, window, costMicros }) => {
+          const key = `${tenant} ${window}`;
+          const spent = (ctx.tenantSpend.get(key) ?? 0) + costMicros;
+          if (costMicros > 0) ctx.tenantSpend.set(key, spent);
+          return Promise.resolve(spent);
+        }),
       close: () => Promise.resolve(),
     },
     ctx.limits,

@@ -35,6 +35,8 @@ export interface SessionCell {
   turnIndex: number;
   messages: string[];
   usage: UsageTotals;
+  /** Committed cost in micros (ADR 0016). */
+  costMicros: number;
   metadata: Record<string, string>;
   stamps: Map<string, { contentHash: string; receipt: CommitReceipt }>;
   workSeq: number;
@@ -57,6 +59,7 @@ export function emptyCell(sessionId: SessionId): SessionCell {
     messages: [],
     transcriptEpoch: randomUUID(),
     usage: { ...ZERO_USAGE },
+    costMicros: 0,
     metadata: {},
     stamps: new Map(),
     workSeq: 0,

@@ -43,6 +43,7 @@ export async function readSessionSummaries(
           headRevision: cell.headRevision,
           turnIndex: cell.turnIndex,
           usage: { ...cell.usage },
+          ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
           metadata: { ...cell.metadata },
           lease: lease ? copy(lease) : undefined,
           parkedTurn: cell.parked ? copy(cell.parked) : undefined,

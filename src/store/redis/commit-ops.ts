@@ -38,6 +38,7 @@ function commitSpec(commit: RuntimeCommit): string {
     m: metadata,
     p: commit.parkedTurnId ?? "",
     f: commit.deferTurnInputs ?? "",
+    c: commit.costMicros ?? 0,
   });
 }
 
@@ -103,8 +104,9 @@ export async function loadSession(
     [since?.epoch ?? "", since?.messageCount ?? 0],
   );
   if (reply[0] !== REPLY.OK) return undefined;
-  const count = int(reply, 10);
-  const first = 11;
+  const cost = int(reply, 10);
+  const count = int(reply, 11);
+  const first = 12;
   const messages: string[] = [];
   for (let i = 0; i < count; i++) messages.push(str(reply, first + i));
   const metadata: Record<string, string> = {};
@@ -119,6 +121,7 @@ export async function loadSession(
     messagesFrom: int(reply, 9),
     transcriptEpoch: str(reply, 8),
     usage: usageAt(reply, 3),
+    ...(cost > 0 && { costMicros: cost }),
     metadata,
   };
 }

@@ -8,6 +8,7 @@ import type { StoreLogger } from "../shared/store-log.js";
 import {
   agentIndexKey,
   agentKeys,
+  tenantBudgetKey,
   sessionIndexKey,
   sessionKeys,
   type AgentKeys,
@@ -26,6 +27,7 @@ export interface RedisContext {
   indexKey: string;
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
+  tenantBudgetKey(tenant: string): string;
   /** Adds a committed session to the index hint with the next index update (unawaited). */
   noteSession(sessionId: SessionId): void;
   /** Sends the pending index update now, so a command sent after it sees it. */
@@ -60,6 +62,7 @@ export function createRedisContext(
     indexKey,
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
+    tenantBudgetKey: (tenant) => tenantBudgetKey(namespace, tenant),
     noteSession(sessionId) {
       if (pending.length === 0) setImmediate(flushIndex);
       pending.push(0, sessionId);

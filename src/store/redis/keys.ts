@@ -179,6 +179,14 @@ export function agentKeys(namespace: string, agentId: string): AgentKeys {
   return { head: `${p}head`, versions: `${p}versions` };
 }
 
+/**
+ * Hash of one tenant's spend (ADR 0016): window ("total" or a UTC day) -> micros spent. Its own
+ * hash tag `{budget:<tenant>}`, so a charge is one script in one slot, apart from any session.
+ */
+export function tenantBudgetKey(namespace: string, tenant: string): string {
+  return `${namespace}:{budget:${tenant}}`;
+}
+
 /** Sorted set (scores 0, by id) of live agents: a hint for listing, kept by separate commands. */
 export function agentIndexKey(namespace: string): string {
   return `${namespace}:agents`;

@@ -23,6 +23,9 @@ import { duplicateConnection } from "./connections.js";
 import { createScriptRunner } from "./scripts.js";
 import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
+import { chargeTenantSpend } from "./tenant-budget-ops.js";
+import { checkedCharge } from "../shared/tenant-charge.js";
+import type { TenantBudgetStore } from "../../ports/spend-guard.js";
 
 export interface RedisStoreOptions {
   /** A connection the caller owns: the store defines its scripts on it but never closes it. */
@@ -53,7 +56,7 @@ function laneOf(sessionId: unknown, lanes: number): number {
   return (hash >>> 0) % lanes;
 }
 
-export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
+export function createRedisStore(options: RedisStoreOptions): RuntimeStore & TenantBudgetStore {
   const namespace = checkNamespace(options.namespace ?? "tether");
   const limits: StoreLimits = { ...DEFAULT_STORE_LIMITS, ...options.limits };
   const probe = options.livenessProbe ?? createProcLivenessProbe();
@@ -123,6 +126,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore {
       forkSession: (draft) => history.forkSession(on(draft?.targetId), on(draft?.sourceId), draft),
       rewindSession: (draft) => history.rewindSession(on(draft?.sessionId), draft),
       vacuum: (id) => sessions.vacuum(on(id), id),
+      chargeTenantSpend: (charge) => checkedCharge(charge, (c) => chargeTenantSpend(ctx, c)),
       // The caller's connection stays open (it may serve other stores or other code; the caller
       // quits it after closing the store); the extra connections are the store's own.
       close: async () => {

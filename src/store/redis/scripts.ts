@@ -54,6 +54,7 @@ export const SCRIPT_NAMES = [
   "releaseTurnSlot",
   "renewTurnSlots",
   "readQuotaUsage",
+  "chargeTenantSpend",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -100,15 +100,17 @@ export async function readSessionSummaries(
 /** See readSessionSummary-4.lua for the layout. */
 function decodeSummary(sessionId: SessionId, reply: ScriptReply): SessionSummary {
   const leaseToken = str(reply, 8);
-  const metaCount = int(reply, 12);
+  const cost = int(reply, 12);
+  const metaCount = int(reply, 13);
   const metadata: Record<string, string> = {};
-  for (let i = 13; i + 1 < 13 + metaCount; i += 2) metadata[str(reply, i)] = str(reply, i + 1);
-  const parkedFrom = 13 + metaCount;
+  for (let i = 14; i + 1 < 14 + metaCount; i += 2) metadata[str(reply, i)] = str(reply, i + 1);
+  const parkedFrom = 14 + metaCount;
   return {
     sessionId,
     headRevision: int(reply, 1),
     turnIndex: int(reply, 2),
     usage: usageAt(reply, 3),
+    ...(cost > 0 && { costMicros: cost }),
     metadata,
     lease:
       leaseToken === ""

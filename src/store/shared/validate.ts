@@ -216,6 +216,7 @@ export function checkCommit(commit: RuntimeCommit, limits: StoreLimits): void {
   if (commit.usage) {
     for (const [name, value] of Object.entries(commit.usage)) checkCount(`usage.${name}`, value, 0);
   }
+  if (commit.costMicros !== undefined) checkCount("cost_micros", commit.costMicros, 0);
   for (const [key, value] of Object.entries(commit.metadataPatch ?? {})) {
     checkText("metadata_patch key", key, MAX_KEY_LENGTH, false);
     checkText(`metadata_patch.${key}`, value, limits.maxPayloadBytes, true);

@@ -33,9 +33,11 @@ import { startSweeper, type Sweeper } from "../../../src/runtime/session/sweeper
 import { silentLogger } from "../../../src/runtime/deps.js";
 import { loadConfig } from "../../../src/server/config.js";
 import { createLogger } from "../../../src/server/logger.js";
+import { createMetricLabels } from "../../../src/server/metric-labels.js";
 import { createMetrics } from "../../../src/server/metrics.js";
 import { createTetherServer, type TetherServer } from "../../../src/server/server.js";
 import { expectCode } from "../../support/api-clients.js";
+import { metricValue } from "../../support/metric-values.js";
 import { connectCluster } from "../../support/redis-store-factory.js";
 import { createRuntimeHarness, type RuntimeHarness } from "../../support/runtime-harness.js";
 
@@ -86,6 +88,7 @@ function recordingProvider() {
 
 interface Replica {
   harness: RuntimeHarness;
+  metrics: ReturnType<typeof createMetrics>;
   server: TetherServer;
   sweeper: Sweeper;
   transport: Transport;
@@ -97,7 +100,13 @@ async function startReplica(
   backend: { redis?: Redis | Cluster; namespace: string; shareWith?: RuntimeHarness },
 ): Promise<Replica> {
   const config = loadConfig(ENV);
+  // The runtime (admission refusals) and the server (submission refusals) report to one registry.
+  const metrics = createMetrics({
+    defaultMetrics: false,
+    labels: createMetricLabels({ tenants: ["acme", "strict"] }),
+  });
   const harness = createRuntimeHarness({
+    metrics,
     provider,
     ownerId,
     leaseTtlMs: 2_000,
@@ -110,7 +119,7 @@ async function startReplica(
     config,
     store: harness.store,
     logger: createLogger({ level: "silent" }),
-    metrics: createMetrics({ defaultMetrics: false }),
+    metrics,
     routes: (router) => routeTurnService(router, { runtime: harness.runtime }),
     quotas: harness.quotas,
   });
@@ -121,7 +130,7 @@ async function startReplica(
     intervalMs: 50,
   });
   const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.port}` });
-  return { harness, server, sweeper, transport };
+  return { harness, metrics, server, sweeper, transport };
 }
 
 async function collect(stream: AsyncIterable<{ event?: TurnEvent }>): Promise<TurnEvent[]> {
@@ -203,6 +212,14 @@ for (const backend of BACKENDS) {
       }
       expect(seen.max).toBeLessThanOrEqual(CONCURRENT_TURNS);
       expect(seen.calls).toBe(8);
+      // Eight sessions for two slots: some admissions were held back, and said so by tenant.
+      const heldBack = async (r: Replica) =>
+        metricValue(r.metrics.registry, "tether_quota_refusals_total", {
+          tenant: "acme",
+          limit: "concurrent_turns",
+          where: "admission",
+        });
+      expect((await heldBack(a)) + (await heldBack(b))).toBeGreaterThan(0);
       // Nothing lost: each session committed exactly its one turn.
       for (const sessionId of sessions) {
         const snapshot = await a.harness.store.loadSession(`acme:${sessionId}` as SessionId);
@@ -236,6 +253,13 @@ for (const backend of BACKENDS) {
         ),
         Code.ResourceExhausted,
       );
+      expect(
+        await metricValue(a.metrics.registry, "tether_quota_refusals_total", {
+          tenant: "strict",
+          limit: "turns_per_minute",
+          where: "submission",
+        }),
+      ).toBe(1);
       const [failure] = error.findDetails(QuotaFailureSchema);
       expect(failure?.violations).toHaveLength(1);
       expect(failure?.violations[0]?.subject).toBe("strict");

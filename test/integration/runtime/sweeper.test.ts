@@ -62,5 +62,41 @@ for (const backend of [
         await h.runtime.drain(1_000);
       }
     });
+
+    it("reports the sessions it found due for a count by tenant, and none while another sweeps", async () => {
+      const h = createRuntimeHarness({
+        provider: createEchoProvider(),
+        ...(backend.redis ? { redis: backend.redis } : {}),
+      });
+      // Hints without work: the drive finds nothing and clears them.
+      await h.deps.ready.markReady("acme:one" as SessionId);
+      await h.deps.ready.markReady("beta:two" as SessionId);
+      const reported: string[][] = [];
+      let holdsSweep = true;
+      const sweeper = startSweeper({
+        driver: h.runtime.driver,
+        ready: h.deps.ready,
+        logger: silentLogger,
+        intervalMs: 60_000,
+        guard: async (task) => {
+          if (!holdsSweep) return false;
+          await task();
+          return true;
+        },
+        metrics: {
+          setQueueDepth: () => undefined,
+          setReadySessions: (ids) => reported.push([...ids].sort()),
+        },
+      });
+      try {
+        await sweeper.sweepOnce();
+        holdsSweep = false;
+        await sweeper.sweepOnce();
+        expect(reported).toEqual([["acme:one", "beta:two"], []]);
+      } finally {
+        sweeper.stop();
+        await h.runtime.drain(1_000);
+      }
+    });
   });
 }

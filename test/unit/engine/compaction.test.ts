@@ -97,12 +97,7 @@ describe("compaction in the turn loop", () => {
     expect(item.tokensAfter).toBeLessThan(1500);
     const turnCall = requests.filter((r) => !isSummaryCall(r));
     expect(turnCall.length).toBe(1);
-    expect(turnCall[0]?.messages.map((m) => m.role)).toEqual([
-      "user",
-      "user",
-      "assistant",
-      "user",
-    ]);
+    expect(turnCall[0]?.messages.map((m) => m.role)).toEqual(["user", "user", "assistant", "user"]);
     expect(turnCall[0]?.messages[0]).toEqual({
       role: "user",
       content: [{ type: "text", text: "Summary of the earlier conversation:\nSUMMARY" }],

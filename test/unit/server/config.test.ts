@@ -48,6 +48,28 @@ describe("loadConfig", () => {
     );
   });
 
+  test("metric tenants and models: none unless listed, each validated, a bad one refuses the start", () => {
+    expect(loadConfig({})).toMatchObject({ metricsTenants: [], metricsModels: [] });
+    expect(
+      loadConfig({
+        TETHER_METRICS_TENANTS: " acme, beta ,acme",
+        TETHER_METRICS_MODELS: "gpt-4o-mini,claude-3-5-haiku@20241022,org/model:tag",
+      }),
+    ).toMatchObject({
+      metricsTenants: ["acme", "beta"],
+      metricsModels: ["gpt-4o-mini", "claude-3-5-haiku@20241022", "org/model:tag"],
+    });
+    expect(refusal({ TETHER_METRICS_TENANTS: "acme,has space" }).message).toMatch(
+      /^TETHER_METRICS_TENANTS: tenant "has space" must be/u,
+    );
+    expect(refusal({ TETHER_METRICS_TENANTS: "a:b" }).message).toMatch(
+      /^TETHER_METRICS_TENANTS: tenant "a:b"/u,
+    );
+    expect(refusal({ TETHER_METRICS_MODELS: "ok,{bad}" }).message).toMatch(
+      /^TETHER_METRICS_MODELS: model "\{bad\}" must be/u,
+    );
+  });
+
   test("a Redis store gets a command timeout, 5 s unless set", () => {
     const redis = { TETHER_STORE: "redis", TETHER_REDIS_URL: "redis://r:6379" };
     expect(loadConfig(redis).store).toMatchObject({ kind: "redis", commandTimeoutMs: 5_000 });

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/session.proto.
  */
 export const file_tether_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("Chd0ZXRoZXIvdjEvc2Vzc2lvbi5wcm90bxIJdGV0aGVyLnYxIoUBCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoBCI5CgtDb21taXRTdGFtcBIUCgxvcGVyYXRpb25faWQYASABKAkSFAoMY29udGVudF9oYXNoGAIgASgJIqECCg9TZXNzaW9uU25hcHNob3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSEAoIbWVzc2FnZXMYBCADKAkSHwoFdXNhZ2UYBSABKAsyEC50ZXRoZXIudjEuVXNhZ2USOgoIbWV0YWRhdGEYBiADKAsyKC50ZXRoZXIudjEuU2Vzc2lvblNuYXBzaG90Lk1ldGFkYXRhRW50cnkSGAoQdHJhbnNjcmlwdF9lcG9jaBgHIAEoCRIVCg1tZXNzYWdlc19mcm9tGAggASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI2Cg5UcmFuc2NyaXB0TWFyaxINCgVlcG9jaBgBIAEoCRIVCg1tZXNzYWdlX2NvdW50GAIgASgEIkwKDUNvbW1pdFJlY2VpcHQSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhAKCHJlcGxheWVkGAMgASgIYgZwcm90bzM");
+  fileDesc("Chd0ZXRoZXIvdjEvc2Vzc2lvbi5wcm90bxIJdGV0aGVyLnYxIpoBCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoBBITCgtjb3N0X21pY3JvcxgGIAEoBCI5CgtDb21taXRTdGFtcBIUCgxvcGVyYXRpb25faWQYASABKAkSFAoMY29udGVudF9oYXNoGAIgASgJIqECCg9TZXNzaW9uU25hcHNob3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhIKCnR1cm5faW5kZXgYAyABKAQSEAoIbWVzc2FnZXMYBCADKAkSHwoFdXNhZ2UYBSABKAsyEC50ZXRoZXIudjEuVXNhZ2USOgoIbWV0YWRhdGEYBiADKAsyKC50ZXRoZXIudjEuU2Vzc2lvblNuYXBzaG90Lk1ldGFkYXRhRW50cnkSGAoQdHJhbnNjcmlwdF9lcG9jaBgHIAEoCRIVCg1tZXNzYWdlc19mcm9tGAggASgEGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI2Cg5UcmFuc2NyaXB0TWFyaxINCgVlcG9jaBgBIAEoCRIVCg1tZXNzYWdlX2NvdW50GAIgASgEIkwKDUNvbW1pdFJlY2VpcHQSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEhAKCHJlcGxheWVkGAMgASgIYgZwcm90bzM");
 
 /**
  * Token counts of one model call, a turn or a session.
@@ -52,6 +52,14 @@ export type Usage = Message<"tether.v1.Usage"> & {
    * @generated from field: uint64 reasoning_tokens = 5;
    */
   reasoningTokens: bigint;
+
+  /**
+   * Cost in micro-units of currency at the server's TETHER_MODEL_PRICES (0 for a model without
+   * a price). Set on a session's and a turn's totals; a single model call's usage leaves it 0.
+   *
+   * @generated from field: uint64 cost_micros = 6;
+   */
+  costMicros: bigint;
 };
 
 /**

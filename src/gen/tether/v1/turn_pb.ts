@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/turn.proto.
  */
 export const file_tether_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgiywIKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJEjIKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIZLnRldGhlci52MS5SZXNwb25zZUZvcm1hdBI4ChJjb250ZXh0X21hbmFnZW1lbnQYCyABKAsyHC50ZXRoZXIudjEuQ29udGV4dE1hbmFnZW1lbnRCDgoMX3RlbXBlcmF0dXJlIjMKDlJlc3BvbnNlRm9ybWF0EgwKBG5hbWUYASABKAkSEwoLanNvbl9zY2hlbWEYAiABKAkilgEKC1R1cm5PdXRjb21lEisKCGZpbmlzaGVkGAEgASgLMhcudGV0aGVyLnYxLlR1cm5GaW5pc2hlZEgAEikKB3N0b3BwZWQYAiABKAsyFi50ZXRoZXIudjEuVHVyblN0b3BwZWRIABInCgZmYWlsZWQYAyABKAsyFS50ZXRoZXIudjEuVHVybkZhaWxlZEgAQgYKBGtpbmQiWQoMVHVybkZpbmlzaGVkEicKBnJlYXNvbhgBIAEoDjIXLnRldGhlci52MS5GaW5pc2hSZWFzb24SDQoFdmFsdWUYAiABKAkSEQoJdHJ1bmNhdGVkGAMgASgIIlMKC1R1cm5TdG9wcGVkEiUKBnJlYXNvbhgBIAEoDjIVLnRldGhlci52MS5TdG9wUmVhc29uEg8KB21lc3NhZ2UYAiABKAkSDAoEY29kZRgDIAEoCSJHCgpUdXJuRmFpbGVkEigKBnJlYXNvbhgBIAEoDjIYLnRldGhlci52MS5GYWlsdXJlUmVhc29uEg8KB21lc3NhZ2UYAiABKAki8gcKCVR1cm5FdmVudBIOCgZjdXJzb3IYASABKAQSEgoKc2Vzc2lvbl9pZBgCIAEoCRIPCgd0dXJuX2lkGAMgASgJEi4KDGlucHV0X3F1ZXVlZBgKIAEoCzIWLnRldGhlci52MS5JbnB1dFF1ZXVlZEgAEi4KDHR1cm5fc3RhcnRlZBgLIAEoCzIWLnRldGhlci52MS5UdXJuU3RhcnRlZEgAEioKCnRleHRfZGVsdGEYDCABKAsyFC50ZXRoZXIudjEuVGV4dERlbHRhSAASNwoRdG9vbF9jYWxsX3N0YXJ0ZWQYDSABKAsyGi50ZXRoZXIudjEuVG9vbENhbGxTdGFydGVkSAASOwoTdG9vbF9jYWxsX3JlcXVlc3RlZBgOIAEoCzIcLnRldGhlci52MS5Ub29sQ2FsbFJlcXVlc3RlZEgAEjkKEnRvb2xfY2FsbF9maW5pc2hlZBgPIAEoCzIbLnRldGhlci52MS5Ub29sQ2FsbEZpbmlzaGVkSAASMgoOdXNhZ2VfcmVwb3J0ZWQYECABKAsyGC50ZXRoZXIudjEuVXNhZ2VSZXBvcnRlZEgAEjIKDmlucHV0X2FkbWl0dGVkGBEgASgLMhgudGV0aGVyLnYxLklucHV0QWRtaXR0ZWRIABIqCgp0b29sX3ZhbHVlGBIgASgLMhQudGV0aGVyLnYxLlRvb2xWYWx1ZUgAEjIKDnR1cm5fY29tcGxldGVkGBMgASgLMhgudGV0aGVyLnYxLlR1cm5Db21wbGV0ZWRIABIjCgNnYXAYFCABKAsyFC50ZXRoZXIudjEuU3RyZWFtR2FwSAASMgoOcHJvdmlkZXJfcmV0cnkYFSABKAsyGC50ZXRoZXIudjEuUHJvdmlkZXJSZXRyeUgAEjQKD3JlYXNvbmluZ19kZWx0YRgWIAEoCzIZLnRldGhlci52MS5SZWFzb25pbmdEZWx0YUgAEjYKEG91dHB1dF90cnVuY2F0ZWQYFyABKAsyGi50ZXRoZXIudjEuT3V0cHV0VHJ1bmNhdGVkSAASLAoLdHVybl9wYXJrZWQYGCABKAsyFS50ZXRoZXIudjEuVHVyblBhcmtlZEgAEi4KDHR1cm5fcmVzdW1lZBgZIAEoCzIWLnRldGhlci52MS5UdXJuUmVzdW1lZEgAEkMKF3Rvb2xfYXBwcm92YWxfcmVxdWVzdGVkGBogASgLMiAudGV0aGVyLnYxLlRvb2xBcHByb3ZhbFJlcXVlc3RlZEgAEjgKEWNvbnRleHRfY29tcGFjdGVkGBwgASgLMhsudGV0aGVyLnYxLkNvbnRleHRDb21wYWN0ZWRIAEIHCgVldmVudCJYCgpUdXJuUGFya2VkEhgKEHBlbmRpbmdfY2FsbF9pZHMYASADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAiADKAkSFQoNZXhwaXJlc19hdF9tcxgDIAEoAyI2CgtUdXJuUmVzdW1lZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuUmVzdW1lUmVhc29uIk4KFVRvb2xBcHByb3ZhbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkiHwoLSW5wdXRRdWV1ZWQSEAoIaW5wdXRfaWQYASABKAkiUQoLVHVyblN0YXJ0ZWQSEQoJaW5wdXRfaWRzGAEgAygJEhIKCnR1cm5faW5kZXgYAiABKAQSGwoTdW5hdmFpbGFibGVfc2VydmVycxgDIAMoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSKIAQoPVG9vbENhbGxTdGFydGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkSJQoGb3JpZ2luGAUgASgLMhUudGV0aGVyLnYxLlRvb2xPcmlnaW4ilAEKClRvb2xPcmlnaW4SKAoEa2luZBgBIAEoDjIaLnRldGhlci52MS5Ub29sT3JpZ2luLktpbmQSDgoGc2VydmVyGAIgASgJIkwKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg8KC0tJTkRfQ0xJRU5UEAESDwoLS0lORF9TRVJWRVIQAhIMCghLSU5EX01DUBADIngKEVRvb2xDYWxsUmVxdWVzdGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRITCgtkZWFkbGluZV9tcxgEIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkigQEKEFRvb2xDYWxsRmluaXNoZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZvdXRwdXQYAiABKAkSEAoIaXNfZXJyb3IYAyABKAgSEwoLZHVyYXRpb25fbXMYBCABKAQSJQoGb3JpZ2luGAUgASgLMhUudGV0aGVyLnYxLlRvb2xPcmlnaW4ibQoNVXNhZ2VSZXBvcnRlZBIfCgV1c2FnZRgBIAEoCzIQLnRldGhlci52MS5Vc2FnZRIRCglpdGVyYXRpb24YAiABKA0SKAoHcHVycG9zZRgDIAEoDjIXLnRldGhlci52MS5Vc2FnZVB1cnBvc2UiIgoNSW5wdXRBZG1pdHRlZBIRCglpbnB1dF9pZHMYASADKAkiHwoJVG9vbFZhbHVlEhIKCnZhbHVlX2pzb24YASABKAkioAEKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlEi4KCG1lc3NhZ2VzGAQgAygLMhwudGV0aGVyLnYxLlRyYW5zY3JpcHRNZXNzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCJlCg1Qcm92aWRlclJldHJ5EhEKCWl0ZXJhdGlvbhgBIAEoDRIPCgdhdHRlbXB0GAIgASgNEhAKCGRlbGF5X21zGAMgASgEEg4KBnJlYXNvbhgEIAEoCRIOCgZzdGF0dXMYBSABKA0iHgoOUmVhc29uaW5nRGVsdGESDAoEdGV4dBgBIAEoCSIkCg9PdXRwdXRUcnVuY2F0ZWQSEQoJaXRlcmF0aW9uGAEgASgNKpgBCgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRABEhcKE0JVU1lfU1RSQVRFR1lfU1RFRVIQAhIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBADEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAQqcAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIjCh9GSU5JU0hfUkVBU09OX0FTU0lTVEFOVF9NRVNTQUdFEAESHAoYRklOSVNIX1JFQVNPTl9UT09MX1ZBTFVFEAIq4gEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZTVE9QX1JFQVNPTl9UT09MX0VSUk9SEAESGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAISIAocU1RPUF9SRUFTT05fQlVER0VUX0VYSEFVU1RFRBADEh4KGlNUT1BfUkVBU09OX01BWF9JVEVSQVRJT05TEAQSIAocU1RPUF9SRUFTT05fT1VUUFVUX1RSVU5DQVRFRBAFEhwKGFNUT1BfUkVBU09OX1BBUktfRVhQSVJFRBAGKsIBCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASIQodRkFJTFVSRV9SRUFTT05fUFJPVklERVJfRVJST1IQARIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBACEisKJ0ZBSUxVUkVfUkVBU09OX1JFU1BPTlNFX0ZPUk1BVF9NSVNNQVRDSBADEiQKIEZBSUxVUkVfUkVBU09OX0NPTVBBQ1RJT05fRkFJTEVEEAQqgQEKDFJlc3VtZVJlYXNvbhIdChlSRVNVTUVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWUkVTVU1FX1JFQVNPTl9BTlNXRVJFRBABEhsKF1JFU1VNRV9SRUFTT05fQ0FOQ0VMTEVEEAISGQoVUkVTVU1FX1JFQVNPTl9FWFBJUkVEEANiBnByb3RvMw", [file_tether_v1_context, file_tether_v1_session, file_tether_v1_transcript]);
+  fileDesc("ChR0ZXRoZXIvdjEvdHVybi5wcm90bxIJdGV0aGVyLnYxIksKCUlucHV0UGFydBIOCgR0ZXh0GAEgASgJSAASJgoFaW1hZ2UYAiABKAsyFS50ZXRoZXIudjEuSW1hZ2VJbnB1dEgAQgYKBGtpbmQiSAoKSW1hZ2VJbnB1dBIOCgRkYXRhGAEgASgMSAASDQoDdXJsGAIgASgJSAASEQoJbWltZV90eXBlGAMgASgJQggKBnNvdXJjZSJuCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEh4KFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAkSGQoRcmVxdWlyZXNfYXBwcm92YWwYBCABKAgi7gIKC1R1cm5PcHRpb25zEg0KBW1vZGVsGAEgASgJEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESGQoRbWF4X291dHB1dF90b2tlbnMYAyABKA0SFgoObWF4X2l0ZXJhdGlvbnMYBCABKA0SFAoMdG9rZW5fYnVkZ2V0GAUgASgEEhUKDXN5c3RlbV9wcm9tcHQYBiABKAkSFAoMc2VydmVyX3Rvb2xzGAcgAygJEh8KF2FwcHJvdmFsX3JlcXVpcmVkX3Rvb2xzGAggAygJEjIKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIZLnRldGhlci52MS5SZXNwb25zZUZvcm1hdBIhCgZidWRnZXQYCiABKAsyES50ZXRoZXIudjEuQnVkZ2V0EjgKEmNvbnRleHRfbWFuYWdlbWVudBgLIAEoCzIcLnRldGhlci52MS5Db250ZXh0TWFuYWdlbWVudEIOCgxfdGVtcGVyYXR1cmUiVgoGQnVkZ2V0EhgKEG1heF9pbnB1dF90b2tlbnMYASABKAQSGQoRbWF4X291dHB1dF90b2tlbnMYAiABKAQSFwoPbWF4X2Nvc3RfbWljcm9zGAMgASgEIvACCg1CdWRnZXRSZWFjaGVkEi0KBXNjb3BlGAEgASgOMh4udGV0aGVyLnYxLkJ1ZGdldFJlYWNoZWQuU2NvcGUSLQoFbGltaXQYAiABKA4yHi50ZXRoZXIudjEuQnVkZ2V0UmVhY2hlZC5MaW1pdBILCgNtYXgYAyABKAQSDQoFc3BlbnQYBCABKAQSFgoOdW5wcmljZWRfbW9kZWwYBSABKAkiUwoFU2NvcGUSFQoRU0NPUEVfVU5TUEVDSUZJRUQQABIOCgpTQ09QRV9UVVJOEAESEQoNU0NPUEVfU0VTU0lPThACEhAKDFNDT1BFX1RFTkFOVBADIngKBUxpbWl0EhUKEUxJTUlUX1VOU1BFQ0lGSUVEEAASEAoMTElNSVRfVE9LRU5TEAESFgoSTElNSVRfSU5QVVRfVE9LRU5TEAISFwoTTElNSVRfT1VUUFVUX1RPS0VOUxADEhUKEUxJTUlUX0NPU1RfTUlDUk9TEAQiMwoOUmVzcG9uc2VGb3JtYXQSDAoEbmFtZRgBIAEoCRITCgtqc29uX3NjaGVtYRgCIAEoCSKWAQoLVHVybk91dGNvbWUSKwoIZmluaXNoZWQYASABKAsyFy50ZXRoZXIudjEuVHVybkZpbmlzaGVkSAASKQoHc3RvcHBlZBgCIAEoCzIWLnRldGhlci52MS5UdXJuU3RvcHBlZEgAEicKBmZhaWxlZBgDIAEoCzIVLnRldGhlci52MS5UdXJuRmFpbGVkSABCBgoEa2luZCJZCgxUdXJuRmluaXNoZWQSJwoGcmVhc29uGAEgASgOMhcudGV0aGVyLnYxLkZpbmlzaFJlYXNvbhINCgV2YWx1ZRgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiUwoLVHVyblN0b3BwZWQSJQoGcmVhc29uGAEgASgOMhUudGV0aGVyLnYxLlN0b3BSZWFzb24SDwoHbWVzc2FnZRgCIAEoCRIMCgRjb2RlGAMgASgJIkcKClR1cm5GYWlsZWQSKAoGcmVhc29uGAEgASgOMhgudGV0aGVyLnYxLkZhaWx1cmVSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSKmCAoJVHVybkV2ZW50Eg4KBmN1cnNvchgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg8KB3R1cm5faWQYAyABKAkSLgoMaW5wdXRfcXVldWVkGAogASgLMhYudGV0aGVyLnYxLklucHV0UXVldWVkSAASLgoMdHVybl9zdGFydGVkGAsgASgLMhYudGV0aGVyLnYxLlR1cm5TdGFydGVkSAASKgoKdGV4dF9kZWx0YRgMIAEoCzIULnRldGhlci52MS5UZXh0RGVsdGFIABI3ChF0b29sX2NhbGxfc3RhcnRlZBgNIAEoCzIaLnRldGhlci52MS5Ub29sQ2FsbFN0YXJ0ZWRIABI7ChN0b29sX2NhbGxfcmVxdWVzdGVkGA4gASgLMhwudGV0aGVyLnYxLlRvb2xDYWxsUmVxdWVzdGVkSAASOQoSdG9vbF9jYWxsX2ZpbmlzaGVkGA8gASgLMhsudGV0aGVyLnYxLlRvb2xDYWxsRmluaXNoZWRIABIyCg51c2FnZV9yZXBvcnRlZBgQIAEoCzIYLnRldGhlci52MS5Vc2FnZVJlcG9ydGVkSAASMgoOaW5wdXRfYWRtaXR0ZWQYESABKAsyGC50ZXRoZXIudjEuSW5wdXRBZG1pdHRlZEgAEioKCnRvb2xfdmFsdWUYEiABKAsyFC50ZXRoZXIudjEuVG9vbFZhbHVlSAASMgoOdHVybl9jb21wbGV0ZWQYEyABKAsyGC50ZXRoZXIudjEuVHVybkNvbXBsZXRlZEgAEiMKA2dhcBgUIAEoCzIULnRldGhlci52MS5TdHJlYW1HYXBIABIyCg5wcm92aWRlcl9yZXRyeRgVIAEoCzIYLnRldGhlci52MS5Qcm92aWRlclJldHJ5SAASNAoPcmVhc29uaW5nX2RlbHRhGBYgASgLMhkudGV0aGVyLnYxLlJlYXNvbmluZ0RlbHRhSAASNgoQb3V0cHV0X3RydW5jYXRlZBgXIAEoCzIaLnRldGhlci52MS5PdXRwdXRUcnVuY2F0ZWRIABIsCgt0dXJuX3BhcmtlZBgYIAEoCzIVLnRldGhlci52MS5UdXJuUGFya2VkSAASLgoMdHVybl9yZXN1bWVkGBkgASgLMhYudGV0aGVyLnYxLlR1cm5SZXN1bWVkSAASQwoXdG9vbF9hcHByb3ZhbF9yZXF1ZXN0ZWQYGiABKAsyIC50ZXRoZXIudjEuVG9vbEFwcHJvdmFsUmVxdWVzdGVkSAASMgoOYnVkZ2V0X3JlYWNoZWQYGyABKAsyGC50ZXRoZXIudjEuQnVkZ2V0UmVhY2hlZEgAEjgKEWNvbnRleHRfY29tcGFjdGVkGBwgASgLMhsudGV0aGVyLnYxLkNvbnRleHRDb21wYWN0ZWRIAEIHCgVldmVudCJYCgpUdXJuUGFya2VkEhgKEHBlbmRpbmdfY2FsbF9pZHMYASADKAkSGQoRYXBwcm92YWxfY2FsbF9pZHMYAiADKAkSFQoNZXhwaXJlc19hdF9tcxgDIAEoAyI2CgtUdXJuUmVzdW1lZBInCgZyZWFzb24YASABKA4yFy50ZXRoZXIudjEuUmVzdW1lUmVhc29uIk4KFVRvb2xBcHByb3ZhbFJlcXVlc3RlZBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkiHwoLSW5wdXRRdWV1ZWQSEAoIaW5wdXRfaWQYASABKAkiUQoLVHVyblN0YXJ0ZWQSEQoJaW5wdXRfaWRzGAEgAygJEhIKCnR1cm5faW5kZXgYAiABKAQSGwoTdW5hdmFpbGFibGVfc2VydmVycxgDIAMoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSKIAQoPVG9vbENhbGxTdGFydGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkSJQoGb3JpZ2luGAUgASgLMhUudGV0aGVyLnYxLlRvb2xPcmlnaW4ilAEKClRvb2xPcmlnaW4SKAoEa2luZBgBIAEoDjIaLnRldGhlci52MS5Ub29sT3JpZ2luLktpbmQSDgoGc2VydmVyGAIgASgJIkwKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg8KC0tJTkRfQ0xJRU5UEAESDwoLS0lORF9TRVJWRVIQAhIMCghLSU5EX01DUBADIngKEVRvb2xDYWxsUmVxdWVzdGVkEg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCRITCgtkZWFkbGluZV9tcxgEIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkigQEKEFRvb2xDYWxsRmluaXNoZWQSDwoHY2FsbF9pZBgBIAEoCRIOCgZvdXRwdXQYAiABKAkSEAoIaXNfZXJyb3IYAyABKAgSEwoLZHVyYXRpb25fbXMYBCABKAQSJQoGb3JpZ2luGAUgASgLMhUudGV0aGVyLnYxLlRvb2xPcmlnaW4ibQoNVXNhZ2VSZXBvcnRlZBIfCgV1c2FnZRgBIAEoCzIQLnRldGhlci52MS5Vc2FnZRIRCglpdGVyYXRpb24YAiABKA0SKAoHcHVycG9zZRgDIAEoDjIXLnRldGhlci52MS5Vc2FnZVB1cnBvc2UiIgoNSW5wdXRBZG1pdHRlZBIRCglpbnB1dF9pZHMYASADKAkiHwoJVG9vbFZhbHVlEhIKCnZhbHVlX2pzb24YASABKAkioAEKDVR1cm5Db21wbGV0ZWQSJwoHb3V0Y29tZRgBIAEoCzIWLnRldGhlci52MS5UdXJuT3V0Y29tZRIVCg1oZWFkX3JldmlzaW9uGAIgASgEEh8KBXVzYWdlGAMgASgLMhAudGV0aGVyLnYxLlVzYWdlEi4KCG1lc3NhZ2VzGAQgAygLMhwudGV0aGVyLnYxLlRyYW5zY3JpcHRNZXNzYWdlIncKCVN0cmVhbUdhcBIeChZyZXF1ZXN0ZWRfYWZ0ZXJfY3Vyc29yGAEgASgEEhwKFHJldGFpbmVkX2Zyb21fY3Vyc29yGAIgASgEEiwKCHNuYXBzaG90GAMgASgLMhoudGV0aGVyLnYxLlNlc3Npb25TbmFwc2hvdCJlCg1Qcm92aWRlclJldHJ5EhEKCWl0ZXJhdGlvbhgBIAEoDRIPCgdhdHRlbXB0GAIgASgNEhAKCGRlbGF5X21zGAMgASgEEg4KBnJlYXNvbhgEIAEoCRIOCgZzdGF0dXMYBSABKA0iHgoOUmVhc29uaW5nRGVsdGESDAoEdGV4dBgBIAEoCSIkCg9PdXRwdXRUcnVuY2F0ZWQSEQoJaXRlcmF0aW9uGAEgASgNKpgBCgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRABEhcKE0JVU1lfU1RSQVRFR1lfU1RFRVIQAhIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBADEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAQqcAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIjCh9GSU5JU0hfUkVBU09OX0FTU0lTVEFOVF9NRVNTQUdFEAESHAoYRklOSVNIX1JFQVNPTl9UT09MX1ZBTFVFEAIq4gEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIaChZTVE9QX1JFQVNPTl9UT09MX0VSUk9SEAESGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAISIAocU1RPUF9SRUFTT05fQlVER0VUX0VYSEFVU1RFRBADEh4KGlNUT1BfUkVBU09OX01BWF9JVEVSQVRJT05TEAQSIAocU1RPUF9SRUFTT05fT1VUUFVUX1RSVU5DQVRFRBAFEhwKGFNUT1BfUkVBU09OX1BBUktfRVhQSVJFRBAGKsIBCg1GYWlsdXJlUmVhc29uEh4KGkZBSUxVUkVfUkVBU09OX1VOU1BFQ0lGSUVEEAASIQodRkFJTFVSRV9SRUFTT05fUFJPVklERVJfRVJST1IQARIbChdGQUlMVVJFX1JFQVNPTl9JTlRFUk5BTBACEisKJ0ZBSUxVUkVfUkVBU09OX1JFU1BPTlNFX0ZPUk1BVF9NSVNNQVRDSBADEiQKIEZBSUxVUkVfUkVBU09OX0NPTVBBQ1RJT05fRkFJTEVEEAQqgQEKDFJlc3VtZVJlYXNvbhIdChlSRVNVTUVfUkVBU09OX1VOU1BFQ0lGSUVEEAASGgoWUkVTVU1FX1JFQVNPTl9BTlNXRVJFRBABEhsKF1JFU1VNRV9SRUFTT05fQ0FOQ0VMTEVEEAISGQoVUkVTVU1FX1JFQVNPTl9FWFBJUkVEEANiBnByb3RvMw", [file_tether_v1_context, file_tether_v1_session, file_tether_v1_transcript]);
 
 /**
  * One part of a user input.
@@ -217,6 +217,14 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
   responseFormat?: ResponseFormat | undefined;
 
   /**
+   * Limits on the session's cumulative spend (every committed turn plus this one). It may only
+   * lower the agent's budget: each field is the lower of the two. See Budget.
+   *
+   * @generated from field: tether.v1.Budget budget = 10;
+   */
+  budget?: Budget | undefined;
+
+  /**
    * Compaction policy; each field set here overrides the agent's.
    *
    * @generated from field: tether.v1.ContextManagement context_management = 11;
@@ -230,6 +238,183 @@ export type TurnOptions = Message<"tether.v1.TurnOptions"> & {
  */
 export const TurnOptionsSchema: GenMessage<TurnOptions> = /*@__PURE__*/
   messageDesc(file_tether_v1_turn, 3);
+
+/**
+ * Limits on a session's cumulative spend: every committed turn plus the running one. Checked
+ * before every model call: once a limit is reached the turn stops with
+ * STOP_REASON_BUDGET_EXHAUSTED after a budget_reached event, keeping (and committing) what it
+ * used. 0 leaves a limit unset.
+ *
+ * @generated from message tether.v1.Budget
+ */
+export type Budget = Message<"tether.v1.Budget"> & {
+  /**
+   * Input (prompt) tokens.
+   *
+   * @generated from field: uint64 max_input_tokens = 1;
+   */
+  maxInputTokens: bigint;
+
+  /**
+   * Output (completion) tokens.
+   *
+   * @generated from field: uint64 max_output_tokens = 2;
+   */
+  maxOutputTokens: bigint;
+
+  /**
+   * Cost in micro-units of currency, priced by the server's TETHER_MODEL_PRICES.
+   *
+   * @generated from field: uint64 max_cost_micros = 3;
+   */
+  maxCostMicros: bigint;
+};
+
+/**
+ * Describes the message tether.v1.Budget.
+ * Use `create(BudgetSchema)` to create a new message.
+ */
+export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 4);
+
+/**
+ * A budget stopped the turn before its next model call; the turn_completed event follows.
+ *
+ * @generated from message tether.v1.BudgetReached
+ */
+export type BudgetReached = Message<"tether.v1.BudgetReached"> & {
+  /**
+   * Whose budget.
+   *
+   * @generated from field: tether.v1.BudgetReached.Scope scope = 1;
+   */
+  scope: BudgetReached_Scope;
+
+  /**
+   * Which quantity.
+   *
+   * @generated from field: tether.v1.BudgetReached.Limit limit = 2;
+   */
+  limit: BudgetReached_Limit;
+
+  /**
+   * The limit's value.
+   *
+   * @generated from field: uint64 max = 3;
+   */
+  max: bigint;
+
+  /**
+   * What was spent when the turn stopped.
+   *
+   * @generated from field: uint64 spent = 4;
+   */
+  spent: bigint;
+
+  /**
+   * Set when a cost limit could not be checked because this model has no price in
+   * TETHER_MODEL_PRICES: such a turn stops before calling it (spent is then what is known).
+   *
+   * @generated from field: string unpriced_model = 5;
+   */
+  unpricedModel: string;
+};
+
+/**
+ * Describes the message tether.v1.BudgetReached.
+ * Use `create(BudgetReachedSchema)` to create a new message.
+ */
+export const BudgetReachedSchema: GenMessage<BudgetReached> = /*@__PURE__*/
+  messageDesc(file_tether_v1_turn, 5);
+
+/**
+ * Whose budget.
+ *
+ * @generated from enum tether.v1.BudgetReached.Scope
+ */
+export enum BudgetReached_Scope {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SCOPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The turn's token_budget.
+   *
+   * @generated from enum value: SCOPE_TURN = 1;
+   */
+  TURN = 1,
+
+  /**
+   * The session's budget (the agent's and the turn's).
+   *
+   * @generated from enum value: SCOPE_SESSION = 2;
+   */
+  SESSION = 2,
+
+  /**
+   * The tenant's budget (server configuration).
+   *
+   * @generated from enum value: SCOPE_TENANT = 3;
+   */
+  TENANT = 3,
+}
+
+/**
+ * Describes the enum tether.v1.BudgetReached.Scope.
+ */
+export const BudgetReached_ScopeSchema: GenEnum<BudgetReached_Scope> = /*@__PURE__*/
+  enumDesc(file_tether_v1_turn, 5, 0);
+
+/**
+ * Which quantity.
+ *
+ * @generated from enum tether.v1.BudgetReached.Limit
+ */
+export enum BudgetReached_Limit {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: LIMIT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Input, output and cache tokens together (token_budget).
+   *
+   * @generated from enum value: LIMIT_TOKENS = 1;
+   */
+  TOKENS = 1,
+
+  /**
+   * Input tokens.
+   *
+   * @generated from enum value: LIMIT_INPUT_TOKENS = 2;
+   */
+  INPUT_TOKENS = 2,
+
+  /**
+   * Output tokens.
+   *
+   * @generated from enum value: LIMIT_OUTPUT_TOKENS = 3;
+   */
+  OUTPUT_TOKENS = 3,
+
+  /**
+   * Cost in micros.
+   *
+   * @generated from enum value: LIMIT_COST_MICROS = 4;
+   */
+  COST_MICROS = 4,
+}
+
+/**
+ * Describes the enum tether.v1.BudgetReached.Limit.
+ */
+export const BudgetReached_LimitSchema: GenEnum<BudgetReached_Limit> = /*@__PURE__*/
+  enumDesc(file_tether_v1_turn, 5, 1);
 
 /**
  * A structured answer: JSON matching a schema.
@@ -258,7 +443,7 @@ export type ResponseFormat = Message<"tether.v1.ResponseFormat"> & {
  * Use `create(ResponseFormatSchema)` to create a new message.
  */
 export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 4);
+  messageDesc(file_tether_v1_turn, 6);
 
 /**
  * How a turn ended.
@@ -303,7 +488,7 @@ export type TurnOutcome = Message<"tether.v1.TurnOutcome"> & {
  * Use `create(TurnOutcomeSchema)` to create a new message.
  */
 export const TurnOutcomeSchema: GenMessage<TurnOutcome> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 5);
+  messageDesc(file_tether_v1_turn, 7);
 
 /**
  * A finished turn.
@@ -338,7 +523,7 @@ export type TurnFinished = Message<"tether.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 6);
+  messageDesc(file_tether_v1_turn, 8);
 
 /**
  * A stopped turn.
@@ -373,7 +558,7 @@ export type TurnStopped = Message<"tether.v1.TurnStopped"> & {
  * Use `create(TurnStoppedSchema)` to create a new message.
  */
 export const TurnStoppedSchema: GenMessage<TurnStopped> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 7);
+  messageDesc(file_tether_v1_turn, 9);
 
 /**
  * A failed turn.
@@ -401,7 +586,7 @@ export type TurnFailed = Message<"tether.v1.TurnFailed"> & {
  * Use `create(TurnFailedSchema)` to create a new message.
  */
 export const TurnFailedSchema: GenMessage<TurnFailed> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 8);
+  messageDesc(file_tether_v1_turn, 10);
 
 /**
  * One event of a session's log.
@@ -573,6 +758,14 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
     case: "toolApprovalRequested";
   } | {
     /**
+     * A spend budget stopped the turn before its next model call.
+     *
+     * @generated from field: tether.v1.BudgetReached budget_reached = 27;
+     */
+    value: BudgetReached;
+    case: "budgetReached";
+  } | {
+    /**
      * The context was compacted before a model call.
      *
      * @generated from field: tether.v1.ContextCompacted context_compacted = 28;
@@ -587,7 +780,7 @@ export type TurnEvent = Message<"tether.v1.TurnEvent"> & {
  * Use `create(TurnEventSchema)` to create a new message.
  */
 export const TurnEventSchema: GenMessage<TurnEvent> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 9);
+  messageDesc(file_tether_v1_turn, 11);
 
 /**
  * The turn waits only for answers from outside (client tool results, approvals): it keeps its
@@ -623,7 +816,7 @@ export type TurnParked = Message<"tether.v1.TurnParked"> & {
  * Use `create(TurnParkedSchema)` to create a new message.
  */
 export const TurnParkedSchema: GenMessage<TurnParked> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 10);
+  messageDesc(file_tether_v1_turn, 12);
 
 /**
  * A parked turn goes on, on whichever replica resumed it; the same turn, no model call repeated.
@@ -644,7 +837,7 @@ export type TurnResumed = Message<"tether.v1.TurnResumed"> & {
  * Use `create(TurnResumedSchema)` to create a new message.
  */
 export const TurnResumedSchema: GenMessage<TurnResumed> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 11);
+  messageDesc(file_tether_v1_turn, 13);
 
 /**
  * A tool call waits for approval before it runs (or reaches the client).
@@ -679,7 +872,7 @@ export type ToolApprovalRequested = Message<"tether.v1.ToolApprovalRequested"> &
  * Use `create(ToolApprovalRequestedSchema)` to create a new message.
  */
 export const ToolApprovalRequestedSchema: GenMessage<ToolApprovalRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 12);
+  messageDesc(file_tether_v1_turn, 14);
 
 /**
  * The input was queued behind a running turn.
@@ -700,7 +893,7 @@ export type InputQueued = Message<"tether.v1.InputQueued"> & {
  * Use `create(InputQueuedSchema)` to create a new message.
  */
 export const InputQueuedSchema: GenMessage<InputQueued> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 13);
+  messageDesc(file_tether_v1_turn, 15);
 
 /**
  * A turn started.
@@ -735,7 +928,7 @@ export type TurnStarted = Message<"tether.v1.TurnStarted"> & {
  * Use `create(TurnStartedSchema)` to create a new message.
  */
 export const TurnStartedSchema: GenMessage<TurnStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 14);
+  messageDesc(file_tether_v1_turn, 16);
 
 /**
  * Streamed assistant text.
@@ -756,7 +949,7 @@ export type TextDelta = Message<"tether.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 15);
+  messageDesc(file_tether_v1_turn, 17);
 
 /**
  * The server started a tool call.
@@ -805,7 +998,7 @@ export type ToolCallStarted = Message<"tether.v1.ToolCallStarted"> & {
  * Use `create(ToolCallStartedSchema)` to create a new message.
  */
 export const ToolCallStartedSchema: GenMessage<ToolCallStarted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 16);
+  messageDesc(file_tether_v1_turn, 18);
 
 /**
  * Where a tool runs.
@@ -833,7 +1026,7 @@ export type ToolOrigin = Message<"tether.v1.ToolOrigin"> & {
  * Use `create(ToolOriginSchema)` to create a new message.
  */
 export const ToolOriginSchema: GenMessage<ToolOrigin> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 17);
+  messageDesc(file_tether_v1_turn, 19);
 
 /**
  * Client tools run in the client; server tools in Tether or on an MCP server.
@@ -874,7 +1067,7 @@ export enum ToolOrigin_Kind {
  * Describes the enum tether.v1.ToolOrigin.Kind.
  */
 export const ToolOrigin_KindSchema: GenEnum<ToolOrigin_Kind> = /*@__PURE__*/
-  enumDesc(file_tether_v1_turn, 17, 0);
+  enumDesc(file_tether_v1_turn, 19, 0);
 
 /**
  * The client must execute this tool.
@@ -923,7 +1116,7 @@ export type ToolCallRequested = Message<"tether.v1.ToolCallRequested"> & {
  * Use `create(ToolCallRequestedSchema)` to create a new message.
  */
 export const ToolCallRequestedSchema: GenMessage<ToolCallRequested> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 18);
+  messageDesc(file_tether_v1_turn, 20);
 
 /**
  * A tool call finished.
@@ -972,7 +1165,7 @@ export type ToolCallFinished = Message<"tether.v1.ToolCallFinished"> & {
  * Use `create(ToolCallFinishedSchema)` to create a new message.
  */
 export const ToolCallFinishedSchema: GenMessage<ToolCallFinished> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 19);
+  messageDesc(file_tether_v1_turn, 21);
 
 /**
  * Usage of one model call.
@@ -1007,7 +1200,7 @@ export type UsageReported = Message<"tether.v1.UsageReported"> & {
  * Use `create(UsageReportedSchema)` to create a new message.
  */
 export const UsageReportedSchema: GenMessage<UsageReported> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 20);
+  messageDesc(file_tether_v1_turn, 22);
 
 /**
  * Inputs entered the running turn at a checkpoint.
@@ -1028,7 +1221,7 @@ export type InputAdmitted = Message<"tether.v1.InputAdmitted"> & {
  * Use `create(InputAdmittedSchema)` to create a new message.
  */
 export const InputAdmittedSchema: GenMessage<InputAdmitted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 21);
+  messageDesc(file_tether_v1_turn, 23);
 
 /**
  * A tool finished the turn with a value.
@@ -1049,7 +1242,7 @@ export type ToolValue = Message<"tether.v1.ToolValue"> & {
  * Use `create(ToolValueSchema)` to create a new message.
  */
 export const ToolValueSchema: GenMessage<ToolValue> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 22);
+  messageDesc(file_tether_v1_turn, 24);
 
 /**
  * The turn ended.
@@ -1092,7 +1285,7 @@ export type TurnCompleted = Message<"tether.v1.TurnCompleted"> & {
  * Use `create(TurnCompletedSchema)` to create a new message.
  */
 export const TurnCompletedSchema: GenMessage<TurnCompleted> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 23);
+  messageDesc(file_tether_v1_turn, 25);
 
 /**
  * The requested cursor is older than the retained log: the events in between are gone.
@@ -1127,7 +1320,7 @@ export type StreamGap = Message<"tether.v1.StreamGap"> & {
  * Use `create(StreamGapSchema)` to create a new message.
  */
 export const StreamGapSchema: GenMessage<StreamGap> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 24);
+  messageDesc(file_tether_v1_turn, 26);
 
 /**
  * A model call failed and will be repeated.
@@ -1176,7 +1369,7 @@ export type ProviderRetry = Message<"tether.v1.ProviderRetry"> & {
  * Use `create(ProviderRetrySchema)` to create a new message.
  */
 export const ProviderRetrySchema: GenMessage<ProviderRetry> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 25);
+  messageDesc(file_tether_v1_turn, 27);
 
 /**
  * Reasoning text, streamed before or between answer text.
@@ -1197,7 +1390,7 @@ export type ReasoningDelta = Message<"tether.v1.ReasoningDelta"> & {
  * Use `create(ReasoningDeltaSchema)` to create a new message.
  */
 export const ReasoningDeltaSchema: GenMessage<ReasoningDelta> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 26);
+  messageDesc(file_tether_v1_turn, 28);
 
 /**
  * A model call was cut at the output token limit.
@@ -1218,7 +1411,7 @@ export type OutputTruncated = Message<"tether.v1.OutputTruncated"> & {
  * Use `create(OutputTruncatedSchema)` to create a new message.
  */
 export const OutputTruncatedSchema: GenMessage<OutputTruncated> = /*@__PURE__*/
-  messageDesc(file_tether_v1_turn, 27);
+  messageDesc(file_tether_v1_turn, 29);
 
 /**
  * What StreamTurn does when another turn of the session is running.

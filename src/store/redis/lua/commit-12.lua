@@ -13,7 +13,8 @@
 --           q = [[claim id, fencing token, [batch ids]]...], i = same for input claims,
 --           m = [key, value, ...] (value "" removes the key),
 --           p = the parked turn this commit ends ("" for none),
---           f = the turn whose pending steered inputs become next-turn input ("" for none) }
+--           f = the turn whose pending steered inputs become next-turn input ("" for none),
+--           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none) }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
@@ -71,6 +72,7 @@ local usage_fields = { 'in', 'out', 'cr', 'cw', 'rs' }
 for n, field in ipairs(usage_fields) do
   if spec.u[n] > 0 then redis.call('HINCRBY', KEYS[1], field, num(spec.u[n])) end
 end
+if spec.c and spec.c > 0 then redis.call('HINCRBY', KEYS[1], 'cost', num(spec.c)) end
 for i = 2, #ARGV, 500 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end

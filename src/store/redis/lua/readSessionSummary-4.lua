@@ -3,11 +3,11 @@
 -- so a page of sessions is one script per session sent together. Writes nothing.
 -- KEYS[1] head hash   KEYS[2] metadata hash   KEYS[3] lease hash   KEYS[4] parked turn hash
 -- Replies: {R.OK, rev, turn, in, out, cacheRead, cacheWrite, reasoning,
---           leaseTok, leaseGen, leaseExp, leaseOwnerJson, nMeta, key1, value1, ...,
+--           leaseTok, leaseGen, leaseExp, leaseOwnerJson, cost, nMeta, key1, value1, ...,
 --           parkedField1, parkedValue1, ...}   leaseTok "" when no live lease; nMeta counts
 --           the metadata strings that follow; the parked fields run to the end (none: not parked)
 --          {R.NONE}   no commit yet (or deleted)
-local h = redis.call('HMGET', KEYS[1], 'rev', 'turn', 'in', 'out', 'cr', 'cw', 'rs')
+local h = redis.call('HMGET', KEYS[1], 'rev', 'turn', 'in', 'out', 'cr', 'cw', 'rs', 'cost')
 if not h[1] then return { R.NONE } end
 local reply = { R.OK }
 for i = 1, 7 do reply[#reply + 1] = h[i] or '0' end
@@ -20,6 +20,7 @@ if lease then
 else
   for _, v in ipairs({ '', 0, 0, '' }) do reply[#reply + 1] = v end
 end
+reply[#reply + 1] = h[8] or '0'
 local meta = redis.call('HGETALL', KEYS[2])
 reply[#reply + 1] = #meta
 for _, v in ipairs(meta) do reply[#reply + 1] = v end

@@ -7,6 +7,8 @@ import { eventToProto } from "../../../../src/api/convert/session-events.js";
 import type { SessionEvent } from "../../../../src/domain/session-events.js";
 import { ZERO_USAGE } from "../../../../src/domain/usage.js";
 import {
+  BudgetReached_Limit,
+  BudgetReached_Scope,
   ResumeReason,
   ToolOrigin_Kind,
   TurnEventSchema,
@@ -83,6 +85,17 @@ const ROWS: [SessionEvent, string, Record<string, unknown>][] = [
   ],
   [{ type: "reasoning_delta", text: "hm" }, "reasoningDelta", { text: "hm" }],
   [{ type: "output_truncated", iteration: 3 }, "outputTruncated", { iteration: 3 }],
+  [
+    { type: "budget_reached", scope: "session", limit: "cost_micros", max: 500, spent: 512 },
+    "budgetReached",
+    {
+      scope: BudgetReached_Scope.SESSION,
+      limit: BudgetReached_Limit.COST_MICROS,
+      max: 500n,
+      spent: 512n,
+      unpricedModel: "",
+    },
+  ],
   [
     {
       type: "context_compacted",

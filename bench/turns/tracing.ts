@@ -1,0 +1,151 @@
+// Tracing on against tracing off, in the same run with the same workload: two built servers on
+// the memory store, one exporting its spans over OTLP/HTTP (protobuf) to a receiver in this
+// process, one with no endpoint (no tracer, no SDK). Rounds alternate which server goes first.
+// Part of bench:turns; run alone with `npm run bench:turns:tracing` (sizes: BENCH_TRACING_*).
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { startOtlpReceiver } from "../../test/support/otlp-receiver.js";
+import { percentile, printTable } from "../support/stats.js";
+import { startTether, type TetherProcess } from "./server.js";
+import { concurrentTurns, sequentialTurns, turnClient, type TurnClient } from "./workloads.js";
+
+export interface TracingComparison {
+  sessions: number;
+  turns_each: number;
+  rounds: number;
+  off_turns_s: number;
+  on_turns_s: number;
+  /** on / off: 1 means tracing costs nothing measurable. */
+  on_vs_off: number;
+  on_vs_off_range: [number, number];
+  /** Spans the receiver decoded per traced turn (RPC, invoke_agent, chat). */
+  spans_per_turn: number;
+}
+
+export interface TracingOptions {
+  rounds: number;
+  sessions: number;
+  turnsEach: number;
+  warmup: number;
+  logDir: string;
+}
+
+const median = (xs: readonly number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+const round = (x: number, digits = 2) => Number(x.toFixed(digits));
+
+export async function compareTracing(options: TracingOptions): Promise<TracingComparison> {
+  const receiver = await startOtlpReceiver();
+  const servers: TetherProcess[] = [];
+  try {
+    const memory = { TETHER_STORE: "memory" };
+    servers.push(await startTether("tracing-off", memory, options.logDir));
+    servers.push(
+      await startTether(
+        "tracing-on",
+        {
+          ...memory,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+        },
+        options.logDir,
+      ),
+    );
+    const clients: Record<"off" | "on", TurnClient> = {
+      off: turnClient(servers[0]?.address ?? ""),
+      on: turnClient(servers[1]?.address ?? ""),
+    };
+    for (const mode of ["off", "on"] as const) {
+      await sequentialTurns(clients[mode], `warm-tracing-${mode}`, options.warmup);
+    }
+    const rates: Record<"off" | "on", number[]> = { off: [], on: [] };
+    const ratios: number[] = [];
+    let tracedTurns = 0;
+    for (let r = 0; r < options.rounds; r++) {
+      const order = r % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
+      const rate: Partial<Record<"off" | "on", number>> = {};
+      for (const mode of order) {
+        const result = await concurrentTurns(
+          clients[mode],
+          `tracing-${mode}-${r}`,
+          options.sessions,
+          options.turnsEach,
+        );
+        rate[mode] = result.turnsS;
+        rates[mode].push(result.turnsS);
+        if (mode === "on") tracedTurns += result.turns;
+      }
+      ratios.push((rate.on ?? 0) / (rate.off ?? 1));
+    }
+    // The traced server sends what it still batches when it stops (graceful shutdown flushes).
+    for (const server of servers.splice(0)) await server.stop();
+    const sorted = [...ratios].sort((a, b) => a - b);
+    return {
+      sessions: options.sessions,
+      turns_each: options.turnsEach,
+      rounds: options.rounds,
+      off_turns_s: round(median(rates.off)),
+      on_turns_s: round(median(rates.on)),
+      on_vs_off: round(median(ratios), 3),
+      on_vs_off_range: [round(sorted[0] ?? Number.NaN, 3), round(sorted.at(-1) ?? Number.NaN, 3)],
+      // Every span the traced server sent (its warm-up turns included), per turn it ran.
+      spans_per_turn: round(receiver.spans.length / (tracedTurns + options.warmup)),
+    };
+  } finally {
+    for (const server of servers) await server.stop();
+    await receiver.close();
+  }
+}
+
+export function printTracing(c: TracingComparison): void {
+  console.log(
+    `tracing on vs off: ${c.sessions} sessions x ${c.turns_each} turns, median of ${c.rounds} alternating rounds (memory store)`,
+  );
+  printTable([
+    {
+      measure: "turns/s",
+      off: c.off_turns_s.toFixed(0),
+      on: c.on_turns_s.toFixed(0),
+      "on/off": c.on_vs_off.toFixed(3),
+    },
+    { measure: "spans exported per turn", off: "0", on: c.spans_per_turn.toFixed(2), "on/off": "" },
+  ]);
+}
+
+const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+export function tracingOptionsFromEnv(logDir: string): TracingOptions {
+  return {
+    rounds: size("BENCH_TRACING_ROUNDS", 5),
+    sessions: size("BENCH_TRACING_SESSIONS", 50),
+    turnsEach: size("BENCH_TRACING_TURNS_EACH", 4),
+    warmup: size("BENCH_WARMUP", 20),
+    logDir,
+  };
+}
+
+async function standalone(): Promise<void> {
+  const logDir = await mkdtemp(join(tmpdir(), "tether-bench-tracing-"));
+  try {
+    const comparison = await compareTracing(tracingOptionsFromEnv(logDir));
+    printTracing(comparison);
+    console.log(JSON.stringify({ bench: "turns.tracing", ...comparison, node: process.version }));
+  } finally {
+    await rm(logDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  standalone().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

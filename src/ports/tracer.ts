@@ -1,0 +1,44 @@
+// The trace port: spans the runtime and the edge open, with no tracing SDK behind the interface.
+// src/telemetry implements it with OpenTelemetry; when tracing is off there is no tracer at all
+// (RuntimeDeps.tracer is undefined), so a turn pays one check, not a no-op SDK.
+
+export type TraceSpanKind = "internal" | "server" | "client";
+
+export type TraceValue = string | number | boolean | readonly string[];
+
+/** Undefined values are left out (an optional attribute is not an empty one). */
+export type TraceAttributes = Readonly<Record<string, TraceValue | undefined>>;
+
+export interface TraceSpanOptions {
+  kind: TraceSpanKind;
+  attributes?: TraceAttributes;
+  /**
+   * The parent as a W3C `traceparent`, for work that the async context does not reach (a turn
+   * run by the session driver, a caller's header). Without it the span active here is the parent.
+   */
+  parent?: string;
+  /** Start a new trace even if a span is active (a request that carried no traceparent). */
+  root?: boolean;
+  /** Spans this one follows from (as W3C traceparents), e.g. a parked turn's earlier part. */
+  links?: readonly string[];
+}
+
+export interface TraceSpan {
+  /** This span as a W3C `traceparent`, to store where the async context does not go. */
+  readonly traceparent: string;
+  setAttributes(attributes: TraceAttributes): void;
+  addEvent(name: string, attributes?: TraceAttributes): void;
+  /** Marks the span failed, with the error's type and message. */
+  fail(error: unknown, type?: string): void;
+  end(): void;
+}
+
+export interface Tracer {
+  /** Record message contents (prompts, answers, tool arguments and results) on spans. */
+  readonly captureContent: boolean;
+  startSpan(name: string, options: TraceSpanOptions): TraceSpan;
+  /** Runs `work` with `span` active: spans started inside it (and its continuations) are its children. */
+  withSpan<T>(span: TraceSpan, work: () => T): T;
+  /** The active span as a W3C `traceparent`; undefined outside any span. */
+  activeTraceparent(): string | undefined;
+}

@@ -1,0 +1,26 @@
+// Where a turn meets its spend budgets (ADR 0016): the engine's guard, and the cost its commit
+// records. Kept apart so turn-execution.ts wires both in with a line each.
+import type { TurnResult } from "../../engine/index.js";
+import type { SpendGuard } from "../../ports/spend-guard.js";
+import { createSpendGuard, turnCost } from "./spend-guard.js";
+import type { TurnRun } from "./turn-run.js";
+
+/** The engine option of the turn's guard; none when no budget applies. */
+export function spendGuardOf(run: TurnRun): { spendGuard?: SpendGuard } {
+  const { deps, prep } = run;
+  const guard = createSpendGuard({
+    policy: deps.spend,
+    sessionId: prep.sessionId,
+    settings: prep.settings,
+    snapshot: prep.snapshot,
+    nowMs: () => deps.clock.nowMs(),
+    logger: deps.logger,
+  });
+  return guard ? { spendGuard: guard } : {};
+}
+
+/** The turn's cost at its model's price, for its commit and its turn_completed event. */
+export function spendOf(run: TurnRun, result: Pick<TurnResult, "usage">): { costMicros?: number } {
+  const cost = turnCost(run.deps.spend, run.prep.settings, result.usage);
+  return cost === undefined || cost === 0 ? {} : { costMicros: cost };
+}

@@ -1,0 +1,136 @@
+// The turn's span (`invoke_agent`) and what hangs off it. A turn runs in the session driver, not
+// in the RPC that submitted its input, so its parent travels with the input: the submitting span's
+// traceparent is stored in the input's payload. A turn resumed after a park (on any replica) is
+// a new span under the same parent, linked to the span of its earlier part, whose traceparent the
+// parked progress keeps. With tracing off every step here is the identity.
+import type { ModelProvider } from "../../ports/model-provider.js";
+import type { ToolExecutor } from "../../ports/tool-executor.js";
+import type { TraceAttributes, TraceSpan, Tracer } from "../../ports/tracer.js";
+import type { RuntimeDeps } from "../deps.js";
+import { traceProvider, traceTools, type OpenSpans, type ToolTraceContext } from "./call-trace.js";
+import { decodeInputPayload } from "./input-payload.js";
+import { GEN_AI, providerNameOf, TETHER, TURN_EVENTS } from "./trace-names.js";
+import type { TurnEnd } from "./turn-end.js";
+import { decodeProgress } from "./turn-parking.js";
+import { turnIdOf, type TurnWork } from "./turn-preparation.js";
+
+export interface TurnTrace {
+  /** The turn span's traceparent (kept in the parked progress); undefined when off. */
+  readonly traceparent: string | undefined;
+  /** The turn's park (an event on its span): the fence it parked under, the calls it waits on. */
+  parked(fencingToken: number, waitingOn: readonly string[]): void;
+  /** The turn's commit (an event on its span). */
+  committed(headRevision: number): void;
+  /** The provider whose calls are `chat` spans under the turn. */
+  provider(provider: ModelProvider): ModelProvider;
+  /** The executor whose calls are `execute_tool` spans under the turn. */
+  tools(executor: ToolExecutor, turn: ToolTraceContext): ToolExecutor;
+  /** Runs the turn with its span active, and ends the span with the turn's end. */
+  around(work: () => Promise<TurnEnd>): Promise<TurnEnd>;
+}
+
+export const untracedTurn: TurnTrace = {
+  traceparent: undefined,
+  parked: () => undefined,
+  committed: () => undefined,
+  provider: (provider) => provider,
+  tools: (executor) => executor,
+  around: (work) => work(),
+};
+
+/** The traceparent of the request submitting input now, to store with it (none when off). */
+export function submittingTrace(deps: Pick<RuntimeDeps, "tracer">): { trace?: string } {
+  const trace = deps.tracer?.activeTraceparent();
+  return trace === undefined ? {} : { trace };
+}
+
+/** Where the turn's span hangs: the submitting request, and for a resumed turn its earlier part. */
+function originsOf(job: TurnWork): { parent?: string; links?: string[] } {
+  const first = job.inputs?.inputs[0];
+  const parent = first ? decodeInputPayload(first.payload).trace : undefined;
+  let earlier: string | undefined;
+  try {
+    earlier = job.resumed ? decodeProgress(job.resumed.parked.progress).trace : undefined;
+  } catch {
+    // A progress this version cannot read fails the turn later, where it is reported.
+  }
+  return {
+    ...(parent !== undefined && { parent }),
+    ...(earlier !== undefined && { links: [earlier] }),
+  };
+}
+
+function endAttributes(end: TurnEnd): TraceAttributes {
+  const outcome = end.kind === "finished" ? `${end.outcome.kind}.${end.outcome.reason}` : end.kind;
+  return {
+    [TETHER.turnEnd]: end.kind,
+    [TETHER.outcome]: outcome,
+    ...("headRevision" in end && { [TETHER.headRevision]: end.headRevision }),
+  };
+}
+
+function endTurnSpan(span: TraceSpan, end: TurnEnd): void {
+  span.setAttributes(endAttributes(end));
+  if (end.kind === "failed") span.fail(end.cause);
+  if (end.kind === "finished" && end.outcome.kind === "failed") {
+    span.fail(new Error(end.outcome.message), end.outcome.reason);
+  }
+}
+
+export function startTurnTrace(deps: RuntimeDeps, job: TurnWork): TurnTrace {
+  const tracer = deps.tracer;
+  if (tracer === undefined) return untracedTurn;
+  const { fence } = job;
+  const span = tracer.startSpan("invoke_agent", {
+    kind: "internal",
+    ...originsOf(job),
+    attributes: {
+      [GEN_AI.operationName]: "invoke_agent",
+      [GEN_AI.providerName]: providerNameOf(deps.provider.name),
+      [GEN_AI.conversationId]: fence.sessionId,
+      [TETHER.turnId]: turnIdOf(job),
+      [TETHER.fencingToken]: fence.fencingToken,
+      [TETHER.resumed]: job.resumed !== undefined,
+    },
+  });
+  span.addEvent(TURN_EVENTS.leaseClaimed, {
+    [TETHER.fencingToken]: fence.fencingToken,
+    [TETHER.leaseOwner]: fence.owner.ownerId,
+  });
+  return tracedTurn(tracer, span);
+}
+
+function tracedTurn(tracer: Tracer, span: TraceSpan): TurnTrace {
+  const open: OpenSpans = new Map();
+  return {
+    traceparent: span.traceparent,
+    parked: (fencingToken, waitingOn) =>
+      span.addEvent(TURN_EVENTS.parked, {
+        [TETHER.fencingToken]: fencingToken,
+        [TETHER.waitingOn]: waitingOn,
+      }),
+    committed: (headRevision) =>
+      span.addEvent(TURN_EVENTS.committed, { [TETHER.headRevision]: headRevision }),
+    provider: (provider) => traceProvider(tracer, provider, open),
+    tools: (executor, turn) => traceTools(tracer, executor, turn, open),
+    async around(work) {
+      let end: TurnEnd | undefined;
+      try {
+        end = await tracer.withSpan(span, work);
+        return end;
+      } catch (error) {
+        // Only a defect is thrown (a turn ends by returning its TurnEnd): the span says so.
+        span.fail(error);
+        throw error;
+      } finally {
+        for (const [call, unretried] of open) {
+          if (unretried !== undefined) call.fail(unretried);
+          call.setAttributes({ [TETHER.turnEnd]: end?.kind ?? "defect" });
+          call.end();
+        }
+        if (end) endTurnSpan(span, end);
+        span.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// The RPC's span: a SERVER span per call, continued from the caller's W3C `traceparent` header
+// (or the root of a new trace), active while the handler runs, so input a call submits carries
+// it to its turn. A server stream's handler runs each time the adapter pulls a message, outside
+// the interceptor's call: each pull is run with the span active, and the span ends with the
+// stream. Outermost interceptor: it sees the final status of every call.
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { TraceSpan, Tracer } from "../ports/tracer.js";
+
+/** rpc.system by the request's content type (semconv: gRPC and gRPC-Web are "grpc"). */
+function rpcSystemOf(contentType: string | null): string {
+  return contentType?.startsWith("application/grpc") ? "grpc" : "connect_rpc";
+}
+
+/** Ends the span with the call's gRPC status code (0 is OK, which Connect's Code leaves out). */
+function settle(span: TraceSpan, error?: unknown): void {
+  if (error === undefined) {
+    span.setAttributes({ "rpc.grpc.status_code": 0 });
+  } else {
+    const code = ConnectError.from(error).code;
+    span.setAttributes({ "rpc.grpc.status_code": code });
+    span.fail(error, Code[code]);
+  }
+  span.end();
+}
+
+async function* pulledWithin<T>(
+  tracer: Tracer,
+  span: TraceSpan,
+  messages: AsyncIterable<T>,
+): AsyncGenerator<T> {
+  const it = messages[Symbol.asyncIterator]();
+  let failure: unknown;
+  try {
+    for (;;) {
+      const step = await tracer.withSpan(span, () => it.next());
+      if (step.done === true) return;
+      yield step.value;
+    }
+  } catch (error) {
+    failure = error;
+    throw error;
+  } finally {
+    // A stream the client left early is closed too (the adapter returns this generator).
+    await it.return?.();
+    settle(span, failure);
+  }
+}
+
+/**
+ * Health checks and reflection (the `grpc.*` services) are not traced: probes call them every
+ * few seconds, and a root trace per probe would bury the traces of real work.
+ */
+const untraced = (typeName: string): boolean => typeName.startsWith("grpc.");
+
+export function createTracingInterceptor(tracer: Tracer): Interceptor {
+  return (next) => async (req) => {
+    if (untraced(req.service.typeName)) return next(req);
+    const traceparent = req.header.get("traceparent") ?? undefined;
+    const span = tracer.startSpan(`${req.service.typeName}/${req.method.name}`, {
+      kind: "server",
+      ...(traceparent === undefined ? { root: true } : { parent: traceparent }),
+      attributes: {
+        "rpc.system": rpcSystemOf(req.header.get("content-type")),
+        "rpc.service": req.service.typeName,
+        "rpc.method": req.method.name,
+      },
+    });
+    let res;
+    try {
+      res = await tracer.withSpan(span, () => next(req));
+    } catch (error) {
+      settle(span, error);
+      throw error;
+    }
+    if (!res.stream) {
+      settle(span);
+      return res;
+    }
+    return { ...res, message: pulledWithin(tracer, span, res.message) };
+  };
+}

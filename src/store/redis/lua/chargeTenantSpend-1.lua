@@ -1,0 +1,10 @@
+-- chargeTenantSpend: adds a cost to a tenant's spend in one window and answers the new total; a
+-- charge of 0 only reads. One HINCRBY, so concurrent charges never lose one another. The caller
+-- checked the window and the amount (a non-negative safe integer); nothing here can refuse.
+-- KEYS[1] tenant budget hash: window ("total" or YYYY-MM-DD) -> micros spent
+-- ARGV[1] window   ARGV[2] micros to add, as a decimal integer string
+-- Replies: {R.OK, spent}   the window's total after the charge
+if ARGV[2] == '0' then
+  return { R.OK, tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') }
+end
+return { R.OK, redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2]) }

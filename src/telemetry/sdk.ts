@@ -1,0 +1,192 @@
+// The OpenTelemetry SDK behind the Tracer port: a tracer provider with a batching processor and
+// an OTLP/HTTP exporter (protobuf or JSON), a sampler from OTEL_TRACES_SAMPLER, and an
+// AsyncLocalStorage context of its own. Nothing is registered globally: each instance is
+// separate, so two replicas in one process (the tests) keep their traces apart. Only
+// src/telemetry/index.ts loads this module, and only when tracing is on.
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+} from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { parseTraceParent } from "@opentelemetry/core";
+import { OTLPTraceExporter as OtlpJsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+} from "@opentelemetry/sdk-trace";
+import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import type {
+  TraceAttributes,
+  TraceSpan,
+  TraceSpanKind,
+  TraceSpanOptions,
+  Tracer,
+} from "../ports/tracer.js";
+import type { SamplerConfig, TracingConfig } from "./config.js";
+
+/** The semantic-conventions release Tether's span names and attributes follow (ADR 0013). */
+export const SEMCONV_SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0";
+
+export interface SdkTelemetryOptions {
+  /** service.instance.id: this replica (the lease owner id). */
+  instanceId?: string;
+  /** Spans a batch waits for before it is sent (the SDK's default is 5 s). */
+  scheduledDelayMs?: number;
+}
+
+export interface SdkTelemetry {
+  tracer: Tracer;
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+const KINDS: Record<TraceSpanKind, SpanKind> = {
+  internal: SpanKind.INTERNAL,
+  server: SpanKind.SERVER,
+  client: SpanKind.CLIENT,
+};
+
+function samplerOf(config: SamplerConfig): Sampler {
+  switch (config.kind) {
+    case "always_on":
+      return new AlwaysOnSampler();
+    case "always_off":
+      return new AlwaysOffSampler();
+    case "traceidratio":
+      return new TraceIdRatioBasedSampler(config.ratio);
+    case "parentbased_always_on":
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case "parentbased_always_off":
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.ratio) });
+  }
+}
+
+function attributesOf(attributes: TraceAttributes | undefined): Attributes | undefined {
+  if (attributes === undefined) return undefined;
+  const defined: Attributes = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value !== undefined) defined[key] = value as Attributes[string];
+  }
+  return defined;
+}
+
+/** A span with this W3C traceparent as its remote parent; the root context if it is malformed. */
+function contextOf(traceparent: string): Context {
+  const parent = parseTraceParent(traceparent);
+  return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+}
+
+function linksOf(traceparents: readonly string[] | undefined): Link[] | undefined {
+  if (traceparents === undefined) return undefined;
+  return traceparents.flatMap((t) => {
+    const context = parseTraceParent(t);
+    return context ? [{ context }] : [];
+  });
+}
+
+class SdkSpan implements TraceSpan {
+  constructor(readonly span: Span) {}
+
+  get traceparent(): string {
+    const { traceId, spanId, traceFlags } = this.span.spanContext();
+    return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, "0")}`;
+  }
+
+  setAttributes(attributes: TraceAttributes): void {
+    this.span.setAttributes(attributesOf(attributes) ?? {});
+  }
+
+  addEvent(name: string, attributes?: TraceAttributes): void {
+    this.span.addEvent(name, attributesOf(attributes));
+  }
+
+  fail(error: unknown, type?: string): void {
+    const message = error instanceof Error ? error.message : String(error);
+    const errorType = type ?? (error instanceof Error ? error.name : "error");
+    this.span.setAttribute("error.type", errorType);
+    this.span.setStatus({ code: SpanStatusCode.ERROR, message });
+  }
+
+  end(): void {
+    this.span.end();
+  }
+}
+
+export function startSdkTelemetry(
+  config: TracingConfig,
+  options: SdkTelemetryOptions = {},
+): SdkTelemetry {
+  const Exporter = config.protocol === "http/json" ? OtlpJsonExporter : OtlpProtoExporter;
+  const exporter = new Exporter({ url: config.tracesUrl });
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: config.serviceName,
+      ...(options.instanceId !== undefined && { "service.instance.id": options.instanceId }),
+    }),
+    sampler: samplerOf(config.sampler),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter,
+        ...(options.scheduledDelayMs !== undefined && {
+          scheduledDelayMillis: options.scheduledDelayMs,
+        }),
+      }),
+    ],
+  });
+  const otel = provider.getTracer("tether", undefined, { schemaUrl: SEMCONV_SCHEMA_URL });
+  const contexts = new AsyncLocalStorageContextManager().enable();
+
+  const tracer: Tracer = {
+    captureContent: config.captureContent,
+    startSpan(name: string, spanOptions: TraceSpanOptions): TraceSpan {
+      const parent = spanOptions.root
+        ? ROOT_CONTEXT
+        : spanOptions.parent !== undefined
+          ? contextOf(spanOptions.parent)
+          : contexts.active();
+      const links = linksOf(spanOptions.links);
+      const attributes = attributesOf(spanOptions.attributes);
+      const span = otel.startSpan(
+        name,
+        {
+          kind: KINDS[spanOptions.kind],
+          ...(attributes && { attributes }),
+          ...(links && { links }),
+        },
+        parent,
+      );
+      return new SdkSpan(span);
+    },
+    withSpan<T>(span: TraceSpan, work: () => T): T {
+      if (!(span instanceof SdkSpan)) return work();
+      return contexts.with(trace.setSpan(contexts.active(), span.span), work);
+    },
+    activeTraceparent(): string | undefined {
+      const span = trace.getSpan(contexts.active());
+      return span ? new SdkSpan(span).traceparent : undefined;
+    },
+  };
+  return {
+    tracer,
+    flush: () => provider.forceFlush(),
+    async shutdown() {
+      await provider.shutdown();
+      contexts.disable();
+    },
+  };
+}

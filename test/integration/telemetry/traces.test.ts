@@ -1,0 +1,463 @@
+// Traces of a real turn: two replicas of the server composition on one Redis, each exporting its
+// spans over OTLP/HTTP to a receiver on loopback. The caller's traceparent continues into
+// Tether; the turn's span hangs under the RPC that submitted its input, its model and tool calls
+// under it; the turn parks on one replica and resumes on the other, whose span links back.
+import { randomUUID } from "node:crypto";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { Health } from "../../../src/gen/grpc/health/v1/health_pb.js";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { createSessionService } from "../../../src/api/session-service.js";
+import { createTurnService } from "../../../src/api/turn-service.js";
+import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
+import type { TurnEvent } from "../../../src/gen/tether/v1/turn_pb.js";
+import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
+import type { ModelProvider } from "../../../src/ports/model-provider.js";
+import type { ToolExecutor } from "../../../src/ports/tool-executor.js";
+import { createScriptedProvider } from "../../../src/providers/scripted.js";
+import { loadConfig } from "../../../src/server/config.js";
+import { startTelemetry, telemetryOff, type Telemetry } from "../../../src/telemetry/index.js";
+import { startApiServer } from "../../support/api-server.js";
+import {
+  SPAN_KIND,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from "../../support/otlp-receiver.js";
+import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
+
+const redis = new Redis(inject("redisUrl"));
+afterAll(() => redis.disconnect());
+
+// The caller's own trace: Tether's spans continue it.
+const CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN = "00f067aa0ba902b7";
+const CALLER_TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
+const ANSWER_SPAN = "b7ad6b7169203331";
+
+/** First call: the server tool and the client tool; after their results: one answer. */
+function provider(): ModelProvider {
+  return createScriptedProvider({
+    script: (request) => {
+      if (request.messages.at(-1)?.role === "tool") {
+        return {
+          events: [{ type: "text_delta", text: "the answer is 42" }],
+          response: {
+            usage: {
+              inputTokens: 30,
+              outputTokens: 5,
+              cacheReadTokens: 0,
+              cacheWriteTokens: 0,
+              reasoningTokens: 0,
+            },
+          },
+        };
+      }
+      return {
+        response: {
+          parts: [
+            {
+              type: "tool_call",
+              callId: "echo-1",
+              toolName: "server_echo",
+              argumentsJson: '{"q":1}',
+            },
+            { type: "tool_call", callId: "lookup-1", toolName: "lookup", argumentsJson: '{"q":2}' },
+          ],
+          usage: {
+            inputTokens: 12,
+            outputTokens: 7,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+            reasoningTokens: 0,
+          },
+        },
+      };
+    },
+  });
+}
+
+const serverTools: ToolExecutor = {
+  definitions: () => [
+    { name: "server_echo", description: "runs on the server", inputSchema: { type: "object" } },
+  ],
+  execute: () => Promise.resolve({ output: "echoed" }),
+};
+
+interface Replica {
+  baseUrl: string;
+  turns: Client<typeof TurnService>;
+  telemetry: Telemetry;
+  close(): Promise<void>;
+}
+
+const open: Replica[] = [];
+let receiver: OtlpReceiver | undefined;
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((r) => r.close()));
+  await receiver?.close();
+  receiver = undefined;
+});
+
+/** One replica as main.ts builds it: config from the environment, telemetry, runtime, server. */
+async function replica(name: string, namespace: string, env: Record<string, string>) {
+  const config = loadConfig({ TETHER_PORT: "0", ...env });
+  const telemetry = await startTelemetry(config.tracing, {
+    instanceId: name,
+    scheduledDelayMs: 20,
+  });
+  const { runtime, store } = createRuntimeHarness({
+    provider: provider(),
+    serverTools,
+    parkAfterMs: 0,
+    clientToolTimeoutMs: 20_000,
+    ownerId: `${name}-${namespace}`,
+    namespace,
+    redis,
+    ...(telemetry.tracer && { tracer: telemetry.tracer }),
+  });
+  const server = await startApiServer({
+    env,
+    routes: (router) => {
+      router.service(TurnService, createTurnService({ runtime }));
+      router.service(SessionService, createSessionService({ store }));
+    },
+    ...(telemetry.tracer && { tracer: telemetry.tracer }),
+  });
+  const r: Replica = {
+    baseUrl: server.baseUrl,
+    turns: createClient(TurnService, server.transport),
+    telemetry,
+    close: async () => {
+      await runtime.drain(1_000);
+      await server.close();
+      await telemetry.shutdown();
+    },
+  };
+  open.push(r);
+  return r;
+}
+
+/** Runs the two-tool turn: it parks on `a`, the client's answer lands on `b`, `b` resumes it. */
+async function parkedTurnAcross(a: Replica, b: Replica, sessionId: string): Promise<string> {
+  const events: TurnEvent[] = [];
+  const stream = (async () => {
+    const call = a.turns.streamTurn(
+      {
+        sessionId,
+        input: [{ kind: { case: "text", value: "use both tools" } }],
+        clientTools: [
+          {
+            name: "lookup",
+            description: "answered by the client",
+            parametersJsonSchema: '{"type":"object"}',
+          },
+        ],
+        options: { model: "scripted-1" },
+      },
+      { headers: { traceparent: CALLER_TRACEPARENT } },
+    );
+    for await (const r of call) if (r.event) events.push(r.event);
+  })();
+  const parked = await waitFor(() => events.find((e) => e.event.case === "turnParked"));
+  await b.turns.submitToolResults(
+    {
+      sessionId,
+      turnId: parked.turnId,
+      results: [{ callId: "lookup-1", output: "42", isError: false }],
+    },
+    { headers: { traceparent: `00-${CALLER_TRACE}-${ANSWER_SPAN}-01` } },
+  );
+  await stream;
+  expect(events.at(-1)?.event.case).toBe("turnCompleted");
+  return parked.turnId;
+}
+
+function one(
+  spans: ReceivedSpan[],
+  pred: (s: ReceivedSpan) => boolean,
+  what: string,
+): ReceivedSpan {
+  const found = spans.filter(pred);
+  if (found.length !== 1) throw new Error(`${found.length} spans are ${what}`);
+  return found[0] as ReceivedSpan;
+}
+
+async function tracedTurn(protocol: string, extra: Record<string, string> = {}) {
+  receiver = await startOtlpReceiver();
+  const env = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_SERVICE_NAME: "tether-test",
+    ...extra,
+  };
+  const namespace = `traces-${randomUUID()}`;
+  const a = await replica("replica-a", namespace, env);
+  const b = await replica("replica-b", namespace, env);
+  const sessionId = `s-${randomUUID()}`;
+  const turnId = await parkedTurnAcross(a, b, sessionId);
+  await Promise.all([a.telemetry.flush(), b.telemetry.flush()]);
+  const spans = receiver.spans;
+  // The stream's end and the turn span's end race: wait for both spans that end last.
+  await waitFor(
+    () =>
+      spans.some((s) => s.name === "tether.v1.TurnService/StreamTurn") &&
+      spans.some(
+        (s) => s.name === "invoke_agent" && s.attributes["tether.turn.end"] === "finished",
+      ),
+    { what: "the StreamTurn span and the resumed turn's span" },
+  );
+  return { spans, turnId, sessionId, requests: receiver.requests };
+}
+
+const CONTENT_KEYS = [
+  "gen_ai.input.messages",
+  "gen_ai.output.messages",
+  "gen_ai.tool.call.arguments",
+  "gen_ai.tool.call.result",
+];
+
+for (const [protocol, contentType] of [
+  ["http/protobuf", "application/x-protobuf"],
+  ["http/json", "application/json"],
+] as const) {
+  describe(`traces over OTLP ${protocol}`, () => {
+    it("one span tree per turn: the caller's trace, the RPC, invoke_agent, chat and execute_tool, linked across the park", async () => {
+      const { spans, turnId, sessionId, requests } = await tracedTurn(protocol);
+      expect(new Set(requests.map((r) => r.contentType))).toEqual(new Set([contentType]));
+      expect(new Set(requests.map((r) => r.path))).toEqual(new Set(["/v1/traces"]));
+
+      const rpc = one(spans, (s) => s.name === "tether.v1.TurnService/StreamTurn", "StreamTurn");
+      expect(rpc).toMatchObject({
+        traceId: CALLER_TRACE,
+        parentSpanId: CALLER_SPAN,
+        kind: SPAN_KIND.server,
+        attributes: {
+          "rpc.system": "grpc",
+          "rpc.service": "tether.v1.TurnService",
+          "rpc.method": "StreamTurn",
+          "rpc.grpc.status_code": 0,
+        },
+      });
+      expect(rpc.resource).toMatchObject({
+        "service.name": "tether-test",
+        "service.instance.id": "replica-a",
+      });
+
+      const turns = spans.filter((s) => s.name === "invoke_agent");
+      expect(turns).toHaveLength(2);
+      const first = one(turns, (s) => s.attributes["tether.turn.end"] === "parked", "parked");
+      const resumed = one(turns, (s) => s.attributes["tether.turn.end"] === "finished", "done");
+      expect(first).toMatchObject({
+        traceId: CALLER_TRACE,
+        parentSpanId: rpc.spanId,
+        kind: SPAN_KIND.internal,
+        links: [],
+        attributes: {
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.conversation.id": `default:${sessionId}`,
+          "gen_ai.provider.name": "scripted",
+          "tether.turn.id": turnId,
+          "tether.turn.resumed": false,
+          "tether.turn.outcome": "parked",
+          "tether.lease.fencing_token": 1,
+        },
+      });
+      expect(first.resource["service.instance.id"]).toBe("replica-a");
+      expect(first.events.map((e) => e.name)).toEqual([
+        "tether.lease.claimed",
+        "tether.turn.parked",
+      ]);
+      expect(first.events[1]?.attributes).toEqual({
+        "tether.lease.fencing_token": 1,
+        "tether.turn.waiting_on": ["lookup-1"],
+      });
+
+      // The resumed part: the other replica, under the same RPC, linked to the part before the park.
+      expect(resumed).toMatchObject({
+        traceId: CALLER_TRACE,
+        parentSpanId: rpc.spanId,
+        links: [{ traceId: CALLER_TRACE, spanId: first.spanId }],
+        attributes: {
+          "tether.turn.id": turnId,
+          "tether.turn.resumed": true,
+          "tether.turn.outcome": "finished.assistant_message",
+          "tether.lease.fencing_token": 2,
+          "tether.session.head_revision": 2,
+        },
+      });
+      expect(resumed.resource["service.instance.id"]).toBe("replica-b");
+      expect(resumed.events.map((e) => e.name)).toEqual([
+        "tether.lease.claimed",
+        "tether.turn.committed",
+      ]);
+
+      const children = (parent: ReceivedSpan) =>
+        spans
+          .filter((s) => s.parentSpanId === parent.spanId)
+          .map((s) => s.name)
+          .sort();
+      expect(children(first)).toEqual([
+        "chat scripted-1",
+        "execute_tool lookup",
+        "execute_tool server_echo",
+      ]);
+      expect(children(resumed)).toEqual(["chat scripted-1", "execute_tool lookup"]);
+
+      const firstChat = one(
+        spans,
+        (s) => s.parentSpanId === first.spanId && s.name.startsWith("chat"),
+        "chat",
+      );
+      expect(firstChat).toMatchObject({
+        traceId: CALLER_TRACE,
+        kind: SPAN_KIND.client,
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": "scripted",
+          "gen_ai.request.model": "scripted-1",
+          "gen_ai.usage.input_tokens": 12,
+          "gen_ai.usage.output_tokens": 7,
+          "gen_ai.response.finish_reasons": ["tool_call"],
+        },
+      });
+      const lastChat = one(
+        spans,
+        (s) => s.parentSpanId === resumed.spanId && s.name.startsWith("chat"),
+        "chat",
+      );
+      expect(lastChat.attributes).toMatchObject({
+        "gen_ai.usage.input_tokens": 30,
+        "gen_ai.usage.output_tokens": 5,
+        "gen_ai.response.finish_reasons": ["stop"],
+      });
+
+      const tools = spans.filter((s) => s.name.startsWith("execute_tool"));
+      const echo = one(tools, (s) => s.attributes["gen_ai.tool.name"] === "server_echo", "echo");
+      expect(echo).toMatchObject({
+        kind: SPAN_KIND.internal,
+        statusCode: 0,
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.call.id": "echo-1",
+          "tether.tool.origin": "server",
+        },
+      });
+      const parkedLookup = one(
+        tools,
+        (s) => s.parentSpanId === first.spanId && s.attributes["gen_ai.tool.name"] === "lookup",
+        "lookup",
+      );
+      expect(parkedLookup.attributes).toMatchObject({
+        "gen_ai.tool.call.id": "lookup-1",
+        "tether.tool.origin": "client",
+        "tether.tool.parked": true,
+      });
+      expect(parkedLookup.statusCode).toBe(0);
+      const answered = one(tools, (s) => s.parentSpanId === resumed.spanId, "answered lookup");
+      expect(answered.attributes).toMatchObject({
+        "gen_ai.tool.call.id": "lookup-1",
+        "tether.tool.origin": "client",
+      });
+
+      // The answer's own RPC continues the caller's trace on the replica that took it.
+      const answer = one(
+        spans,
+        (s) => s.name === "tether.v1.TurnService/SubmitToolResults",
+        "answer",
+      );
+      expect(answer).toMatchObject({ traceId: CALLER_TRACE, parentSpanId: ANSWER_SPAN });
+      expect(answer.resource["service.instance.id"]).toBe("replica-b");
+
+      // No message content unless asked for.
+      for (const span of spans) {
+        for (const key of CONTENT_KEYS) expect(span.attributes[key]).toBeUndefined();
+      }
+    });
+  });
+}
+
+describe("traces of the Connect protocol", () => {
+  it("a Connect call (HTTP/1.1, JSON) is an RPC span with rpc.system connect_rpc, in the caller's trace", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+    const a = await replica("replica-a", `traces-${randomUUID()}`, env);
+    const sessions = createClient(
+      SessionService,
+      createConnectTransport({ baseUrl: a.baseUrl, httpVersion: "1.1", useBinaryFormat: false }),
+    );
+    await sessions.createSession(
+      { sessionId: `s-${randomUUID()}` },
+      {
+        headers: { traceparent: CALLER_TRACEPARENT },
+      },
+    );
+    // Probes' health checks are not traced (a root trace every few seconds).
+    const health = createClient(Health, createGrpcTransport({ baseUrl: a.baseUrl }));
+    await health.check({ service: "" });
+    await a.telemetry.flush();
+    const spans = receiver.spans;
+    const span = await waitFor(() =>
+      spans.find((s) => s.name === "tether.v1.SessionService/CreateSession"),
+    );
+    expect(spans.map((s) => s.name)).toEqual(["tether.v1.SessionService/CreateSession"]);
+    expect(span).toMatchObject({
+      traceId: CALLER_TRACE,
+      parentSpanId: CALLER_SPAN,
+      kind: SPAN_KIND.server,
+      attributes: {
+        "rpc.system": "connect_rpc",
+        "rpc.service": "tether.v1.SessionService",
+        "rpc.method": "CreateSession",
+        "rpc.grpc.status_code": 0,
+      },
+    });
+  });
+});
+
+describe("traces with content capture", () => {
+  it("TETHER_OTEL_CAPTURE_CONTENT=true records messages, tool arguments and results", async () => {
+    const { spans } = await tracedTurn("http/protobuf", { TETHER_OTEL_CAPTURE_CONTENT: "true" });
+    const firstChat = one(
+      spans,
+      (s) =>
+        s.name.startsWith("chat") &&
+        s.attributes["gen_ai.response.finish_reasons"]?.toString() === "tool_call",
+      "first chat",
+    );
+    expect(JSON.parse(firstChat.attributes["gen_ai.input.messages"] as string)).toEqual([
+      { role: "user", parts: [{ type: "text", content: "use both tools" }] },
+    ]);
+    expect(JSON.parse(firstChat.attributes["gen_ai.output.messages"] as string)).toEqual([
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool_call", id: "echo-1", name: "server_echo", arguments: '{"q":1}' },
+          { type: "tool_call", id: "lookup-1", name: "lookup", arguments: '{"q":2}' },
+        ],
+        finish_reason: "tool_call",
+      },
+    ]);
+    const echo = one(spans, (s) => s.attributes["gen_ai.tool.name"] === "server_echo", "echo");
+    expect(echo.attributes["gen_ai.tool.call.arguments"]).toBe('{"q":1}');
+    expect(echo.attributes["gen_ai.tool.call.result"]).toBe('"echoed"');
+  });
+});
+
+describe("tracing off", () => {
+  it("without an endpoint nothing is exported and no tracer exists", async () => {
+    receiver = await startOtlpReceiver();
+    // Only the protocol is set: no endpoint, so tracing is off.
+    const env = { OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" };
+    const namespace = `traces-off-${randomUUID()}`;
+    const a = await replica("replica-a", namespace, env);
+    const b = await replica("replica-b", namespace, env);
+    expect(a.telemetry).toBe(telemetryOff);
+    expect(a.telemetry.tracer).toBeUndefined();
+    await parkedTurnAcross(a, b, `s-${randomUUID()}`);
+    await Promise.all([a.telemetry.flush(), b.telemetry.flush()]);
+    expect(receiver.requests).toEqual([]);
+  });
+});

@@ -1,0 +1,120 @@
+// Tracing settings from the OTEL_* variables: off without an endpoint, the endpoint rules of the
+// OTLP exporter specification, and a refusal naming the variable for anything Tether cannot honour.
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../../src/server/config.js";
+import { parseTracingConfig, TracingConfigError } from "../../../src/telemetry/index.js";
+
+function refusal(env: Record<string, string>): TracingConfigError {
+  try {
+    parseTracingConfig(env);
+  } catch (error) {
+    if (error instanceof TracingConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected a TracingConfigError");
+}
+
+const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+
+describe("parseTracingConfig", () => {
+  it("is off without an endpoint, and with OTEL_SDK_DISABLED=true", () => {
+    expect(parseTracingConfig({})).toBeUndefined();
+    expect(parseTracingConfig({ OTEL_SERVICE_NAME: "x", OTEL_TRACES_SAMPLER: "always_on" })).toBe(
+      undefined,
+    );
+    expect(parseTracingConfig({ ...ENDPOINT, OTEL_SDK_DISABLED: "true" })).toBeUndefined();
+  });
+
+  it("defaults: http/protobuf, service tether, parent-based always-on, no content", () => {
+    expect(parseTracingConfig(ENDPOINT)).toEqual({
+      tracesUrl: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
+      serviceName: "tether",
+      sampler: { kind: "parentbased_always_on" },
+      captureContent: false,
+    });
+  });
+
+  it("appends /v1/traces to the general endpoint, keeps its path, and takes the traces endpoint as is", () => {
+    expect(
+      parseTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example/base/" })?.tracesUrl,
+    ).toBe("https://otel.example/base/v1/traces");
+    expect(
+      parseTracingConfig({
+        ...ENDPOINT,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:9999/custom",
+      })?.tracesUrl,
+    ).toBe("http://other:9999/custom");
+  });
+
+  it("reads the protocol, service name, sampler with its ratio, and the content flag", () => {
+    expect(
+      parseTracingConfig({
+        ...ENDPOINT,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_SERVICE_NAME: "tether-eu",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+        TETHER_OTEL_CAPTURE_CONTENT: "true",
+      }),
+    ).toEqual({
+      tracesUrl: "http://collector:4318/v1/traces",
+      protocol: "http/json",
+      serviceName: "tether-eu",
+      sampler: { kind: "parentbased_traceidratio", ratio: 0.25 },
+      captureContent: true,
+    });
+    expect(
+      parseTracingConfig({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio" })?.sampler,
+    ).toEqual({ kind: "traceidratio", ratio: 1 });
+    // The traces-specific protocol wins over the general one.
+    expect(
+      parseTracingConfig({
+        ...ENDPOINT,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+      })?.protocol,
+    ).toBe("http/json");
+  });
+
+  it("refuses what it cannot honour, naming the variable, also while tracing is off", () => {
+    expect(refusal({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toMatchObject({
+      variable: "OTEL_EXPORTER_OTLP_PROTOCOL",
+      problem: 'must be one of http/protobuf, http/json (Tether exports over HTTP), got "grpc"',
+    });
+    expect(refusal({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }).variable).toBe(
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+    );
+    expect(refusal({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }).variable).toBe(
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+    );
+    expect(refusal({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "ftp://x/" }).variable).toBe(
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    );
+    expect(refusal({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "sometimes" }).variable).toBe(
+      "OTEL_TRACES_SAMPLER",
+    );
+    expect(
+      refusal({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" })
+        .variable,
+    ).toBe("OTEL_TRACES_SAMPLER_ARG");
+    expect(refusal({ ...ENDPOINT, TETHER_OTEL_CAPTURE_CONTENT: "yes" }).variable).toBe(
+      "TETHER_OTEL_CAPTURE_CONTENT",
+    );
+  });
+
+  it("the server's configuration carries it, and refuses to start with the variable named", () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig(ENDPOINT).tracing?.tracesUrl).toBe("http://collector:4318/v1/traces");
+    let refused: unknown;
+    try {
+      loadConfig({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).message).toBe(
+      'OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http/protobuf, http/json (Tether exports over HTTP), got "grpc"',
+    );
+  });
+});
