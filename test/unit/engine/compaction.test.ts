@@ -6,6 +6,7 @@ import { resolveContextPolicy, type ContextManagement } from "../../../src/domai
 import { createTurnEngine } from "../../../src/engine/index.js";
 import { ProviderError, type ModelRequest } from "../../../src/ports/model-provider.js";
 import { systemSleep } from "../../../src/ports/sleep.js";
+import type { SpendGuard } from "../../../src/ports/spend-guard.js";
 import { createScriptedProvider, type ScriptedCall } from "../../../src/providers/scripted.js";
 import { recordingSink, text, toolCall, toolsOf } from "./helpers.js";
 
@@ -31,7 +32,11 @@ function history(turns: number, size: number): Message[] {
   return out;
 }
 
-function setup(policy: ContextManagement | undefined, answer: (r: ModelRequest) => ScriptedCall) {
+function setup(
+  policy: ContextManagement | undefined,
+  answer: (r: ModelRequest) => ScriptedCall,
+  spendGuard?: SpendGuard,
+) {
   const requests: ModelRequest[] = [];
   const provider = createScriptedProvider({
     name: "scripted",
@@ -49,6 +54,7 @@ function setup(policy: ContextManagement | undefined, answer: (r: ModelRequest) 
     retry: { baseDelayMs: 1, maxDelayMs: 2 },
     model: { model: "m-1" },
     contextPolicy: resolveContextPolicy(policy),
+    ...(spendGuard && { spendGuard }),
   });
   return { engine, requests };
 }
@@ -230,5 +236,25 @@ describe("compaction in the turn loop", () => {
     expect(result.messages.map((m) => m.role)).toEqual(["user"]);
     expect(sink.types().filter((t) => t === "provider_retry").length).toBe(3);
     expect(sink.types()).not.toContain("context_compacted");
+  });
+
+  it("charges every summary call to the spend budgets, like the turn's own calls", async () => {
+    const charged: number[] = [];
+    const guard: SpendGuard = {
+      beforeModelCall: () => ({ go: true }),
+      afterModelCall: (call) => {
+        charged.push(call.inputTokens);
+      },
+    };
+    const { engine, requests } = setup(
+      { triggerTokens: 5000, keepRecentTokens: 1500 },
+      plain,
+      guard,
+    );
+    await engine.runTurn({ turnId: "t1", history: history(20, 4000), input: [text("next")] });
+    const summaries = requests.filter(isSummaryCall).length;
+    expect(summaries).toBeGreaterThan(0);
+    // 900 per summary call (from the script), then 300 for the turn's own call.
+    expect(charged).toEqual([...Array.from({ length: summaries }, () => 900), 300]);
   });
 });
