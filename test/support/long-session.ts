@@ -22,7 +22,11 @@ export interface LongSessionReport {
   /** Head revision after each turn. */
   revisions: number[];
   /** context_compacted events, with the turn (1-based) each came in. */
-  compactions: { turn: number; event: Extract<SessionEvent, { type: "context_compacted" }> }[];
+  compactions: {
+    turn: number;
+    cursor: number;
+    event: Extract<SessionEvent, { type: "context_compacted" }>;
+  }[];
   /** Tokens of usage_reported events with purpose compaction (input + output). */
   summaryUsageTokens: number;
 }
@@ -60,8 +64,8 @@ export async function runLongSession(
     });
     const events = await collect(h.runtime.streamTurn(command, AbortSignal.timeout(30_000)));
     report.turnMs.push(performance.now() - started);
-    for (const { event } of events) {
-      if (event.type === "context_compacted") report.compactions.push({ turn, event });
+    for (const { event, cursor } of events) {
+      if (event.type === "context_compacted") report.compactions.push({ turn, cursor, event });
       if (event.type === "usage_reported" && event.purpose === "compaction") {
         report.summaryUsageTokens += event.usage.inputTokens + event.usage.outputTokens;
       }

@@ -43,6 +43,26 @@ describe("a 300-turn session with compaction on", () => {
     expect(server.stats.summaryCalls).toBeGreaterThanOrEqual(report.compactions.length);
   });
 
+  it("WatchSession shows context_compacted to a watcher that was not the turn's client", async () => {
+    const last = report.compactions.at(-1);
+    if (last === undefined) throw new Error("no compaction");
+    const watched = await collect(
+      report.harness.runtime.watch(
+        sid("long"),
+        "long",
+        last.cursor - 1,
+        true,
+        AbortSignal.timeout(10_000),
+      ),
+    );
+    const seen = watched.find((e) => e.event.type === "context_compacted");
+    expect(seen?.cursor).toBe(last.cursor);
+    expect(seen?.event).toEqual(last.event);
+    expect(last.event.tokensBefore).toBeGreaterThanOrEqual(10_000);
+    expect(last.event.tokensAfter).toBeLessThan(10_000);
+    expect(last.event.mode).toBe("summarize");
+  });
+
   it("keeps every original message; the compactions sit between them as typed items", async () => {
     const messages = await transcript("long");
     const originals = messages.filter((m) => m.role !== "compaction");
