@@ -79,6 +79,7 @@ declare -A kinds=(
   [cluster-values]=ConfigMap,Service,ServiceAccount,Deployment,PodDisruptionBudget
   [existing-secret-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget
   [memory-values]=ConfigMap,Service,ServiceAccount,Deployment
+  [sentinel-values]=ConfigMap,Secret,Service,ServiceAccount,Deployment,PodDisruptionBudget
 )
 cases=(default)
 for f in "$CHART"/ci/*.yaml; do cases+=("$f"); done

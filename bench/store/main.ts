@@ -1,6 +1,7 @@
 // Store benchmark: the Redis store's turn cycle against BullMQ job cycles, redlock lock cycles
 // and redis-benchmark's EVALSHA ceiling, all on one throwaway redis-server in the same run.
 // Usage: npm run bench:store [-- --sessions N --concurrency C --rounds R --connections K --record]
+// `--durability` runs the async vs replicated comparison instead (durability.ts).
 // --connections is how many connections the store spreads its calls over (the server's setting
 // by default, see src/server/build-store.ts).
 // The turn cycle and BullMQ alternate for R rounds and each reports its median round, so a burst
@@ -16,6 +17,7 @@ import { startRedisProxy } from "../support/redis-proxy.js";
 import { printTable, runConcurrently, summarize, type RunStats } from "../support/stats.js";
 import { bullmqJobCycles, evalshaCeiling, redlockCycles } from "./peers.js";
 import { turnCycle } from "./turn-cycle.js";
+import { durabilityBench } from "./durability.js";
 
 const { values } = parseArgs({
   options: {
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: String(1 + REDIS_EXTRA_CONNECTIONS) },
     record: { type: "boolean", default: false },
+    durability: { type: "boolean", default: false },
   },
 });
 const sessions = Number(values.sessions);
@@ -164,4 +167,5 @@ function round(n: number): number {
   return Math.round(n * 100) / 100;
 }
 
-await main();
+if (values.durability) await durabilityBench({ sessions, concurrency, rounds });
+else await main();

@@ -42,6 +42,7 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   unknown_service: Code.NotFound,
   server_shutting_down: Code.Unavailable,
   store_unavailable: Code.Unavailable,
+  replication_unconfirmed: Code.Unavailable,
   internal: Code.Internal,
 };
 

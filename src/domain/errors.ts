@@ -29,6 +29,7 @@ export type TetherErrorCode =
   | "unknown_service"
   | "server_shutting_down"
   | "store_unavailable"
+  | "replication_unconfirmed"
   | "internal";
 
 /** Whether retrying the same call, unchanged, may succeed. */
@@ -50,6 +51,7 @@ const RETRYABLE: ReadonlySet<TetherErrorCode> = new Set([
   "store_unavailable",
   "server_shutting_down",
   "head_revision_contended",
+  "replication_unconfirmed",
   // A tenant's quota frees with time (its window) or as its turns end.
   "quota_exhausted",
 ]);
@@ -207,6 +209,23 @@ export function unknownBatchIds(sessionId: string, batchIds: string[]): TetherEr
 
 export function storeUnavailable(message: string, cause?: unknown): TetherError {
   return new TetherError("store_unavailable", `store unavailable: ${message}`, { cause });
+}
+
+/**
+ * TETHER_REDIS_DURABILITY=replicated: the write ran on the Redis primary, but fewer replicas than
+ * required confirmed it in time, so it is not acknowledged. Retrying with the same idempotency key
+ * answers from what the first attempt stored (it never applies twice).
+ */
+export function replicationUnconfirmed(
+  required: number,
+  confirmed: number,
+  timeoutMs: number,
+): TetherError {
+  return new TetherError(
+    "replication_unconfirmed",
+    `store unavailable: durability "replicated" needs ${required} Redis replica(s) to confirm the write, ${confirmed} did within ${timeoutMs} ms; retry with the same idempotency key`,
+    { fields: { durability: "replicated", required, confirmed, timeoutMs } },
+  );
 }
 
 export function sessionAlreadyExists(sessionId: string): TetherError {

@@ -1,7 +1,6 @@
 // Builds the configured RuntimeStore: the embedded memory store, or the Redis store on a
 // standalone server or a cluster. The returned close() also quits the Redis connection, which
 // the store itself never owns.
-import { Cluster, Redis } from "ioredis";
 import type { RuntimeStore, StoreLimits } from "../ports/runtime-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
 import { systemClock } from "../ports/clock.js";
@@ -23,7 +22,8 @@ import { createRedlockGuard } from "./sweep-guard.js";
 import type { SessionSignals } from "../ports/session-signals.js";
 import type { TenantBudgetStore } from "../ports/spend-guard.js";
 import type { StoreConfig } from "./config.js";
-import { redactUrl, type Logger } from "./logger.js";
+import type { Logger } from "./logger.js";
+import { connectRedis, describeRedis } from "./redis-connect.js";
 
 /** Connections the Redis store opens besides the replica's own, on a standalone server. */
 export const REDIS_EXTRA_CONNECTIONS = 1;
@@ -74,10 +74,7 @@ export async function buildStore(
     password: config.password,
     commandTimeoutMs: config.commandTimeoutMs,
   });
-  const redis =
-    config.clusterNodes.length > 0
-      ? new Cluster(config.clusterNodes, { redisOptions: common })
-      : new Redis(config.url ?? "", common);
+  const redis = connectRedis(config, common);
   redis.on("error", (error: Error) => logger.warn({ err: error }, "redis connection error"));
   let reachableAtStart = true;
   try {
@@ -95,17 +92,13 @@ export async function buildStore(
       "Redis is unreachable at start: not serving until it answers (liveness stays SERVING)",
     );
   }
-  logger.info(
-    config.clusterNodes.length > 0
-      ? { store: "redis-cluster", nodes: config.clusterNodes }
-      : { store: "redis", url: redactUrl(config.url ?? "") },
-    "using the Redis store",
-  );
+  logger.info(describeRedis(config), "using the Redis store");
   const store = createRedisStore({
     redis,
     // A cluster client already has a connection per master; a standalone server gets a second
     // one so that one connection's pipeline is written while the other's runs (ADR 0004).
     extraConnections: config.clusterNodes.length > 0 ? 0 : REDIS_EXTRA_CONNECTIONS,
+    durability: config.durability,
     ...(limits && { limits }),
   });
   const log = createRedisEventLog({ redis });

@@ -1,15 +1,25 @@
 // Server configuration from TETHER_* environment variables, validated once at start: a bad value
 // stops the process with an error naming the variable, never a surprise at the first request.
 import { readFileSync } from "node:fs";
+import { ConfigError, integer, oneOf, text, type Env } from "./env-values.js";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import { McpConfigError, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { checkTenantName } from "../api/tenancy.js";
+import type { RedisDurability } from "../store/redis/durability.js";
+import {
+  parseDurability,
+  parseSentinel,
+  RedisConfigProblem,
+  type SentinelConfig,
+} from "./redis-topology-config.js";
 import type { QuotaConfig } from "../domain/quotas.js";
 import { loadQuotaConfig } from "./quota-config.js";
 import { parseTracingConfig, TracingConfigError, type TracingConfig } from "../telemetry/index.js";
 import type { ModelPrice, TenantBudget } from "../domain/budgets.js";
 import { BudgetConfigError, parseModelPrices, parseTenantBudgets } from "./budget-config.js";
+
+export { ConfigError } from "./env-values.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -33,6 +43,9 @@ export type StoreConfig =
       password: string | undefined;
       /** A command with no reply by then fails as UNAVAILABLE (its outcome is unknown). */
       commandTimeoutMs: number;
+      /** Discover the primary through Sentinel; exclusive with url and clusterNodes (ADR 0017). */
+      sentinel: SentinelConfig | undefined;
+      durability: RedisDurability;
     };
 
 /** Passed through to the runtime that builds the ModelProvider; validated here only for shape. */
@@ -92,41 +105,6 @@ export interface TetherConfig {
   tenantBudgets: ReadonlyMap<string, TenantBudget>;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`${variable}: ${problem}`);
-    this.name = "ConfigError";
-  }
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-function text(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === "" ? undefined : value;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/u.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
-}
-
 /** "key1=tenantA,key2=tenantB" */
 function parseApiKeys(raw: string | undefined): Map<string, string> | undefined {
   if (raw === undefined) return undefined;
@@ -172,22 +150,41 @@ function parseStore(env: Env): StoreConfig {
   if (kind === "memory") return { kind };
   const url = text(env, "TETHER_REDIS_URL");
   const clusterNodes = parseClusterNodes(text(env, "TETHER_REDIS_CLUSTER_NODES"));
-  if (url === undefined && clusterNodes.length === 0) {
+  const sentinel = redisProblem(() => parseSentinel(env));
+  if (url === undefined && clusterNodes.length === 0 && sentinel === undefined) {
     throw new ConfigError(
       "TETHER_REDIS_URL",
-      "TETHER_STORE=redis needs TETHER_REDIS_URL or TETHER_REDIS_CLUSTER_NODES",
+      "TETHER_STORE=redis needs TETHER_REDIS_URL, TETHER_REDIS_CLUSTER_NODES or TETHER_REDIS_SENTINELS",
     );
   }
   if (url !== undefined && !/^rediss?:\/\//u.test(url)) {
     throw new ConfigError("TETHER_REDIS_URL", "must start with redis:// or rediss://");
   }
+  const commandTimeoutMs = integer(
+    env,
+    "TETHER_REDIS_COMMAND_TIMEOUT_MS",
+    5_000,
+    100,
+    10 * 60 * 1000,
+  );
   return {
     kind,
     url,
     clusterNodes,
     password: text(env, "TETHER_REDIS_PASSWORD"),
-    commandTimeoutMs: integer(env, "TETHER_REDIS_COMMAND_TIMEOUT_MS", 5_000, 100, 10 * 60 * 1000),
+    commandTimeoutMs,
+    sentinel,
+    durability: redisProblem(() => parseDurability(env, commandTimeoutMs)),
   };
+}
+
+function redisProblem<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof RedisConfigProblem) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
 }
 
 function parseProvider(env: Env): ProviderConfig {

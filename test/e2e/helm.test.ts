@@ -79,6 +79,7 @@ describe("helm chart", () => {
       "default.env.json",
       "existing-secret-values.env.json",
       "memory-values.env.json",
+      "sentinel-values.env.json",
     ]);
     for (const file of cases) {
       const env = await renderedEnv(file.replace(/\.env\.json$/u, ""));
@@ -189,6 +190,26 @@ describe("helm chart", () => {
         { host: "redis-cluster-1.redis-cluster-headless.redis.svc", port: 6379 },
         { host: "redis-cluster-2.redis-cluster-headless.redis.svc", port: 6379 },
       ],
+    });
+
+    expect(loadConfig(await renderedEnv("sentinel-values")).store).toMatchObject({
+      kind: "redis",
+      url: undefined,
+      clusterNodes: [],
+      password: "data-node-password",
+      sentinel: {
+        sentinels: [
+          { host: "redis-node-0.redis-headless.redis.svc", port: 26379 },
+          { host: "redis-node-1.redis-headless.redis.svc", port: 26379 },
+          { host: "redis-node-2.redis-headless.redis.svc", port: 26379 },
+        ],
+        masterName: "mymaster",
+        sentinelPassword: "sentinel-password",
+      },
+      durability: { mode: "replicated", minReplicas: 1, timeoutMs: 500 },
+    });
+    expect(loadConfig(await renderedEnv("default")).store).toMatchObject({
+      durability: { mode: "async" },
     });
 
     expect(loadConfig(await renderedEnv("memory-values")).store).toEqual({ kind: "memory" });

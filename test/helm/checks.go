@@ -265,8 +265,14 @@ func checkEnv(c *checker, r *rendered, ctr *corev1.Container) {
 	switch cfg["TETHER_STORE"] {
 	case "redis":
 		_, hasURL := env["TETHER_REDIS_URL"]
-		if hasURL == (cfg["TETHER_REDIS_CLUSTER_NODES"] != "") {
-			c.failf("store: want exactly one of TETHER_REDIS_URL and TETHER_REDIS_CLUSTER_NODES")
+		given := 0
+		for _, set := range []bool{hasURL, cfg["TETHER_REDIS_CLUSTER_NODES"] != "", cfg["TETHER_REDIS_SENTINELS"] != ""} {
+			if set {
+				given++
+			}
+		}
+		if given != 1 {
+			c.failf("store: want exactly one of TETHER_REDIS_URL, TETHER_REDIS_CLUSTER_NODES and TETHER_REDIS_SENTINELS")
 		}
 	case "memory":
 		if r.deployment.Spec.Replicas == nil || *r.deployment.Spec.Replicas != 1 {

@@ -85,13 +85,18 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisProcess
 
 export interface RedisCluster {
   ports: number[];
+  /** The processes behind `ports`, in the same order. */
+  nodes: RedisProcess[];
   stop(): Promise<void>;
 }
 
-/** Three masters, no replicas: enough to spread hash slots and catch cross-slot scripts. */
-export async function startCluster(masters = 3): Promise<RedisCluster> {
+/**
+ * Three masters, no replicas: enough to spread hash slots and catch cross-slot scripts.
+ * `replicasPerMaster` adds replicas (for WAIT); `ports` then lists every node.
+ */
+export async function startCluster(masters = 3, replicasPerMaster = 0): Promise<RedisCluster> {
   const nodes: RedisProcess[] = [];
-  for (let i = 0; i < masters; i++) {
+  for (let i = 0; i < masters * (1 + replicasPerMaster); i++) {
     nodes.push(
       await startRedis([
         "--cluster-enabled",
@@ -100,14 +105,17 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
         "2000",
         "--cluster-config-file",
         "nodes.conf",
+        "--repl-diskless-sync-delay",
+        "0",
       ]),
     );
   }
   const ports = nodes.map((n) => n.port);
-  await formCluster(ports);
+  await formCluster(ports, replicasPerMaster);
   await waitForClusterOk(ports, 20_000);
   return {
     ports,
+    nodes,
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
     },
@@ -115,13 +123,13 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
 }
 
 /** Joins empty cluster-enabled nodes into one cluster of masters, the slots spread over them. */
-export async function formCluster(ports: readonly number[]): Promise<void> {
+export async function formCluster(ports: readonly number[], replicas = 0): Promise<void> {
   await run("redis-cli", [
     "--cluster",
     "create",
     ...ports.map((port) => `127.0.0.1:${port}`),
     "--cluster-replicas",
-    "0",
+    String(replicas),
     "--cluster-yes",
   ]);
 }
@@ -137,6 +145,27 @@ export async function waitForClusterOk(ports: readonly number[], deadlineMs: num
       );
       if (info.includes("cluster_state:ok")) break;
       if (Date.now() - started > deadlineMs) throw new Error("cluster did not reach state ok");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** Waits until every master among `ports` has `replicas` online replicas (WAIT counts only those). */
+export async function waitForReplicasOnline(
+  ports: readonly number[],
+  replicas: number,
+  deadlineMs: number,
+): Promise<void> {
+  const started = Date.now();
+  for (const port of ports) {
+    for (;;) {
+      const info = await run("redis-cli", ["-p", String(port), "info", "replication"]).then(
+        (r) => r.stdout,
+        () => "",
+      );
+      const online = info.match(/state=online/gu)?.length ?? 0;
+      if (info.includes("role:slave") || online >= replicas) break;
+      if (Date.now() - started > deadlineMs) throw new Error(`replicas of ${port} not online`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }

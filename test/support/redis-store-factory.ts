@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
+import type { RedisDurability } from "../../src/store/redis/durability.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
@@ -30,6 +31,7 @@ export function redisStoreFactory(
   connection: () => Redis | Cluster,
   label: string,
   extraConnections = 0,
+  durability?: RedisDurability,
 ): StoreFactory {
   return async (options?: { limits?: Partial<StoreLimits> }) => {
     const namespace = freshNamespace(label);
@@ -37,6 +39,7 @@ export function redisStoreFactory(
       redis: connection(),
       namespace,
       extraConnections,
+      ...(durability && { durability }),
       ...(options?.limits ? { limits: options.limits } : {}),
     });
     return {

@@ -97,6 +97,15 @@ default URL needs no blanking), the chart's Secret, or nowhere. A cluster takes 
 {{- end -}}
 {{- end -}}
 
+{{/* The Sentinels' own password (redis.mode=sentinel): your Secret, the chart's, or none. */}}
+{{- define "tether.redisSentinelPasswordSource" -}}
+{{- if or (ne .Values.store.type "redis") (ne .Values.redis.mode "sentinel") -}}none
+{{- else if .Values.redis.existingSecret -}}existing
+{{- else if .Values.redis.sentinelPassword -}}chart
+{{- else -}}none
+{{- end -}}
+{{- end -}}
+
 {{- define "tether.apiKeysSource" -}}
 {{- if .Values.auth.apiKeys -}}chart
 {{- else if .Values.auth.existingSecret -}}existing
@@ -128,7 +137,7 @@ default URL needs no blanking), the chart's Secret, or nowhere. A cluster takes 
 
 {{/* True when the chart renders a Secret of its own. */}}
 {{- define "tether.chartSecret" -}}
-{{- $sources := list (include "tether.redisUrlSource" .) (include "tether.redisPasswordSource" .) (include "tether.apiKeysSource" .) (include "tether.providerKeySource" .) -}}
+{{- $sources := list (include "tether.redisUrlSource" .) (include "tether.redisPasswordSource" .) (include "tether.redisSentinelPasswordSource" .) (include "tether.apiKeysSource" .) (include "tether.providerKeySource" .) -}}
 {{- if has "chart" $sources -}}true{{- end -}}
 {{- end -}}
 
@@ -147,10 +156,23 @@ default URL needs no blanking), the chart's Secret, or nowhere. A cluster takes 
 {{- if $v.redis.clusterNodes -}}
 {{- fail "redis.clusterNodes is for redis.mode=cluster; with standalone set redis.url" -}}
 {{- end -}}
-{{- else -}}
+{{- else if eq $v.redis.mode "cluster" -}}
 {{- if not $v.redis.clusterNodes -}}
 {{- fail "redis.mode=cluster needs redis.clusterNodes (host:port seed nodes)" -}}
 {{- end -}}
+{{- else -}}
+{{- if or (not $v.redis.sentinels) (not $v.redis.sentinelMaster) -}}
+{{- fail "redis.mode=sentinel needs redis.sentinels (host:port each) and redis.sentinelMaster" -}}
+{{- end -}}
+{{- if $v.redis.clusterNodes -}}
+{{- fail "redis.clusterNodes is for redis.mode=cluster; with sentinel set redis.sentinels" -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.redis.sentinels (ne $v.redis.mode "sentinel") -}}
+{{- fail "redis.sentinels is for redis.mode=sentinel" -}}
+{{- end -}}
+{{- if and (eq $v.redis.durability "replicated") (ge (int $v.redis.waitTimeoutMs) (int $v.redis.commandTimeoutMs)) -}}
+{{- fail "redis.waitTimeoutMs must be less than redis.commandTimeoutMs with redis.durability=replicated" -}}
 {{- end -}}
 {{- end -}}
 {{- if and $v.auth.apiKeys $v.auth.existingSecret -}}

@@ -341,7 +341,10 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         .catch((error: unknown) => {
           // Redis going away is an outage the replica rides out (the ready hint stays, and the
           // sweep or a waiting client drives the session again), not a fault of this process.
-          if (isTetherError(error, "store_unavailable")) {
+          if (
+            isTetherError(error, "store_unavailable") ||
+            isTetherError(error, "replication_unconfirmed")
+          ) {
             deps.logger.warn({ sessionId, error }, "session loop stopped: store unavailable");
           } else {
             deps.logger.error({ sessionId, error }, "session loop failed");

@@ -31,6 +31,16 @@ export function replicaConnectionOptions(settings: ReplicaConnectionSettings): R
 }
 
 /**
+ * For connections that find the primary through Sentinel: after a failover the old primary
+ * answers writes with READONLY until the client moves. Reconnect (Sentinel then names the new
+ * primary) and send the refused command again, which is safe because a READONLY refusal ran
+ * nothing. Not for a fixed URL: reconnecting there reaches the same replica again.
+ */
+export function reconnectOnReadonly(error: Error): 2 | false {
+  return /\bREADONLY\b/u.test(error.message) ? 2 : false;
+}
+
+/**
  * A new connection with the caller's settings, changed by `overrides`. Its failures surface on
  * the commands it runs; the listener keeps reconnect attempts off stderr.
  */

@@ -20,6 +20,7 @@ import * as agents from "./agent-ops.js";
 import * as parking from "./parked-turn-ops.js";
 import * as queue from "./queue-ops.js";
 import { duplicateConnection } from "./connections.js";
+import { ASYNC_DURABILITY, withDurability, type RedisDurability } from "./durability.js";
 import { createScriptRunner } from "./scripts.js";
 import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
@@ -43,6 +44,8 @@ export interface RedisStoreOptions {
    * while another's runs. 0 by default: everything on `redis`. ADR 0004.
    */
   extraConnections?: number;
+  /** `async` by default; `replicated` puts WAIT behind every acknowledging script (ADR 0017). */
+  durability?: RedisDurability;
 }
 
 /** FNV-1a over the id's UTF-16 units: cheap, and stable for a session, so its calls keep order. */
@@ -60,9 +63,11 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
   const namespace = checkNamespace(options.namespace ?? "tether");
   const limits: StoreLimits = { ...DEFAULT_STORE_LIMITS, ...options.limits };
   const probe = options.livenessProbe ?? createProcLivenessProbe();
+  const durability = options.durability ?? ASYNC_DURABILITY;
+  const runnerOn = (conn: Redis | Cluster) => withDurability(createScriptRunner(conn), durability);
   const ctx = createRedisContext(
     options.redis,
-    createScriptRunner(options.redis),
+    runnerOn(options.redis),
     namespace,
     limits,
     probe,
@@ -73,7 +78,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
   );
   // Each lane runs scripts on its own connection; the session index (ctx.redis) stays on the
   // caller's connection for every lane, so its updates keep their order against list and delete.
-  const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: createScriptRunner(conn) }))];
+  const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: runnerOn(conn) }))];
   const on = (sessionId: unknown) =>
     lanes.length === 1 ? ctx : (lanes[laneOf(sessionId, lanes.length)] ?? ctx);
   return withInputChecks(

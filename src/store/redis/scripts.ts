@@ -68,6 +68,17 @@ export interface ScriptRunner {
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<ScriptReply>;
+  /**
+   * Runs the script, then `WAIT replicas timeoutMs` on the same connection (on a cluster, the
+   * node that ran the script: both go in one pipeline for the script's slot). Resolves with the
+   * reply and how many replicas confirmed the script's writes (durability.ts).
+   */
+  runAndWait(
+    name: ScriptName,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    wait: { replicas: number; timeoutMs: number },
+  ): Promise<{ reply: ScriptReply; replicas: number }>;
 }
 
 interface LoadedScript {
@@ -156,29 +167,56 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
       });
     }
   }
+  const scriptFor = (name: ScriptName, keys: readonly string[]): LoadedScript => {
+    const script = scripts.get(name) as LoadedScript;
+    const variadic = script.numberOfKeys === undefined;
+    if (variadic ? keys.length === 0 : keys.length !== script.numberOfKeys) {
+      throw new TetherError("internal", `script ${name} takes ${script.numberOfKeys ?? "n"} keys`);
+    }
+    return script;
+  };
+  const argsOf = (
+    script: LoadedScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ) => (script.numberOfKeys === undefined ? [keys.length, ...keys, ...args] : [...keys, ...args]);
   return {
     async run(name, keys, args) {
-      const script = scripts.get(name) as LoadedScript;
-      const variadic = script.numberOfKeys === undefined;
-      if (variadic ? keys.length === 0 : keys.length !== script.numberOfKeys) {
-        throw new TetherError(
-          "internal",
-          `script ${name} takes ${script.numberOfKeys ?? "n"} keys`,
-        );
-      }
+      const script = scriptFor(name, keys);
       const command = commands[script.command] as ScriptCommand;
       let reply: unknown;
       try {
-        reply = variadic
-          ? await command.call(redis, keys.length, ...keys, ...args)
-          : await command.call(redis, ...keys, ...args);
+        reply = await command.call(redis, ...argsOf(script, keys, args));
       } catch (error) {
         throw toStoreError(error);
       }
-      if (!Array.isArray(reply) || typeof reply[0] !== "number") {
-        throw new TetherError("internal", `script ${name} gave a malformed reply`);
+      return checkedReply(name, reply);
+    },
+    async runAndWait(name, keys, args, wait) {
+      const script = scriptFor(name, keys);
+      const pipeline = redis.pipeline();
+      const queued = pipeline as unknown as Record<string, ScriptCommand>;
+      // Queued, not sent: a pipeline's command answers through exec() below.
+      void (queued[script.command] as ScriptCommand).call(pipeline, ...argsOf(script, keys, args));
+      pipeline.call("WAIT", wait.replicas, wait.timeoutMs);
+      let results: [Error | null, unknown][] | null;
+      try {
+        results = await pipeline.exec();
+      } catch (error) {
+        throw toStoreError(error);
       }
-      return reply as ScriptReply;
+      const [ran, waited] = results ?? [];
+      if (!ran || !waited) throw storeUnavailable("Redis did not answer a pipeline");
+      if (ran[0]) throw toStoreError(ran[0]);
+      if (waited[0]) throw toStoreError(waited[0]);
+      return { reply: checkedReply(name, ran[1]), replicas: Number(waited[1]) };
     },
   };
+}
+
+function checkedReply(name: ScriptName, reply: unknown): ScriptReply {
+  if (!Array.isArray(reply) || typeof reply[0] !== "number") {
+    throw new TetherError("internal", `script ${name} gave a malformed reply`);
+  }
+  return reply as ScriptReply;
 }

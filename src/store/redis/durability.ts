@@ -1,0 +1,109 @@
+// Durability modes of the Redis store (ADR 0017). `async`: an operation is acknowledged once the
+// primary ran its script. `replicated`: a script that acknowledges something to a client, or
+// fences other writers, is followed by WAIT on the same connection, and the acknowledgement is
+// returned only once enough replicas confirmed it; otherwise the call fails retryable.
+import { replicationUnconfirmed } from "../../domain/errors.js";
+import type { ScriptName, ScriptRunner } from "./scripts.js";
+
+export type RedisDurability =
+  | { mode: "async" }
+  | {
+      mode: "replicated";
+      /** Replicas that must confirm a write before it is acknowledged (WAIT numreplicas). */
+      minReplicas: number;
+      /** How long WAIT may block; past it the call fails replication_unconfirmed. */
+      timeoutMs: number;
+    };
+
+export const ASYNC_DURABILITY: RedisDurability = { mode: "async" };
+
+/**
+ * - `acknowledging`: its effect is promised to a client (a submission, a commit, an answer) or
+ *   keeps other writers out (a lease or claim): losing it in a failover would break a promise.
+ * - `internal`: a write whose loss a failover survives by design: a renewal or release (the lease
+ *   only expires sooner, fencing tokens keep order), vacuum, the event log's tail (rebuilt from
+ *   commits; ADR 0017 says what a client may see), a listener's mark, quota slots and counters.
+ * - `read`: writes nothing.
+ */
+export type ScriptWriteClass = "acknowledging" | "internal" | "read";
+
+/** Every script, classified: a new script does not compile until it is listed here. */
+export const SCRIPT_WRITE_CLASS = {
+  claimLease: "acknowledging",
+  reclaimLease: "acknowledging",
+  renewLease: "internal",
+  renewLeases: "internal",
+  releaseLease: "internal",
+  releaseIfIdle: "internal",
+  readLease: "read",
+  enqueueWork: "acknowledging",
+  listWork: "read",
+  cancelWork: "acknowledging",
+  claimReadyWork: "acknowledging",
+  claimWorkByIds: "acknowledging",
+  submitInput: "acknowledging",
+  listInputs: "read",
+  cancelInputs: "acknowledging",
+  claimInputs: "acknowledging",
+  deferActiveInputs: "acknowledging",
+  commit: "acknowledging",
+  loadSession: "read",
+  readSessionSummary: "read",
+  deleteSession: "acknowledging",
+  vacuum: "internal",
+  appendEvents: "internal",
+  recordToolCalls: "acknowledging",
+  answerToolCalls: "acknowledging",
+  closeToolCalls: "acknowledging",
+  readToolCalls: "read",
+  parkTurn: "acknowledging",
+  resumeTurn: "acknowledging",
+  cancelParkedTurn: "acknowledging",
+  readParkedTurn: "read",
+  createAgent: "acknowledging",
+  updateAgent: "acknowledging",
+  getAgent: "read",
+  deleteAgent: "acknowledging",
+  readRevision: "read",
+  rewindSession: "acknowledging",
+  forkSession: "acknowledging",
+  listenTurn: "internal",
+  readEvents: "read",
+  // Quota slots and counters (ADR 0015) bound a tenant's use; a failover that loses one lets a
+  // tenant briefly past its limit, and promises nothing to a client, so no turn waits on them.
+  admitTurn: "internal",
+  chargeTokens: "internal",
+  checkTokenQuota: "read",
+  releaseTurnSlot: "internal",
+  renewTurnSlots: "internal",
+  readQuotaUsage: "read",
+  // A tenant's spend (ADR 0016) is a counter of the same kind: a lost charge lets the tenant
+  // spend a little more, and no client is promised it.
+  chargeTenantSpend: "internal",
+} as const satisfies Record<ScriptName, ScriptWriteClass>;
+
+export const ACKNOWLEDGING_SCRIPTS = (Object.keys(SCRIPT_WRITE_CLASS) as ScriptName[]).filter(
+  (name) => SCRIPT_WRITE_CLASS[name] === "acknowledging",
+);
+
+/**
+ * The store's write seam under a durability mode: every acknowledging script runs with WAIT
+ * behind it; too few confirmations fail the call as `replication_unconfirmed` (UNAVAILABLE).
+ * The script did run on the primary: a retry with the same idempotency key (a commit stamp, a
+ * source key, the same owner re-entering its lease) answers from it instead of applying twice.
+ */
+export function withDurability(runner: ScriptRunner, durability: RedisDurability): ScriptRunner {
+  if (durability.mode === "async") return runner;
+  const wait = { replicas: durability.minReplicas, timeoutMs: durability.timeoutMs };
+  return {
+    run: async (name, keys, args) => {
+      if (SCRIPT_WRITE_CLASS[name] !== "acknowledging") return runner.run(name, keys, args);
+      const { reply, replicas } = await runner.runAndWait(name, keys, args, wait);
+      if (replicas < wait.replicas) {
+        throw replicationUnconfirmed(wait.replicas, replicas, wait.timeoutMs);
+      }
+      return reply;
+    },
+    runAndWait: (name, keys, args, w) => runner.runAndWait(name, keys, args, w),
+  };
+}

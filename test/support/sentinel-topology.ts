@@ -1,0 +1,203 @@
+// A Redis Sentinel topology on loopback for tests: one primary, replicas attached with
+// `replicaof`, and three redis-sentinel processes monitoring it, all on free ports. Sentinel
+// comes from the Debian package redis-sentinel (scripts/setup-machine.sh installs it).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { freePort, startRedis, waitForPing, type RedisProcess } from "./redis-harness.js";
+import { waitFor } from "./wait-for.js";
+
+export const SENTINEL_MASTER = "tether-primary";
+
+export interface SentinelTopology {
+  masterName: string;
+  sentinels: { host: string; port: number }[];
+  /** The data nodes, the first started as primary; a failover changes which one is. */
+  nodes: RedisProcess[];
+  /** The port Sentinel names as the primary now. */
+  primaryPort(): Promise<number>;
+  /** SENTINEL FAILOVER; resolves with the new primary's port once it accepts writes. */
+  failover(): Promise<number>;
+  /** SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. */
+  killPrimary(): Promise<number>;
+  /** Starts a killed node again on its port, as a replica of the current primary. */
+  revive(port: number): Promise<void>;
+  /** The node on `port`. */
+  node(port: number): RedisProcess;
+  stop(): Promise<void>;
+}
+
+// Diskless sync without its default 5 s delay: a replica attaches at once.
+const NODE_ARGS = ["--repl-diskless-sync-delay", "0"];
+
+async function sentinelCommand(port: number, ...args: (string | number)[]): Promise<unknown> {
+  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await client.connect();
+    return await client.call("SENTINEL", ...args);
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function role(port: number): Promise<string> {
+  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await client.connect();
+    const info = await client.info("replication");
+    const up = /master_link_status:up/u.test(info);
+    return /role:master/u.test(info) ? "master" : up ? "replica-up" : "replica-down";
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function startSentinel(
+  primaryPort: number,
+  dirs: string[],
+): Promise<ChildProcess & { port: number }> {
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), `tether-sentinel-${port}-`));
+  dirs.push(dir);
+  const conf = join(dir, "sentinel.conf");
+  await writeFile(
+    conf,
+    [
+      `port ${port}`,
+      "bind 127.0.0.1",
+      "protected-mode no",
+      `dir ${dir}`,
+      `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${primaryPort} 2`,
+      `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
+      `sentinel failover-timeout ${SENTINEL_MASTER} 5000`,
+      `sentinel parallel-syncs ${SENTINEL_MASTER} 2`,
+      "",
+    ].join("\n"),
+  );
+  const child = spawn("redis-sentinel", [conf], { stdio: "ignore" });
+  await waitForPing(port);
+  return Object.assign(child, { port });
+}
+
+export async function startSentinelTopology(replicas = 2): Promise<SentinelTopology> {
+  const primary = await startRedis(NODE_ARGS);
+  const nodes = [primary];
+  for (let i = 0; i < replicas; i++) {
+    nodes.push(await startRedis([...NODE_ARGS, "--replicaof", "127.0.0.1", String(primary.port)]));
+  }
+  await waitFor(
+    async () => {
+      const roles = await Promise.all(nodes.slice(1).map((n) => role(n.port)));
+      return roles.every((r) => r === "replica-up");
+    },
+    { timeoutMs: 20_000, intervalMs: 50, what: "the replicas to attach" },
+  );
+  const dirs: string[] = [];
+  const sentinels: (ChildProcess & { port: number })[] = [];
+  for (let i = 0; i < 3; i++) sentinels.push(await startSentinel(primary.port, dirs));
+  // Sentinels learn the replicas from the primary's INFO and each other by hello messages.
+  await waitFor(
+    async () => {
+      const known = await Promise.all(
+        sentinels.map(async (s) => [
+          ((await sentinelCommand(s.port, "REPLICAS", SENTINEL_MASTER)) as unknown[]).length,
+          ((await sentinelCommand(s.port, "SENTINELS", SENTINEL_MASTER)) as unknown[]).length,
+        ]),
+      );
+      return known.every(([r, o]) => r === replicas && o === 2);
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: "the sentinels to know the topology" },
+  );
+
+  const primaryPort = async (): Promise<number> => {
+    const first = sentinels[0] as { port: number };
+    const addr = (await sentinelCommand(
+      first.port,
+      "GET-MASTER-ADDR-BY-NAME",
+      SENTINEL_MASTER,
+    )) as [string, string];
+    return Number(addr[1]);
+  };
+  return {
+    masterName: SENTINEL_MASTER,
+    sentinels: sentinels.map((s) => ({ host: "127.0.0.1", port: s.port })),
+    nodes,
+    primaryPort,
+    async failover() {
+      const before = await primaryPort();
+      await sentinelCommand((sentinels[0] as { port: number }).port, "FAILOVER", SENTINEL_MASTER);
+      return promotedAfter(before);
+    },
+    async killPrimary() {
+      const before = await primaryPort();
+      const victim = nodes.find((n) => n.port === before);
+      if (!victim) throw new Error(`no Redis node on ${before}`);
+      const exited = new Promise((r) => victim.child.once("exit", r));
+      victim.child.kill("SIGKILL");
+      await exited;
+      return promotedAfter(before);
+    },
+    async revive(port) {
+      const index = nodes.findIndex((n) => n.port === port);
+      const old = nodes[index];
+      if (!old || old.child.signalCode === null) throw new Error(`node ${port} was not killed`);
+      const primary = await primaryPort();
+      const child = spawn(
+        "redis-server",
+        [
+          ...["--port", String(port), "--bind", "127.0.0.1", "--dir", old.dir, "--save", ""],
+          ...["--appendonly", "no", "--protected-mode", "no", ...NODE_ARGS],
+          ...["--replicaof", "127.0.0.1", String(primary)],
+        ],
+        { stdio: "ignore" },
+      );
+      await waitForPing(port);
+      nodes[index] = {
+        port,
+        child,
+        dir: old.dir,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) {
+            const exited = new Promise((r) => child.once("exit", r));
+            child.kill("SIGTERM");
+            await exited;
+          }
+          await rm(old.dir, { recursive: true, force: true });
+        },
+      };
+    },
+    node(port) {
+      const found = nodes.find((n) => n.port === port);
+      if (!found) throw new Error(`no Redis node on ${port}`);
+      return found;
+    },
+    async stop() {
+      for (const s of sentinels) {
+        if (s.exitCode !== null || s.signalCode !== null) continue;
+        const exited = new Promise((r) => s.once("exit", r));
+        s.kill("SIGTERM");
+        await exited;
+      }
+      for (const n of nodes) {
+        // A node killed by a test has exited already; stop() would wait for an exit that passed.
+        if (n.child.signalCode !== null) await rm(n.dir, { recursive: true, force: true });
+        else await n.stop();
+      }
+      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    },
+  };
+
+  async function promotedAfter(before: number): Promise<number> {
+    let after = before;
+    await waitFor(
+      async () => {
+        after = await primaryPort().catch(() => before);
+        return after !== before && (await role(after).catch(() => "")) === "master";
+      },
+      { timeoutMs: 30_000, intervalMs: 50, what: "Sentinel to promote a replica" },
+    );
+    return after;
+  }
+}
