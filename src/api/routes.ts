@@ -20,12 +20,16 @@ import { createQueueService } from "./queue-service.js";
 import { createQuotaService, type QuotaServiceOptions } from "./quota-service.js";
 import { createReflectionServices } from "./reflection-service.js";
 import { createScheduleService, type ScheduleServiceOptions } from "./schedule-service.js";
-import { createSessionService } from "./session-service.js";
+import { createSessionService, type CompactSessionFn } from "./session-service.js";
 import { createTurnService, type TurnServiceOptions } from "./turn-service.js";
 
 /** SessionService, AgentService, QueueService and LeaseService over one store. */
-export function routeStoreServices(router: ConnectRouter, store: RuntimeStore): void {
-  router.service(SessionService, createSessionService({ store }));
+export function routeStoreServices(
+  router: ConnectRouter,
+  store: RuntimeStore,
+  compact?: CompactSessionFn,
+): void {
+  router.service(SessionService, createSessionService({ store, ...(compact && { compact }) }));
   router.service(AgentService, createAgentService(store));
   router.service(QueueService, createQueueService({ store }));
   router.service(LeaseService, createLeaseService({ store }));

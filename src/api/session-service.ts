@@ -13,12 +13,15 @@ import {
   revisionUnavailable,
   sessionAlreadyExists,
   sessionNotFound,
+  TetherError,
 } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
 import { HEAD_RACE_ATTEMPTS, type SessionSnapshot } from "../domain/session.js";
 import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { checkClientMetadata } from "../domain/agent-binding.js";
+import type { CompactionItem } from "../domain/conversation.js";
+import { compactionPartToProto } from "./convert/context.js";
 import { agentBindingPatch } from "../runtime/index.js";
 import { fromUint64 } from "./convert/scalars.js";
 import {
@@ -33,7 +36,14 @@ import { scopeOf, type TenantScope } from "./tenancy.js";
 
 export interface SessionServiceOptions {
   store: RuntimeStore;
+  /** CompactSession's work (the runtime's); without it CompactSession is refused. */
+  compact?: CompactSessionFn;
 }
+
+export type CompactSessionFn = (
+  sessionId: SessionId,
+  instructions: string | undefined,
+) => Promise<{ item: CompactionItem | undefined }>;
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
@@ -186,6 +196,20 @@ export function createSessionService(
       if (expected === 0) expected = (await load(scope, storeId)).headRevision;
       await store.rewindSession({ sessionId: storeId, toRevision, expectedHeadRevision: expected });
       return { session: await view(scope, await load(scope, storeId)) };
+    },
+
+    async compactSession(req, ctx) {
+      const scope = scopeOf(ctx.values);
+      const storeId = scope.toStore(req.sessionId, "session_id");
+      await load(scope, storeId);
+      if (!options.compact)
+        throw new TetherError("internal", "this server cannot compact sessions");
+      const { item } = await options.compact(storeId, req.instructions);
+      return {
+        session: await view(scope, await load(scope, storeId)),
+        compacted: item !== undefined,
+        ...(item && { compaction: compactionPartToProto(item) }),
+      };
     },
 
     async listMessages(req, ctx) {

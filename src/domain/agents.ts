@@ -3,6 +3,7 @@
 // also after the agent is deleted, so a session pinned to a version keeps working. The API decodes
 // a definition once into `AgentDefinition`; the store keeps it as this module's JSON encoding.
 import type { Budget } from "./budgets.js";
+import type { ContextManagement } from "./compaction.js";
 import type { JsonValue } from "./conversation.js";
 
 type JsonObject = { [key: string]: JsonValue };
@@ -31,6 +32,8 @@ export interface AgentDefinition {
   approvalRequiredTools?: string[];
   /** The JSON schema a final answer must match. */
   responseFormat?: { name: string; schema: JsonObject };
+  /** Compaction policy for the agent's turns (domain/compaction.ts). */
+  contextManagement?: ContextManagement;
 }
 
 export interface AgentVersion {
@@ -84,6 +87,7 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
     responseFormat: d.responseFormat,
     budget: d.budget,
+    contextManagement: d.contextManagement,
   });
 }
 
@@ -109,6 +113,7 @@ interface StoredDefinition {
   /** Protobuf JSON carries `jsonSchema` (text) and may leave `name` empty. */
   responseFormat?: { name?: string; schema?: JsonObject; jsonSchema?: string };
   budget?: Budget;
+  contextManagement?: ContextManagement;
 }
 
 const ANY_OBJECT: JsonObject = { type: "object" };
@@ -141,5 +146,6 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
       responseFormat: { name: format?.name || "response", schema: formatSchema },
     }),
     ...(d.budget && { budget: d.budget }),
+    ...(d.contextManagement && { contextManagement: d.contextManagement }),
   };
 }

@@ -38,7 +38,29 @@ export type Message =
       /** What the model reads: the tool's output, JSON-encoded unless it is a string. */
       content: string;
       isError: boolean;
-    };
+    }
+  /** A summary of the messages before it (domain/compaction.ts); providers never receive it. */
+  | CompactionItem;
+
+export type CompactionMode = "summarize" | "native" | "auto";
+
+/**
+ * The transcript item a compaction commits (domain/compaction.ts). Messages before
+ * `coversThroughMessage` (an index into the session's transcript) reach providers as `summary`;
+ * tool results whose call ids are in `clearedToolResults` as a placeholder. An empty summary
+ * means the compaction only cleared tool results.
+ */
+export interface CompactionItem {
+  role: "compaction";
+  coversThroughMessage: number;
+  summary: string;
+  provider: string;
+  model: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  clearedToolResults: string[];
+  mode: CompactionMode;
+}
 
 export function userText(text: string): Message {
   return { role: "user", content: [{ type: "text", text }] };

@@ -3,6 +3,7 @@
 import type { TurnOutcome } from "./turn-outcome.js";
 import type {
   BudgetReachedEvent,
+  ContextCompacted,
   OutputTruncated,
   ProviderRetry,
   ReasoningDelta,
@@ -62,7 +63,9 @@ export type SessionEvent =
       durationMs?: number;
       origin?: ToolOrigin;
     }
-  | { type: "usage_reported"; usage: UsageTotals; iteration: number }
+  /** `purpose: "compaction"` for a compaction's summary call (its own iteration count). */
+  | { type: "usage_reported"; usage: UsageTotals; iteration: number; purpose?: "compaction" }
+  | ContextCompacted
   | { type: "input_admitted"; inputIds: string[] }
   | ProviderRetry
   | ReasoningDelta

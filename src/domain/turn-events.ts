@@ -1,6 +1,6 @@
 // Events a turn emits while it runs, in order. Plain data, so the API layer converts them to
 // protobuf and the runtime appends them to the session's event log without knowing the engine.
-import type { JsonValue } from "./conversation.js";
+import type { CompactionMode, JsonValue } from "./conversation.js";
 import type { BudgetReached } from "./budgets.js";
 import type { TurnCheckpoint } from "./inputs.js";
 import type { TurnOutcome } from "./turn-outcome.js";
@@ -72,7 +72,18 @@ export type TurnEvent =
       content: string;
     }
   /** After every model call: that call's usage and the turn's running total. */
-  | { type: "usage"; iteration: number; usage: UsageTotals; total: UsageTotals }
+  /**
+   * After every model call: that call's usage and the turn's running total. A compaction's
+   * summary calls say `purpose: "compaction"` (their iteration counts the summary calls).
+   */
+  | {
+      type: "usage";
+      iteration: number;
+      usage: UsageTotals;
+      total: UsageTotals;
+      purpose?: "compaction";
+    }
+  | ContextCompacted
   | ProviderRetry
   | ReasoningDelta
   | OutputTruncated
@@ -87,6 +98,16 @@ export type TurnEvent =
   | { type: "tool_final_value"; toolName: string; callId: string; value: JsonValue }
   /** Always last, exactly once. */
   | { type: "terminal"; outcome: TurnOutcome };
+
+/** The context was compacted before a model call (domain/compaction.ts). */
+export interface ContextCompacted {
+  type: "context_compacted";
+  tokensBefore: number;
+  tokensAfter: number;
+  coversThroughMessage: number;
+  mode: CompactionMode;
+  clearedToolResults: number;
+}
 
 export interface AdmissionSource {
   kind: "steer" | "queued_work";

@@ -39,6 +39,8 @@ export type TurnOutcome =
     }
   /** The final answer does not match the turn's response format (its text is kept). */
   | { kind: "failed"; reason: "response_format_mismatch"; message: string }
+  /** A compaction's summary call failed under the retry policy; no compaction was committed. */
+  | { kind: "failed"; reason: "compaction_failed"; attempts: number; message: string }
   | { kind: "failed"; reason: "internal"; message: string };
 
 export type TurnOutcomeKind = TurnOutcome["kind"];

@@ -10,3 +10,5 @@ export type {
 } from "./turn-engine.js";
 export type { ToolCallRecord } from "./tool-dispatch.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+export { compact, type CompactionContext, type CompactionResult } from "./compaction.js";
+export { ProviderView } from "./provider-view.js";

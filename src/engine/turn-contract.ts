@@ -1,5 +1,6 @@
 // What the turn engine takes and gives: its options, one turn's request and result, and the
 // progress a parked turn continues from.
+import type { ContextPolicy } from "../domain/compaction.js";
 import type { InputItem, InputLimits, Message, ToolCallPart } from "../domain/conversation.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import type { UsageTotals } from "../domain/usage.js";
@@ -38,6 +39,8 @@ export interface TurnEngineOptions {
    * ends the turn failed with `response_format_mismatch`, the answer kept in the transcript.
    */
   checkAnswer?: (text: string) => string | undefined;
+  /** Compaction before model calls (domain/compaction.ts); off when unset. */
+  contextPolicy?: ContextPolicy | undefined;
 }
 
 export interface TurnRequest {

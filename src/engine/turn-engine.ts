@@ -19,6 +19,7 @@ import type { Sleep } from "../ports/sleep.js";
 import type { SpendGuard } from "../ports/spend-guard.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
+import { ContextKeeper } from "./context-keeper.js";
 import {
   recoverModelCall,
   withCallIds,
@@ -40,7 +41,7 @@ import type {
 
 export type { TurnEngine, TurnEngineOptions, TurnProgress, TurnRequest, TurnResult };
 
-interface EngineConfig {
+interface EngineConfig extends Pick<TurnEngineOptions, "contextPolicy"> {
   provider: ModelProvider;
   tools: ToolExecutor | undefined;
   checkpoints: TurnCheckpointHost | undefined;
@@ -82,6 +83,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     definitions,
     knownTools: new Set(definitions.map((d) => d.name)),
     checkAnswer: options.checkAnswer,
+    contextPolicy: options.contextPolicy,
   };
   return {
     runTurn: (request) => {
@@ -106,7 +108,7 @@ class TurnRun implements ModelCallContext {
   private readonly tokenBudget: number | undefined;
   private readonly messages: Message[] = [];
   private readonly toolCalls: ToolCallRecord[] = [];
-  private total: UsageTotals = ZERO_USAGE;
+  total: UsageTotals = ZERO_USAGE;
   private iterations = 0;
   private assistantText = "";
 
@@ -176,12 +178,12 @@ class TurnRun implements ModelCallContext {
     return this.sink.emit(reasoningDelta(text));
   }
 
-  private append(message: Message): void {
+  append(message: Message): void {
     this.messages.push(message);
     this.view.append(message);
   }
 
-  private async loop(): Promise<TurnOutcome> {
+  private async loop(keeper = new ContextKeeper(this.config)): Promise<TurnOutcome> {
     const signal = this.cancellation.signal;
     for (;;) {
       if (signal.aborted) return CANCELLED;
@@ -194,6 +196,8 @@ class TurnRun implements ModelCallContext {
         this.emit(e),
       );
       if (refused) return refused;
+      const compaction = await keeper.beforeCall(this.view, this, signal);
+      if (compaction !== undefined) return compaction;
       const iteration = ++this.iterations;
       const called = await this.callModel(iteration);
       if (called.kind !== "ok") {

@@ -40,6 +40,8 @@ export interface RuntimeMetrics {
   observeTurn?(report: TurnReport): void;
   /** A quota held a turn back at admission or refused a submission (ADR 0015). */
   countQuotaRefusal?(tenant: string, limit: string, where: QuotaRefusalPoint): void;
+  /** A committed turn made a compaction (its mode). Optional: older fakes leave it out. */
+  countCompaction?(mode: string): void;
 }
 
 /** A model call as measured around the provider; raw ids, bounded by the metrics receiver. */

@@ -1,6 +1,7 @@
 // The runtime's surface for the API: submit input and follow the turn that consumes it, watch a
 // session, deliver client tool results, cancel. Any replica serves any call; the replica that
 // wins the session's lease executes it.
+import { compactNow, type CompactNowReceipt } from "./turn/index.js";
 import { setMaxListeners } from "node:events";
 import { invalidArgument, isTetherError, sessionNotFound, TetherError } from "../domain/errors.js";
 import type { InputItem } from "../domain/conversation.js";
@@ -71,6 +72,11 @@ export interface TetherRuntime {
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
   /** The messages a turn committed, as stored, read at the revision its commit made. */
   committedMessages(sessionId: SessionId, turnId: string, revision: number): Promise<string[]>;
+  /** CompactSession: compaction now, as its own commit (turn/compact-now.ts). */
+  compactSession(
+    sessionId: SessionId,
+    instructions: string | undefined,
+  ): Promise<CompactNowReceipt>;
   /**
    * Refuses new turns and ends WatchSession streams at once; lets running turns finish (up to
    * the timeout), handing over the ones that wait for a client; releases every lease; then ends
@@ -356,6 +362,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       }
       return deps.signals.requestCancel(sessionId, turnId);
     },
+    compactSession: (sessionId, instructions) => compactNow(deps, sessionId, instructions),
     async committedMessages(sessionId, turnId, revision) {
       const { messages } = await deps.store.readRevision(sessionId, revision);
       return messages.filter((m) => decodeCommitted(m).mark.turnId === turnId);

@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
     ...(tracer && { tracer }),
+    compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
   });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({

@@ -19,6 +19,8 @@ export interface Metrics {
   setQueueDepth(kind: string, depth: number): void;
   /** Tokens a provider reported ("input", "output", "cache_read", "cache_write", "reasoning"). */
   addProviderTokens(provider: string, kind: string, tokens: number): void;
+  /** A committed turn compacted its session's context ("summarize", ...). */
+  countCompaction(mode: string): void;
   readonly registry: Registry;
 }
 
@@ -70,6 +72,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
     labelNames: ["provider", "kind"] as const,
     registers: [registry],
   });
+  const compactions = new Counter({
+    name: "tether_compactions_total",
+    help: "Compactions committed with turns, by mode",
+    labelNames: ["mode"] as const,
+    registers: [registry],
+  });
   return {
     registry,
     ...tenantMetrics,
@@ -81,6 +89,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
     countLeaseClaim: (outcome) => leaseClaims.inc({ outcome }),
     setQueueDepth: (kind, depth) => queueDepth.set({ kind }, depth),
     addProviderTokens: (provider, kind, n) => tokens.inc({ provider, kind }, n),
+    countCompaction: (mode) => compactions.inc({ mode }),
   };
 }
 

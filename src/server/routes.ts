@@ -1,5 +1,6 @@
 // Which services the server routes and through which interceptors. Shared by the real server and
 // by tests that use the in-memory router transport, so both exercise the same composition.
+import type { CompactSessionFn } from "../api/session-service.js";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { createErrorInterceptor, type ErrorLog } from "../api/errors.js";
 import type { HealthState } from "../api/health-service.js";
@@ -25,11 +26,13 @@ export interface TetherRoutesOptions {
   stopSignal?: AbortSignal | undefined;
   /** Tenant quotas (ADR 0015); none when undefined. */
   quotas?: QuotaServiceOptions | undefined;
+  /** CompactSession's work (the runtime's); refused without it. */
+  compactSession?: CompactSessionFn | undefined;
 }
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
   return (router) => {
-    routeStoreServices(router, options.store);
+    routeStoreServices(router, options.store, options.compactSession);
     routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
     routeOperationalServices(router, { health: options.health, stopSignal: options.stopSignal });

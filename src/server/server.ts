@@ -1,6 +1,7 @@
 // The composition root of the network service: routes, interceptors, one listener for every
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
+import type { CompactSessionFn } from "../api/session-service.js";
 import { setMaxListeners } from "node:events";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { connectErrorOf } from "../api/errors.js";
@@ -33,6 +34,8 @@ export interface TetherServerOptions {
   quotas?: QuotaStore;
   /** Spans of RPCs; the runtime gets the same tracer (src/telemetry, ADR 0013). */
   tracer?: Tracer;
+  /** CompactSession's work: the runtime's. */
+  compactSession?: CompactSessionFn;
 }
 
 export interface TetherServer {
@@ -77,6 +80,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       routes: options.routes,
       stopSignal: draining.signal,
       quotas,
+      compactSession: options.compactSession,
     }),
     interceptors: createTetherInterceptors({
       apiKeys: config.apiKeys,

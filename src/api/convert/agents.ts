@@ -16,6 +16,7 @@ import {
 } from "../../gen/tether/v1/agent_service_pb.js";
 import { TurnOptionsSchema } from "../../gen/tether/v1/turn_pb.js";
 import { budgetToProto } from "./budgets.js";
+import { contextManagementToProto } from "./context.js";
 import { fromInt64, fromUint64, type SessionIdMap } from "./scalars.js";
 import { clientToolsFromProto, settingsFromProto } from "./turn.js";
 
@@ -36,6 +37,9 @@ export function definitionFromProto(pb: AgentDefinitionPb | undefined): AgentDef
         approvalRequiredTools: definition.approvalRequiredTools,
         ...(definition.responseFormat && { responseFormat: definition.responseFormat }),
         ...(definition.budget && { budget: definition.budget }),
+        ...(definition.contextManagement && {
+          contextManagement: definition.contextManagement,
+        }),
       }),
     );
     return { ...settings, clientTools };
@@ -77,6 +81,9 @@ export function definitionToProto(d: AgentDefinition): AgentDefinitionPb {
       },
     }),
     ...(d.budget && { budget: budgetToProto(d.budget) }),
+    ...(d.contextManagement && {
+      contextManagement: contextManagementToProto(d.contextManagement),
+    }),
   });
 }
 

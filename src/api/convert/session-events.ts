@@ -9,6 +9,8 @@ import {
   type TurnEvent as TurnEventPb,
 } from "../../gen/tether/v1/turn_pb.js";
 import { budgetReachedToProto } from "./budgets.js";
+import { UsagePurpose } from "../../gen/tether/v1/context_pb.js";
+import { compactionModeToProto } from "./context.js";
 import { toUint64, type SessionIdMap } from "./scalars.js";
 import { snapshotToProto, usageToProto } from "./session.js";
 import { outcomeToProto } from "./turn.js";
@@ -166,7 +168,23 @@ function modelEventBody(event: ModelEvent): EventBody {
     case "usage_reported":
       return {
         case: "usageReported",
-        value: { usage: usageToProto(event.usage), iteration: event.iteration },
+        value: {
+          usage: usageToProto(event.usage),
+          iteration: event.iteration,
+          purpose:
+            event.purpose === "compaction" ? UsagePurpose.COMPACTION : UsagePurpose.UNSPECIFIED,
+        },
+      };
+    case "context_compacted":
+      return {
+        case: "contextCompacted",
+        value: {
+          tokensBefore: toUint64(event.tokensBefore, "tokens_before"),
+          tokensAfter: toUint64(event.tokensAfter, "tokens_after"),
+          coversThroughMessage: toUint64(event.coversThroughMessage, "covers_through_message"),
+          mode: compactionModeToProto(event.mode),
+          clearedToolResults: event.clearedToolResults,
+        },
       };
     case "provider_retry":
       return {

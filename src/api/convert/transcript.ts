@@ -9,6 +9,7 @@ import {
   type TranscriptMessage,
 } from "../../gen/tether/v1/transcript_pb.js";
 import { decodeCommitted } from "../../runtime/index.js";
+import { compactionPartToProto } from "./context.js";
 
 type PartInit = MessageInitShape<typeof MessagePartSchema>["kind"];
 
@@ -52,6 +53,8 @@ function partsOf(message: Message): PartInit[] {
           },
         },
       ];
+    case "compaction":
+      return [{ case: "compaction", value: compactionPartToProto(message) }];
   }
 }
 
@@ -60,6 +63,7 @@ const ROLES = {
   user: Role.USER,
   assistant: Role.ASSISTANT,
   tool: Role.TOOL,
+  compaction: Role.COMPACTION,
 } as const;
 
 const isMessage = (value: { role?: unknown }): value is Message =>

@@ -27,6 +27,7 @@ import type { TurnSettings } from "../../runtime/index.js";
 import type { BusyStrategy } from "../../runtime/index.js";
 import { budgetFromProto, budgetStopMessage } from "./budgets.js";
 import { createEnumTable, fromUint64 } from "./scalars.js";
+import { contextManagementFromProto } from "./context.js";
 import { responseFormatFromProto } from "./response-format.js";
 
 const MAX_TOOLS = 128;
@@ -148,6 +149,12 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
   if (serverTools.length > 0) settings.serverTools = serverTools;
   if (options.responseFormat)
     settings.responseFormat = responseFormatFromProto(options.responseFormat);
+  if (options.contextManagement) {
+    settings.contextManagement = contextManagementFromProto(
+      options.contextManagement,
+      "options.context_management",
+    );
+  }
   return settings;
 }
 
@@ -223,7 +230,9 @@ export function outcomeToProto(outcome: TurnOutcome): TurnOutcomePb {
                 ? FailureReason.PROVIDER_ERROR
                 : outcome.reason === "response_format_mismatch"
                   ? FailureReason.RESPONSE_FORMAT_MISMATCH
-                  : FailureReason.INTERNAL,
+                  : outcome.reason === "compaction_failed"
+                    ? FailureReason.COMPACTION_FAILED
+                    : FailureReason.INTERNAL,
             message: outcome.message,
           },
         },

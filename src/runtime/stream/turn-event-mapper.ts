@@ -108,7 +108,12 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
           origin: origin(event.toolName),
         };
       case "usage":
-        return { type: "usage_reported", usage: event.usage, iteration: event.iteration };
+        return {
+          type: "usage_reported",
+          usage: event.usage,
+          iteration: event.iteration,
+          ...(event.purpose && { purpose: event.purpose }),
+        };
       case "checkpoint_admission":
         return { type: "input_admitted", inputIds: event.sources.map((s) => s.id) };
       case "tool_final_value":
@@ -119,6 +124,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
       case "reasoning_delta":
       case "output_truncated":
       case "budget_reached":
+      case "context_compacted":
         return event;
       case "final_value":
       case "terminal":

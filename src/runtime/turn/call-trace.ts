@@ -41,6 +41,9 @@ function messageOf(message: Message): object {
         role: "tool",
         parts: [{ type: "tool_call_response", id: message.callId, response: message.content }],
       };
+    case "compaction":
+      // Providers never receive one (the view sends its summary as a user message).
+      return { role: "user", parts: [{ type: "text", content: message.summary }] };
   }
 }
 

@@ -29,3 +29,4 @@ export {
   type TranscriptCache,
 } from "./transcript-cache.js";
 export type { SpendPolicy } from "./spend-guard.js";
+export { compactNow, type CompactNowReceipt } from "./compact-now.js";

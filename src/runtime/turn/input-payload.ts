@@ -1,6 +1,7 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
 import type { Budget } from "../../domain/budgets.js";
+import type { ContextManagement } from "../../domain/compaction.js";
 import type { InputItem } from "../../domain/conversation.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { ResponseFormat } from "./response-format.js";
@@ -21,6 +22,8 @@ export interface TurnSettings {
   serverTools?: string[];
   /** The JSON schema the final answer must match (response-format.ts). */
   responseFormat?: ResponseFormat;
+  /** Compaction policy as the request set it; overlaid on the agent's field by field. */
+  contextManagement?: ContextManagement;
 }
 
 export interface InputPayload {

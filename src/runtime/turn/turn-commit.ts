@@ -74,7 +74,7 @@ export function reportCommitted(
   deps: RuntimeDeps,
   sessionId: SessionId,
   turnId: string,
-  result: Pick<TurnResult, "outcome" | "usage">,
+  result: Pick<TurnResult, "outcome" | "usage"> & Partial<Pick<TurnResult, "messages">>,
   headRevision: number,
   fencingToken: number,
 ): void {
@@ -85,6 +85,9 @@ export function reportCommitted(
   deps.metrics?.addProviderTokens(provider, "cache_read", result.usage.cacheReadTokens);
   deps.metrics?.addProviderTokens(provider, "cache_write", result.usage.cacheWriteTokens);
   deps.metrics?.addProviderTokens(provider, "reasoning", result.usage.reasoningTokens);
+  for (const m of result.messages ?? []) {
+    if (m.role === "compaction") deps.metrics?.countCompaction?.(m.mode);
+  }
   const { outcome } = result;
   deps.logger.info(
     {

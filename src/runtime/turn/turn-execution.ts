@@ -3,6 +3,7 @@
 // admit steers and earliest-safe-boundary work, then either stop short (parked, handed over, lease
 // lost) or commit everything the turn consumed in one atomic step and announce the outcome.
 // executeTurn returns how the turn ended (TurnEnd); only a defect is thrown.
+import { resolveContextPolicy } from "../../domain/compaction.js";
 import type { TurnCheckpoint } from "../../domain/inputs.js";
 import { createTurnEngine, type TurnResult } from "../../engine/index.js";
 import type { CheckpointAdmission, TurnCheckpointHost } from "../../ports/checkpoint-host.js";
@@ -153,6 +154,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
     ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
     ...spendGuardOf(run),
+    contextPolicy: resolveContextPolicy(settings.contextManagement),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the
     // engine's timeout is a backstop behind it.
     toolTimeoutMs: deps.clientToolTimeoutMs + CLIENT_DEADLINE_GRACE_MS,

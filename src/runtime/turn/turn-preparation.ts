@@ -1,6 +1,7 @@
 // The first step of a turn: what it runs with, read before anything is emitted. The committed
 // head, the input it consumes, its settings (the pinned agent under the turn's own options) and
 // its tools; a resumed turn takes all of these from the progress it saved when it parked.
+import { overlayContextManagement } from "../../domain/compaction.js";
 import type { InputItem, Message } from "../../domain/conversation.js";
 import type { InputId, SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
@@ -53,6 +54,15 @@ export interface PreparedTurn {
 export const turnIdOf = (job: TurnWork): string =>
   job.resumed?.parked.turnId ?? stableTurnId(job.fence.sessionId, job);
 
+/** The compaction policy is overlaid field by field, not replaced whole like other settings. */
+function withContextManagement(
+  agent: TurnSettings | undefined,
+  turn: TurnSettings | undefined,
+): Pick<TurnSettings, "contextManagement"> {
+  const cm = overlayContextManagement(agent?.contextManagement, turn?.contextManagement);
+  return cm === undefined ? {} : { contextManagement: cm };
+}
+
 export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<PreparedTurn> {
   const sessionId = job.fence.sessionId;
   const resumed = job.resumed;
@@ -79,6 +89,7 @@ export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<Pre
     ...deps.defaults,
     ...agent?.settings,
     ...payloads[0]?.settings,
+    ...withContextManagement(agent?.settings, payloads[0]?.settings),
   };
   // A turn's budget may only lower the agent's, limit by limit (ADR 0016).
   const budget = tighterBudget(agent?.settings.budget, payloads[0]?.settings.budget);

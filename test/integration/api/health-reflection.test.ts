@@ -101,6 +101,7 @@ describe("reflection", () => {
     }
     expect(files[0]).toBe("tether/v1/session_service.proto");
     expect([...files].sort()).toEqual([
+      "tether/v1/context.proto",
       "tether/v1/lease.proto",
       "tether/v1/session.proto",
       "tether/v1/session_service.proto",

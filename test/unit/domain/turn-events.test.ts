@@ -35,7 +35,12 @@ describe("turn event constructors", () => {
 
   test("a kind both the turn and the session unions name has one shape in both", () => {
     expectTypeOf<SharedKind>().toEqualTypeOf<
-      "text_delta" | "reasoning_delta" | "output_truncated" | "provider_retry" | "budget_reached"
+      | "text_delta"
+      | "reasoning_delta"
+      | "output_truncated"
+      | "provider_retry"
+      | "budget_reached"
+      | "context_compacted"
     >();
     expectTypeOf<Mismatched>().toBeNever();
   });

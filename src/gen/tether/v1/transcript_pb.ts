@@ -4,13 +4,15 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { CompactionPart } from "./context_pb.js";
+import { file_tether_v1_context } from "./context_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tether/v1/transcript.proto.
  */
 export const file_tether_v1_transcript: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXRoZXIvdjEvdHJhbnNjcmlwdC5wcm90bxIJdGV0aGVyLnYxIu8BChFUcmFuc2NyaXB0TWVzc2FnZRIvCgRyb2xlGAEgASgOMiEudGV0aGVyLnYxLlRyYW5zY3JpcHRNZXNzYWdlLlJvbGUSJQoFcGFydHMYAiADKAsyFi50ZXRoZXIudjEuTWVzc2FnZVBhcnQSDwoHdHVybl9pZBgDIAEoCRIQCghyZXZpc2lvbhgEIAEoBCJfCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg0KCVJPTEVfVE9PTBADEg8KC1JPTEVfU1lTVEVNEAQiwAEKC01lc3NhZ2VQYXJ0Eg4KBHRleHQYASABKAlIABIsCgl0b29sX2NhbGwYAiABKAsyFy50ZXRoZXIudjEuVG9vbENhbGxQYXJ0SAASMAoLdG9vbF9yZXN1bHQYAyABKAsyGS50ZXRoZXIudjEuVG9vbFJlc3VsdFBhcnRIABITCglyZWFzb25pbmcYBCABKAlIABIkCgVpbWFnZRgFIAEoCzITLnRldGhlci52MS5JbWFnZVJlZkgAQgYKBGtpbmQiRQoMVG9vbENhbGxQYXJ0Eg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCg5hcmd1bWVudHNfanNvbhgDIAEoCSJRCg5Ub29sUmVzdWx0UGFydBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJEhAKCGlzX2Vycm9yGAQgASgIIj4KCEltYWdlUmVmEgsKA3VybBgBIAEoCRIRCgltaW1lX3R5cGUYAiABKAkSEgoKc2l6ZV9ieXRlcxgDIAEoBGIGcHJvdG8z");
+  fileDesc("Chp0ZXRoZXIvdjEvdHJhbnNjcmlwdC5wcm90bxIJdGV0aGVyLnYxIoQCChFUcmFuc2NyaXB0TWVzc2FnZRIvCgRyb2xlGAEgASgOMiEudGV0aGVyLnYxLlRyYW5zY3JpcHRNZXNzYWdlLlJvbGUSJQoFcGFydHMYAiADKAsyFi50ZXRoZXIudjEuTWVzc2FnZVBhcnQSDwoHdHVybl9pZBgDIAEoCRIQCghyZXZpc2lvbhgEIAEoBCJ0CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg0KCVJPTEVfVE9PTBADEg8KC1JPTEVfU1lTVEVNEAQSEwoPUk9MRV9DT01QQUNUSU9OEAUi8QEKC01lc3NhZ2VQYXJ0Eg4KBHRleHQYASABKAlIABIsCgl0b29sX2NhbGwYAiABKAsyFy50ZXRoZXIudjEuVG9vbENhbGxQYXJ0SAASMAoLdG9vbF9yZXN1bHQYAyABKAsyGS50ZXRoZXIudjEuVG9vbFJlc3VsdFBhcnRIABITCglyZWFzb25pbmcYBCABKAlIABIkCgVpbWFnZRgFIAEoCzITLnRldGhlci52MS5JbWFnZVJlZkgAEi8KCmNvbXBhY3Rpb24YBiABKAsyGS50ZXRoZXIudjEuQ29tcGFjdGlvblBhcnRIAEIGCgRraW5kIkUKDFRvb2xDYWxsUGFydBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFgoOYXJndW1lbnRzX2pzb24YAyABKAkiUQoOVG9vbFJlc3VsdFBhcnQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBm91dHB1dBgDIAEoCRIQCghpc19lcnJvchgEIAEoCCI+CghJbWFnZVJlZhILCgN1cmwYASABKAkSEQoJbWltZV90eXBlGAIgASgJEhIKCnNpemVfYnl0ZXMYAyABKARiBnByb3RvMw", [file_tether_v1_context]);
 
 /**
  * One committed message of a session's transcript, typed: the same shape for every role.
@@ -94,6 +96,13 @@ export enum TranscriptMessage_Role {
    * @generated from enum value: ROLE_SYSTEM = 4;
    */
   SYSTEM = 4,
+
+  /**
+   * A compaction: a summary of the messages before it (its one part is `compaction`).
+   *
+   * @generated from enum value: ROLE_COMPACTION = 5;
+   */
+  COMPACTION = 5,
 }
 
 /**
@@ -153,6 +162,14 @@ export type MessagePart = Message<"tether.v1.MessagePart"> & {
      */
     value: ImageRef;
     case: "image";
+  } | {
+    /**
+     * A compaction (a ROLE_COMPACTION message has exactly one).
+     *
+     * @generated from field: tether.v1.CompactionPart compaction = 6;
+     */
+    value: CompactionPart;
+    case: "compaction";
   } | { case: undefined; value?: undefined };
 };
 

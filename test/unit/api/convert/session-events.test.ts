@@ -96,6 +96,18 @@ const ROWS: [SessionEvent, string, Record<string, unknown>][] = [
       unpricedModel: "",
     },
   ],
+  [
+    {
+      type: "context_compacted",
+      tokensBefore: 21_000,
+      tokensAfter: 1_200,
+      coversThroughMessage: 38,
+      mode: "summarize",
+      clearedToolResults: 0,
+    },
+    "contextCompacted",
+    { tokensBefore: 21_000n, tokensAfter: 1_200n, coversThroughMessage: 38n },
+  ],
   [{ type: "tool_value", valueJson: '{"n":1}' }, "toolValue", { valueJson: '{"n":1}' }],
   [
     {

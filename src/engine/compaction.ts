@@ -1,0 +1,339 @@
+// Compaction at the safe boundary before a model call: first clear old tool results (no model
+// call); if the estimate is still over the trigger, summarize everything before the kept tail
+// with the turn's own model. The summarizer's input is bounded: a range too large for one call is
+// summarized in chunks, then the summaries are summarized, so compaction never fails for size.
+import {
+  CLEARED_TOOL_RESULT,
+  estimateMessageTokens,
+  estimateTextTokens,
+  type ContextPolicy,
+} from "../domain/compaction.js";
+import type { CompactionItem, Message } from "../domain/conversation.js";
+import type { TurnEvent } from "../domain/turn-events.js";
+import type { TurnOutcome } from "../domain/turn-outcome.js";
+import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
+import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
+import type { Sleep } from "../ports/sleep.js";
+import { errorMessage } from "./abort.js";
+import { consumeModelCall, type TextForwarder } from "./reconcile.js";
+import { decideRetry, type RetryPolicy } from "./retry.js";
+
+export interface CompactionContext {
+  provider: ModelProvider;
+  retry: RetryPolicy;
+  random: () => number;
+  sleep: Sleep;
+  model: ModelCallOptions;
+  signal: AbortSignal;
+  emit(event: TurnEvent): void | Promise<void>;
+  /** A summary call's usage, as soon as it is known: the turn counts and reports it. */
+  reportUsage(usage: UsageTotals, call: number): void | Promise<void>;
+}
+
+export interface CompactionInput {
+  policy: ContextPolicy;
+  /** The whole transcript (history and this turn's messages so far). */
+  all: readonly Message[];
+  latest: CompactionItem | undefined;
+  tokensBefore: number;
+  /** Tokens of what is sent besides the messages (system prompt, tool definitions). */
+  fixedTokens: number;
+  /** Summarize even when clearing alone would bring the estimate under the trigger (on demand). */
+  force?: boolean;
+}
+
+export type CompactionResult =
+  | { kind: "compacted"; item: CompactionItem; usage: UsageTotals }
+  | { kind: "nothing" }
+  | { kind: "cancelled" }
+  | { kind: "failed"; outcome: Extract<TurnOutcome, { kind: "failed" }> };
+
+const SILENT: TextForwarder = { forwardText: () => undefined, forwardReasoning: () => undefined };
+
+export async function compact(
+  ctx: CompactionContext,
+  input: CompactionInput,
+): Promise<CompactionResult> {
+  const { policy, all, latest } = input;
+  const prevCovers = latest?.coversThroughMessage ?? 0;
+  const cleared = clearToolResults(policy, all, prevCovers, latest?.clearedToolResults ?? []);
+  const shownTokens = (i: number): number => {
+    const m = all[i];
+    if (m === undefined || m.role === "compaction") return 0;
+    if (m.role === "tool" && cleared.has(m.callId)) {
+      return estimateMessageTokens({ ...m, content: CLEARED_TOOL_RESULT });
+    }
+    return estimateMessageTokens(m);
+  };
+  const saved = savedByClearing(all, prevCovers, cleared, latest?.clearedToolResults ?? []);
+  const afterClearing = Math.max(0, input.tokensBefore - saved);
+  const base = {
+    role: "compaction" as const,
+    provider: ctx.provider.name,
+    model: ctx.model.model ?? "",
+    tokensBefore: input.tokensBefore,
+    clearedToolResults: [...cleared],
+    mode: "summarize" as const,
+  };
+  if (afterClearing < policy.triggerTokens && input.force !== true) {
+    if (saved === 0) return { kind: "nothing" };
+    const item: CompactionItem = {
+      ...base,
+      coversThroughMessage: prevCovers,
+      summary: latest?.summary ?? "",
+      tokensAfter: afterClearing,
+    };
+    return { kind: "compacted", item, usage: ZERO_USAGE };
+  }
+  const covers = tailStart(all, policy.keepRecentTokens, shownTokens);
+  if (covers <= prevCovers) {
+    if (saved === 0) return { kind: "nothing" };
+    const item: CompactionItem = {
+      ...base,
+      coversThroughMessage: prevCovers,
+      summary: latest?.summary ?? "",
+      tokensAfter: afterClearing,
+    };
+    return { kind: "compacted", item, usage: ZERO_USAGE };
+  }
+  const texts: string[] = [];
+  if (latest !== undefined && latest.summary !== "") {
+    texts.push(`Summary of what came before:\n${latest.summary}`);
+  }
+  for (let i = prevCovers; i < covers; i++) {
+    const m = all[i];
+    if (m !== undefined && m.role !== "compaction") texts.push(render(m, cleared));
+  }
+  const summarizer = new Summarizer(ctx, policy);
+  const summary = await summarizer.summarize(texts);
+  if (typeof summary !== "string") return summary;
+  let tokensAfter = input.fixedTokens + estimateTextTokens(summary);
+  for (let i = covers; i < all.length; i++) tokensAfter += shownTokens(i);
+  const item: CompactionItem = { ...base, coversThroughMessage: covers, summary, tokensAfter };
+  return { kind: "compacted", item, usage: summarizer.usage };
+}
+
+/** Call ids cleared after this compaction: the earlier ones still shown, and the new ones. */
+function clearToolResults(
+  policy: ContextPolicy,
+  all: readonly Message[],
+  from: number,
+  earlier: readonly string[],
+): Set<string> {
+  const shown = new Set<string>();
+  const results: { callId: string; toolName: string }[] = [];
+  for (let i = from; i < all.length; i++) {
+    const m = all[i];
+    if (m?.role === "tool") {
+      shown.add(m.callId);
+      results.push(m);
+    }
+  }
+  // Ids of results the summary now covers are dropped: they are no longer sent at all.
+  const cleared = new Set(earlier.filter((id) => shown.has(id)));
+  const rule = policy.clearToolResults;
+  if (rule === undefined) return cleared;
+  const excluded = new Set(rule.excludeTools);
+  const old = results.slice(0, Math.max(0, results.length - rule.keepLast));
+  for (const r of old) if (!excluded.has(r.toolName)) cleared.add(r.callId);
+  return cleared;
+}
+
+function savedByClearing(
+  all: readonly Message[],
+  from: number,
+  cleared: ReadonlySet<string>,
+  earlier: readonly string[],
+): number {
+  const before = new Set(earlier);
+  let saved = 0;
+  for (let i = from; i < all.length; i++) {
+    const m = all[i];
+    if (m?.role !== "tool" || !cleared.has(m.callId) || before.has(m.callId)) continue;
+    saved += estimateTextTokens(m.content) - estimateTextTokens(CLEARED_TOOL_RESULT);
+  }
+  return Math.max(0, saved);
+}
+
+/**
+ * Where the kept tail starts: the newest messages within `keep` tokens, but at least the last
+ * message that is not a tool result (the model must see what it answers), and never starting
+ * on a tool result (its call would be summarized away from it).
+ */
+export function tailStart(
+  all: readonly Message[],
+  keep: number,
+  tokensOf: (i: number) => number,
+): number {
+  let lastAnchor = -1;
+  for (let i = all.length - 1; i >= 0; i--) {
+    const role = all[i]?.role;
+    if (role !== "tool" && role !== "compaction") {
+      lastAnchor = i;
+      break;
+    }
+  }
+  if (lastAnchor < 0) return 0;
+  let start = all.length;
+  let used = 0;
+  while (start > 0) {
+    const next = used + tokensOf(start - 1);
+    if (next > keep) break;
+    used = next;
+    start--;
+  }
+  start = Math.min(start, lastAnchor);
+  while (start < lastAnchor && isToolOrCompaction(all[start])) start++;
+  return start;
+}
+
+const isToolOrCompaction = (m: Message | undefined): boolean =>
+  m?.role === "tool" || m?.role === "compaction";
+
+function render(m: Message, cleared: ReadonlySet<string>): string {
+  switch (m.role) {
+    case "system":
+      return `System: ${m.text}`;
+    case "user":
+      return `User: ${m.content.map((c) => (c.type === "text" ? c.text : "[image]")).join("\n")}`;
+    case "assistant":
+      return `Assistant: ${m.parts
+        .map((p) => {
+          if (p.type === "tool_call") return `[called ${p.toolName}(${p.argumentsJson})]`;
+          return p.type === "reasoning" ? "" : p.text;
+        })
+        .filter((t) => t !== "")
+        .join("\n")}`;
+    case "tool":
+      return `Tool ${m.toolName} result: ${cleared.has(m.callId) ? CLEARED_TOOL_RESULT : m.content}`;
+    case "compaction":
+      return "";
+  }
+}
+
+/** Summary calls under the provider retry policy, over input no larger than half the trigger. */
+class Summarizer {
+  usage: UsageTotals = ZERO_USAGE;
+  private calls = 0;
+  private readonly chunkChars: number;
+
+  constructor(
+    private readonly ctx: CompactionContext,
+    private readonly policy: ContextPolicy,
+  ) {
+    // Half the trigger for the range leaves room for the instructions and the summary itself.
+    this.chunkChars = Math.floor(policy.triggerTokens / 2) * 4;
+  }
+
+  /** One summary of `texts` (in order), or how the compaction ended instead. */
+  async summarize(
+    texts: readonly string[],
+  ): Promise<string | Exclude<CompactionResult, { kind: "compacted" | "nothing" }>> {
+    let parts = texts.map((t) =>
+      t.length > this.chunkChars ? `${t.slice(0, this.chunkChars)} [cut]` : t,
+    );
+    let framing = "the conversation";
+    for (;;) {
+      const chunks = this.chunk(parts);
+      const summaries: string[] = [];
+      for (const chunk of chunks) {
+        const s = await this.call(
+          chunk.join("\n\n"),
+          chunks.length > 1 ? `part of ${framing}` : framing,
+        );
+        if (typeof s !== "string") return s;
+        summaries.push(s);
+      }
+      if (summaries.length === 1) return summaries[0] ?? "";
+      parts = summaries;
+      framing = "consecutive summaries of parts of the conversation, oldest first";
+    }
+  }
+
+  private chunk(parts: readonly string[]): string[][] {
+    const chunks: string[][] = [];
+    let current: string[] = [];
+    let size = 0;
+    for (const p of parts) {
+      if (current.length > 0 && size + p.length > this.chunkChars) {
+        chunks.push(current);
+        current = [];
+        size = 0;
+      }
+      current.push(p);
+      size += p.length + 2;
+    }
+    if (current.length > 0) chunks.push(current);
+    return chunks;
+  }
+
+  private async call(
+    text: string,
+    what: string,
+  ): Promise<string | Exclude<CompactionResult, { kind: "compacted" | "nothing" }>> {
+    const { ctx } = this;
+    const { responseFormat: _unused, ...options } = ctx.model;
+    const request = {
+      messages: [
+        { role: "system" as const, text: "You write summaries of conversations." },
+        {
+          role: "user" as const,
+          content: [
+            {
+              type: "text" as const,
+              text: `Below is ${what}.\n\n${text}\n\n${this.policy.instructions}`,
+            },
+          ],
+        },
+      ],
+      tools: [],
+      // A summary far smaller than the trigger is what makes room; an eighth of it is plenty.
+      options: {
+        ...options,
+        maxOutputTokens: Math.max(256, Math.floor(this.policy.triggerTokens / 8)),
+      },
+      signal: ctx.signal,
+    };
+    const iteration = ++this.calls;
+    for (let attempt = 1; ; attempt++) {
+      if (ctx.signal.aborted) return { kind: "cancelled" };
+      try {
+        const response = await consumeModelCall(ctx.provider.call(request), SILENT, {
+          forwardedText: "",
+        });
+        if (ctx.signal.aborted) return { kind: "cancelled" };
+        this.usage = addUsage(this.usage, response.usage);
+        await ctx.reportUsage(response.usage, iteration);
+        return response.text;
+      } catch (error) {
+        if (ctx.signal.aborted) return { kind: "cancelled" };
+        // Nothing of a summary reaches the client, so a partly streamed one may be repeated.
+        const decision = decideRetry(error, attempt, false, ctx.retry, ctx.random);
+        if (!decision.retry) {
+          const why = decision.why === undefined ? "" : ` (${decision.why})`;
+          return {
+            kind: "failed",
+            outcome: {
+              kind: "failed",
+              reason: "compaction_failed",
+              attempts: attempt,
+              message: `the summary call failed: ${errorMessage(error)}${why}`,
+            },
+          };
+        }
+        await ctx.emit({
+          type: "provider_retry",
+          iteration,
+          attempt,
+          delayMs: decision.delayMs,
+          reason: `summary call: ${errorMessage(error)}`,
+        });
+        try {
+          await ctx.sleep(decision.delayMs, ctx.signal);
+        } catch {
+          return { kind: "cancelled" };
+        }
+      }
+    }
+  }
+}
