@@ -21,6 +21,7 @@ import { describeSessionListLaws } from "./laws/session-list.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
 import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
+import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
 export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
@@ -28,6 +29,8 @@ export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
 export interface ConformanceOptions {
   /** False where the backend has no quota counters: the wire (ADR 0015 says why). */
   quotas?: boolean;
+  /** False where the backend has no webhook store: the wire (ADR 0021 says why). */
+  webhooks?: boolean;
 }
 
 export function defineStoreConformance(
@@ -55,4 +58,5 @@ export function defineStoreConformance(
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
   if (options.quotas !== false) describeQuotaLaws(factory);
+  if (options.webhooks !== false) describeWebhookLaws(factory);
 }

@@ -17,6 +17,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
   return {
     store,
     quotas: createMemoryQuotaStore({ clock }),
+    webhooks: store.webhooks,
     advanceTime: async (ms) => {
       clock.advance(ms);
     },

@@ -14,6 +14,7 @@ export interface AgentRecord {
   deleted: boolean;
 }
 import { emptyCell, type SessionCell } from "./session-cell.js";
+import type { MemoryWebhooks } from "./webhook-ops.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
 export interface TurnToolCalls {
@@ -29,6 +30,8 @@ export interface MemoryContext {
   toolCalls: Map<string, TurnToolCalls>;
   /** Agents by id (agent-ops.ts); apart from the sessions, which only name them. */
   agents: Map<string, AgentRecord>;
+  /** Webhook outboxes, endpoints and delivery logs (webhook-ops.ts, ADR 0021). */
+  webhooks: MemoryWebhooks;
   clock: Clock;
   probe: LivenessProbe;
   limits: StoreLimits;
