@@ -5,6 +5,7 @@ import { Cluster, Redis } from "ioredis";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
+import { createRedisWebhookStore } from "../../src/store/redis/webhook-ops.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -42,6 +43,7 @@ export function redisStoreFactory(
     return {
       store,
       quotas: createRedisQuotaStore({ redis: connection(), namespace }),
+      webhooks: createRedisWebhookStore({ redis: connection(), namespace }),
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
       close: () => store.close(),
     };

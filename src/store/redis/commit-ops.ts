@@ -38,6 +38,9 @@ function commitSpec(commit: RuntimeCommit): string {
     m: metadata,
     p: commit.parkedTurnId ?? "",
     f: commit.deferTurnInputs ?? "",
+    w: commit.webhookEvent
+      ? [commit.webhookEvent.id, JSON.stringify(commit.webhookEvent)]
+      : ["", ""],
   });
 }
 
@@ -59,6 +62,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.parked,
       k.history,
       k.metadataLog,
+      k.outbox,
     ],
     [commitSpec(input), ...input.appendMessages],
   );

@@ -54,6 +54,15 @@ export const SCRIPT_NAMES = [
   "releaseTurnSlot",
   "renewTurnSlots",
   "readQuotaUsage",
+  "enqueueWebhookEvent",
+  "claimOutbox",
+  "settleOutbox",
+  "createWebhookEndpoint",
+  "readWebhookEndpoints",
+  "updateWebhookEndpoint",
+  "deleteWebhookEndpoint",
+  "recordWebhookDelivery",
+  "listWebhookDeliveries",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

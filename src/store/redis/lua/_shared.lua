@@ -327,3 +327,12 @@ local function quota_tokens_over(u, per_minute, per_day, now)
   if per_day > 0 and u.kday >= per_day then return { 'tokens_per_day', u.day_reset - now } end
   return nil
 end
+
+-- A webhook outbox row (ADR 0021): e = the event's JSON as given, a = attempts, d = due ms,
+-- t = JSON [endpoint ids] or "" for every endpoint that wants it, k = claim token, l = lease
+-- expiry ms. Kept as given (never re-encoded), so an empty list stays a list. False when the
+-- event's row is there already.
+local function write_outbox_row(key, id, event_json, targets, now)
+  local row = cjson.encode({ e = event_json, a = 0, d = now, t = targets, k = '', l = 0 })
+  return redis.call('HSETNX', key, id, row) == 1
+end
