@@ -89,6 +89,8 @@ export interface WebhookDelivery {
   endpointId: string;
   eventId: string;
   eventType: WebhookEventType;
+  /** The event as sent, so a replay sends it again with the same id. */
+  event: WebhookEvent;
   /** The outbox the event came from (a session id), so a replay goes back through it. */
   outboxId: string;
   attempt: number;
@@ -160,4 +162,10 @@ export function parseWebhookSecret(raw: string, field = "secret"): string {
 
 export function wantsEvent(endpoint: WebhookEndpoint, type: WebhookEventType): boolean {
   return endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(type);
+}
+
+/** The tenant of a store session id `<tenant>:<client id>` (ADR 0003); "default" without one. */
+export function tenantOfOutbox(outboxId: string): string {
+  const at = outboxId.indexOf(":");
+  return at < 0 ? "default" : outboxId.slice(0, at);
 }

@@ -28,3 +28,16 @@ export {
   type TurnSettings,
 } from "./turn/index.js";
 export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";
+export {
+  createWebhookDeliverer,
+  replayDelivery,
+  type WebhookDeliverer,
+  type WebhookDelivererOptions,
+} from "./webhook-deliverer.js";
+export {
+  createWebhookSender,
+  isPrivateAddress,
+  webhookBody,
+  type SendReport,
+  type WebhookSend,
+} from "./webhook-sender.js";

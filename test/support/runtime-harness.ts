@@ -38,6 +38,9 @@ import type { QuotaConfig } from "../../src/domain/quotas.js";
 import type { QuotaStore } from "../../src/ports/quota-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
+import type { WebhookStore } from "../../src/ports/webhook-store.js";
+import { createRedisWebhookStore } from "../../src/store/redis/webhook-ops.js";
+import type { MemoryStore } from "../../src/store/memory/memory-store.js";
 
 export interface RuntimeHarness {
   runtime: TetherRuntime;
@@ -46,6 +49,8 @@ export interface RuntimeHarness {
   deps: RuntimeDeps;
   /** The tenant quota counters of the backend (shared like the store). */
   quotas: QuotaStore;
+  /** The webhook outboxes and endpoints of the backend; wired into the runtime with `webhooks`. */
+  webhooks: WebhookStore;
 }
 
 export interface RuntimeHarnessOptions {
@@ -84,6 +89,8 @@ export interface RuntimeHarnessOptions {
   quotas?: { config: QuotaConfig; recheckMs?: number };
   /** Receives the runtime's metrics (none by default). */
   metrics?: RuntimeMetrics;
+  /** Commits and parks write webhook events (ADR 0021); off by default. */
+  webhooks?: boolean;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -108,6 +115,9 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     (redis
       ? createRedisQuotaStore({ redis, namespace })
       : createMemoryQuotaStore({ clock: systemClock }));
+  const webhooks =
+    shared?.webhooks ??
+    (redis ? createRedisWebhookStore({ redis, namespace }) : (backing as MemoryStore).webhooks);
   const deps: RuntimeDeps = {
     store,
     clock: systemClock,
@@ -148,8 +158,9 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
       },
     }),
     ...(options.metrics && { metrics: options.metrics }),
+    ...(options.webhooks === true && { webhooks }),
   };
-  return { runtime: createTetherRuntime(deps), store, log, deps, quotas };
+  return { runtime: createTetherRuntime(deps), store, log, deps, quotas, webhooks };
 }
 
 export function textCommand(

@@ -19,6 +19,7 @@ import { commitTurn, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
+import { turnEndEvent } from "./webhook-events.js";
 
 /** How much longer the engine's tool timeout is than a client call's deadline. */
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
@@ -209,6 +210,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     inputClaims: run.inputClaims,
     workClaims: run.workClaims,
     ...(prep.resumed && { parkedTurnId: turnId }),
+    webhookEvent: turnEndEvent(deps, sessionId, turnId, result.outcome),
   });
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the

@@ -45,6 +45,12 @@ const attempt = (endpointId: string, ok: boolean, n: number): WebhookDelivery =>
   endpointId,
   eventId: `msg_${n}`,
   eventType: "turn.completed",
+  event: {
+    id: `msg_${n}`,
+    type: "turn.completed",
+    createdAtMs: 1_700_000_000_000,
+    data: { session_id: "s", turn_id: "t1", call_ids: [] },
+  },
   outboxId: "t:s",
   attempt: n,
   ok,
@@ -213,6 +219,13 @@ export function describeWebhookLaws(factory: StoreFactory): void {
         cursor: page.nextCursor ?? "",
       });
       expect(next.deliveries).toHaveLength(37);
+      // The event is logged as sent (an empty list stays a list), so a replay can send it again.
+      expect(next.deliveries[36]?.event).toEqual({
+        id: "msg_1",
+        type: "turn.completed",
+        createdAtMs: 1_700_000_000_000,
+        data: { session_id: "s", turn_id: "t1", call_ids: [] },
+      });
       expect(next.nextCursor).toBeUndefined();
       expect(
         await hooks().updateEndpoint({ tenant, endpointId: "ep", disabled: false }),
