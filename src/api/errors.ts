@@ -31,6 +31,8 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   session_already_exists: Code.AlreadyExists,
   agent_not_found: Code.NotFound,
   agent_already_exists: Code.AlreadyExists,
+  webhook_endpoint_not_found: Code.NotFound,
+  webhook_endpoint_already_exists: Code.AlreadyExists,
   agent_version_conflict: Code.Aborted,
   revision_out_of_range: Code.OutOfRange,
   revision_unavailable: Code.FailedPrecondition,

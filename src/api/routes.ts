@@ -10,6 +10,9 @@ import { QuotaService } from "../gen/tether/v1/quota_service_pb.js";
 import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
+import { WebhookService } from "../gen/tether/v1/webhook_service_pb.js";
+import type { WebhookStore } from "../ports/webhook-store.js";
+import { createWebhookService } from "./webhook-service.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createAgentService } from "./agent-service.js";
 import { ERROR_DETAIL_MESSAGES } from "./errors.js";
@@ -32,6 +35,11 @@ export function routeStoreServices(router: ConnectRouter, store: RuntimeStore): 
 /** QuotaService: a tenant's quota limits and their use (ADR 0015). */
 export function routeQuotaService(router: ConnectRouter, options: QuotaServiceOptions): void {
   router.service(QuotaService, createQuotaService(options));
+}
+
+/** WebhookService: the tenant's webhook endpoints and deliveries (ADR 0021). */
+export function routeWebhookService(router: ConnectRouter, store: WebhookStore): void {
+  router.service(WebhookService, createWebhookService(store));
 }
 
 export function routeTurnService(router: ConnectRouter, options: TurnServiceOptions): void {

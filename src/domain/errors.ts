@@ -19,6 +19,8 @@ export type TetherErrorCode =
   | "agent_not_found"
   | "agent_already_exists"
   | "agent_version_conflict"
+  | "webhook_endpoint_not_found"
+  | "webhook_endpoint_already_exists"
   | "revision_out_of_range"
   | "revision_unavailable"
   | "turn_in_progress"
@@ -302,5 +304,23 @@ export function turnInProgress(sessionId: string, what: string): TetherError {
     "turn_in_progress",
     `session ${sessionId} has a turn in progress (${what}): try again once it has ended`,
     { fields: { sessionId } },
+  );
+}
+
+export function webhookEndpointNotFound(endpointId: string): TetherError {
+  return new TetherError(
+    "webhook_endpoint_not_found",
+    `webhook endpoint ${endpointId} does not exist`,
+    {
+      fields: { endpointId },
+    },
+  );
+}
+
+export function webhookEndpointAlreadyExists(endpointId: string): TetherError {
+  return new TetherError(
+    "webhook_endpoint_already_exists",
+    `webhook endpoint ${endpointId} already exists`,
+    { fields: { endpointId } },
   );
 }

@@ -1,5 +1,7 @@
 // Builds this replica's runtime: the configured model provider, its lease identity (a new
 // incarnation per process start), and the TurnService route that serves it.
+import type { Registry } from "prom-client";
+import { buildWebhooks, type BuiltWebhooks } from "./webhooks.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
 import { systemClock } from "../ports/clock.js";
 import { createTranscriptCache } from "../runtime/index.js";
@@ -61,6 +63,8 @@ export interface BuiltRuntime {
   sweeper: Sweeper;
   /** The MCP servers' connections, when any are configured. */
   mcp: McpHub | undefined;
+  /** Webhook delivery (ADR 0021): stop its deliverer on shutdown. */
+  webhooks: BuiltWebhooks;
 }
 
 /** The runtime's parking settings; a parked turn's progress is one store payload. */
@@ -76,7 +80,10 @@ export function buildRuntime(
   config: TetherConfig,
   backend: BuiltStore,
   logger: Logger,
-  metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
+  metrics?: RuntimeMetrics & {
+    setQueueDepth(kind: string, depth: number): void;
+    registry?: Registry;
+  },
 ): BuiltRuntime {
   // Connects in the background: a server that is down never holds up the start.
   const mcp =
@@ -90,6 +97,7 @@ export function buildRuntime(
   if (mcp) {
     logger.info({ mcpServers: config.mcpServers.map(redactedServer) }, "MCP servers configured");
   }
+  const webhooks = buildWebhooks(config.webhooks, backend.webhooks, logger, metrics?.registry);
   const runtime = createTetherRuntime({
     store: backend.store,
     clock: systemClock,
@@ -111,6 +119,7 @@ export function buildRuntime(
     logger,
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },
+    ...(webhooks.hook && { webhooks: webhooks.hook }),
   });
   const sweeper = startSweeper({
     driver: runtime.driver,
@@ -122,8 +131,12 @@ export function buildRuntime(
   });
   return {
     runtime,
-    routes: (router) => routeTurnService(router, { runtime }),
+    routes: (router) => {
+      routeTurnService(router, { runtime });
+      webhooks.routes(router);
+    },
     sweeper,
     mcp,
+    webhooks,
   };
 }

@@ -8,7 +8,8 @@ import { systemClock } from "../ports/clock.js";
 import { createMemoryQuotaStore } from "../store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../store/redis/quota-ops.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
-import { createRedisStore } from "../store/redis/index.js";
+import { createRedisStore, createRedisWebhookStore } from "../store/redis/index.js";
+import type { WebhookStore } from "../ports/webhook-store.js";
 import { createRedisEventLog } from "../store/redis/event-log.js";
 import { createRedisSignals } from "../store/redis/signals.js";
 import { createMemoryEventLog } from "../store/memory/event-log.js";
@@ -35,6 +36,8 @@ export interface BuiltStore {
   ready: ReadyIndex;
   /** Tenant quota counters (ADR 0015), shared by every replica on the same backend. */
   quotas: QuotaStore;
+  /** Webhook outboxes and endpoints (ADR 0021) on the same backend. */
+  webhooks: WebhookStore;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
@@ -60,6 +63,7 @@ export async function buildStore(
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       quotas: createMemoryQuotaStore({ clock: systemClock }),
+      webhooks: store.webhooks,
       ping: () => Promise.resolve(),
       reachableAtStart: true,
       sweepGuard: undefined,
@@ -112,6 +116,7 @@ export async function buildStore(
     signals,
     ready: createRedisReadyIndex({ redis }),
     quotas: createRedisQuotaStore({ redis }),
+    webhooks: createRedisWebhookStore({ redis }),
     async ping() {
       await redis.ping();
     },

@@ -1,5 +1,6 @@
 // Server configuration from TETHER_* environment variables, validated once at start: a bad value
 // stops the process with an error naming the variable, never a surprise at the first request.
+import { loadWebhookConfig, type WebhookConfig } from "./webhook-config.js";
 import { readFileSync } from "node:fs";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
@@ -81,6 +82,8 @@ export interface TetherConfig {
   sweepIntervalMs: number;
   /** Per-tenant quota limits (TETHER_QUOTAS / TETHER_QUOTAS_FILE); none by default. */
   quotas: QuotaConfig;
+  /** Webhook delivery (ADR 0021; webhook-config.ts). */
+  webhooks: WebhookConfig;
 }
 
 export class ConfigError extends Error {
@@ -273,6 +276,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     mcpServers: loadMcpServers(env),
     mcpCallTimeoutMs: integer(env, "TETHER_MCP_CALL_TIMEOUT_MS", 60_000, 1, 24 * 60 * 60 * 1000),
     quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
+    webhooks: loadWebhookConfig(env, (variable, problem) => new ConfigError(variable, problem)),
   };
 }
 

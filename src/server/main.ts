@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   // The store takes whatever a request within the message limit carries, encoded.
   const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
   const metrics = createMetrics({ labels: metricLabelsOf(config) });
-  const { runtime, routes, sweeper, mcp } = buildRuntime(config, built, logger, metrics);
+  const { runtime, routes, sweeper, mcp, webhooks } = buildRuntime(config, built, logger, metrics);
   const server = await createTetherServer({
     config,
     store: built.store,
@@ -60,6 +60,7 @@ async function main(): Promise<void> {
   const forced = async (signal: string) => {
     logger.warn({ signal }, "forced shutdown");
     sweeper.stop();
+    void webhooks.deliverer?.stop();
     backendHealth.stop();
     await server.close();
     await mcp?.close();
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, "shutting down");
     sweeper.stop();
+    void webhooks.deliverer?.stop();
     backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.

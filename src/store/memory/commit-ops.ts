@@ -19,7 +19,7 @@ import { atomically, type MemoryContext } from "./context.js";
 import { recordRevision } from "./history-ops.js";
 import { deferTurnInputs } from "./input-ops.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
-import { writeOutboxRow } from "./webhook-ops.js";
+import { writeOutboxRow } from "./webhook-state.js";
 
 /** Every check of a commit; throws before anything is written. */
 function checkApplicable(

@@ -14,7 +14,7 @@ export interface AgentRecord {
   deleted: boolean;
 }
 import { emptyCell, type SessionCell } from "./session-cell.js";
-import type { MemoryWebhooks } from "./webhook-ops.js";
+import type { MemoryWebhooks } from "./webhook-state.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
 export interface TurnToolCalls {

@@ -19,7 +19,7 @@ import { waitField } from "../shared/wait-codec.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { copy, requireLiveFence, type SessionCell } from "./session-cell.js";
 import { liveRecords, touched } from "./tool-call-ops.js";
-import { writeOutboxRow } from "./webhook-ops.js";
+import { writeOutboxRow } from "./webhook-state.js";
 
 function isSettled(ctx: MemoryContext, cell: SessionCell, turnId: string, nowMs: number) {
   const records = liveRecords(ctx, cell.sessionId, turnId, nowMs);

@@ -4,54 +4,14 @@ import type { SessionId } from "../../domain/ids.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
   type OutboxClaim,
-  type OutboxRow,
-  type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEvent,
 } from "../../domain/webhooks.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
 import { atomically, type MemoryContext } from "./context.js";
+import { writeOutboxRow, type MemoryWebhooks, type StoredRow } from "./webhook-state.js";
 
-interface StoredRow extends OutboxRow {
-  claimToken: string | undefined;
-  leaseUntilMs: number;
-}
-
-export interface MemoryWebhooks {
-  /** Outbox rows by outbox (session) id, then event id. They outlive a deleted session. */
-  outboxes: Map<SessionId, Map<string, StoredRow>>;
-  /** The hint index: outbox id -> due ms. */
-  due: Map<SessionId, number>;
-  endpoints: Map<string, Map<string, WebhookEndpoint>>;
-  /** By `<tenant>\n<endpoint id>`, newest first. */
-  deliveries: Map<string, WebhookDelivery[]>;
-}
-
-export function emptyWebhooks(): MemoryWebhooks {
-  return { outboxes: new Map(), due: new Map(), endpoints: new Map(), deliveries: new Map() };
-}
-
-/** Call only inside the outbox's serialized step; false when the event's row is there already. */
-export function writeOutboxRow(
-  webhooks: MemoryWebhooks,
-  outboxId: SessionId,
-  event: WebhookEvent,
-  targets: string[] | undefined,
-  nowMs: number,
-): boolean {
-  let rows = webhooks.outboxes.get(outboxId);
-  if (!rows) webhooks.outboxes.set(outboxId, (rows = new Map()));
-  if (rows.has(event.id)) return false;
-  rows.set(event.id, {
-    event: structuredClone(event),
-    attempts: 0,
-    dueAtMs: nowMs,
-    targets: targets && [...targets],
-    claimToken: undefined,
-    leaseUntilMs: 0,
-  });
-  return true;
-}
+export { emptyWebhooks, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
 
 const copyEndpoint = (e: WebhookEndpoint): WebhookEndpoint => structuredClone(e);
 const logKey = (tenant: string, endpointId: string) => `${tenant}\n${endpointId}`;
