@@ -52,6 +52,7 @@ function provider(): ModelProvider {
 }
 
 interface Setup {
+  committedAt: Map<string, number>;
   harness: RuntimeHarness;
   hooks: WebhookStore;
   receiver: WebhookReceiver;
@@ -68,6 +69,7 @@ for (const backend of ["memory", "redis"] as const) {
     });
 
     async function setup(): Promise<Setup> {
+      const committedAt = new Map<string, number>();
       const harness = createRuntimeHarness({
         provider: provider(),
         serverTools: {
@@ -79,6 +81,15 @@ for (const backend of ["memory", "redis"] as const) {
         approvalRequiredTools: ["deploy"],
         parkAfterMs: 0,
         webhooks: true,
+        // When each event's commit was acknowledged, for the latency figure.
+        wrapStore: (store) => ({
+          ...store,
+          commit: async (commit) => {
+            const receipt = await store.commit(commit);
+            if (commit.webhookEvent) committedAt.set(commit.webhookEvent.id, performance.now());
+            return receipt;
+          },
+        }),
         ...(backend === "redis" ? { redis } : {}),
       });
       const hooks = harness.webhooks;
@@ -96,6 +107,7 @@ for (const backend of ["memory", "redis"] as const) {
         },
       };
       return {
+        committedAt,
         harness,
         hooks,
         receiver,
@@ -275,11 +287,11 @@ for (const backend of ["memory", "redis"] as const) {
       await s.endpoint();
       s.deliverer();
       s.deliverer();
-      const turns = 40;
-      const committedAt = new Map<string, number>();
+      const turns = 100;
       for (let i = 0; i < turns; i++) {
         const { turnId } = await s.runTurn(`turn ${i}`);
-        committedAt.set(turnId, performance.now());
+        // One turn at a time, so each latency is the delivery's own, not a queue behind others.
+        await waitFor(() => s.receiver.delivered.some((d) => d.body.data.turn_id === turnId));
       }
       await waitFor(() => new Set(s.receiver.delivered.map((d) => d.id)).size === turns, {
         timeoutMs: 20_000,
@@ -287,7 +299,7 @@ for (const backend of ["memory", "redis"] as const) {
       const ids = s.receiver.delivered.map((d) => d.id);
       const duplicates = ids.length - new Set(ids).size;
       const latencies = s.receiver.delivered
-        .map((d) => d.atMs - (committedAt.get(String(d.body.data.turn_id)) ?? d.atMs))
+        .map((d) => d.atMs - (s.committedAt.get(d.id) ?? Number.NaN))
         .sort((a, b) => a - b);
       const at = (q: number) =>
         latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
