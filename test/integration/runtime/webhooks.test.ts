@@ -1,6 +1,6 @@
 // Webhooks with real parts (ADR 0021): turns run by the runtime write their events in the commit
 // and park steps; a leased deliverer sends them over HTTP, signed, to a receiver that verifies
-// every signature with the Standard Webhooks algorithm. Memory and Redis.
+// every signature with the Standard Webhooks algorithm. Memory, Redis and Redis Cluster.
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
@@ -22,11 +22,16 @@ import {
   textCommand,
   type RuntimeHarness,
 } from "../../support/runtime-harness.js";
+import { connectCluster } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
 import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
-afterAll(() => redis.disconnect());
+const cluster = connectCluster(inject("clusterPorts"));
+afterAll(() => {
+  redis.disconnect();
+  cluster.disconnect();
+});
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const TENANT = "acme";
@@ -61,7 +66,7 @@ interface Setup {
   runTurn(text: string): Promise<{ sessionId: string; turnId: string }>;
 }
 
-for (const backend of ["memory", "redis"] as const) {
+for (const backend of ["memory", "redis", "cluster"] as const) {
   describe(`webhooks on ${backend}`, () => {
     const closers: (() => Promise<void>)[] = [];
     afterEach(async () => {
@@ -90,7 +95,8 @@ for (const backend of ["memory", "redis"] as const) {
             return receipt;
           },
         }),
-        ...(backend === "redis" ? { redis } : {}),
+        ...(backend === "redis" && { redis }),
+        ...(backend === "cluster" && { redis: cluster }),
       });
       const hooks = harness.webhooks;
       const receiver = await startWebhookReceiver(SECRET);
