@@ -139,6 +139,8 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
       const report = await store.claimOutbox(outboxId, token, leaseMs, ROWS_PER_CLAIM);
       const dues = await Promise.all(report.claims.map((c) => deliverRow(outboxId, c)));
       const later = dues.filter((d): d is number => d !== undefined);
+      // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
+      if (report.remaining > report.claims.length) later.push(clock.nowMs());
       if (later.length > 0) await store.noteOutbox(outboxId, Math.min(...later));
       else if (report.remaining === report.claims.length) await store.forgetOutbox(outboxId);
     } catch (error) {
