@@ -169,3 +169,26 @@ export function tenantOfOutbox(outboxId: string): string {
   const at = outboxId.indexOf(":");
   return at < 0 ? "default" : outboxId.slice(0, at);
 }
+
+/**
+ * The seam for schedules (ADR 0021): the `schedule.paused` event a schedule's pause writes, to
+ * the outbox `<tenant>:schedule:<id>` (so tenantOfOutbox finds the tenant), either by
+ * WebhookOutboxStore.enqueueWebhookEvent or, atomically with the pause, by the shared Lua helper
+ * `write_outbox_row` on that outbox's key. The id is per pause, so each pause is one event.
+ */
+export function schedulePausedEvent(
+  tenant: string,
+  scheduleId: string,
+  reason: string,
+  pausedAtMs: number,
+): { outboxId: string; event: WebhookEvent } {
+  return {
+    outboxId: `${tenant}:schedule:${scheduleId}`,
+    event: {
+      id: `msg_sched_${scheduleId}_${pausedAtMs}`,
+      type: "schedule.paused",
+      createdAtMs: pausedAtMs,
+      data: { schedule_id: scheduleId, reason },
+    },
+  };
+}

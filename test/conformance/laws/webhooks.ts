@@ -7,10 +7,11 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
 import { fenceOf } from "../../../src/domain/lease.js";
-import type {
-  WebhookDelivery,
-  WebhookEndpointDraft,
-  WebhookEvent,
+import {
+  schedulePausedEvent,
+  type WebhookDelivery,
+  type WebhookEndpointDraft,
+  type WebhookEvent,
 } from "../../../src/domain/webhooks.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
@@ -163,6 +164,29 @@ export function describeWebhookLaws(factory: StoreFactory): void {
       await hooks().settleOutbox(sid, id, "a", { kind: "done" });
       await hooks().forgetOutbox(sid);
       expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+    });
+
+    test("a schedule pause's event (the seam) goes through an outbox of its own like any other", async () => {
+      const { outboxId, event: paused } = schedulePausedEvent(
+        "acme",
+        "nightly",
+        "target deleted",
+        1_700_000_000_000,
+      );
+      const id = outboxId as SessionId;
+      expect(await hooks().enqueueWebhookEvent(id, paused, ["ep-1"])).toBe(true);
+      const report = await hooks().claimOutbox(id, "a", LONG_TTL_MS, 10);
+      expect(report.claims.map((c) => [c.row.event, c.row.targets])).toEqual([
+        [
+          {
+            id: "msg_sched_nightly_1700000000000",
+            type: "schedule.paused",
+            createdAtMs: 1_700_000_000_000,
+            data: { schedule_id: "nightly", reason: "target deleted" },
+          },
+          ["ep-1"],
+        ],
+      ]);
     });
 
     test("endpoints are created once per id, read, updated and deleted per tenant", async () => {
