@@ -168,7 +168,8 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
       logger.warn({ error }, "webhook due outboxes not read");
     } finally {
       running = false;
-      if (!stopped) timer = setTimeout(() => track(round()), pollMs);
+      // Unref'd: a replica with nothing else to do exits; shutdown stops the deliverer anyway.
+      if (!stopped) timer = setTimeout(() => track(round()), pollMs).unref();
     }
   }
 

@@ -6,6 +6,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { routeWebhookService } from "../../../src/api/routes.js";
 import { WebhookService } from "../../../src/gen/tether/v1/webhook_service_pb.js";
 import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
+import { storeLimitsFor } from "../../../src/ports/runtime-store.js";
+import { buildRuntime } from "../../../src/server/build-runtime.js";
+import { buildStore, type BuiltStore } from "../../../src/server/build-store.js";
+import { loadConfig } from "../../../src/server/config.js";
+import { createLogger } from "../../../src/server/logger.js";
+import { createMetrics } from "../../../src/server/metrics.js";
+import { createTetherServer, type TetherServer } from "../../../src/server/server.js";
+import { waitFor } from "../../support/wait-for.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
 import { expectCode } from "../../support/api-clients.js";
 import { startApiServer, type ApiServerHarness } from "../../support/api-server.js";
 
@@ -99,5 +110,91 @@ describe("WebhookService", () => {
       Code.InvalidArgument,
     );
     await expectCode(api.listWebhookDeliveries({ endpointId: "zzz" }), Code.NotFound);
+  });
+});
+
+// The composition main.ts makes (buildStore, buildRuntime with webhooks on): a turn over gRPC is
+// delivered to the tenant's endpoint, listed in its delivery log and replayed through the API;
+// another tenant sees none of it.
+describe("webhooks through the server's own wiring", () => {
+  const KEYS = { acme: "key-acme-0123456789", globex: "key-globex-0123456789" };
+  let built: BuiltStore | undefined;
+  let wired: ReturnType<typeof buildRuntime> | undefined;
+  let tether: TetherServer | undefined;
+  let receiver: WebhookReceiver | undefined;
+  afterEach(async () => {
+    wired?.sweeper.stop();
+    await wired?.webhooks.deliverer?.stop();
+    await tether?.close();
+    await built?.close();
+    await receiver?.close();
+  });
+
+  it("delivers a turn's completion, lists it and replays it with the same id, per tenant", async () => {
+    const config = loadConfig({
+      TETHER_PORT: "0",
+      TETHER_METRICS_PORT: "0",
+      TETHER_LOG_LEVEL: "silent",
+      TETHER_API_KEYS: `${KEYS.acme}=acme,${KEYS.globex}=globex`,
+      TETHER_WEBHOOK_ALLOW_PRIVATE: "true",
+      TETHER_WEBHOOK_POLL_MS: "20",
+    });
+    const logger = createLogger({ level: "silent" });
+    built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
+    const metrics = createMetrics({ defaultMetrics: false });
+    wired = buildRuntime(config, built, logger, metrics);
+    tether = await createTetherServer({
+      config,
+      store: built.store,
+      logger,
+      metrics,
+      routes: wired.routes,
+    });
+    const as = (key: string) =>
+      createGrpcTransport({
+        baseUrl: `http://127.0.0.1:${tether?.port ?? 0}`,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${key}`);
+            return next(req);
+          },
+        ],
+      });
+    const acme = createClient(WebhookService, as(KEYS.acme));
+    const globex = createClient(WebhookService, as(KEYS.globex));
+    const created = await acme.createWebhookEndpoint({
+      endpointId: "ops",
+      url: "http://127.0.0.1:1/",
+    });
+    receiver = await startWebhookReceiver(created.endpoint?.secret ?? "");
+    await acme.updateWebhookEndpoint({ endpointId: "ops", url: receiver.url });
+    await expectCode(globex.getWebhookEndpoint({ endpointId: "ops" }), Code.NotFound);
+
+    const turns = createClient(TurnService, as(KEYS.acme));
+    let turnId = "";
+    for await (const r of turns.streamTurn({
+      sessionId: "s1",
+      input: [{ kind: { case: "text", value: "hello" } }],
+    })) {
+      turnId = r.event?.turnId ?? turnId;
+    }
+    const rcv = receiver;
+    await waitFor(() => rcv.delivered.length === 1);
+    expect(rcv.delivered[0]?.body).toMatchObject({
+      type: "turn.completed",
+      data: { session_id: "s1", turn_id: turnId },
+    });
+    const log = await acme.listWebhookDeliveries({ endpointId: "ops" });
+    expect(
+      log.deliveries.map((d) => [d.eventId, d.eventType, d.sessionId, d.attempt, d.ok, d.status]),
+    ).toEqual([[rcv.delivered[0]?.id, "turn.completed", "s1", 1, true, 204]]);
+    const replay = await acme.replayWebhookDelivery({
+      endpointId: "ops",
+      deliveryId: log.deliveries[0]?.deliveryId ?? "",
+    });
+    expect(replay.queued).toBe(true);
+    await waitFor(() => rcv.delivered.length === 2);
+    expect(rcv.delivered[1]?.id).toBe(rcv.delivered[0]?.id);
+    expect(rcv.rejected).toBe(0);
   });
 });
