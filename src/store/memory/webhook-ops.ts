@@ -8,6 +8,7 @@ import {
   type WebhookEvent,
 } from "../../domain/webhooks.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
+import { withWebhookChecks } from "../shared/checked-webhook-store.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { writeOutboxRow, type MemoryWebhooks, type StoredRow } from "./webhook-state.js";
 
@@ -145,5 +146,5 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
 }
 
 export function createMemoryWebhookStore(ctx: MemoryContext, w: MemoryWebhooks): WebhookStore {
-  return { ...outboxOps(ctx, w), ...endpointOps(w) };
+  return withWebhookChecks({ ...outboxOps(ctx, w), ...endpointOps(w) });
 }

@@ -12,6 +12,7 @@ import {
   type WebhookEventType,
 } from "../../domain/webhooks.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
+import { withWebhookChecks } from "../shared/checked-webhook-store.js";
 import { int, str } from "./codec.js";
 import { withStoreErrors as guarded } from "./connections.js";
 import { checkNamespace, outboxIndexKey, sessionKeys, webhookTenantKeys } from "./keys.js";
@@ -59,7 +60,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
   const outbox = (id: SessionId) => sessionKeys(namespace, id).outbox;
   const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
   const index = outboxIndexKey(namespace);
-  return {
+  return withWebhookChecks({
     async enqueueWebhookEvent(outboxId, event, targets) {
       const args = [event.id, JSON.stringify(event), targets ? JSON.stringify(targets) : ""];
       const reply = await scripts.run("enqueueWebhookEvent", [outbox(outboxId)], args);
@@ -177,5 +178,5 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const next = from + deliveries.length;
       return { deliveries, nextCursor: next < int(reply, 1) ? String(next) : undefined };
     },
-  };
+  });
 }

@@ -189,6 +189,30 @@ export function describeWebhookLaws(factory: StoreFactory): void {
       ]);
     });
 
+    test("bad input is refused with a typed error naming the field, and changes nothing", async () => {
+      const sid = freshSessionId();
+      const refused = async (call: () => Promise<unknown>, field: string) => {
+        const error = await expectTetherError(call, "invalid_argument");
+        expect(error.violations.map((v) => v.field)).toEqual([field]);
+      };
+      await refused(() => hooks().claimOutbox(sid, "a", 0, 10), "lease_ms");
+      await refused(() => hooks().claimOutbox(sid, "a", LONG_TTL_MS, 0), "max");
+      await refused(() => hooks().enqueueWebhookEvent(sid, { ...event(sid), id: "" }), "event.id");
+      await refused(
+        () => hooks().enqueueWebhookEvent(sid, { ...event(sid), type: "nope" as "turn.failed" }),
+        "event.type",
+      );
+      await refused(() => hooks().getEndpoint("acme", ""), "endpoint_id");
+      await refused(
+        () => hooks().createEndpoint({ ...endpointDraft("acme", "x"), tenant: "" }),
+        "tenant",
+      );
+      expect(await hooks().claimOutbox(sid, "a", LONG_TTL_MS, 10)).toEqual({
+        claims: [],
+        remaining: 0,
+      });
+    });
+
     test("endpoints are created once per id, read, updated and deleted per tenant", async () => {
       const tenant = `t-${randomUUID().slice(0, 8)}`;
       const created = await hooks().createEndpoint(endpointDraft(tenant, "ep-1"));
