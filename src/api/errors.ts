@@ -31,6 +31,8 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   session_already_exists: Code.AlreadyExists,
   agent_not_found: Code.NotFound,
   agent_already_exists: Code.AlreadyExists,
+  webhook_endpoint_not_found: Code.NotFound,
+  webhook_endpoint_already_exists: Code.AlreadyExists,
   agent_version_conflict: Code.Aborted,
   schedule_not_found: Code.NotFound,
   schedule_already_exists: Code.AlreadyExists,

@@ -11,6 +11,9 @@ import { QueueService } from "../gen/tether/v1/queue_service_pb.js";
 import { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
+import { WebhookService } from "../gen/tether/v1/webhook_service_pb.js";
+import type { WebhookStore } from "../ports/webhook-store.js";
+import { createWebhookService } from "./webhook-service.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createAgentService } from "./agent-service.js";
 import { ERROR_DETAIL_MESSAGES } from "./errors.js";
@@ -43,6 +46,11 @@ export function routeQuotaService(router: ConnectRouter, options: QuotaServiceOp
 /** ScheduleService: a tenant's schedules (ADR 0020); the replica's poller fires them. */
 export function routeScheduleService(router: ConnectRouter, options: ScheduleServiceOptions): void {
   router.service(ScheduleService, createScheduleService(options));
+}
+
+/** WebhookService: the tenant's webhook endpoints and deliveries (ADR 0021). */
+export function routeWebhookService(router: ConnectRouter, store: WebhookStore): void {
+  router.service(WebhookService, createWebhookService(store));
 }
 
 export function routeTurnService(router: ConnectRouter, options: TurnServiceOptions): void {

@@ -21,6 +21,8 @@ export type TetherErrorCode =
   | "agent_version_conflict"
   | "schedule_not_found"
   | "schedule_already_exists"
+  | "webhook_endpoint_not_found"
+  | "webhook_endpoint_already_exists"
   | "revision_out_of_range"
   | "revision_unavailable"
   | "turn_in_progress"
@@ -338,5 +340,23 @@ export function scheduleAlreadyExists(scheduleId: string): TetherError {
     "schedule_already_exists",
     `schedule ${scheduleId} already exists with another body`,
     { fields: { scheduleId } },
+  );
+}
+
+export function webhookEndpointNotFound(endpointId: string): TetherError {
+  return new TetherError(
+    "webhook_endpoint_not_found",
+    `webhook endpoint ${endpointId} does not exist`,
+    {
+      fields: { endpointId },
+    },
+  );
+}
+
+export function webhookEndpointAlreadyExists(endpointId: string): TetherError {
+  return new TetherError(
+    "webhook_endpoint_already_exists",
+    `webhook endpoint ${endpointId} already exists`,
+    { fields: { endpointId } },
   );
 }

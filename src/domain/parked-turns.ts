@@ -8,6 +8,8 @@ import type { TurnInputClaim } from "./inputs.js";
 import type { QueuedWorkClaim } from "./queue.js";
 import type { ToolWait } from "./tool-calls.js";
 
+import type { WebhookEvent } from "./webhooks.js";
+
 export interface ParkTurnDraft {
   turnId: string;
   /**
@@ -22,6 +24,8 @@ export interface ParkTurnDraft {
   batchIds: BatchId[];
   /** How long the turn may stay parked before it expires (TETHER_PARKED_TURN_TTL_MS). */
   ttlMs: number;
+  /** Written to the session's webhook outbox in the park's step (ADR 0021). */
+  webhookEvent?: WebhookEvent;
 }
 
 export interface ParkedTurn {

@@ -67,6 +67,8 @@ export interface CommitStamp {
   contentHash: string;
 }
 
+import type { WebhookEvent } from "./webhooks.js";
+
 export interface RuntimeCommit {
   sessionId: SessionId;
   /** The head the writer read; the commit applies only if it is still the head. */
@@ -91,6 +93,8 @@ export interface RuntimeCommit {
    * input, marked deferred, in the commit's step, as deferActiveInputs would before it.
    */
   deferTurnInputs?: string;
+  /** Written to the session's webhook outbox in the commit's step (ADR 0021). */
+  webhookEvent?: WebhookEvent;
 }
 
 export interface CommitReceipt {

@@ -6,6 +6,7 @@ import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { WebhookOutboxStore } from "../ports/webhook-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
 import type { QuotaConfig } from "../domain/quotas.js";
 import type { LivenessProbe } from "../ports/liveness-probe.js";
@@ -88,6 +89,11 @@ export interface RuntimeDeps {
   /** Decoded transcripts this replica holds (see transcript-cache.ts). */
   transcripts: TranscriptCache;
   sleep: Sleep;
+  /**
+   * Set when webhooks are on: commits and parks then write their event to the session's outbox
+   * (ADR 0021), and the hint of a written outbox goes here.
+   */
+  webhooks?: Pick<WebhookOutboxStore, "noteOutbox">;
   clock: Clock;
   /** This replica as a lease holder. */
   owner: LeaseOwner;

@@ -32,3 +32,16 @@ export {
 export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";
 export { createScheduleFirer, type ScheduleFirer } from "./schedule-fire.js";
 export { startScheduler, type Scheduler, type SchedulerOptions } from "./scheduler.js";
+export {
+  createWebhookDeliverer,
+  replayDelivery,
+  type WebhookDeliverer,
+  type WebhookDelivererOptions,
+} from "./webhook-deliverer.js";
+export {
+  createWebhookSender,
+  isPrivateAddress,
+  webhookBody,
+  type SendReport,
+  type WebhookSend,
+} from "./webhook-sender.js";

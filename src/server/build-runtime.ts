@@ -1,5 +1,7 @@
 // Builds this replica's runtime: the configured model provider, its lease identity (a new
 // incarnation per process start), and the TurnService route that serves it.
+import type { Registry } from "prom-client";
+import { buildWebhooks, type BuiltWebhooks } from "./webhooks.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
 import { systemClock } from "../ports/clock.js";
 import { createTranscriptCache } from "../runtime/index.js";
@@ -83,6 +85,8 @@ export interface BuiltRuntime {
   scheduler: Scheduler;
   /** The MCP servers' connections, when any are configured. */
   mcp: McpHub | undefined;
+  /** Webhook delivery (ADR 0021): stop its deliverer on shutdown. */
+  webhooks: BuiltWebhooks;
 }
 
 /** The runtime's parking settings; a parked turn's progress is one store payload. */
@@ -98,7 +102,10 @@ export function buildRuntime(
   config: TetherConfig,
   backend: BuiltStore,
   logger: Logger,
-  metrics?: RuntimeMetrics & { setQueueDepth(kind: string, depth: number): void },
+  metrics?: RuntimeMetrics & {
+    setQueueDepth(kind: string, depth: number): void;
+    registry?: Registry;
+  },
   tracer?: Tracer,
 ): BuiltRuntime {
   // Connects in the background: a server that is down never holds up the start.
@@ -113,6 +120,7 @@ export function buildRuntime(
   if (mcp) {
     logger.info({ mcpServers: config.mcpServers.map(redactedServer) }, "MCP servers configured");
   }
+  const webhooks = buildWebhooks(config.webhooks, backend.webhooks, logger, metrics?.registry);
   const deps: RuntimeDeps = {
     store: backend.store,
     clock: systemClock,
@@ -136,6 +144,7 @@ export function buildRuntime(
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },
     ...(tracer && { tracer }),
+    ...(webhooks.hook && { webhooks: webhooks.hook }),
   };
   const runtime = createTetherRuntime(deps);
   const scheduler = startScheduler({
@@ -163,9 +172,11 @@ export function buildRuntime(
         clock: systemClock,
         wake: scheduler.wake,
       });
+      webhooks.routes(router);
     },
     sweeper,
     scheduler,
     mcp,
+    webhooks,
   };
 }

@@ -10,7 +10,8 @@ import { systemClock } from "../ports/clock.js";
 import { createMemoryQuotaStore } from "../store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../store/redis/quota-ops.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
-import { createRedisStore } from "../store/redis/index.js";
+import { createRedisStore, createRedisWebhookStore } from "../store/redis/index.js";
+import type { WebhookStore } from "../ports/webhook-store.js";
 import { createRedisEventLog } from "../store/redis/event-log.js";
 import { createRedisSignals } from "../store/redis/signals.js";
 import { createMemoryEventLog } from "../store/memory/event-log.js";
@@ -41,6 +42,8 @@ export interface BuiltStore {
   quotas: QuotaStore;
   /** Schedules (ADR 0020), shared by every replica on the same backend. */
   schedules: ScheduleStore;
+  /** Webhook outboxes and endpoints (ADR 0021) on the same backend. */
+  webhooks: WebhookStore;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
@@ -70,6 +73,7 @@ export async function buildStore(
       ready: createMemoryReadyIndex(),
       quotas: createMemoryQuotaStore({ clock: systemClock }),
       schedules: createMemoryScheduleStore({ clock: systemClock }),
+      webhooks: store.webhooks,
       ping: () => Promise.resolve(),
       reachableAtStart: true,
       sweepGuard: undefined,
@@ -117,6 +121,7 @@ export async function buildStore(
     ready: createRedisReadyIndex({ redis }),
     quotas: createRedisQuotaStore({ redis }),
     schedules: createRedisScheduleStore({ redis }),
+    webhooks: createRedisWebhookStore({ redis }),
     async ping() {
       await redis.ping();
     },

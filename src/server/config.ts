@@ -1,5 +1,6 @@
 // Server configuration from TETHER_* environment variables, validated once at start: a bad value
 // stops the process with an error naming the variable, never a surprise at the first request.
+import { loadWebhookConfig, type WebhookConfig } from "./webhook-config.js";
 import { readFileSync } from "node:fs";
 import { ConfigError, integer, oneOf, text, type Env } from "./env-values.js";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
@@ -103,6 +104,8 @@ export interface TetherConfig {
   modelPrices: ReadonlyMap<string, ModelPrice>;
   /** Cost caps by tenant (TETHER_TENANT_BUDGETS; ADR 0016). */
   tenantBudgets: ReadonlyMap<string, TenantBudget>;
+  /** Webhook delivery (ADR 0021; webhook-config.ts). */
+  webhooks: WebhookConfig;
 }
 
 /** "key1=tenantA,key2=tenantB" */
@@ -281,6 +284,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     quotas: loadQuotaConfig(env, (variable, problem) => new ConfigError(variable, problem)),
     ...budgetsOf(env),
     tracing: tracingOf(env),
+    webhooks: loadWebhookConfig(env, (variable, problem) => new ConfigError(variable, problem)),
   };
 }
 

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   // Off (and the SDK not loaded) unless an OTLP endpoint is configured.
   const telemetry = await startTelemetry(config.tracing, { instanceId: replicaOwner().ownerId });
   const { tracer } = telemetry;
-  const { runtime, routes, sweeper, scheduler, mcp } = buildRuntime(
+  const { runtime, routes, sweeper, scheduler, mcp, webhooks } = buildRuntime(
     config,
     built,
     logger,
@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     logger.warn({ signal }, "forced shutdown");
     sweeper.stop();
     void scheduler.stop();
+    void webhooks.deliverer?.stop();
     backendHealth.stop();
     await server.close();
     await mcp?.close();
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
     sweeper.stop();
     // No fire starts during the drain; an unsettled claim lapses and another replica re-fires it.
     await scheduler.stop();
+    void webhooks.deliverer?.stop();
     backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.

@@ -23,6 +23,7 @@ import { describeSessionListLaws } from "./laws/session-list.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
 import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
+import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
 export type { StoreFactory, StoreHarness } from "./support/store-factory.js";
@@ -34,6 +35,8 @@ export interface ConformanceOptions {
   tenantSpend?: boolean;
   /** False where the backend has no schedules: the wire (ADR 0020 says why). */
   schedules?: boolean;
+  /** False where the backend has no webhook store: the wire (ADR 0021 says why). */
+  webhooks?: boolean;
 }
 
 export function defineStoreConformance(
@@ -63,4 +66,5 @@ export function defineStoreConformance(
   if (options.quotas !== false) describeQuotaLaws(factory);
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.schedules !== false) describeScheduleLaws(factory);
+  if (options.webhooks !== false) describeWebhookLaws(factory);
 }

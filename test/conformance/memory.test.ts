@@ -19,6 +19,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
     store,
     quotas: createMemoryQuotaStore({ clock }),
     schedules: createMemoryScheduleStore({ clock }),
+    webhooks: store.webhooks,
     advanceTime: async (ms) => {
       clock.advance(ms);
     },

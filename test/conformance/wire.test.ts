@@ -25,9 +25,14 @@ const wireStoreFactory: StoreFactory = async (options) => {
 };
 
 describe("wire store conformance", () => {
-  // Quota counters (ADR 0015), tenant spend (ADR 0016) and schedules (ADR 0020) are the server's
-  // own: LeaseService does not carry them (ScheduleService is the schedules' API).
-  defineStoreConformance(wireStoreFactory, { quotas: false, tenantSpend: false, schedules: false });
+  // Quota counters (ADR 0015), tenant spend (ADR 0016), schedules (ADR 0020) and webhook
+  // outboxes (ADR 0021) are the server's own: LeaseService does not carry them.
+  defineStoreConformance(wireStoreFactory, {
+    quotas: false,
+    tenantSpend: false,
+    schedules: false,
+    webhooks: false,
+  });
 });
 
 describe("wire store: the API's session id rule", () => {

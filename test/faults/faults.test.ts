@@ -39,6 +39,11 @@ interface Verdict extends Pick<
   history_violations: number;
   schedule_fires_missed: number;
   schedule_fires_duplicated: number;
+  /** Committed turns whose webhook never arrived (ADR 0021); and the figures around it. */
+  webhooks_undelivered: number;
+  webhooks_delivered: number;
+  webhooks_duplicates: number;
+  webhooks_unverified: number;
   runs: Record<
     string,
     { faults: Record<string, number>; acknowledged: number; history: HistoryCheckReport }
@@ -124,6 +129,9 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   }
   // Every client operation of each run, checked against the sessions read back at the end.
   expect(verdict.history_violations, summary).toBe(0);
+  expect(verdict.webhooks_undelivered, summary).toBe(0);
+  expect(verdict.webhooks_unverified, summary).toBe(0);
+  expect(verdict.webhooks_delivered, summary).toBeGreaterThan(100);
   for (const [name, run] of Object.entries(verdict.runs)) {
     expect(run.history.violations, `${name}\n${summary}`).toEqual([]);
     expect(run.history.omitted, name).toBe(0);

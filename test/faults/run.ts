@@ -19,6 +19,13 @@ import { probeOutage, type OutageReport } from "./outage.js";
 import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
 import { killAll } from "./processes.js";
 import { checkSchedules, planSchedules, type ScheduleFaultReport } from "./schedules.js";
+import {
+  FAULT_WEBHOOK_ENV,
+  checkWebhooks,
+  registerEndpoint,
+  startFaultReceiver,
+  type WebhookReport,
+} from "./webhooks.js";
 import { readFinalSessions } from "./readback.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
@@ -67,6 +74,8 @@ interface RunReport extends AuditReport {
   history: HistoryCheckReport;
   /** One-off schedules due across the run: each must fire exactly once (ADR 0020). */
   schedules: ScheduleFaultReport;
+  /** Every committed turn's webhook delivered at least once (ADR 0021). */
+  webhooks: WebhookReport;
 }
 
 function mulberry32(seed: number): () => number {
@@ -139,6 +148,8 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       TETHER_REDIS_CLUSTER_NODES: cluster.nodes.map((n) => `127.0.0.1:${n.port}`).join(","),
     };
   }
+  env = { ...env, ...FAULT_WEBHOOK_ENV };
+  const receiver = await startFaultReceiver();
   const redisNodes = standalone ? [standalone] : (cluster?.nodes ?? []);
   const replicas: Replica[] = [];
   const faults: Record<FaultKind, number> = {
@@ -167,6 +178,10 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       count: envNumber("FAULTS_SCHEDULES", 20),
       spanMs: Math.max(1_000, options.durationMs - 3_000),
     });
+    await registerEndpoint(
+      replicas.map((r) => r.address),
+      receiver.url,
+    );
     const sessions = Array.from(
       { length: options.sessions },
       (_, i) => `fault-${options.name}-${options.seed}-${i}`,
@@ -276,7 +291,10 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       : new Cluster((cluster?.nodes ?? []).map((n) => ({ host: "127.0.0.1", port: n.port })));
     const logs = replicas.flatMap((r) => r.records());
     let verdict: AuditReport;
+    let webhooks: WebhookReport;
     try {
+      webhooks = await checkWebhooks(auditRedis, sessions, receiver, 60_000);
+      process.stdout.write(`[${options.name}] webhooks: ${JSON.stringify(webhooks)}\n`);
       verdict = await audit(auditRedis, report.inputs, sessions, logs);
     } finally {
       auditRedis.disconnect();
@@ -313,12 +331,14 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       replica_errors: replicaErrors(logs),
       ...(outage ? { outage } : {}),
       history,
+      webhooks,
       ...verdict,
     };
   } finally {
     await Promise.allSettled(replicas.map((r) => r.shutdown()));
     await standalone?.stop();
     await cluster?.stop();
+    await receiver.close();
   }
 }
 
@@ -499,6 +519,10 @@ async function main(): Promise<void> {
     answers_lost: sum((r) => r.answers_lost),
     history_operations: sum((r) => r.history.operations),
     history_violations: sum((r) => r.history.violations.length + r.history.omitted),
+    webhooks_undelivered: sum((r) => r.webhooks.webhooks_undelivered),
+    webhooks_delivered: sum((r) => r.webhooks.delivered),
+    webhooks_duplicates: sum((r) => r.webhooks.duplicates),
+    webhooks_unverified: sum((r) => r.webhooks.unverified),
     faults,
     outage: reports.find((r) => r.outage)?.outage,
     quota_slot: Object.fromEntries(reports.map((r) => [r.name, r.quota_slot])),

@@ -7,6 +7,7 @@ import { createRedisStore } from "../../src/store/redis/index.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
+import { createRedisWebhookStore } from "../../src/store/redis/webhook-ops.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -47,6 +48,7 @@ export function redisStoreFactory(
       store,
       quotas: createRedisQuotaStore({ redis: connection(), namespace }),
       schedules: createRedisScheduleStore({ redis: connection(), namespace }),
+      webhooks: createRedisWebhookStore({ redis: connection(), namespace }),
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
       close: () => store.close(),
     };

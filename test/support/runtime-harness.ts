@@ -43,6 +43,9 @@ import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import type { ScheduleStore } from "../../src/ports/schedule-store.js";
 import { createMemoryScheduleStore } from "../../src/store/memory/schedule-ops.js";
 import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
+import type { WebhookStore } from "../../src/ports/webhook-store.js";
+import { createRedisWebhookStore } from "../../src/store/redis/webhook-ops.js";
+import type { MemoryStore } from "../../src/store/memory/memory-store.js";
 
 export interface RuntimeHarness {
   runtime: TetherRuntime;
@@ -53,6 +56,8 @@ export interface RuntimeHarness {
   quotas: QuotaStore;
   /** The schedules of the backend (shared like the store). */
   schedules: ScheduleStore;
+  /** The webhook outboxes and endpoints of the backend; wired into the runtime with `webhooks`. */
+  webhooks: WebhookStore;
 }
 
 export interface RuntimeHarnessOptions {
@@ -95,6 +100,8 @@ export interface RuntimeHarnessOptions {
   tracer?: Tracer;
   /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
   spend?: Omit<SpendPolicy, "store">;
+  /** Commits and parks write webhook events (ADR 0021); off by default. */
+  webhooks?: boolean;
 }
 
 export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHarness {
@@ -124,6 +131,9 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     (redis
       ? createRedisScheduleStore({ redis, namespace })
       : createMemoryScheduleStore({ clock: systemClock }));
+  const webhooks =
+    shared?.webhooks ??
+    (redis ? createRedisWebhookStore({ redis, namespace }) : (backing as MemoryStore).webhooks);
   const deps: RuntimeDeps = {
     store,
     clock: systemClock,
@@ -166,8 +176,12 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     }),
     ...(options.metrics && { metrics: options.metrics }),
     ...(options.tracer && { tracer: options.tracer }),
+    ...(options.webhooks === true && { webhooks }),
   };
-  return { runtime: createTetherRuntime(deps), store, log, deps, quotas, schedules };
+  return {
+    runtime: createTetherRuntime(deps),
+    ...{ store, log, deps, quotas, schedules, webhooks },
+  };
 }
 
 /** The tenant spend counters of a memory or Redis store (both keep them beside the store port). */

@@ -11,6 +11,8 @@ import type { TurnResult } from "../../engine/index.js";
 import { HEAD_RACE_ATTEMPTS } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
+import type { WebhookEvent } from "../../domain/webhooks.js";
+import { noteOutboxWritten } from "./webhook-events.js";
 
 export interface TurnRecord {
   turnId: string;
@@ -22,6 +24,8 @@ export interface TurnRecord {
   workClaims: QueuedWorkClaim[];
   /** The parked turn this commit ends, when the turn was resumed. */
   parkedTurnId?: string;
+  /** Written to the session's webhook outbox in the commit's step (webhook-events.ts). */
+  webhookEvent?: WebhookEvent | undefined;
 }
 
 /**
@@ -57,7 +61,9 @@ export async function commitTurn(
         ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
         // Steers the turn did not admit go to the next turn in the same step.
         deferTurnInputs: turn.turnId,
+        ...(turn.webhookEvent && { webhookEvent: turn.webhookEvent }),
       });
+      if (turn.webhookEvent && !receipt.replayed) noteOutboxWritten(deps, fence.sessionId);
       return receipt.headRevision;
     } catch (error) {
       if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {

@@ -19,6 +19,7 @@ import { atomically, type MemoryContext } from "./context.js";
 import { recordRevision } from "./history-ops.js";
 import { deferTurnInputs } from "./input-ops.js";
 import { liveLease, type SessionCell } from "./session-cell.js";
+import { writeOutboxRow } from "./webhook-state.js";
 
 /** Every check of a commit; throws before anything is written. */
 function checkApplicable(
@@ -134,7 +135,10 @@ export function commitRuntimeState(
       }
     }
     checkApplicable(cell, commit, nowMs, ctx.log);
-    return apply(cell, commit);
+    const receipt = apply(cell, commit);
+    const event = commit.webhookEvent;
+    if (event) writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
+    return receipt;
   });
 }
 

@@ -14,6 +14,7 @@ export interface AgentRecord {
   deleted: boolean;
 }
 import { emptyCell, type SessionCell } from "./session-cell.js";
+import type { MemoryWebhooks } from "./webhook-state.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
 export interface TurnToolCalls {
@@ -31,6 +32,8 @@ export interface MemoryContext {
   agents: Map<string, AgentRecord>;
   /** Tenant spend in micros by "<tenant> <window>" (ADR 0016); apart from any session. */
   tenantSpend: Map<string, number>;
+  /** Webhook outboxes, endpoints and delivery logs (webhook-ops.ts, ADR 0021). */
+  webhooks: MemoryWebhooks;
   clock: Clock;
   probe: LivenessProbe;
   limits: StoreLimits;

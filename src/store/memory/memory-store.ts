@@ -27,6 +27,8 @@ import * as parking from "./parked-turn-ops.js";
 import * as queue from "./queue-ops.js";
 import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
+import { createMemoryWebhookStore, emptyWebhooks } from "./webhook-ops.js";
+import type { WebhookStore } from "../../ports/webhook-store.js";
 
 export interface MemoryStoreOptions {
   clock?: Clock;
@@ -37,6 +39,8 @@ export interface MemoryStoreOptions {
 }
 
 export interface MemoryStore extends RuntimeStore, FenceAuthority, TenantBudgetStore {
+  /** The webhook outboxes and endpoints of this store (its commits and parks write the rows). */
+  webhooks: WebhookStore;
   /** Test hook run inside a claim, after its lease validation and before its mutation. */
   setClaimAfterValidationHook(hook?: () => Promise<void> | void): void;
 }
@@ -48,6 +52,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     toolCalls: new Map(),
     agents: new Map(),
     tenantSpend: new Map(),
+    webhooks: emptyWebhooks(),
     clock: options.clock ?? systemClock,
     probe: options.livenessProbe ?? createProcLivenessProbe(),
     limits: { ...DEFAULT_STORE_LIMITS, ...options.limits },
@@ -58,6 +63,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
   return withInputChecks<MemoryStore>(
     {
+      webhooks: createMemoryWebhookStore(ctx, ctx.webhooks),
+
       setClaimAfterValidationHook(hook) {
         ctx.afterClaimValidation = hook;
       },

@@ -19,6 +19,7 @@ import { waitField } from "../shared/wait-codec.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { copy, requireLiveFence, type SessionCell } from "./session-cell.js";
 import { liveRecords, touched } from "./tool-call-ops.js";
+import { writeOutboxRow } from "./webhook-state.js";
 
 function isSettled(ctx: MemoryContext, cell: SessionCell, turnId: string, nowMs: number) {
   const records = liveRecords(ctx, cell.sessionId, turnId, nowMs);
@@ -72,6 +73,9 @@ export function parkTurn(
     };
     cell.parked = parked;
     cell.lease = undefined;
+    if (draft.webhookEvent) {
+      writeOutboxRow(ctx.webhooks, cell.sessionId, draft.webhookEvent, undefined, nowMs);
+    }
     const status = parkedStatus(parked, nowMs, isSettled(ctx, cell, draft.turnId, nowMs));
     return { resumable: status !== "waiting", expiresAtMs: parked.expiresAtMs };
   });

@@ -39,6 +39,9 @@ function commitSpec(commit: RuntimeCommit): string {
     p: commit.parkedTurnId ?? "",
     f: commit.deferTurnInputs ?? "",
     c: commit.costMicros ?? 0,
+    w: commit.webhookEvent
+      ? [commit.webhookEvent.id, JSON.stringify(commit.webhookEvent)]
+      : ["", ""],
   });
 }
 
@@ -60,6 +63,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.parked,
       k.history,
       k.metadataLog,
+      k.outbox,
     ],
     [commitSpec(input), ...input.appendMessages],
   );

@@ -92,6 +92,18 @@ export const SCRIPT_WRITE_CLASS = {
   readDueSchedules: "read",
   claimScheduleFire: "internal",
   completeScheduleFire: "internal",
+  // Webhooks (ADR 0021): endpoints are what a client sets. An outbox row rides in the commit or
+  // park that writes it (and waits with it); a lost claim, settle or delivery record only
+  // delivers an event again, which at-least-once allows.
+  createWebhookEndpoint: "acknowledging",
+  updateWebhookEndpoint: "acknowledging",
+  deleteWebhookEndpoint: "acknowledging",
+  readWebhookEndpoints: "read",
+  listWebhookDeliveries: "read",
+  enqueueWebhookEvent: "internal",
+  claimOutbox: "internal",
+  settleOutbox: "internal",
+  recordWebhookDelivery: "internal",
 } as const satisfies Record<ScriptName, ScriptWriteClass>;
 
 export const ACKNOWLEDGING_SCRIPTS = (Object.keys(SCRIPT_WRITE_CLASS) as ScriptName[]).filter(

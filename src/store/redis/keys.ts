@@ -45,6 +45,8 @@ export interface SessionKeys {
   archive: string;
   /** List of JSON {r, m}: each revision's metadata patch (a fork's first one: all of it). */
   metadataLog: string;
+  /** Hash: event id -> JSON outbox row {e, a, d, t, k, l} (ADR 0021; webhook-ops.ts). */
+  outbox: string;
 }
 
 /** Braces in the namespace would change which part of a key Redis hashes. */
@@ -123,6 +125,9 @@ class LazySessionKeys implements SessionKeys {
   }
   get metadataLog() {
     return `${this.p}metadata:log`;
+  }
+  get outbox() {
+    return `${this.p}webhooks:outbox`;
   }
 }
 
@@ -240,4 +245,25 @@ export function scheduleKeys(namespace: string): ScheduleKeys {
 /** The due index names a schedule by tenant and id, unambiguously. */
 export function scheduleDueMember(tenant: string, scheduleId: string): string {
   return JSON.stringify([tenant, scheduleId]);
+}
+
+/** Sorted set of outboxes (session ids) that may have due rows, scored by due ms: a hint. */
+export function outboxIndexKey(namespace: string): string {
+  return `${namespace}:webhooks:due`;
+}
+
+/** Keys of one tenant's webhook endpoints; the hash tag `{webhooks:<tenant>}` keeps them in one slot. */
+export interface WebhookTenantKeys {
+  /** Hash: endpoint id -> JSON of the endpoint. */
+  endpoints: string;
+  /** List per endpoint: JSON delivery attempts, newest first, capped. */
+  deliveries(endpointId: string): string;
+}
+
+export function webhookTenantKeys(namespace: string, tenant: string): WebhookTenantKeys {
+  const p = `${namespace}:{webhooks:${tenant}}:`;
+  return {
+    endpoints: `${p}endpoints`,
+    deliveries: (endpointId) => `${p}deliveries:${endpointId}`,
+  };
 }

@@ -61,7 +61,7 @@ export async function parkTurn(
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
     "parkTurn",
-    [k.lease, k.parked, k.toolCalls(draft.turnId), k.inputs, k.work],
+    [k.lease, k.parked, k.toolCalls(draft.turnId), k.inputs, k.work, k.outbox],
     [
       fence.leaseToken,
       fence.fencingToken,
@@ -72,6 +72,8 @@ export async function parkTurn(
       JSON.stringify(draft.waitingOn.map(waitField)),
       JSON.stringify(draft.inputIds),
       JSON.stringify(draft.batchIds),
+      draft.webhookEvent?.id ?? "",
+      draft.webhookEvent ? JSON.stringify(draft.webhookEvent) : "",
     ],
   );
   switch (reply[0]) {

@@ -64,6 +64,15 @@ export const SCRIPT_NAMES = [
   "readDueSchedules",
   "claimScheduleFire",
   "completeScheduleFire",
+  "enqueueWebhookEvent",
+  "claimOutbox",
+  "settleOutbox",
+  "createWebhookEndpoint",
+  "readWebhookEndpoints",
+  "updateWebhookEndpoint",
+  "deleteWebhookEndpoint",
+  "recordWebhookDelivery",
+  "listWebhookDeliveries",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -4,6 +4,7 @@ import { afterEach, beforeEach } from "vitest";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
 import type { ScheduleStore } from "../../../src/ports/schedule-store.js";
 import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
+import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 
 export interface StoreHarness {
   store: RuntimeStore;
@@ -14,6 +15,11 @@ export interface StoreHarness {
   quotas?: QuotaStore;
   /** The schedules on the same backend and clock; the wire has none (ADR 0020). */
   schedules?: ScheduleStore;
+  /**
+   * The webhook outboxes and endpoints on the same backend as `store` (its commits and parks
+   * write outbox rows); the wire has none (ADR 0021 says why).
+   */
+  webhooks?: WebhookStore;
   /**
    * Moves the store's clock forward by `ms`: a manual clock for the memory store, a real sleep for
    * a backend that reads its server's clock. Tests never read the clock themselves.

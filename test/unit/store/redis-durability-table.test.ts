@@ -23,10 +23,12 @@ describe("the durability table", () => {
       "commit",
       "createAgent",
       "createSchedule",
+      "createWebhookEndpoint",
       "deferActiveInputs",
       "deleteAgent",
       "deleteSchedule",
       "deleteSession",
+      "deleteWebhookEndpoint",
       "enqueueWork",
       "forkSession",
       "parkTurn",
@@ -40,6 +42,7 @@ describe("the durability table", () => {
       "unpauseSchedule",
       "updateAgent",
       "updateSchedule",
+      "updateWebhookEndpoint",
     ]);
   });
 });

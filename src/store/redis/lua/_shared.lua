@@ -362,3 +362,12 @@ local function sched_reindex(key, due_key, member, now)
   end
   if at then redis.call('ZADD', due_key, num(at), member) else redis.call('ZREM', due_key, member) end
 end
+
+-- A webhook outbox row (ADR 0021): e = the event's JSON as given, a = attempts, d = due ms,
+-- t = JSON [endpoint ids] or "" for every endpoint that wants it, k = claim token, l = lease
+-- expiry ms. Kept as given (never re-encoded), so an empty list stays a list. False when the
+-- event's row is there already.
+local function write_outbox_row(key, id, event_json, targets, now)
+  local row = cjson.encode({ e = event_json, a = 0, d = now, t = targets, k = '', l = 0 })
+  return redis.call('HSETNX', key, id, row) == 1
+end

@@ -4,10 +4,11 @@
 -- record written, and the lease deleted. A cancel asked of the same turn's record while the turn
 -- was resumed and running carries over: the new record is cancelled, and the turn resumable.
 -- KEYS[1] lease hash   KEYS[2] parked turn hash   KEYS[3] the turn's tool call hash
--- KEYS[4] input hash   KEYS[5] work hash
+-- KEYS[4] input hash   KEYS[5] work hash   KEYS[6] webhook outbox hash (ADR 0021)
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id   ARGV[4] ttl ms
 -- ARGV[5] tool call retention ms   ARGV[6] progress   ARGV[7] JSON [wait ids]
 -- ARGV[8] JSON [input ids]   ARGV[9] JSON [batch ids]
+-- ARGV[10] webhook event id ("" for none)   ARGV[11] webhook event JSON
 -- Parked hash fields: turn, wait, prog, inp, bat (JSON lists), at, exp (ms), gen, cxl (0 | 1)
 -- Replies: {R.OK, resumable (1 | 0), expiresAtMs}
 --          {R.LEASE_EXPIRED}
@@ -48,4 +49,5 @@ redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'turn', ARGV[3], 'wait', ARGV[7], 'prog', ARGV[6], 'inp', ARGV[8],
   'bat', ARGV[9], 'at', num(now), 'exp', num(exp), 'gen', ARGV[2], 'cxl', cxl)
 redis.call('DEL', KEYS[1])
+if ARGV[10] ~= '' then write_outbox_row(KEYS[6], ARGV[10], ARGV[11], '', now) end
 return { R.OK, (settled or cxl == '1') and 1 or 0, num(exp) }

@@ -7,6 +7,7 @@
 -- KEYS[9] input index zset (to move the settled-inputs watermark, see _shared.lua)
 -- KEYS[10] parked turn hash (removed by the commit of the parked turn)
 -- KEYS[11] history list   KEYS[12] metadata log (see _shared.lua: every revision stays readable)
+-- KEYS[13] webhook outbox hash (ADR 0021: the event is written in the commit's step)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -14,7 +15,8 @@
 --           m = [key, value, ...] (value "" removes the key),
 --           p = the parked turn this commit ends ("" for none),
 --           f = the turn whose pending steered inputs become next-turn input ("" for none),
---           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none) }
+--           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
+--           w = the webhook event's id and JSON ["" , ""] for none }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
@@ -100,4 +102,5 @@ if #spec.m > 0 then redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = sp
 if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
   redis.call('DEL', KEYS[5])
 end
+if spec.w and spec.w[1] ~= '' then write_outbox_row(KEYS[13], spec.w[1], spec.w[2], '', now_ms()) end
 return { R.OK, rev }

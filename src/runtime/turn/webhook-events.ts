@@ -1,0 +1,76 @@
+// The thin webhook events a turn's commit and park carry into the store (ADR 0021): ids only, so
+// receivers re-read state. Written only when the replica has webhooks wired (deps.webhooks).
+import { createHash } from "node:crypto";
+import type { SessionId } from "../../domain/ids.js";
+import { clientSessionId } from "../../domain/ids.js";
+import type { ToolWait } from "../../domain/tool-calls.js";
+import type { TurnOutcome } from "../../domain/turn-outcome.js";
+import type { WebhookEvent, WebhookEventType } from "../../domain/webhooks.js";
+import type { RuntimeDeps } from "../deps.js";
+
+/**
+ * The id is derived from what the event reports, so a commit retried at another head (the same
+ * turn) writes the same id, and the outbox's idempotency by id keeps it one event.
+ */
+function eventId(...parts: (string | number)[]): string {
+  return `msg_${createHash("sha256").update(parts.join("\n")).digest("base64url").slice(0, 27)}`;
+}
+
+function outcomeType(outcome: TurnOutcome): WebhookEventType {
+  if (outcome.kind === "failed") return "turn.failed";
+  if (outcome.kind === "stopped" && outcome.reason === "cancelled") return "turn.cancelled";
+  return "turn.completed";
+}
+
+export function turnEndEvent(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  turnId: string,
+  outcome: TurnOutcome,
+): WebhookEvent | undefined {
+  if (!deps.webhooks) return undefined;
+  const type = outcomeType(outcome);
+  return {
+    id: eventId(sessionId, turnId, type),
+    type,
+    createdAtMs: deps.clock.nowMs(),
+    data: {
+      session_id: clientSessionId(sessionId),
+      turn_id: turnId,
+      outcome: outcome.kind,
+      reason: outcome.reason,
+    },
+  };
+}
+
+/** A parked turn waits on these calls: client results and approvals, by call id. */
+export function actionRequiredEvent(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  turnId: string,
+  waits: readonly ToolWait[],
+  fencingToken: number,
+): WebhookEvent | undefined {
+  if (!deps.webhooks) return undefined;
+  const ids = (kind: ToolWait["kind"]) => waits.filter((w) => w.kind === kind).map((w) => w.callId);
+  return {
+    // Each park of the turn (a resumed turn may park again) is its own event.
+    id: eventId(sessionId, turnId, "park", fencingToken),
+    type: "session.action_required",
+    createdAtMs: deps.clock.nowMs(),
+    data: {
+      session_id: clientSessionId(sessionId),
+      turn_id: turnId,
+      call_ids: [...new Set(waits.map((w) => w.callId))],
+      result_call_ids: ids("result"),
+      approval_call_ids: ids("approval"),
+    },
+  };
+}
+
+/** Tells the deliverers an outbox has a row (a hint: a lost note waits for the next one). */
+export function noteOutboxWritten(deps: RuntimeDeps, sessionId: SessionId): void {
+  deps.webhooks?.noteOutbox(sessionId, deps.clock.nowMs()).catch((error: unknown) => {
+    deps.logger.warn({ sessionId, error }, "webhook outbox hint not written");
+  });
+}

@@ -1,0 +1,72 @@
+// Wires webhooks (ADR 0021): the runtime's outbox hint (which also nudges this replica's
+// deliverer, so a delivery follows its commit without waiting for a poll), the leased deliverer
+// with its sender, the WebhookService route, and two counters on the metrics registry.
+import type { ConnectRouter } from "@connectrpc/connect";
+import { Counter, type Registry } from "prom-client";
+import { routeWebhookService } from "../api/routes.js";
+import { systemClock } from "../ports/clock.js";
+import type { WebhookStore } from "../ports/webhook-store.js";
+import {
+  createWebhookDeliverer,
+  createWebhookSender,
+  type RuntimeDeps,
+  type RuntimeLogger,
+  type WebhookDeliverer,
+} from "../runtime/index.js";
+import type { WebhookConfig } from "./webhook-config.js";
+
+export interface BuiltWebhooks {
+  /** For RuntimeDeps.webhooks; undefined when webhooks are off. */
+  hook: RuntimeDeps["webhooks"];
+  deliverer: WebhookDeliverer | undefined;
+  routes(router: ConnectRouter): void;
+}
+
+function counters(registry: Registry | undefined) {
+  if (!registry) return {};
+  const attempts = new Counter({
+    name: "tether_webhook_attempts_total",
+    help: "Webhook delivery attempts by result (delivered, failed)",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
+  const disabled = new Counter({
+    name: "tether_webhook_endpoints_disabled_total",
+    help: "Webhook endpoints disabled after consecutive failed deliveries",
+    registers: [registry],
+  });
+  return {
+    onAttempt: (result: string) => attempts.inc({ result }),
+    onDisabled: () => disabled.inc(),
+  };
+}
+
+export function buildWebhooks(
+  config: WebhookConfig,
+  store: WebhookStore,
+  logger: RuntimeLogger,
+  registry?: Registry,
+): BuiltWebhooks {
+  const routes = (router: ConnectRouter) => routeWebhookService(router, store);
+  if (!config.enabled) return { hook: undefined, deliverer: undefined, routes };
+  const deliverer = createWebhookDeliverer({
+    store,
+    send: createWebhookSender({ allowPrivate: config.allowPrivate, timeoutMs: config.timeoutMs }),
+    clock: systemClock,
+    logger,
+    pollMs: config.pollMs,
+    leaseMs: config.leaseMs,
+    ...counters(registry),
+  });
+  deliverer.start();
+  return {
+    hook: {
+      async noteOutbox(outboxId, dueAtMs) {
+        deliverer.nudge(outboxId);
+        await store.noteOutbox(outboxId, dueAtMs);
+      },
+    },
+    deliverer,
+    routes,
+  };
+}

@@ -1,0 +1,150 @@
+// Webhooks of the memory store (ADR 0021): outbox rows per session, written inside the session's
+// serialized step by commit and park (writeOutboxRow), and the tenant's endpoints and logs.
+import type { SessionId } from "../../domain/ids.js";
+import {
+  WEBHOOK_DELIVERY_LOG_LIMIT,
+  type OutboxClaim,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from "../../domain/webhooks.js";
+import type { WebhookStore } from "../../ports/webhook-store.js";
+import { withWebhookChecks } from "../shared/checked-webhook-store.js";
+import { atomically, type MemoryContext } from "./context.js";
+import { writeOutboxRow, type MemoryWebhooks, type StoredRow } from "./webhook-state.js";
+
+export { emptyWebhooks, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
+
+const copyEndpoint = (e: WebhookEndpoint): WebhookEndpoint => structuredClone(e);
+const logKey = (tenant: string, endpointId: string) => `${tenant}\n${endpointId}`;
+
+function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
+  return {
+    enqueueWebhookEvent: (outboxId: SessionId, event: WebhookEvent, targets?: string[]) =>
+      atomically(ctx, outboxId, (_cell, nowMs) =>
+        writeOutboxRow(w, outboxId, event, targets, nowMs),
+      ),
+    claimOutbox: (outboxId: SessionId, claimToken: string, leaseMs: number, max: number) =>
+      atomically(ctx, outboxId, (_cell, nowMs) => {
+        const rows = w.outboxes.get(outboxId) ?? new Map<string, StoredRow>();
+        const claims: OutboxClaim[] = [];
+        for (const row of rows.values()) {
+          if (claims.length >= max) break;
+          if (row.dueAtMs > nowMs || row.leaseUntilMs > nowMs) continue;
+          row.claimToken = claimToken;
+          row.leaseUntilMs = nowMs + leaseMs;
+          const { event, attempts, dueAtMs, targets } = structuredClone(row);
+          claims.push({
+            row: { event, attempts, dueAtMs, targets },
+            claimToken,
+            leaseUntilMs: row.leaseUntilMs,
+          });
+        }
+        return { claims, remaining: rows.size };
+      }),
+    settleOutbox: (
+      outboxId: SessionId,
+      eventId: string,
+      claimToken: string,
+      settlement: Parameters<WebhookStore["settleOutbox"]>[3],
+    ) =>
+      atomically(ctx, outboxId, () => {
+        const rows = w.outboxes.get(outboxId);
+        const row = rows?.get(eventId);
+        if (!rows || row?.claimToken !== claimToken) return false;
+        if (settlement.kind === "done") {
+          rows.delete(eventId);
+          if (rows.size === 0) w.outboxes.delete(outboxId);
+          return true;
+        }
+        row.attempts += 1;
+        row.dueAtMs = settlement.dueAtMs;
+        row.targets = [...settlement.targets];
+        row.claimToken = undefined;
+        row.leaseUntilMs = 0;
+        return true;
+      }),
+    dueOutboxes: (limit: number) => {
+      const now = ctx.clock.nowMs();
+      const due = [...w.due].filter(([, at]) => at <= now).sort((a, b) => a[1] - b[1]);
+      return Promise.resolve(due.slice(0, limit).map(([id]) => id));
+    },
+    noteOutbox: (outboxId: SessionId, dueAtMs: number) => {
+      w.due.set(outboxId, dueAtMs);
+      return Promise.resolve();
+    },
+    forgetOutbox: (outboxId: SessionId) =>
+      atomically(ctx, outboxId, () => {
+        if ((w.outboxes.get(outboxId)?.size ?? 0) === 0) w.due.delete(outboxId);
+      }),
+  };
+}
+
+function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typeof outboxOps>> {
+  const tenantMap = (tenant: string) => {
+    let map = w.endpoints.get(tenant);
+    if (!map) w.endpoints.set(tenant, (map = new Map()));
+    return map;
+  };
+  return {
+    createEndpoint(draft) {
+      const map = tenantMap(draft.tenant);
+      if (map.has(draft.endpointId)) return Promise.resolve(undefined);
+      const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
+      map.set(draft.endpointId, copyEndpoint(endpoint));
+      return Promise.resolve(copyEndpoint(endpoint));
+    },
+    getEndpoint(tenant, endpointId) {
+      const found = w.endpoints.get(tenant)?.get(endpointId);
+      return Promise.resolve(found && copyEndpoint(found));
+    },
+    listEndpoints(tenant) {
+      const all = [...(w.endpoints.get(tenant)?.values() ?? [])];
+      all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
+      return Promise.resolve(all.map(copyEndpoint));
+    },
+    updateEndpoint(update) {
+      const found = w.endpoints.get(update.tenant)?.get(update.endpointId);
+      if (!found) return Promise.resolve(undefined);
+      if (update.url !== undefined) found.url = update.url;
+      if (update.eventTypes !== undefined) found.eventTypes = [...update.eventTypes];
+      if (update.secret !== undefined) found.secret = update.secret;
+      if (update.disabled === false) {
+        Object.assign(found, { disabled: false, disabledReason: "", consecutiveFailures: 0 });
+      } else if (update.disabled === true && !found.disabled) {
+        Object.assign(found, { disabled: true, disabledReason: "disabled by request" });
+      }
+      return Promise.resolve(copyEndpoint(found));
+    },
+    deleteEndpoint(tenant, endpointId) {
+      w.deliveries.delete(logKey(tenant, endpointId));
+      return Promise.resolve(w.endpoints.get(tenant)?.delete(endpointId) ?? false);
+    },
+    recordDelivery(tenant, delivery, failureLimit) {
+      const found = w.endpoints.get(tenant)?.get(delivery.endpointId);
+      if (!found) return Promise.resolve(undefined);
+      const key = logKey(tenant, delivery.endpointId);
+      const log = [{ ...delivery }, ...(w.deliveries.get(key) ?? [])];
+      w.deliveries.set(key, log.slice(0, WEBHOOK_DELIVERY_LOG_LIMIT));
+      found.consecutiveFailures = delivery.ok ? 0 : found.consecutiveFailures + 1;
+      if (!found.disabled && found.consecutiveFailures >= failureLimit) {
+        found.disabled = true;
+        found.disabledReason = `${found.consecutiveFailures} consecutive failed deliveries`;
+      }
+      return Promise.resolve(copyEndpoint(found));
+    },
+    listDeliveries(tenant, endpointId, options) {
+      const log = w.deliveries.get(logKey(tenant, endpointId)) ?? [];
+      const from = options.cursor === undefined ? 0 : Number(options.cursor);
+      const page = log.slice(from, from + options.limit).map((d) => ({ ...d }));
+      const next = from + page.length;
+      return Promise.resolve({
+        deliveries: page,
+        nextCursor: next < log.length ? String(next) : undefined,
+      });
+    },
+  };
+}
+
+export function createMemoryWebhookStore(ctx: MemoryContext, w: MemoryWebhooks): WebhookStore {
+  return withWebhookChecks({ ...outboxOps(ctx, w), ...endpointOps(w) });
+}

@@ -1,0 +1,182 @@
+// Webhooks on Redis (ADR 0021): each session's outbox is a hash in the session's slot (commit and
+// park write it in their own scripts), the due-outbox hint a sorted set in its own slot, and each
+// tenant's endpoints and delivery logs live under the tag `{webhooks:<tenant>}`.
+import type { Cluster, Redis } from "ioredis";
+import type { SessionId } from "../../domain/ids.js";
+import {
+  WEBHOOK_DELIVERY_LOG_LIMIT,
+  type OutboxClaim,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEvent,
+  type WebhookEventType,
+} from "../../domain/webhooks.js";
+import type { WebhookStore } from "../../ports/webhook-store.js";
+import { withWebhookChecks } from "../shared/checked-webhook-store.js";
+import { int, str } from "./codec.js";
+import { withStoreErrors as guarded } from "./connections.js";
+import { checkNamespace, outboxIndexKey, sessionKeys, webhookTenantKeys } from "./keys.js";
+import { REPLY } from "./replies.js";
+import { createScriptRunner, type ScriptReply } from "./scripts.js";
+
+export interface RedisWebhookStoreOptions {
+  redis: Redis | Cluster;
+  namespace?: string;
+}
+
+/** Lua's cjson writes an empty list as `{}`: read any non-list as empty. */
+function decodeEndpoint(raw: string): WebhookEndpoint {
+  const e = JSON.parse(raw) as WebhookEndpoint;
+  return { ...e, eventTypes: Array.isArray(e.eventTypes) ? e.eventTypes : [] };
+}
+
+function encodeEndpoint(e: WebhookEndpoint): string {
+  return JSON.stringify(e);
+}
+
+function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClaim[] {
+  const leaseUntilMs = int(reply, 2);
+  const claims: OutboxClaim[] = [];
+  for (let i = 0, at = 4; i < int(reply, 3); i++, at += 4) {
+    const targets = str(reply, at + 3);
+    claims.push({
+      row: {
+        event: JSON.parse(str(reply, at)) as WebhookEvent,
+        attempts: int(reply, at + 1),
+        dueAtMs: int(reply, at + 2),
+        targets: targets === "" ? undefined : (JSON.parse(targets) as string[]),
+      },
+      claimToken,
+      leaseUntilMs,
+    });
+  }
+  return claims;
+}
+
+export function createRedisWebhookStore(options: RedisWebhookStoreOptions): WebhookStore {
+  const { redis } = options;
+  const namespace = checkNamespace(options.namespace ?? "tether");
+  const scripts = createScriptRunner(redis);
+  const outbox = (id: SessionId) => sessionKeys(namespace, id).outbox;
+  const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
+  const index = outboxIndexKey(namespace);
+  return withWebhookChecks({
+    async enqueueWebhookEvent(outboxId, event, targets) {
+      const args = [event.id, JSON.stringify(event), targets ? JSON.stringify(targets) : ""];
+      const reply = await scripts.run("enqueueWebhookEvent", [outbox(outboxId)], args);
+      return reply[0] === REPLY.OK;
+    },
+    async claimOutbox(outboxId, claimToken, leaseMs, max) {
+      const reply = await scripts.run(
+        "claimOutbox",
+        [outbox(outboxId)],
+        [claimToken, leaseMs, max],
+      );
+      return { claims: decodeClaims(reply, claimToken), remaining: int(reply, 1) };
+    },
+    async settleOutbox(outboxId, eventId, claimToken, settlement) {
+      const retry = settlement.kind === "retry";
+      const reply = await scripts.run(
+        "settleOutbox",
+        [outbox(outboxId)],
+        [
+          eventId,
+          claimToken,
+          settlement.kind,
+          retry ? settlement.dueAtMs : 0,
+          retry ? JSON.stringify(settlement.targets) : "[]",
+        ],
+      );
+      return reply[0] === REPLY.OK;
+    },
+    dueOutboxes: (limit) =>
+      guarded(
+        async () =>
+          (await redis.zrangebyscore(index, "-inf", Date.now(), "LIMIT", 0, limit)) as SessionId[],
+      ),
+    noteOutbox: (outboxId, dueAtMs) =>
+      guarded(async () => {
+        await redis.zadd(index, dueAtMs, outboxId);
+      }),
+    // Remove, then look again: a row written before a commit's ZADD is seen by the HLEN after
+    // our ZREM, so the hint of a pending row is never lost to this race (ADR 0021).
+    forgetOutbox: (outboxId) =>
+      guarded(async () => {
+        await redis.zrem(index, outboxId);
+        if ((await redis.hlen(outbox(outboxId))) > 0) await redis.zadd(index, 0, outboxId);
+      }),
+    async createEndpoint(draft) {
+      const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
+      const keys = tenantKeys(draft.tenant);
+      const reply = await scripts.run(
+        "createWebhookEndpoint",
+        [keys.endpoints],
+        [draft.endpointId, encodeEndpoint(endpoint)],
+      );
+      return reply[0] === REPLY.OK ? endpoint : undefined;
+    },
+    async getEndpoint(tenant, endpointId) {
+      const keys = tenantKeys(tenant);
+      const reply = await scripts.run("readWebhookEndpoints", [keys.endpoints], [endpointId]);
+      return reply[0] === REPLY.OK ? decodeEndpoint(str(reply, 1)) : undefined;
+    },
+    async listEndpoints(tenant) {
+      const reply = await scripts.run("readWebhookEndpoints", [tenantKeys(tenant).endpoints], [""]);
+      const all = reply.slice(1).map((raw) => decodeEndpoint(String(raw)));
+      return all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
+    },
+    async updateEndpoint(update) {
+      const patch: {
+        url?: string;
+        eventTypes?: WebhookEventType[];
+        secret?: string;
+        disabled?: boolean;
+      } = {};
+      if (update.url !== undefined) patch.url = update.url;
+      if (update.eventTypes !== undefined) patch.eventTypes = update.eventTypes;
+      if (update.secret !== undefined) patch.secret = update.secret;
+      if (update.disabled !== undefined) patch.disabled = update.disabled;
+      const reply = await scripts.run(
+        "updateWebhookEndpoint",
+        [tenantKeys(update.tenant).endpoints],
+        [update.endpointId, JSON.stringify(patch)],
+      );
+      return reply[0] === REPLY.OK ? decodeEndpoint(str(reply, 1)) : undefined;
+    },
+    async deleteEndpoint(tenant, endpointId) {
+      const keys = tenantKeys(tenant);
+      const reply = await scripts.run(
+        "deleteWebhookEndpoint",
+        [keys.endpoints, keys.deliveries(endpointId)],
+        [endpointId],
+      );
+      return reply[0] === REPLY.OK;
+    },
+    async recordDelivery(tenant, delivery, failureLimit) {
+      const keys = tenantKeys(tenant);
+      const reply = await scripts.run(
+        "recordWebhookDelivery",
+        [keys.endpoints, keys.deliveries(delivery.endpointId)],
+        [
+          delivery.endpointId,
+          JSON.stringify(delivery),
+          delivery.ok ? 1 : 0,
+          failureLimit,
+          WEBHOOK_DELIVERY_LOG_LIMIT,
+        ],
+      );
+      return reply[0] === REPLY.OK ? decodeEndpoint(str(reply, 1)) : undefined;
+    },
+    async listDeliveries(tenant, endpointId, options) {
+      const from = options.cursor === undefined ? 0 : Number(options.cursor);
+      const reply = await scripts.run(
+        "listWebhookDeliveries",
+        [tenantKeys(tenant).deliveries(endpointId)],
+        [from, options.limit],
+      );
+      const deliveries = reply.slice(2).map((raw) => JSON.parse(String(raw)) as WebhookDelivery);
+      const next = from + deliveries.length;
+      return { deliveries, nextCursor: next < int(reply, 1) ? String(next) : undefined };
+    },
+  });
+}

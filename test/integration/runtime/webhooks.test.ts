@@ -1,0 +1,325 @@
+// Webhooks with real parts (ADR 0021): turns run by the runtime write their events in the commit
+// and park steps; a leased deliverer sends them over HTTP, signed, to a receiver that verifies
+// every signature with the Standard Webhooks algorithm. Memory, Redis and Redis Cluster.
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import type { WebhookEndpoint } from "../../../src/domain/webhooks.js";
+import { systemClock } from "../../../src/ports/clock.js";
+import type { ModelProvider } from "../../../src/ports/model-provider.js";
+import type { WebhookStore } from "../../../src/ports/webhook-store.js";
+import { createScriptedProvider } from "../../../src/providers/scripted.js";
+import {
+  createWebhookDeliverer,
+  createWebhookSender,
+  replayDelivery,
+  silentLogger,
+  type WebhookDeliverer,
+} from "../../../src/runtime/index.js";
+import {
+  collect,
+  createRuntimeHarness,
+  textCommand,
+  type RuntimeHarness,
+} from "../../support/runtime-harness.js";
+import { connectCluster } from "../../support/redis-store-factory.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
+import { waitFor } from "../../support/wait-for.js";
+
+const redis = new Redis(inject("redisUrl"));
+const cluster = connectCluster(inject("clusterPorts"));
+afterAll(() => {
+  redis.disconnect();
+  cluster.disconnect();
+});
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const TENANT = "acme";
+
+/** "use <tool>" asks for that tool once; anything else (or after a tool result) is an answer. */
+function provider(): ModelProvider {
+  return createScriptedProvider({
+    script: (request) => {
+      const last = request.messages.at(-1);
+      const said =
+        last?.role === "user" ? last.content.map((c) => (c.type === "text" ? c.text : "")) : [];
+      const tool = /use (\w+)/u.exec(said.join(" "))?.[1];
+      if (!tool) return { events: [{ type: "text_delta", text: "done" }], response: {} };
+      const call = {
+        type: "tool_call" as const,
+        callId: `${tool}-1`,
+        toolName: tool,
+        argumentsJson: "{}",
+      };
+      return { response: { parts: [call] } };
+    },
+  });
+}
+
+interface Setup {
+  committedAt: Map<string, number>;
+  harness: RuntimeHarness;
+  hooks: WebhookStore;
+  receiver: WebhookReceiver;
+  deliverer(extra?: { allowPrivate?: boolean; backoffMs?: number }): WebhookDeliverer;
+  endpoint(extra?: Partial<WebhookEndpoint>): Promise<void>;
+  runTurn(text: string): Promise<{ sessionId: string; turnId: string }>;
+}
+
+for (const backend of ["memory", "redis", "cluster"] as const) {
+  describe(`webhooks on ${backend}`, () => {
+    const closers: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const close of closers.splice(0).reverse()) await close();
+    });
+
+    async function setup(): Promise<Setup> {
+      const committedAt = new Map<string, number>();
+      const harness = createRuntimeHarness({
+        provider: provider(),
+        serverTools: {
+          definitions: () => [
+            { name: "deploy", description: "d", inputSchema: { type: "object" } },
+          ],
+          execute: () => Promise.resolve({ output: "ok" }),
+        },
+        approvalRequiredTools: ["deploy"],
+        parkAfterMs: 0,
+        webhooks: true,
+        // When each event's commit was acknowledged, for the latency figure.
+        wrapStore: (store) => ({
+          ...store,
+          commit: async (commit) => {
+            const receipt = await store.commit(commit);
+            if (commit.webhookEvent) committedAt.set(commit.webhookEvent.id, performance.now());
+            return receipt;
+          },
+        }),
+        ...(backend === "redis" && { redis }),
+        ...(backend === "cluster" && { redis: cluster }),
+      });
+      const hooks = harness.webhooks;
+      const receiver = await startWebhookReceiver(SECRET);
+      closers.push(
+        () => receiver.close(),
+        () => harness.runtime.drain(1_000).then(() => undefined),
+      );
+      const deliverers: WebhookDeliverer[] = [];
+      // Production wiring: the runtime's outbox hint also nudges this replica's deliverers.
+      harness.deps.webhooks = {
+        noteOutbox: async (id, due) => {
+          await hooks.noteOutbox(id, due);
+          for (const d of deliverers) d.nudge(id);
+        },
+      };
+      return {
+        committedAt,
+        harness,
+        hooks,
+        receiver,
+        deliverer(extra = {}) {
+          const d = createWebhookDeliverer({
+            store: hooks,
+            send: createWebhookSender({
+              allowPrivate: extra.allowPrivate ?? true,
+              timeoutMs: 5_000,
+            }),
+            clock: systemClock,
+            logger: silentLogger,
+            pollMs: 20,
+            backoffMs: () => extra.backoffMs ?? 5,
+          });
+          deliverers.push(d);
+          d.start();
+          closers.push(() => d.stop());
+          return d;
+        },
+        async endpoint(extra = {}) {
+          await hooks.createEndpoint({
+            tenant: TENANT,
+            endpointId: "ep-1",
+            url: receiver.url,
+            eventTypes: [],
+            secret: SECRET,
+            createdAtMs: Date.now(),
+            ...extra,
+          });
+        },
+        async runTurn(text) {
+          const client = `s-${randomUUID()}`;
+          const events = await collect(
+            harness.runtime.streamTurn(
+              { ...textCommand(`${TENANT}:${client}`, text), publicSessionId: client },
+              new AbortController().signal,
+            ),
+          );
+          return { sessionId: client, turnId: events[0]?.turnId ?? "" };
+        },
+      };
+    }
+
+    it("a turn's completion is delivered once, signed, with the thin payload", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.deliverer();
+      const { sessionId, turnId } = await s.runTurn("hello");
+      await waitFor(() => s.receiver.delivered.length === 1);
+      const got = s.receiver.delivered[0];
+      expect(got?.body).toEqual({
+        id: got?.id,
+        type: "turn.completed",
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/u) as string,
+        data: {
+          session_id: sessionId,
+          turn_id: turnId,
+          outcome: "finished",
+          reason: "assistant_message",
+        },
+      });
+      expect(got?.id).toMatch(/^msg_/u);
+      expect(s.receiver.rejected).toBe(0);
+    });
+
+    it("a parked turn waiting for an approval sends session.action_required with the call ids", async () => {
+      const s = await setup();
+      await s.endpoint({ eventTypes: ["session.action_required"] });
+      s.deliverer();
+      const client = `s-${randomUUID()}`;
+      const controller = new AbortController();
+      const stream = collect(
+        s.harness.runtime.streamTurn(
+          { ...textCommand(`${TENANT}:${client}`, "use deploy"), publicSessionId: client },
+          controller.signal,
+        ),
+      ).catch(() => []);
+      await waitFor(() => s.receiver.delivered.length === 1);
+      expect(s.receiver.delivered[0]?.body).toMatchObject({
+        type: "session.action_required",
+        data: {
+          session_id: client,
+          call_ids: ["deploy-1"],
+          approval_call_ids: ["deploy-1"],
+          result_call_ids: [],
+        },
+      });
+      controller.abort();
+      await stream;
+    });
+
+    it("a receiver failing 3 times gets the same id on every retry, then the delivery", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.receiver.failNext(3);
+      s.deliverer();
+      await s.runTurn("hello");
+      await waitFor(() => s.receiver.delivered.length === 1);
+      const ids = s.receiver.requests.map((r) => r.id);
+      expect(ids).toHaveLength(4);
+      expect(new Set(ids).size).toBe(1);
+      expect(s.receiver.requests.map((r) => r.status)).toEqual([500, 500, 500, 204]);
+      const log = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
+      expect(log.deliveries.map((d) => [d.attempt, d.ok, d.status])).toEqual([
+        [4, true, 204],
+        [3, false, 500],
+        [2, false, 500],
+        [1, false, 500],
+      ]);
+    });
+
+    it("20 consecutive failures disable the endpoint, and nothing more is sent to it", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.receiver.answerAlways(503);
+      s.deliverer({ backoffMs: 1 });
+      await s.runTurn("hello");
+      await waitFor(async () => (await s.hooks.getEndpoint(TENANT, "ep-1"))?.disabled === true);
+      expect(await s.hooks.getEndpoint(TENANT, "ep-1")).toMatchObject({
+        disabled: true,
+        disabledReason: "20 consecutive failed deliveries",
+      });
+      await s.runTurn("again");
+      // The second turn's event finds no enabled endpoint: settled without a request.
+      await waitFor(async () => (await s.hooks.dueOutboxes(100)).length === 0);
+      expect(s.receiver.requests).toHaveLength(20);
+    });
+
+    it("a redirect is not followed: it counts as a failed attempt", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.receiver.answerAlways(302);
+      s.deliverer({ backoffMs: 60_000 });
+      await s.runTurn("hello");
+      await waitFor(
+        async () =>
+          (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries.length === 1,
+      );
+      const [first] = (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries;
+      expect(first).toMatchObject({ ok: false, status: 302, error: "redirect 302 not followed" });
+    });
+
+    it("a loopback endpoint is refused without TETHER_WEBHOOK_ALLOW_PRIVATE", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.deliverer({ allowPrivate: false, backoffMs: 60_000 });
+      await s.runTurn("hello");
+      await waitFor(
+        async () =>
+          (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries.length === 1,
+      );
+      const [first] = (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries;
+      expect(first).toMatchObject({
+        ok: false,
+        status: 0,
+        error: "refused: 127.0.0.1 resolves to a private or loopback address",
+      });
+      expect(s.receiver.requests).toHaveLength(0);
+    });
+
+    it("a replayed delivery is sent again with the same id", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.deliverer();
+      await s.runTurn("hello");
+      await waitFor(() => s.receiver.delivered.length === 1);
+      const [logged] = (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries;
+      expect(await replayDelivery(s.hooks, TENANT, "ep-1", logged?.deliveryId ?? "")).toBe(true);
+      await waitFor(() => s.receiver.delivered.length === 2);
+      expect(s.receiver.delivered[1]?.id).toBe(s.receiver.delivered[0]?.id);
+      expect(await replayDelivery(s.hooks, TENANT, "ep-1", "no-such-delivery")).toBe(false);
+    });
+
+    it("two deliverers deliver every event at least once; latency after the commit is measured", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.deliverer();
+      s.deliverer();
+      const turns = 100;
+      for (let i = 0; i < turns; i++) {
+        const { turnId } = await s.runTurn(`turn ${i}`);
+        // One turn at a time, so each latency is the delivery's own, not a queue behind others.
+        await waitFor(() => s.receiver.delivered.some((d) => d.body.data.turn_id === turnId));
+      }
+      await waitFor(() => new Set(s.receiver.delivered.map((d) => d.id)).size === turns, {
+        timeoutMs: 20_000,
+      });
+      const ids = s.receiver.delivered.map((d) => d.id);
+      const duplicates = ids.length - new Set(ids).size;
+      const latencies = s.receiver.delivered
+        .map((d) => d.atMs - (s.committedAt.get(d.id) ?? Number.NaN))
+        .sort((a, b) => a - b);
+      const at = (q: number) =>
+        latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+      // A figure for the ADR, not an assertion: tests never assert speed.
+      console.log(
+        JSON.stringify({
+          backend,
+          turns,
+          duplicates,
+          p50Ms: at(0.5).toFixed(1),
+          p99Ms: at(0.99).toFixed(1),
+        }),
+      );
+      expect(new Set(ids).size).toBe(turns);
+    });
+  });
+}
