@@ -94,7 +94,7 @@ export interface RuntimeCommit {
    */
   deferTurnInputs?: string;
   /** Written to the session's webhook outbox in the commit's step (ADR 0021). */
-  webhookEvent?: WebhookEvent;
+  webhookEvents?: readonly WebhookEvent[];
 }
 
 export interface CommitReceipt {

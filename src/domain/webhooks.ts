@@ -171,21 +171,22 @@ export function tenantOfOutbox(outboxId: string): string {
 }
 
 /**
- * The seam for schedules (ADR 0021): the `schedule.paused` event a schedule's pause writes, to
- * the outbox `<tenant>:schedule:<id>` (so tenantOfOutbox finds the tenant), either by
- * WebhookOutboxStore.enqueueWebhookEvent or, atomically with the pause, by the shared Lua helper
- * `write_outbox_row` on that outbox's key. The id is per pause, so each pause is one event.
+ * The `schedule.paused` event of a schedule's pause, to the outbox `<tenant>:schedule:<id>` (so
+ * tenantOfOutbox finds the tenant), written by WebhookOutboxStore.enqueueWebhookEvent before the
+ * pause is settled (scheduler.ts). The id is the paused occurrence's, so a fire retried after its
+ * claimer died writes the same event again, which the outbox keeps once.
  */
 export function schedulePausedEvent(
   tenant: string,
   scheduleId: string,
   reason: string,
-  pausedAtMs: number,
+  occurrenceMs: number,
+  pausedAtMs = occurrenceMs,
 ): { outboxId: string; event: WebhookEvent } {
   return {
     outboxId: `${tenant}:schedule:${scheduleId}`,
     event: {
-      id: `msg_sched_${scheduleId}_${pausedAtMs}`,
+      id: `msg_sched_${scheduleId}_${occurrenceMs}`,
       type: "schedule.paused",
       createdAtMs: pausedAtMs,
       data: { schedule_id: scheduleId, reason },

@@ -20,6 +20,11 @@ export interface SchedulerOptions {
   claimTtlMs?: number;
   /** Schedules looked at per round (32). */
   batch?: number;
+  /**
+   * Tells the world a schedule pauses (the `schedule.paused` webhook), before the pause is
+   * settled: a failure leaves the claim to lapse and the same occurrence to be fired again.
+   */
+  announcePause?: (ref: ScheduleRef, reason: string, occurrenceMs: number) => Promise<void>;
 }
 
 export interface Scheduler {
@@ -51,6 +56,9 @@ export function startScheduler(options: SchedulerOptions, autoStart = true): Sch
     // A fire that throws (store unavailable) is not settled: the claim lapses and the same
     // occurrence is fired again, which its idempotency key makes a no-op if it landed.
     const outcome = plan.fire ? await firer.fire(claim, spec) : undefined;
+    if (outcome?.pauseReason !== undefined) {
+      await options.announcePause?.(ref, outcome.pauseReason, claim.scheduledAt);
+    }
     const settled = await schedules.completeScheduleFire({
       ref,
       claimToken: token,

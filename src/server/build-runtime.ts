@@ -153,6 +153,7 @@ export function buildRuntime(
     deps,
     // An occurrence's claim lives like a lease: a dead claimer's fire is retried a TTL later.
     claimTtlMs: config.leaseTtlMs,
+    ...(webhooks.announceSchedulePause && { announcePause: webhooks.announceSchedulePause }),
   });
   const sweeper = startSweeper({
     driver: runtime.driver,

@@ -11,8 +11,11 @@ import {
   createWebhookSender,
   type RuntimeDeps,
   type RuntimeLogger,
+  type SchedulerOptions,
   type WebhookDeliverer,
 } from "../runtime/index.js";
+import type { SessionId } from "../domain/ids.js";
+import { schedulePausedEvent } from "../domain/webhooks.js";
 import type { WebhookConfig } from "./webhook-config.js";
 
 export interface BuiltWebhooks {
@@ -20,6 +23,8 @@ export interface BuiltWebhooks {
   hook: RuntimeDeps["webhooks"];
   deliverer: WebhookDeliverer | undefined;
   routes(router: ConnectRouter): void;
+  /** For the scheduler: writes a pause's `schedule.paused` event; undefined when off. */
+  announceSchedulePause: SchedulerOptions["announcePause"];
 }
 
 function counters(registry: Registry | undefined) {
@@ -48,7 +53,9 @@ export function buildWebhooks(
   registry?: Registry,
 ): BuiltWebhooks {
   const routes = (router: ConnectRouter) => routeWebhookService(router, store);
-  if (!config.enabled) return { hook: undefined, deliverer: undefined, routes };
+  if (!config.enabled) {
+    return { hook: undefined, deliverer: undefined, routes, announceSchedulePause: undefined };
+  }
   const deliverer = createWebhookDeliverer({
     store,
     send: createWebhookSender({ allowPrivate: config.allowPrivate, timeoutMs: config.timeoutMs }),
@@ -59,14 +66,23 @@ export function buildWebhooks(
     ...counters(registry),
   });
   deliverer.start();
-  return {
-    hook: {
-      async noteOutbox(outboxId, dueAtMs) {
-        deliverer.nudge(outboxId);
-        await store.noteOutbox(outboxId, dueAtMs);
-      },
+  const hook: NonNullable<RuntimeDeps["webhooks"]> = {
+    async noteOutbox(outboxId, dueAtMs) {
+      deliverer.nudge(outboxId);
+      await store.noteOutbox(outboxId, dueAtMs);
     },
+  };
+  return {
+    hook,
     deliverer,
     routes,
+    async announceSchedulePause(ref, reason, occurrenceMs) {
+      const now = systemClock.nowMs();
+      const paused = schedulePausedEvent(ref.tenant, ref.scheduleId, reason, occurrenceMs, now);
+      // The outbox id is not a session's, but it is one in the store's eyes: tenant-prefixed.
+      const outboxId = paused.outboxId as SessionId;
+      await store.enqueueWebhookEvent(outboxId, paused.event);
+      await hook.noteOutbox(outboxId, now);
+    },
   };
 }

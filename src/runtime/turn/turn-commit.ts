@@ -25,7 +25,7 @@ export interface TurnRecord {
   /** The parked turn this commit ends, when the turn was resumed. */
   parkedTurnId?: string;
   /** Written to the session's webhook outbox in the commit's step (webhook-events.ts). */
-  webhookEvent?: WebhookEvent | undefined;
+  webhookEvents?: readonly WebhookEvent[];
 }
 
 /**
@@ -61,9 +61,11 @@ export async function commitTurn(
         ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
         // Steers the turn did not admit go to the next turn in the same step.
         deferTurnInputs: turn.turnId,
-        ...(turn.webhookEvent && { webhookEvent: turn.webhookEvent }),
+        ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
       });
-      if (turn.webhookEvent && !receipt.replayed) noteOutboxWritten(deps, fence.sessionId);
+      if (turn.webhookEvents?.length && !receipt.replayed) {
+        noteOutboxWritten(deps, fence.sessionId);
+      }
       return receipt.headRevision;
     } catch (error) {
       if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {

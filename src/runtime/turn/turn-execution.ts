@@ -22,7 +22,7 @@ import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
 import { spendGuardOf, spendOf } from "./turn-spend.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
-import { turnEndEvent } from "./webhook-events.js";
+import { turnEndEvents } from "./webhook-events.js";
 
 /** How much longer the engine's tool timeout is than a client call's deadline. */
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
@@ -222,7 +222,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     inputClaims: run.inputClaims,
     workClaims: run.workClaims,
     ...(prep.resumed && { parkedTurnId: turnId }),
-    webhookEvent: turnEndEvent(deps, sessionId, turnId, result.outcome),
+    webhookEvents: turnEndEvents(deps, sessionId, turnId, result.outcome),
   });
   run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the

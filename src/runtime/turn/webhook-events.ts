@@ -22,25 +22,45 @@ function outcomeType(outcome: TurnOutcome): WebhookEventType {
   return "turn.completed";
 }
 
-export function turnEndEvent(
+/**
+ * The events a turn's commit writes: how the turn ended and, when a spend budget stopped it,
+ * `session.budget_reached` naming the budget (ADR 0016), so an unattended session's owner hears
+ * that it will not run further turns until the budget changes.
+ */
+export function turnEndEvents(
   deps: RuntimeDeps,
   sessionId: SessionId,
   turnId: string,
   outcome: TurnOutcome,
-): WebhookEvent | undefined {
-  if (!deps.webhooks) return undefined;
+): WebhookEvent[] {
+  if (!deps.webhooks) return [];
   const type = outcomeType(outcome);
-  return {
-    id: eventId(sessionId, turnId, type),
-    type,
-    createdAtMs: deps.clock.nowMs(),
-    data: {
-      session_id: clientSessionId(sessionId),
-      turn_id: turnId,
-      outcome: outcome.kind,
-      reason: outcome.reason,
+  const createdAtMs = deps.clock.nowMs();
+  const ids = { session_id: clientSessionId(sessionId), turn_id: turnId };
+  const events: WebhookEvent[] = [
+    {
+      id: eventId(sessionId, turnId, type),
+      type,
+      createdAtMs,
+      data: { ...ids, outcome: outcome.kind, reason: outcome.reason },
     },
-  };
+  ];
+  if (outcome.kind === "stopped" && outcome.reason === "budget_exhausted") {
+    const reached = outcome.reached;
+    events.push({
+      id: eventId(sessionId, turnId, "session.budget_reached"),
+      type: "session.budget_reached",
+      createdAtMs,
+      data: {
+        ...ids,
+        scope: reached?.scope ?? "turn",
+        limit: reached?.limit ?? "tokens",
+        max: String(reached?.max ?? outcome.budgetTokens),
+        spent: String(reached?.spent ?? outcome.usedTokens),
+      },
+    });
+  }
+  return events;
 }
 
 /** A parked turn waits on these calls: client results and approvals, by call id. */

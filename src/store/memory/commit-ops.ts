@@ -136,8 +136,9 @@ export function commitRuntimeState(
     }
     checkApplicable(cell, commit, nowMs, ctx.log);
     const receipt = apply(cell, commit);
-    const event = commit.webhookEvent;
-    if (event) writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
+    for (const event of commit.webhookEvents ?? []) {
+      writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
+    }
     return receipt;
   });
 }

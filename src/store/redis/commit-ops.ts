@@ -39,9 +39,7 @@ function commitSpec(commit: RuntimeCommit): string {
     p: commit.parkedTurnId ?? "",
     f: commit.deferTurnInputs ?? "",
     c: commit.costMicros ?? 0,
-    w: commit.webhookEvent
-      ? [commit.webhookEvent.id, JSON.stringify(commit.webhookEvent)]
-      : ["", ""],
+    w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
   });
 }
 

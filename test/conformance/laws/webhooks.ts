@@ -73,9 +73,9 @@ export function describeWebhookLaws(factory: StoreFactory): void {
       const { store } = harness();
       const sid = freshSessionId();
       const first = event(sid);
-      await store.commit(commitDraft(sid, 0, { webhookEvent: first }));
+      await store.commit(commitDraft(sid, 0, { webhookEvents: [first] }));
       await expectTetherError(
-        () => store.commit(commitDraft(sid, 0, { webhookEvent: event(sid, "msg_refused") })),
+        () => store.commit(commitDraft(sid, 0, { webhookEvents: [event(sid, "msg_refused")] })),
         "head_revision_conflict",
       );
       const report = await hooks().claimOutbox(sid, "c1", LONG_TTL_MS, 10);
@@ -83,6 +83,23 @@ export function describeWebhookLaws(factory: StoreFactory): void {
       expect(report.claims.map((c) => c.row)).toEqual([
         { event: first, attempts: 0, dueAtMs: report.claims[0]?.row.dueAtMs, targets: undefined },
       ]);
+    });
+
+    test("a commit writes every event it carries, each once, also when the commit is replayed", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const ended = event(sid, "msg_turn_end");
+      const budget = { ...event(sid, "msg_budget"), type: "session.budget_reached" as const };
+      const draft = commitDraft(sid, 0, {
+        webhookEvents: [ended, budget],
+        stamp: { operationId: "turn:t1", contentHash: "h1" },
+      });
+      await store.commit(draft);
+      expect((await store.commit(draft)).replayed).toBe(true);
+      const report = await hooks().claimOutbox(sid, "c1", LONG_TTL_MS, 10);
+      expect(
+        report.claims.map((c) => c.row.event).sort((a, b) => a.id.localeCompare(b.id)),
+      ).toEqual([budget, ended]);
     });
 
     test("a park writes its event in the park's step; a refused park writes none", async () => {

@@ -8,6 +8,8 @@ import { WebhookService } from "../../../src/gen/tether/v1/webhook_service_pb.js
 import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
+import { ScheduleService } from "../../../src/gen/tether/v1/schedule_service_pb.js";
+import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
 import { storeLimitsFor } from "../../../src/ports/runtime-store.js";
 import { buildRuntime } from "../../../src/server/build-runtime.js";
 import { buildStore, type BuiltStore } from "../../../src/server/build-store.js";
@@ -124,6 +126,7 @@ describe("webhooks through the server's own wiring", () => {
   let receiver: WebhookReceiver | undefined;
   afterEach(async () => {
     wired?.sweeper.stop();
+    await wired?.scheduler.stop();
     await wired?.webhooks.deliverer?.stop();
     await tether?.close();
     await built?.close();
@@ -195,6 +198,54 @@ describe("webhooks through the server's own wiring", () => {
     expect(replay.queued).toBe(true);
     await waitFor(() => rcv.delivered.length === 2);
     expect(rcv.delivered[1]?.id).toBe(rcv.delivered[0]?.id);
+    expect(rcv.rejected).toBe(0);
+  });
+
+  it("delivers schedule.paused when a schedule's target is gone", async () => {
+    const config = loadConfig({
+      TETHER_PORT: "0",
+      TETHER_METRICS_PORT: "0",
+      TETHER_LOG_LEVEL: "silent",
+      TETHER_WEBHOOK_ALLOW_PRIVATE: "true",
+      TETHER_WEBHOOK_POLL_MS: "20",
+    });
+    const logger = createLogger({ level: "silent" });
+    built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
+    const metrics = createMetrics({ defaultMetrics: false });
+    wired = buildRuntime(config, built, logger, metrics);
+    tether = await createTetherServer({
+      ...{ config, store: built.store, logger, metrics },
+      routes: wired.routes,
+    });
+    const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${tether.port}` });
+    const hooks = createClient(WebhookService, transport);
+    const created = await hooks.createWebhookEndpoint({
+      endpointId: "ops",
+      url: "http://127.0.0.1:1/",
+      eventTypes: ["schedule.paused"],
+    });
+    receiver = await startWebhookReceiver(created.endpoint?.secret ?? "");
+    await hooks.updateWebhookEndpoint({ endpointId: "ops", url: receiver.url });
+    const sessions = createClient(SessionService, transport);
+    const schedules = createClient(ScheduleService, transport);
+    await sessions.createSession({ sessionId: "gone-target" });
+    await schedules.createSchedule({
+      scheduleId: "orphan",
+      target: { case: "session", value: { sessionId: "gone-target" } },
+      cron: "*/5 * * * *",
+      timezone: "UTC",
+      input: [{ kind: { case: "text", value: "hello?" } }],
+    });
+    await sessions.deleteSession({ sessionId: "gone-target" });
+    await schedules.runScheduleNow({ scheduleId: "orphan" });
+    const rcv = receiver;
+    await waitFor(() => rcv.delivered.length === 1);
+    expect(rcv.delivered[0]?.body).toMatchObject({
+      type: "schedule.paused",
+      data: { schedule_id: "orphan", reason: "target session gone-target does not exist" },
+    });
+    const { schedule } = await schedules.getSchedule({ scheduleId: "orphan" });
+    expect(schedule?.paused).toBe(true);
     expect(rcv.rejected).toBe(0);
   });
 });

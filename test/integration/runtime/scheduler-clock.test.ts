@@ -18,10 +18,13 @@ import { waitFor } from "../../support/wait-for.js";
 
 const at = (iso: string): number => Date.parse(iso);
 
+type AnnouncePause = (ref: ScheduleRef, reason: string, occurrenceMs: number) => Promise<void>;
+
 async function setUp(
   catchUp: "one" | "none",
   busyStrategy: "enqueue" | "reject" = "enqueue",
   pollMaxMs?: number,
+  announcePause?: AnnouncePause,
 ) {
   const clock = createManualClock(at("2026-03-01T10:00:30Z"));
   const schedules = createMemoryScheduleStore({ clock });
@@ -30,7 +33,11 @@ async function setUp(
   const deps = { sleep: harness.deps.sleep, logger: silentLogger };
   // Without pollMaxMs the test drives the rounds; with it the poller runs on its own.
   const scheduler = startScheduler(
-    { schedules, firer, deps, ...(pollMaxMs !== undefined && { pollMaxMs }) },
+    {
+      ...{ schedules, firer, deps },
+      ...(pollMaxMs !== undefined && { pollMaxMs }),
+      ...(announcePause && { announcePause }),
+    },
     pollMaxMs !== undefined,
   );
   const sessionId: SessionId = parseSessionId("default:minutely-target");
@@ -116,6 +123,39 @@ describe("schedule poller on a manual clock", () => {
     expect(roles).toEqual(["user", "assistant"]);
     expect(snapshot.messages[0]).toContain('"tick"');
     expect(snapshot.turnIndex).toBe(1);
+  });
+
+  test("a pause is announced before it is settled; an announcement that fails leaves the fire to be retried, announced again for the same occurrence", async () => {
+    const announced: [string, string, string][] = [];
+    let failNext = true;
+    const announce: AnnouncePause = (ref, reason, occurrenceMs) => {
+      announced.push([ref.scheduleId, reason, new Date(occurrenceMs).toISOString()]);
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error("outbox unreachable"));
+      }
+      return Promise.resolve();
+    };
+    const { clock, scheduler, schedules, harness, sessionId, ref } = await setUp(
+      "one",
+      "enqueue",
+      undefined,
+      announce,
+    );
+    expect(await harness.store.deleteSession(sessionId)).toBe(true);
+    clock.set(at("2026-03-01T10:01:00Z"));
+    await scheduler.pollOnce();
+    const reason = "target session minutely-target does not exist";
+    expect(announced).toEqual([["minutely", reason, "2026-03-01T10:01:00.000Z"]]);
+    // The failed announcement left the pause unsettled: not paused yet, the claim still held.
+    expect((await schedules.getSchedule(ref))?.paused).toBe(false);
+    clock.advance(60_000);
+    await scheduler.pollOnce();
+    expect(announced).toEqual([
+      ["minutely", reason, "2026-03-01T10:01:00.000Z"],
+      ["minutely", reason, "2026-03-01T10:01:00.000Z"],
+    ]);
+    expect(await schedules.getSchedule(ref)).toMatchObject({ paused: true, pausedReason: reason });
   });
 
   test("busy_strategy reject records a busy fire as an error without pausing; the next occurrence fires", async () => {

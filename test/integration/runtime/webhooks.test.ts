@@ -14,6 +14,7 @@ import {
   createWebhookSender,
   replayDelivery,
   silentLogger,
+  type StreamTurnCommand,
   type WebhookDeliverer,
 } from "../../../src/runtime/index.js";
 import {
@@ -51,7 +52,19 @@ function provider(): ModelProvider {
         toolName: tool,
         argumentsJson: "{}",
       };
-      return { response: { parts: [call] } };
+      // A tool request is priced: 50 tokens, past a token budget of 10 (the budget test).
+      return {
+        response: {
+          parts: [call],
+          usage: {
+            inputTokens: 40,
+            outputTokens: 10,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+            reasoningTokens: 0,
+          },
+        },
+      };
     },
   });
 }
@@ -63,7 +76,10 @@ interface Setup {
   receiver: WebhookReceiver;
   deliverer(extra?: { allowPrivate?: boolean; backoffMs?: number }): WebhookDeliverer;
   endpoint(extra?: Partial<WebhookEndpoint>): Promise<void>;
-  runTurn(text: string): Promise<{ sessionId: string; turnId: string }>;
+  runTurn(
+    text: string,
+    extra?: Partial<StreamTurnCommand>,
+  ): Promise<{ sessionId: string; turnId: string }>;
 }
 
 for (const backend of ["memory", "redis", "cluster"] as const) {
@@ -91,7 +107,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
           ...store,
           commit: async (commit) => {
             const receipt = await store.commit(commit);
-            if (commit.webhookEvent) committedAt.set(commit.webhookEvent.id, performance.now());
+            for (const event of commit.webhookEvents ?? []) {
+              committedAt.set(event.id, performance.now());
+            }
             return receipt;
           },
         }),
@@ -145,11 +163,11 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
             ...extra,
           });
         },
-        async runTurn(text) {
+        async runTurn(text, extra = {}) {
           const client = `s-${randomUUID()}`;
           const events = await collect(
             harness.runtime.streamTurn(
-              { ...textCommand(`${TENANT}:${client}`, text), publicSessionId: client },
+              { ...textCommand(`${TENANT}:${client}`, text, extra), publicSessionId: client },
               new AbortController().signal,
             ),
           );
@@ -177,6 +195,32 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         },
       });
       expect(got?.id).toMatch(/^msg_/u);
+      expect(s.receiver.rejected).toBe(0);
+    });
+
+    it("a turn a budget stopped sends its end and session.budget_reached naming the budget", async () => {
+      const s = await setup();
+      await s.endpoint();
+      s.deliverer();
+      const { sessionId, turnId } = await s.runTurn("use lookup", {
+        settings: { tokenBudget: 10 },
+      });
+      await waitFor(() => s.receiver.delivered.length === 2);
+      const byType = new Map(s.receiver.delivered.map((d) => [d.body.type, d.body]));
+      expect(byType.get("turn.completed")?.data).toEqual({
+        session_id: sessionId,
+        turn_id: turnId,
+        outcome: "stopped",
+        reason: "budget_exhausted",
+      });
+      expect(byType.get("session.budget_reached")?.data).toEqual({
+        session_id: sessionId,
+        turn_id: turnId,
+        scope: "turn",
+        limit: "tokens",
+        max: "10",
+        spent: "50",
+      });
       expect(s.receiver.rejected).toBe(0);
     });
 

@@ -16,7 +16,7 @@
 --           p = the parked turn this commit ends ("" for none),
 --           f = the turn whose pending steered inputs become next-turn input ("" for none),
 --           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
---           w = the webhook event's id and JSON ["" , ""] for none }
+--           w = [[webhook event id, event JSON]...], [] for none }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
@@ -102,5 +102,8 @@ if #spec.m > 0 then redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = sp
 if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
   redis.call('DEL', KEYS[5])
 end
-if spec.w and spec.w[1] ~= '' then write_outbox_row(KEYS[13], spec.w[1], spec.w[2], '', now_ms()) end
+if spec.w and #spec.w > 0 then
+  local now = now_ms()
+  for _, event in ipairs(spec.w) do write_outbox_row(KEYS[13], event[1], event[2], '', now) end
+end
 return { R.OK, rev }
