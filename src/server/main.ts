@@ -12,6 +12,7 @@ import { startTelemetry } from "../telemetry/index.js";
 import { buildStore } from "./build-store.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
 import { watchMcpHealth } from "./mcp-health.js";
+import { applyConfiguredEndpoints } from "./webhook-endpoints.js";
 
 async function main(): Promise<void> {
   let config;
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
     metrics,
     tracer,
   );
+  // Declared endpoints are in place before the first call or delivery (ADR 0021).
+  await applyConfiguredEndpoints(built.webhooks, config.webhooks.endpoints, logger);
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
