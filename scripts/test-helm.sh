@@ -124,6 +124,16 @@ else
   fail "a startup probe asking \"\" was not refused for that reason: $(cat "$work/out")"
 fi
 
+# A declared webhook endpoint whose secret variable is not set from a Secret must be caught.
+if "$HELM" template tether "$CHART" --kube-version "$KUBE_VERSION" -f "$CHART/ci/all-on-values.yaml" \
+  2>"$work/out" | sed '/- name: TETHER_WEBHOOK_SECRET_0$/,+4d' >"$work/webhook-secret-dropped.yaml" \
+  && ! "$check" "$work/webhook-secret-dropped.yaml" >"$work/out" 2>&1 \
+  && grep -q 'webhook endpoint ops: TETHER_WEBHOOK_SECRET_0 must be set from a secretKeyRef' "$work/out"; then
+  pass "the invariant checks refuse a webhook endpoint whose secret is not from a Secret"
+else
+  fail "a webhook endpoint without its secret variable was not refused for that reason: $(cat "$work/out")"
+fi
+
 # --- bad values are refused, each for its own reason -------------------------------------------
 for f in test/helm/bad-values/*.yaml; do
   name="$(basename "$f" .yaml)"

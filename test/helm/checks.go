@@ -253,6 +253,7 @@ func checkEnv(c *checker, r *rendered, ctr *corev1.Container) {
 		}
 	}
 	cfg := r.configMap.Data
+	checkWebhookSecrets(c, cfg, env)
 	switch provider := cfg["TETHER_PROVIDER"]; provider {
 	case "scripted":
 	case "openai", "anthropic":
@@ -280,6 +281,29 @@ func checkEnv(c *checker, r *rendered, ctr *corev1.Container) {
 		}
 	default:
 		c.failf("configmap: TETHER_STORE %q", cfg["TETHER_STORE"])
+	}
+}
+
+// Every declared webhook endpoint names a variable the container sets from a Secret, so its
+// signing secret never passes through the ConfigMap or values.
+func checkWebhookSecrets(c *checker, cfg map[string]string, env map[string]corev1.EnvVar) {
+	raw, ok := cfg["TETHER_WEBHOOK_ENDPOINTS"]
+	if !ok {
+		return
+	}
+	var endpoints []struct {
+		EndpointID string `json:"endpoint_id"`
+		SecretEnv  string `json:"secret_env"`
+	}
+	if err := json.Unmarshal([]byte(raw), &endpoints); err != nil {
+		c.failf("configmap: TETHER_WEBHOOK_ENDPOINTS is not a JSON list: %v", err)
+		return
+	}
+	for _, e := range endpoints {
+		v, set := env[e.SecretEnv]
+		if !set || v.ValueFrom == nil || v.ValueFrom.SecretKeyRef == nil {
+			c.failf("webhook endpoint %s: %s must be set from a secretKeyRef", e.EndpointID, e.SecretEnv)
+		}
 	}
 }
 

@@ -238,3 +238,20 @@ default URL needs no blanking), the chart's Secret, or nowhere. A cluster takes 
 {{- end -}}
 {{- toJson $servers -}}
 {{- end -}}
+
+{{/* The variable that carries webhook endpoint i's secret, filled from its secretRef. */}}
+{{- define "tether.webhookSecretEnv" -}}
+{{- printf "TETHER_WEBHOOK_SECRET_%d" (int .) -}}
+{{- end -}}
+
+{{/* TETHER_WEBHOOK_ENDPOINTS: the declared endpoints, each naming its secret's variable. */}}
+{{- define "tether.webhookEndpointsJson" -}}
+{{- $endpoints := list -}}
+{{- range $i, $e := .Values.webhooks.endpoints -}}
+{{- $entry := dict "tenant" $e.tenant "endpoint_id" $e.endpointId "url" $e.url -}}
+{{- $_ := set $entry "event_types" ($e.eventTypes | default list) -}}
+{{- $_ := set $entry "secret_env" (include "tether.webhookSecretEnv" $i) -}}
+{{- $endpoints = append $endpoints $entry -}}
+{{- end -}}
+{{- toJson $endpoints -}}
+{{- end -}}
