@@ -18,6 +18,8 @@ const SECRET_STAND_INS: Record<string, string> = {
   TETHER_API_KEYS: "0123456789abcdef0123=acme",
   TETHER_OPENAI_API_KEY: "sk-stand-in",
   TETHER_ANTHROPIC_API_KEY: "sk-ant-stand-in",
+  TETHER_WEBHOOK_SECRET_0: `whsec_${Buffer.alloc(32, 1).toString("base64")}`,
+  TETHER_WEBHOOK_SECRET_1: `whsec_${Buffer.alloc(32, 2).toString("base64")}`,
 };
 
 describe("helm chart", () => {
@@ -56,6 +58,13 @@ describe("helm chart", () => {
     expect(result.output).toContain("ok    bad values refused: numeric-image-tag");
     expect(result.output).toContain("ok    bad values refused: unknown-top-level-key");
     expect(result.output).toContain("ok    all-on-values: rendered manifests decode strictly");
+    expect(result.output).toContain(
+      "ok    bad values refused: webhook-endpoint-without-secret-ref",
+    );
+    expect(result.output).toContain("ok    bad values refused: webhook-endpoint-bad-url");
+    expect(result.output).toContain(
+      "ok    the invariant checks refuse a webhook endpoint whose secret is not from a Secret",
+    );
   });
 
   async function renderedEnv(name: string): Promise<Record<string, string>> {
@@ -217,6 +226,62 @@ describe("helm chart", () => {
       kind: "anthropic",
       apiKey: "sk-ant-stand-in",
     });
+  });
+
+  it("takes each declared webhook endpoint's secret from its Secret, named in TETHER_WEBHOOK_ENDPOINTS", async () => {
+    const raw = JSON.parse(
+      await readFile(join(envDir, "all-on-values.env.json"), "utf8"),
+    ) as Record<string, string>;
+    // The container reads the secrets by secretKeyRef; neither the ConfigMap nor values hold one.
+    expect(raw["TETHER_WEBHOOK_SECRET_0"]).toBe("secret:tether-webhooks/acme-ops");
+    expect(raw["TETHER_WEBHOOK_SECRET_1"]).toBe("secret:globex-hooks/signing-secret");
+    expect(JSON.parse(raw["TETHER_WEBHOOK_ENDPOINTS"] ?? "")).toEqual([
+      {
+        tenant: "acme",
+        endpoint_id: "ops",
+        url: "https://hooks.example.com/tether?team=agents&env=prod",
+        event_types: ["turn.completed", "turn.failed"],
+        secret_env: "TETHER_WEBHOOK_SECRET_0",
+      },
+      {
+        tenant: "globex.eu",
+        endpoint_id: "billing",
+        url: "http://billing.globex.svc:8080/hooks",
+        event_types: [],
+        secret_env: "TETHER_WEBHOOK_SECRET_1",
+      },
+    ]);
+    const rendered = await readFile(join(envDir, "all-on-values.rendered.yaml"), "utf8");
+    expect(rendered).toContain(
+      [
+        "            - name: TETHER_WEBHOOK_SECRET_0",
+        "              valueFrom:",
+        "                secretKeyRef:",
+        "                  name: tether-webhooks",
+        "                  key: acme-ops",
+      ].join("\n"),
+    );
+    // The server's own loader accepts the rendering and reads the secrets from those variables.
+    const allOn = loadConfig(await renderedEnv("all-on-values"));
+    expect(allOn.webhooks.endpoints).toEqual([
+      {
+        tenant: "acme",
+        endpointId: "ops",
+        url: "https://hooks.example.com/tether?team=agents&env=prod",
+        eventTypes: ["turn.completed", "turn.failed"],
+        secretEnv: "TETHER_WEBHOOK_SECRET_0",
+        secret: SECRET_STAND_INS["TETHER_WEBHOOK_SECRET_0"],
+      },
+      {
+        tenant: "globex.eu",
+        endpointId: "billing",
+        url: "http://billing.globex.svc:8080/hooks",
+        eventTypes: [],
+        secretEnv: "TETHER_WEBHOOK_SECRET_1",
+        secret: SECRET_STAND_INS["TETHER_WEBHOOK_SECRET_1"],
+      },
+    ]);
+    expect(loadConfig(await renderedEnv("default")).webhooks.endpoints).toEqual([]);
   });
 
   it("installs the Grafana dashboard as a sidecar ConfigMap only when grafanaDashboard.enabled", async () => {
