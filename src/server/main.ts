@@ -12,7 +12,7 @@ import { startTelemetry } from "../telemetry/index.js";
 import { buildStore } from "./build-store.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
 import { watchMcpHealth } from "./mcp-health.js";
-import { applyConfiguredEndpoints } from "./webhook-endpoints.js";
+import { applyDeclaredEndpoints } from "./webhook-endpoints.js";
 
 async function main(): Promise<void> {
   let config;
@@ -39,8 +39,8 @@ async function main(): Promise<void> {
     metrics,
     tracer,
   );
-  // Declared endpoints are in place before the first call or delivery (ADR 0021).
-  await applyConfiguredEndpoints(built.webhooks, config.webhooks.endpoints, logger);
+  // Declared endpoints are in place before serving, or retried while the store is unreachable.
+  const declared = await applyDeclaredEndpoints(built.webhooks, config.webhooks.endpoints, logger);
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     sweeper.stop();
     void scheduler.stop();
     void webhooks.deliverer?.stop();
+    declared.stop();
     backendHealth.stop();
     await server.close();
     await mcp?.close();
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
     // No fire starts during the drain; an unsettled claim lapses and another replica re-fires it.
     await scheduler.stop();
     void webhooks.deliverer?.stop();
+    declared.stop();
     backendHealth.stop();
     // Health goes NOT_SERVING and new calls stop first; running turns then reach a commit (or
     // release their leases at the deadline) before in-flight streams are waited for.

@@ -71,3 +71,52 @@ export async function applyConfiguredEndpoints(
   }
   return results;
 }
+
+export interface DeclaredEndpoints {
+  /** Resolves once every declared endpoint is applied (at once, or after retries). */
+  applied: Promise<void>;
+  /** Stops retrying (shutdown). */
+  stop(): void;
+}
+
+/**
+ * Applies the declared endpoints before serving. A replica whose store does not answer at start
+ * stays up NOT_SERVING (build-store.ts), so a failure here does not end the process: it is
+ * logged and the whole list is applied again every `retryMs` until it succeeds.
+ */
+export async function applyDeclaredEndpoints(
+  store: WebhookEndpointStore,
+  endpoints: readonly ConfiguredWebhookEndpoint[],
+  logger: RuntimeLogger,
+  retryMs = 1_000,
+): Promise<DeclaredEndpoints> {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let settle: () => void = () => undefined;
+  const applied = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  const attempt = async (): Promise<void> => {
+    try {
+      await applyConfiguredEndpoints(store, endpoints, logger);
+      settle();
+    } catch (error) {
+      if (stopped) return;
+      logger.warn(
+        { err: error, retryMs },
+        "declared webhook endpoints not applied (store unreachable?); retrying",
+      );
+      timer = setTimeout(() => void attempt(), retryMs);
+      timer.unref();
+    }
+  };
+  if (endpoints.length === 0) settle();
+  else await attempt();
+  return {
+    applied,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}

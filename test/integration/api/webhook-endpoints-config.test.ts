@@ -14,7 +14,7 @@ import { loadConfig } from "../../../src/server/config.js";
 import { createLogger } from "../../../src/server/logger.js";
 import { createMetrics } from "../../../src/server/metrics.js";
 import { createTetherServer, type TetherServer } from "../../../src/server/server.js";
-import { applyConfiguredEndpoints } from "../../../src/server/webhook-endpoints.js";
+import { applyDeclaredEndpoints } from "../../../src/server/webhook-endpoints.js";
 import { startRedis, type RedisProcess } from "../../support/redis-harness.js";
 import { waitFor } from "../../support/wait-for.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
@@ -77,7 +77,12 @@ describe("webhook endpoints from TETHER_WEBHOOK_ENDPOINTS", () => {
     const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
     const metrics = createMetrics({ defaultMetrics: false });
     const wired = buildRuntime(config, built, logger, metrics);
-    await applyConfiguredEndpoints(built.webhooks, config.webhooks.endpoints, logger);
+    const declared = await applyDeclaredEndpoints(
+      built.webhooks,
+      config.webhooks.endpoints,
+      logger,
+    );
+    await declared.applied;
     const tether = await createTetherServer({
       ...{ config, store: built.store, logger, metrics },
       routes: wired.routes,

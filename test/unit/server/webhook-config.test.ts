@@ -1,9 +1,12 @@
 // TETHER_WEBHOOK_ENDPOINTS (ADR 0021): endpoints declared by the operator, each secret read from
 // the variable its entry names. Validated at start with the webhook domain's own rules; a bad
 // value refuses the start naming the variable and the field, never echoing a secret.
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/server/config.js";
-import { applyConfiguredEndpoints } from "../../../src/server/webhook-endpoints.js";
+import {
+  applyConfiguredEndpoints,
+  applyDeclaredEndpoints,
+} from "../../../src/server/webhook-endpoints.js";
 import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
 
 const SECRET_A = `whsec_${Buffer.alloc(32, 1).toString("base64")}`;
@@ -225,5 +228,59 @@ describe("applying configured endpoints", () => {
       url: "https://a.example.com/",
       secret: SECRET_A,
     });
+  });
+
+  test("a store that does not answer at start does not stop the start: it is retried until applied", async () => {
+    const store = createMemoryStore().webhooks;
+    let refusals = 2;
+    const flaky = {
+      ...store,
+      createEndpoint: (draft: Parameters<typeof store.createEndpoint>[0]) =>
+        refusals-- > 0
+          ? Promise.reject(new Error("store unreachable"))
+          : store.createEndpoint(draft),
+      updateEndpoint: store.updateEndpoint.bind(store),
+    };
+    const warnings: string[] = [];
+    const logger = { ...silent, warn: (_f: object, message: string) => warnings.push(message) };
+    const declared = await applyDeclaredEndpoints(
+      flaky,
+      configured("https://a.example.com/", SECRET_A),
+      logger,
+      10,
+    );
+    expect(await store.getEndpoint("acme", "ops")).toBeUndefined();
+    await declared.applied;
+    declared.stop();
+    expect(await store.getEndpoint("acme", "ops")).toMatchObject({ url: "https://a.example.com/" });
+    expect(warnings).toEqual([
+      "declared webhook endpoints not applied (store unreachable?); retrying",
+      "declared webhook endpoints not applied (store unreachable?); retrying",
+    ]);
+  });
+
+  test("stop ends the retries", async () => {
+    vi.useFakeTimers();
+    try {
+      const store = createMemoryStore().webhooks;
+      let attempts = 0;
+      const down = {
+        ...store,
+        createEndpoint: () => {
+          attempts++;
+          return Promise.reject(new Error("store unreachable"));
+        },
+      };
+      const endpoints = configured("https://a.example.com/", SECRET_A);
+      const declared = await applyDeclaredEndpoints(down, endpoints, silent, 5);
+      expect(attempts).toBe(1);
+      await vi.advanceTimersByTimeAsync(5);
+      expect(attempts).toBe(2);
+      declared.stop();
+      await vi.advanceTimersByTimeAsync(100);
+      expect(attempts).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
