@@ -26,7 +26,7 @@ const config = loadConfig({ ...process.env, TETHER_PORT: "0", TETHER_METRICS_POR
 const logger = createLogger({ level: "silent" });
 const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
 const telemetry = await startTelemetry(config.tracing);
-const { runtime, routes, sweeper } = buildRuntime(
+const { runtime, routes, sweeper, scheduler, webhooks } = buildRuntime(
   config,
   built,
   logger,
@@ -37,7 +37,10 @@ const server = await createTetherServer({
   ...{ config, store: built.store, logger, routes },
   ...(telemetry.tracer && { tracer: telemetry.tracer }),
 });
+// Every loop the runtime starts is stopped, as main.ts stops them: the child then exits by itself.
 sweeper.stop();
+await scheduler.stop();
+await webhooks.deliverer?.stop();
 await runtime.drain(100);
 await server.close();
 await built.close();
