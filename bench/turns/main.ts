@@ -3,7 +3,8 @@
 // alternate the two servers workload by workload, so load from other processes lands on both.
 // Then a third server, whose Redis connections go through a counting proxy, runs the same kinds
 // of turns to count Redis commands and round trips per turn (the proxy stays out of the timed
-// runs). Last, tracing on against off (bench/turns/tracing.ts). Prints tables, then one JSON line.
+// runs). Last, tracing on against off (bench/turns/tracing.ts) and Redis durability replicated
+// against async (bench/turns/durability.ts). Prints tables, then one JSON line.
 // Sizes: the BENCH_* variables below.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +13,12 @@ import { performance } from "node:perf_hooks";
 import { startRedis } from "../../test/support/redis-harness.js";
 import { percentile, printTable } from "../support/stats.js";
 import { countCommands, type CountReport } from "./counts.js";
+import {
+  compareDurability,
+  durabilityOptionsFromEnv,
+  printDurability,
+  type DurabilityComparison,
+} from "./durability.js";
 import { countRenewals, type RenewalCount } from "./renewals.js";
 import { startTether, type TetherProcess } from "./server.js";
 import {
@@ -184,7 +191,8 @@ async function main(): Promise<void> {
       leaseTtlMs: RENEW_TTL_MS,
     });
     const tracing = await compareTracing(tracingOptionsFromEnv(logDir));
-    report(rounds, counts, renewals, longCurve, tracing);
+    const durability = await compareDurability(durabilityOptionsFromEnv(logDir));
+    report(rounds, counts, renewals, longCurve, tracing, durability);
   } finally {
     for (const server of servers) await server.stop();
     await redis.stop();
@@ -198,6 +206,7 @@ function report(
   renewals: RenewalCount,
   longCurve: Partial<Record<Backend, Record<string, number>>>,
   tracing: TracingComparison,
+  durability: DurabilityComparison,
 ): void {
   const ms = (key: string) => `${rounds.median(key).toFixed(1)} ms`;
   const rate = (key: string) => rounds.median(key).toFixed(0);
@@ -281,6 +290,8 @@ function report(
   );
   console.log("");
   printTracing(tracing);
+  console.log("");
+  printDurability(durability);
   const headline = (key: string) => round(rounds.median(key));
   const range = (key: string) => rounds.range(key).map((x) => round(x));
   const json = {
@@ -324,6 +335,7 @@ function report(
     },
     lease_renewals: renewals,
     tracing,
+    durability,
     sizes: {
       rounds: ROUNDS,
       seq_turns: SEQ_TURNS,
