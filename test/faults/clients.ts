@@ -47,12 +47,12 @@ export interface WorkloadOptions {
   addresses: string[];
   sessions: string[];
   clients: number;
-  /** No new inputs after this time; in-flight ones still finish. */
-  submitUntilMs: number;
+  /** New inputs while this says so (until the faults are done); in-flight ones still finish. */
+  submitting: () => boolean;
   /** Hard stop for every input, whatever happens. */
   giveUpAtMs: number;
   random: () => number;
-  /** Clients polling GetSession on random sessions and replicas until submitUntilMs. */
+  /** Clients polling GetSession on random sessions and replicas while submitting. */
   readers: number;
 }
 
@@ -298,9 +298,9 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     }
   }
 
-  /** GetSession on random sessions and replicas, a few times a second per reader. */
+  /** GetSession on random sessions and replicas, a few times a second per reader, while submitting. */
   async function read(process: number): Promise<void> {
-    for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
+    for (let i = 0; i < 100_000 && options.submitting(); i++) {
       const index = Math.floor(options.random() * sessionClients.length);
       const session = pick(options.sessions);
       operations.getSession++;
@@ -322,7 +322,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
 
   await Promise.all([
     ...Array.from({ length: options.clients }, async (_, process) => {
-      for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
+      for (let i = 0; i < 100_000 && options.submitting(); i++) {
         await submit(pick(options.sessions), process);
       }
     }),
