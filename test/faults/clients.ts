@@ -50,7 +50,7 @@ export interface WorkloadOptions {
   /** New inputs while this says so (until the faults are done); in-flight ones still finish. */
   submitting: () => boolean;
   /** Hard stop for every input, whatever happens. */
-  giveUpAtMs: number;
+  giveUpAt: () => number;
   random: () => number;
   /** Clients polling GetSession on random sessions and replicas while submitting. */
   readers: number;
@@ -103,7 +103,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
    */
   async function answer(input: InputRecord, turnId: string, callId: string, approval: boolean) {
     await sleep(300 + options.random() * 1_700);
-    for (let attempt = 1; attempt <= 40 && Date.now() < options.giveUpAtMs; attempt++) {
+    for (let attempt = 1; attempt <= 40 && Date.now() < options.giveUpAt(); attempt++) {
       const index = Math.floor(options.random() * clients.length);
       const client = clients[index] as Client<typeof TurnService>;
       const output = `answer-${input.token}-${attempt}`;
@@ -229,12 +229,12 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     const state = { cursor: 0n, answering: new Set<string>() };
     const text = input.tool ? `/tool lookup {"token":"${input.token}"}` : `say ${input.token}`;
     let backoff = 100;
-    while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAtMs) {
+    while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAt()) {
       input.attempts++;
       const abort = new AbortController();
       const giveUp = setTimeout(
         () => abort.abort(new Error("give up")),
-        Math.max(1, options.giveUpAtMs - Date.now()),
+        Math.max(1, options.giveUpAt() - Date.now()),
       );
       const index = Math.floor(options.random() * clients.length);
       const client = clients[index] as Client<typeof TurnService>;

@@ -62,6 +62,11 @@ interface RunOptions {
   scheduleSpanMs: number;
   schedules: number;
   quotaProbe: boolean;
+  /**
+   * After the faults: how long inputs in flight may take to finish, and the checks wait for
+   * schedules and webhooks. The async run loses writes, so some never finish: it waits less.
+   */
+  patienceMs: number;
   clients: number;
   readers: number;
   sessions: number;
@@ -170,6 +175,10 @@ async function startReplicas(
   return replicas;
 }
 
+function progress(name: string, started: number, what: string): void {
+  process.stdout.write(`[${name}] ${Math.round((Date.now() - started) / 1000)}s ${what}\n`);
+}
+
 async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> {
   const started = Date.now();
   const random = mulberry32(options.seed);
@@ -199,12 +208,14 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       (_, i) => `fault-${options.name}-${options.seed}-${i}`,
     );
     let submitting = true;
+    // Until the faults end nothing gives up; then every input has DRAIN_MS to finish.
+    let giveUpAtMs = Number.MAX_SAFE_INTEGER;
     const workload = runWorkload({
       addresses,
       sessions,
       clients: options.clients,
       submitting: () => submitting,
-      giveUpAtMs: Date.now() + options.maxFaultsMs + 60_000,
+      giveUpAt: () => giveUpAtMs,
       random,
       readers: options.readers,
     });
@@ -220,18 +231,26 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       ...(proxies && { proxies }),
     });
     submitting = false;
+    giveUpAtMs = Date.now() + options.patienceMs;
+    progress(options.name, started, `faults done: ${JSON.stringify(controller.faults)}`);
     for (const failure of controller.failures) {
       process.stdout.write(`[${options.name}] fault step failed: ${failure}\n`);
     }
     // Every replica serves again while the clients finish.
     for (const replica of replicas) if (!replica.isServing()) await replica.start();
     const report = await workload;
-    const schedules = await checkSchedules(addresses, planned, Date.now() + 30_000);
+    progress(options.name, started, `clients done: ${report.inputs.length} inputs`);
+    const schedules = await checkSchedules(
+      addresses,
+      planned,
+      Date.now() + Math.min(30_000, options.patienceMs),
+    );
     const outage = topology.standalone
       ? await probeOutage(topology.standalone, addresses)
       : undefined;
 
     // Read back after the outage too: a Redis restart that lost acknowledged state shows here.
+    progress(options.name, started, "schedules checked");
     const final = await readFinalSessions(addresses, sessions);
     const history = checkHistory(report.history, final);
     await writeFile(
@@ -244,7 +263,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     let verdict: AuditReport;
     let webhooks: WebhookReport;
     try {
-      webhooks = await checkWebhooks(auditRedis, sessions, receiver, 60_000);
+      webhooks = await checkWebhooks(auditRedis, sessions, receiver, options.patienceMs);
       process.stdout.write(`[${options.name}] webhooks: ${JSON.stringify(webhooks)}\n`);
       verdict = await audit(auditRedis, report.inputs, sessions, logs);
     } finally {
@@ -415,6 +434,7 @@ function plans(seed: number): RunOptions[] {
     faultIntervalMs: envNumber("FAULTS_INTERVAL_MS", 700),
     maxFaultsMs: envNumber("FAULTS_MAX_RUN_MS", 240_000),
     schedules: envNumber("FAULTS_SCHEDULES", 20),
+    patienceMs: 60_000,
     perKind,
   };
   return [
@@ -454,6 +474,7 @@ function plans(seed: number): RunOptions[] {
       perKind: envNumber("FAULTS_ASYNC_PER_KIND", 10),
       schedules: 5,
       scheduleSpanMs: 20_000,
+      patienceMs: 20_000,
       quotaProbe: false,
       seed: seed + 3,
     },
