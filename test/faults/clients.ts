@@ -232,10 +232,11 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAt()) {
       input.attempts++;
       const abort = new AbortController();
-      const giveUp = setTimeout(
-        () => abort.abort(new Error("give up")),
-        Math.max(1, options.giveUpAt() - Date.now()),
-      );
+      // The give-up moves (far off while the faults run, then the end of the drain), and a timer
+      // cannot take a far-off delay (past 2^31 - 1 ms it fires at once): polled instead.
+      const giveUp = setInterval(() => {
+        if (Date.now() >= options.giveUpAt()) abort.abort(new Error("give up"));
+      }, 250);
       const index = Math.floor(options.random() * clients.length);
       const client = clients[index] as Client<typeof TurnService>;
       const at = {
@@ -292,7 +293,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         await sleep(backoff * (0.5 + options.random()));
         backoff = Math.min(1_500, backoff * 2);
       } finally {
-        clearTimeout(giveUp);
+        clearInterval(giveUp);
         abort.abort();
       }
     }

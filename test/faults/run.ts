@@ -599,6 +599,15 @@ process.on("uncaughtException", (error) => {
   process.exit(1);
 });
 
+// Stopped from outside (Ctrl-C, a CI timeout): no Redis, Sentinel or replica is left behind.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`fault suite: ${signal}, stopping every process it started\n`);
+    killAll();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
+
 // Bounded whatever happens: a run that hangs is a failure, not a stuck CI job.
 const watchdog = setTimeout(
   () => {
