@@ -44,8 +44,18 @@ export interface SentinelTopologyOptions {
 // Diskless sync without its default 5 s delay: a replica attaches at once.
 const NODE_ARGS = ["--repl-diskless-sync-delay", "0"];
 
-async function sentinelCommand(port: number, ...args: (string | number)[]): Promise<unknown> {
+/**
+ * A one-command connection to a node or Sentinel. A node killed meanwhile (a failover) fails the
+ * command, which the caller handles; the socket error itself needs a listener or ioredis prints it.
+ */
+function probe(port: number): Redis {
   const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on("error", () => undefined);
+  return client;
+}
+
+async function sentinelCommand(port: number, ...args: (string | number)[]): Promise<unknown> {
+  const client = probe(port);
   try {
     await client.connect();
     return await client.call("SENTINEL", ...args);
@@ -55,7 +65,7 @@ async function sentinelCommand(port: number, ...args: (string | number)[]): Prom
 }
 
 async function role(port: number): Promise<string> {
-  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  const client = probe(port);
   try {
     await client.connect();
     const info = await client.info("replication");
@@ -67,7 +77,7 @@ async function role(port: number): Promise<string> {
 }
 
 async function onlineReplicas(port: number): Promise<number> {
-  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  const client = probe(port);
   try {
     await client.connect();
     return (await client.info("replication")).match(/state=online/gu)?.length ?? 0;
