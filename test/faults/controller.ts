@@ -25,6 +25,11 @@ export interface ControllerOptions {
   /** Stop injecting at this time whatever the counts. */
   untilMs: number;
   leaseTtlMs: number;
+  /**
+   * Every other primary_failover stops the primary's replicas for half to all of this before the
+   * kill (0: none do), so the primary's last acknowledged-or-not writes reach no replica.
+   */
+  failoverLagMs: number;
   random: () => number;
   replicas: Replica[];
   topology: FaultTopology;
@@ -39,6 +44,8 @@ export interface ControllerReport {
   partitions_empty: number;
   /** From a primary's SIGKILL to the promoted replica accepting writes, killed node back in sync. */
   failover_ms: { min: number; max: number; mean: number };
+  /** Failovers whose replicas were stopped before the kill (failoverLagMs). */
+  failovers_lagged: number;
   failures: string[];
 }
 
@@ -54,6 +61,7 @@ export async function runFaults(options: ControllerOptions): Promise<ControllerR
     partition_connections_frozen: 0,
     partitions_empty: 0,
     failover_ms: { min: 0, max: 0, mean: 0 },
+    failovers_lagged: 0,
     failures: [],
   };
   const failovers: number[] = [];
@@ -71,13 +79,18 @@ export async function runFaults(options: ControllerOptions): Promise<ControllerR
     if (kind === "redis_restart" && !topology.restartNode) return false;
     if (kind === "primary_failover" && !topology.failover) return false;
     busy.add("redis");
+    const lagMs =
+      kind === "primary_failover" && faults.primary_failover % 2 === 1
+        ? jitter(0.5, 1) * options.failoverLagMs
+        : 0;
+    if (lagMs > 0) report.failovers_lagged++;
     const signal = faults.redis_restart % 2 === 0 ? "SIGKILL" : "SIGTERM";
     background(
       async () => {
         if (kind === "redis_restart") await topology.restartNode?.(pick, signal, jitter(200, 900));
         else {
           const started = Date.now();
-          await topology.failover?.(pick);
+          await topology.failover?.(pick, lagMs);
           failovers.push(Date.now() - started);
         }
         // A moment of calm after each, so turns progress between Redis faults.

@@ -19,6 +19,9 @@ export interface RestartableRedis {
   halt(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** Starts a halted server on its port and directory; resolves once it answers PONG. */
   start(): Promise<void>;
+  /** SIGSTOP / SIGCONT the running server (a replica left behind by its primary). */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -67,6 +70,8 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
     },
     halt: (signal) => kill(signal),
     start: launch,
+    pause: () => void child?.kill("SIGSTOP"),
+    resume: () => void child?.kill("SIGCONT"),
     async stop() {
       await kill("SIGKILL");
       await rm(dir, { recursive: true, force: true });

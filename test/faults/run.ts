@@ -72,6 +72,8 @@ interface RunOptions {
   sessions: number;
   leaseTtlMs: number;
   sweepIntervalMs: number;
+  /** Replicas stopped up to this long before every other failover's kill (controller.ts). */
+  failoverLagMs: number;
   seed: number;
 }
 
@@ -225,6 +227,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       intervalMs: options.faultIntervalMs,
       untilMs: Date.now() + options.maxFaultsMs,
       leaseTtlMs: options.leaseTtlMs,
+      failoverLagMs: options.failoverLagMs,
       random,
       replicas,
       topology,
@@ -381,6 +384,7 @@ function table(reports: RunReport[]): string {
     ]),
     ["partition: connections frozen", (r) => r.fault_details.partition_connections_frozen],
     ["failover: ms min / mean / max", (r) => failoverFigure(r)],
+    ["failovers with replicas lagging", (r) => r.fault_details.failovers_lagged],
     ["inputs acknowledged", (r) => r.acknowledged],
     ["inputs committed", (r) => r.committed],
     ["inputs lost", (r) => r.lost],
@@ -431,6 +435,7 @@ function plans(seed: number): RunOptions[] {
     sessions: envNumber("FAULTS_SESSIONS", 8),
     leaseTtlMs: envNumber("FAULTS_LEASE_TTL_MS", 1_000),
     sweepIntervalMs: 250,
+    failoverLagMs: envNumber("FAULTS_FAILOVER_LAG_MS", 0),
     faultIntervalMs: envNumber("FAULTS_INTERVAL_MS", 700),
     maxFaultsMs: envNumber("FAULTS_MAX_RUN_MS", 240_000),
     schedules: envNumber("FAULTS_SCHEDULES", 20),
@@ -562,6 +567,7 @@ function asyncFigures(r: RunReport) {
     durability: r.durability,
     seconds: r.seconds,
     faults: r.faults,
+    failovers_lagged: r.fault_details.failovers_lagged,
     acknowledged: r.acknowledged,
     committed: r.committed,
     lost: r.lost,

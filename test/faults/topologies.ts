@@ -38,8 +38,12 @@ export interface FaultTopology {
   connect(): Redis | Cluster;
   /** redis_restart: one node stopped (SIGKILL or SIGTERM) for `downMs`; resolves once healthy. */
   restartNode?(pick: Pick, signal: "SIGKILL" | "SIGTERM", downMs: number): Promise<void>;
-  /** primary_failover; resolves with the old and new primary's ports once all is in sync. */
-  failover?(pick: Pick): Promise<{ from: number; to: number }>;
+  /**
+   * primary_failover; resolves with the old and new primary's ports once all is in sync. With
+   * `lagMs`, the primary's replicas are stopped that long before it is killed (continued right
+   * after): what it accepted meanwhile reached no replica, as with a replication link that lags.
+   */
+  failover?(pick: Pick, lagMs?: number): Promise<{ from: number; to: number }>;
   stop(): Promise<void>;
 }
 
@@ -137,12 +141,19 @@ export async function startClusterTopology(
       await settled();
     },
     ...(replicasPerMaster > 0 && {
-      async failover(pick: Pick) {
+      async failover(pick: Pick, lagMs = 0) {
         const view = await clusterView(ports);
         const masters = view.filter((n) => n.master && view.some((r) => r.masterId === n.id));
         const victim = pick(masters);
         const candidates = view.filter((r) => r.masterId === victim.id).map((r) => r.port);
-        await node(victim.port).halt("SIGKILL");
+        const lagging = lagMs > 0 ? candidates.map(node) : [];
+        for (const replica of lagging) replica.pause();
+        try {
+          if (lagging.length > 0) await sleep(lagMs);
+          await node(victim.port).halt("SIGKILL");
+        } finally {
+          for (const replica of lagging) replica.resume();
+        }
         let promoted = 0;
         await until("a replica promoted", 30_000, async () => {
           const roles = await Promise.all(candidates.map(info));
@@ -189,9 +200,9 @@ export async function startSentinelFaultTopology(durability: Durability): Promis
     },
     durability,
     connect: () => new Redis({ sentinels, name: topology.masterName, role: "master" }),
-    async failover() {
+    async failover(_pick, lagMs = 0) {
       const from = await topology.primaryPort();
-      const to = await topology.killPrimary();
+      const to = await topology.killPrimary({ replicasStoppedMs: lagMs });
       await topology.revive(from);
       await topology.settled();
       return { from, to };

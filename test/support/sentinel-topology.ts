@@ -20,8 +20,12 @@ export interface SentinelTopology {
   primaryPort(): Promise<number>;
   /** SENTINEL FAILOVER; resolves with the new primary's port once it accepts writes. */
   failover(): Promise<number>;
-  /** SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. */
-  killPrimary(): Promise<number>;
+  /**
+   * SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. With
+   * `replicasStoppedMs`, the replicas are stopped (SIGSTOP) that long first and continued right
+   * after the kill: the primary's last writes of that span never reach a replica.
+   */
+  killPrimary(options?: { replicasStoppedMs?: number }): Promise<number>;
   /** Starts a killed node again on its port, as a replica of the current primary. */
   revive(port: number): Promise<void>;
   /** The node on `port`. */
@@ -40,6 +44,8 @@ export interface SentinelTopologyOptions {
   /** Told of every process started (data nodes, Sentinels, revived nodes), e.g. to kill them all. */
   onSpawn?: (child: ChildProcess) => void;
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Diskless sync without its default 5 s delay: a replica attaches at once.
 const NODE_ARGS = ["--repl-diskless-sync-delay", "0"];
@@ -172,13 +178,20 @@ export async function startSentinelTopology(
       await sentinelCommand((sentinels[0] as { port: number }).port, "FAILOVER", SENTINEL_MASTER);
       return promotedAfter(before);
     },
-    async killPrimary() {
+    async killPrimary(killOptions = {}) {
       const before = await primaryPort();
       const victim = nodes.find((n) => n.port === before);
       if (!victim) throw new Error(`no Redis node on ${before}`);
-      const exited = new Promise((r) => victim.child.once("exit", r));
-      victim.child.kill("SIGKILL");
-      await exited;
+      const lagging = killOptions.replicasStoppedMs ? nodes.filter((n) => n !== victim) : [];
+      for (const n of lagging) n.child.kill("SIGSTOP");
+      try {
+        if (lagging.length > 0) await sleep(killOptions.replicasStoppedMs ?? 0);
+        const exited = new Promise((r) => victim.child.once("exit", r));
+        victim.child.kill("SIGKILL");
+        await exited;
+      } finally {
+        for (const n of lagging) n.child.kill("SIGCONT");
+      }
       return promotedAfter(before);
     },
     async revive(port) {
