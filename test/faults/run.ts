@@ -286,6 +286,13 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       for (const replica of replicas) {
         process.stdout.write(`--- ${replica.ownerId} (last lines)\n${replica.tail()}\n`);
       }
+      // Every warning and error the replicas logged, for the post-mortem of a failed run.
+      const path = join(repo, `.tmp/faults/replica-logs-${options.name}.jsonl`);
+      const warned = replicas.flatMap((r) =>
+        r.records().filter((l) => typeof l.level === "number" && l.level >= 40),
+      );
+      await writeFile(path, warned.map((l) => JSON.stringify(l)).join("\n"));
+      process.stdout.write(`[${options.name}] replica warnings and errors: ${path}\n`);
     }
     // The workload's replicas know no quotas: they stop before the quota probe's own two start.
     await Promise.allSettled(replicas.map((r) => r.shutdown()));
