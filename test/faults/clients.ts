@@ -85,6 +85,8 @@ const lookupTool = (approval: boolean) => ({
 /** A stream that says nothing for this long is presumed stuck behind a dead or paused replica. */
 const IDLE_MS = 4_000;
 const MAX_ATTEMPTS = 60;
+/** How long one answer (SubmitToolResults, DecideToolCalls) may take before it is tried again. */
+const ANSWER_TIMEOUT_MS = 5_000;
 
 export async function runWorkload(options: WorkloadOptions): Promise<WorkloadReport> {
   const clients: Client<typeof TurnService>[] = options.addresses.map((baseUrl) =>
@@ -115,17 +117,22 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         via: options.addresses[index] ?? "",
       });
       try {
+        // A deadline per attempt, as any client sets: an answer call left hanging (seen on a
+        // replica cut off by faults) would otherwise leave the turn parked for the rest of the run.
+        const call = { timeoutMs: ANSWER_TIMEOUT_MS };
         const report = approval
-          ? await client.decideToolCalls({
-              sessionId: input.sessionId,
-              turnId,
-              decisions: [{ callId, approve: true, reason: "fault suite" }],
-            })
-          : await client.submitToolResults({
-              sessionId: input.sessionId,
-              turnId,
-              results: [{ callId, output, isError: false }],
-            });
+          ? await client.decideToolCalls(
+              {
+                sessionId: input.sessionId,
+                turnId,
+                decisions: [{ callId, approve: true, reason: "fault suite" }],
+              },
+              call,
+            )
+          : await client.submitToolResults(
+              { sessionId: input.sessionId, turnId, results: [{ callId, output, isError: false }] },
+              call,
+            );
         if (!approval && report.acceptedCallIds.includes(callId)) input.accepted[callId] = output;
         op.ok({ turnId });
         return;
