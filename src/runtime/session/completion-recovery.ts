@@ -12,7 +12,7 @@ import { ZERO_USAGE } from "../../domain/usage.js";
 import type { LogEntry } from "../../ports/event-log.js";
 import { entryCursor } from "../stream/index.js";
 import type { RuntimeDeps } from "../deps.js";
-import { decodeMessage, noteOutboxWritten } from "../turn/index.js";
+import { decodeMessage } from "../turn/index.js";
 
 const PAGE = 64;
 /** How far back the last turn boundary is looked for; a turn longer than this is not repaired. */
@@ -105,9 +105,6 @@ export async function announceCommittedTurn(
       event,
     });
   }
-  // The committing replica stopped before it could also write the outbox hint (or its commit
-  // got no reply): written here, after the row, as the committing replica would have.
-  noteOutboxWritten(deps, fence.sessionId);
   deps.logger.info(
     {
       sessionId: fence.sessionId,

@@ -9,7 +9,6 @@ export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";
 export { submittingTrace } from "./turn-trace.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
-export { noteOutboxWritten } from "./webhook-events.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
 export {
   agentBindingPatch,

@@ -5,9 +5,7 @@ import { Redis } from "ioredis";
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
-import { storeUnavailable } from "../../../src/domain/errors.js";
 import type { EventLog } from "../../../src/ports/event-log.js";
-import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -28,56 +26,7 @@ function losesCompletions(log: EventLog): EventLog {
   };
 }
 
-/** A store whose commits land but whose replies are lost, as when Redis goes away meanwhile. */
-function losesCommitReplies(store: RuntimeStore): RuntimeStore {
-  return {
-    ...store,
-    async commit(commit) {
-      await store.commit(commit);
-      throw storeUnavailable("Redis did not answer");
-    },
-  };
-}
-
 describe("completion of a committed but unannounced turn (Redis)", () => {
-  it("a commit whose reply was lost is announced once its lease expired, webhook hint included", async () => {
-    const a = createRuntimeHarness({
-      provider: createEchoProvider(),
-      redis,
-      namespace: `announce-${randomUUID()}`,
-      ownerId: "replica-a",
-      wrapStore: losesCommitReplies,
-      leaseTtlMs: 300,
-    });
-    const hinted: string[] = [];
-    a.deps.webhooks = {
-      noteOutbox: (id) => {
-        hinted.push(id);
-        return Promise.resolve();
-      },
-    };
-    const sessionId = "reply-lost" as SessionId;
-    // The commit landed but the holder was told UNAVAILABLE: it leaves its lease to expire
-    // rather than releasing it, so the next claim (here its own, for the waiting client) is not
-    // vacant, looks, and announces the commit instead of running the input again.
-    const seen = await collect(
-      a.runtime.streamTurn(textCommand(sessionId, "landed"), AbortSignal.timeout(10_000)),
-    );
-    expect(seen.at(-1)?.event).toMatchObject({
-      type: "turn_completed",
-      headRevision: 2,
-      recovered: true,
-      outcome: { kind: "finished", reason: "assistant_message", text: "landed" },
-    });
-    expect((await a.store.loadSession(sessionId))?.turnIndex).toBe(1);
-    const announced = (await a.log.read(sessionId, 0, 100)).entries.filter(
-      (e) => e.event.type === "turn_completed",
-    );
-    expect(announced).toHaveLength(1);
-    expect(hinted).toEqual([sessionId]);
-    await a.runtime.drain(1_000);
-  });
-
   it("the next lease holder announces it once, and later turns continue from it", async () => {
     const namespace = `announce-${randomUUID()}`;
     const a = createRuntimeHarness({
