@@ -12,6 +12,7 @@ import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
 import type { Tracer } from "../../src/ports/tracer.js";
 import {
+  createOutboxHints,
   silentLogger,
   type RuntimeDeps,
   type RuntimeLogger,
@@ -176,7 +177,10 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     }),
     ...(options.metrics && { metrics: options.metrics }),
     ...(options.tracer && { tracer: options.tracer }),
-    ...(options.webhooks === true && { webhooks }),
+    // Hints a minute ahead, as a replica's default delivery lease (ADR 0021 "The hint").
+    ...(options.webhooks === true && {
+      webhooks: createOutboxHints(webhooks, systemClock, 60_000),
+    }),
   };
   return {
     runtime: createTetherRuntime(deps),

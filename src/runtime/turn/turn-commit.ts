@@ -12,7 +12,7 @@ import { HEAD_RACE_ATTEMPTS } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
 import type { WebhookEvent } from "../../domain/webhooks.js";
-import { noteOutboxWritten } from "./webhook-events.js";
+import { withOutboxHint } from "./webhook-events.js";
 
 export interface TurnRecord {
   turnId: string;
@@ -42,6 +42,19 @@ export async function commitTurn(
   const contentHash = createHash("sha256")
     .update(turn.messages.map(encodeMessage).join("\n"))
     .digest("hex");
+  const writesRows = (turn.webhookEvents?.length ?? 0) > 0;
+  return withOutboxHint(deps, fence.sessionId, writesRows, () =>
+    commitAtHead(deps, fence, readHead, turn, contentHash),
+  );
+}
+
+async function commitAtHead(
+  deps: RuntimeDeps,
+  fence: LeaseFence,
+  readHead: number,
+  turn: TurnRecord,
+  contentHash: string,
+): Promise<number> {
   let expected = readHead;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -63,9 +76,6 @@ export async function commitTurn(
         deferTurnInputs: turn.turnId,
         ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
       });
-      if (turn.webhookEvents?.length && !receipt.replayed) {
-        noteOutboxWritten(deps, fence.sessionId);
-      }
       return receipt.headRevision;
     } catch (error) {
       if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {

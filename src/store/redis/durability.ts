@@ -103,6 +103,9 @@ export const SCRIPT_WRITE_CLASS = {
   enqueueWebhookEvent: "internal",
   claimOutbox: "internal",
   settleOutbox: "internal",
+  // The due-outbox hint: a lost one is found again by the rows' own expect or note (ADR 0021).
+  expectOutbox: "internal",
+  settleOutboxHint: "internal",
   recordWebhookDelivery: "internal",
 } as const satisfies Record<ScriptName, ScriptWriteClass>;
 

@@ -67,6 +67,8 @@ export const SCRIPT_NAMES = [
   "enqueueWebhookEvent",
   "claimOutbox",
   "settleOutbox",
+  "expectOutbox",
+  "settleOutboxHint",
   "createWebhookEndpoint",
   "readWebhookEndpoints",
   "updateWebhookEndpoint",
