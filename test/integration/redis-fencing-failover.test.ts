@@ -14,6 +14,11 @@ import { inputClaimCompletion, type TurnInputClaim } from "../../src/domain/inpu
 import { fenceOf, type LeaseOwner, type SessionExecutionLease } from "../../src/domain/lease.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
 import { silentLogger } from "../../src/runtime/deps.js";
+import type { Logger } from "../../src/server/logger.js";
+import {
+  adviseOnReplication,
+  readReplicationFacts,
+} from "../../src/server/redis-replication-advice.js";
 import { createLeaseKeeper } from "../../src/runtime/session/lease-keeper.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
@@ -410,5 +415,32 @@ describe("an old primary cut off from its replica", () => {
     const session = await old.loadSession(sid);
     expect([session?.headRevision, session?.messages]).toEqual([1, []]);
     expect((await old.listInputs(sid)).map((i) => i.payload)).toEqual(["question"]);
+  });
+
+  it("is what the start-up advice looks for: it reads the primary's settings and warns without them", async () => {
+    const pair = await startPair();
+    const facts = await readReplicationFacts(pair.onPrimary, "primary");
+    expect(facts).toEqual({
+      node: "primary",
+      minReplicasToWrite: 0,
+      minReplicasMaxLagS: 10,
+      connectedReplicas: 1,
+    });
+    const warnings: string[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: (_fields: object, message: string) => warnings.push(message),
+    } as unknown as Logger;
+    await adviseOnReplication(pair.onPrimary, REPLICATED, logger);
+    expect(warnings).toEqual([
+      "the Redis primary has 1 replica(s) and min-replicas-to-write 0: cut off from them in a " +
+        "partition, it keeps taking lease renewals and commits a failover will discard; set " +
+        "min-replicas-to-write to at least 1, with min-replicas-max-lag below Sentinel's " +
+        "down-after-milliseconds (ADR 0022)",
+    ]);
+    await pair.onPrimary.config("SET", "min-replicas-to-write", "1");
+    warnings.length = 0;
+    await adviseOnReplication(pair.onPrimary, REPLICATED, logger);
+    expect(warnings).toEqual([]);
   });
 });
