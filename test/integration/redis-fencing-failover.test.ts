@@ -34,7 +34,12 @@ import { startRedis, type RedisProcess } from "../support/redis-harness.js";
 import { freshNamespace } from "../support/redis-store-factory.js";
 import { waitFor } from "../support/wait-for.js";
 
+/** For the calls a test expects refused: the replica is gone, so WAIT always runs out. */
 const REPLICATED: RedisDurability = { mode: "replicated", minReplicas: 1, timeoutMs: 300 };
+/** For the calls before the failover, which must be confirmed even on a busy machine. */
+const PATIENT: RedisDurability = { mode: "replicated", minReplicas: 1, timeoutMs: 10_000 };
+/** Short enough to wait out on the promoted replica, long enough for the steps before it. */
+const STALE_TTL_MS = 2_000;
 const ASYNC: RedisDurability = { mode: "async" };
 
 interface Pair {
@@ -198,10 +203,11 @@ describe("a lost claim", () => {
 
   it("replicated: a claim no replica confirmed is not acknowledged, and the promoted replica's next token is greater still", async () => {
     const pair = await startPair();
+    const setup = pair.primaryStore(PATIENT);
     const old = pair.primaryStore(REPLICATED);
     const sid = freshSessionId();
-    const before = await acquire(old, sid, opaqueOwner("before"), LONG_TTL_MS);
-    expect(await old.releaseLease(fenceOf(before))).toEqual({ kind: "released" });
+    const before = await acquire(setup, sid, opaqueOwner("before"), LONG_TTL_MS);
+    expect(await setup.releaseLease(fenceOf(before))).toEqual({ kind: "released" });
     await pair.promote();
 
     const refused = await expectTetherError(
@@ -228,7 +234,7 @@ describe("a lost renewal", () => {
     const old = pair.primaryStore(ASYNC);
     const sid = freshSessionId();
     await old.submitInput(inputDraft(sid, "question", { kind: "next_turn" }, "k-1"));
-    const stale = await acquire(old, sid, opaqueOwner("stale"), 1_000);
+    const stale = await acquire(old, sid, opaqueOwner("stale"), STALE_TTL_MS);
     const staleClaim = await claimInput(old, stale);
     await pair.synced();
     await pair.promote();
@@ -277,7 +283,12 @@ describe("a lost renewal", () => {
     const pair = await startPair();
     const old = pair.primaryStore(REPLICATED);
     const sid = freshSessionId();
-    const lease = await acquire(old, sid, opaqueOwner("holder"), LONG_TTL_MS);
+    const lease = await acquire(
+      pair.primaryStore(PATIENT),
+      sid,
+      opaqueOwner("holder"),
+      LONG_TTL_MS,
+    );
     await pair.promote();
 
     expectUnavailable(
@@ -313,11 +324,12 @@ describe("a lost commit", () => {
   for (const durability of [ASYNC, REPLICATED]) {
     it(`${durability.mode}: the turn runs again on the promoted replica, at the same revision, once`, async () => {
       const pair = await startPair();
+      const setup = pair.primaryStore(durability.mode === "async" ? ASYNC : PATIENT);
       const old = pair.primaryStore(durability);
       const sid = freshSessionId();
-      await old.submitInput(inputDraft(sid, "question", { kind: "next_turn" }, "k-1"));
-      const stale = await acquire(old, sid, opaqueOwner("stale"), 1_000);
-      const staleClaim: TurnInputClaim = await claimInput(old, stale);
+      await setup.submitInput(inputDraft(sid, "question", { kind: "next_turn" }, "k-1"));
+      const stale = await acquire(setup, sid, opaqueOwner("stale"), STALE_TTL_MS);
+      const staleClaim: TurnInputClaim = await claimInput(setup, stale);
       await pair.synced();
       await pair.promote();
 
