@@ -53,8 +53,13 @@ export function cellOf(ctx: MemoryContext, sessionId: SessionId): SessionCell {
   return cell;
 }
 
-export function nextGeneration(ctx: MemoryContext, sessionId: SessionId): number {
-  const next = (ctx.generations.get(sessionId) ?? 0) + 1;
+/**
+ * One above the session's last generation and never below the store clock in ms: the Redis
+ * store's rule (ADR 0022), under which a store that lost its counter but whose clock moved on
+ * still issues greater tokens. The reference store keeps it so that the laws hold it everywhere.
+ */
+export function nextGeneration(ctx: MemoryContext, sessionId: SessionId, nowMs: number): number {
+  const next = Math.max((ctx.generations.get(sessionId) ?? 0) + 1, Math.floor(nowMs));
   ctx.generations.set(sessionId, next);
   return next;
 }

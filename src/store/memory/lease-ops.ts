@@ -28,7 +28,7 @@ function acquire(
     sessionId: cell.sessionId,
     owner: copy(owner),
     leaseToken: randomUUID(),
-    fencingToken: nextGeneration(ctx, cell.sessionId),
+    fencingToken: nextGeneration(ctx, cell.sessionId, nowMs),
     expiresAtMs: nowMs + ttlMs,
   };
   cell.lease = lease;

@@ -20,9 +20,12 @@ export const ASYNC_DURABILITY: RedisDurability = { mode: "async" };
 /**
  * - `acknowledging`: its effect is promised to a client (a submission, a commit, an answer) or
  *   keeps other writers out (a lease or claim): losing it in a failover would break a promise.
- * - `internal`: a write whose loss a failover survives by design: a renewal or release (the lease
- *   only expires sooner, fencing tokens keep order), vacuum, the event log's tail (rebuilt from
- *   commits; ADR 0017 says what a client may see), a listener's mark, quota slots and counters.
+ *   Renewals too (ADR 0022): not because losing one harms (the lease only expires sooner), but
+ *   because a holder whose renewal no replica confirms may be on an old primary cut off from
+ *   them, and must stop before a promoted replica lets another holder in.
+ * - `internal`: a write whose loss a failover survives by design: a release (the lease stays
+ *   until it expires), vacuum, the event log's tail (rebuilt from commits; ADR 0017 says what a
+ *   client may see), a listener's mark, quota slots and counters.
  * - `read`: writes nothing.
  */
 export type ScriptWriteClass = "acknowledging" | "internal" | "read";
@@ -31,8 +34,8 @@ export type ScriptWriteClass = "acknowledging" | "internal" | "read";
 export const SCRIPT_WRITE_CLASS = {
   claimLease: "acknowledging",
   reclaimLease: "acknowledging",
-  renewLease: "internal",
-  renewLeases: "internal",
+  renewLease: "acknowledging",
+  renewLeases: "acknowledging",
   releaseLease: "internal",
   releaseIfIdle: "internal",
   readLease: "read",

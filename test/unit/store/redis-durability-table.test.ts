@@ -35,6 +35,8 @@ describe("the durability table", () => {
       "pauseSchedule",
       "reclaimLease",
       "recordToolCalls",
+      "renewLease",
+      "renewLeases",
       "resumeTurn",
       "rewindSession",
       "runScheduleNow",
