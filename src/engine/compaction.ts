@@ -14,9 +14,11 @@ import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
-import { errorMessage } from "./abort.js";
+import type { ToolDefinition } from "../ports/tool-executor.js";
+import { compactNatively } from "./native-compaction.js";
 import { consumeModelCall, type TextForwarder } from "./reconcile.js";
-import { decideRetry, type RetryPolicy } from "./retry.js";
+import type { RetryPolicy } from "./retry.js";
+import { withSummaryRetry, type SummaryFailure } from "./summary-retry.js";
 
 export interface CompactionContext {
   provider: ModelProvider;
@@ -40,6 +42,8 @@ export interface CompactionInput {
   fixedTokens: number;
   /** Summarize even when clearing alone would bring the estimate under the trigger (on demand). */
   force?: boolean;
+  /** The turn's tool definitions: a native compaction request carries them as the turn does. */
+  tools?: readonly ToolDefinition[];
 }
 
 export type CompactionResult =
@@ -96,6 +100,18 @@ export async function compact(
     };
     return { kind: "compacted", item, usage: ZERO_USAGE };
   }
+  const tokensAfterWith = (summary: string): number => {
+    let tokens = input.fixedTokens + estimateTextTokens(summary);
+    for (let i = covers; i < all.length; i++) tokens += shownTokens(i);
+    return tokens;
+  };
+  const native = await compactNatively(ctx, input, {
+    from: prevCovers,
+    covers,
+    cleared,
+    tokensAfter: tokensAfterWith,
+  });
+  if (native !== undefined) return native;
   const texts: string[] = [];
   if (latest !== undefined && latest.summary !== "") {
     texts.push(`Summary of what came before:\n${latest.summary}`);
@@ -107,9 +123,12 @@ export async function compact(
   const summarizer = new Summarizer(ctx, policy);
   const summary = await summarizer.summarize(texts);
   if (typeof summary !== "string") return summary;
-  let tokensAfter = input.fixedTokens + estimateTextTokens(summary);
-  for (let i = covers; i < all.length; i++) tokensAfter += shownTokens(i);
-  const item: CompactionItem = { ...base, coversThroughMessage: covers, summary, tokensAfter };
+  const item: CompactionItem = {
+    ...base,
+    coversThroughMessage: covers,
+    summary,
+    tokensAfter: tokensAfterWith(summary),
+  };
   return { kind: "compacted", item, usage: summarizer.usage };
 }
 
@@ -295,45 +314,21 @@ class Summarizer {
       signal: ctx.signal,
     };
     const iteration = ++this.calls;
-    for (let attempt = 1; ; attempt++) {
-      if (ctx.signal.aborted) return { kind: "cancelled" };
-      try {
-        const response = await consumeModelCall(ctx.provider.call(request), SILENT, {
-          forwardedText: "",
-        });
-        if (ctx.signal.aborted) return { kind: "cancelled" };
-        this.usage = addUsage(this.usage, response.usage);
-        await ctx.reportUsage(response.usage, iteration);
-        return response.text;
-      } catch (error) {
-        if (ctx.signal.aborted) return { kind: "cancelled" };
-        // Nothing of a summary reaches the client, so a partly streamed one may be repeated.
-        const decision = decideRetry(error, attempt, false, ctx.retry, ctx.random);
-        if (!decision.retry) {
-          const why = decision.why === undefined ? "" : ` (${decision.why})`;
-          return {
-            kind: "failed",
-            outcome: {
-              kind: "failed",
-              reason: "compaction_failed",
-              attempts: attempt,
-              message: `the summary call failed: ${errorMessage(error)}${why}`,
-            },
-          };
-        }
-        await ctx.emit({
-          type: "provider_retry",
-          iteration,
-          attempt,
-          delayMs: decision.delayMs,
-          reason: `summary call: ${errorMessage(error)}`,
-        });
-        try {
-          await ctx.sleep(decision.delayMs, ctx.signal);
-        } catch {
-          return { kind: "cancelled" };
-        }
-      }
-    }
+    const result = await withSummaryRetry(ctx, iteration, async () => {
+      const response = await consumeModelCall(ctx.provider.call(request), SILENT, {
+        forwardedText: "",
+      });
+      if (ctx.signal.aborted) return response.text;
+      this.usage = addUsage(this.usage, response.usage);
+      await ctx.reportUsage(response.usage, iteration);
+      return response.text;
+    });
+    return typeof result === "string" ? result : withoutRefusal(result);
   }
+}
+
+function withoutRefusal(
+  failure: SummaryFailure,
+): Exclude<CompactionResult, { kind: "compacted" | "nothing" }> {
+  return failure.kind === "failed" ? { kind: "failed", outcome: failure.outcome } : failure;
 }

@@ -13,7 +13,12 @@ import { sessionNotFound, TetherError, turnInProgress } from "../../domain/error
 import type { SessionId } from "../../domain/ids.js";
 import { fenceOf, type LeaseFence } from "../../domain/lease.js";
 import { addUsage, ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
-import { compact, DEFAULT_RETRY_POLICY, ProviderView } from "../../engine/index.js";
+import {
+  compact,
+  DEFAULT_RETRY_POLICY,
+  nativeTarget,
+  ProviderView,
+} from "../../engine/index.js";
 import type { RuntimeDeps } from "../deps.js";
 import { pinnedDefaults } from "./agent-definition.js";
 import { encodeCommitted } from "./message-codec.js";
@@ -69,7 +74,13 @@ async function summarizeAndCommit(
   });
   const headRevision = snapshot.headRevision;
   if (policy === undefined) return { item: undefined, headRevision, usage: ZERO_USAGE };
-  const view = new ProviderView(deps.provider.capabilities, settings.systemPrompt, history);
+  const model = settings.model !== undefined ? { model: settings.model } : {};
+  const view = new ProviderView(
+    deps.provider.capabilities,
+    settings.systemPrompt,
+    history,
+    nativeTarget(deps.provider, model),
+  );
   let usage = ZERO_USAGE;
   const result = await compact(
     {
@@ -77,7 +88,7 @@ async function summarizeAndCommit(
       retry: DEFAULT_RETRY_POLICY,
       random: Math.random,
       sleep: deps.sleep,
-      model: settings.model !== undefined ? { model: settings.model } : {},
+      model,
       signal: AbortSignal.timeout(deps.leaseTtlMs),
       emit: () => undefined,
       reportUsage: (u) => {
