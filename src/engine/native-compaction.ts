@@ -13,7 +13,7 @@ import {
 import type { CompactionItem, Message } from "../domain/conversation.js";
 import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
 import type { NativeCompaction, NativeCompactionResult } from "../ports/model-provider.js";
-import type { CompactionContext, CompactionInput, CompactionResult } from "./compaction.js";
+import type { CompactionContext, CompactionInput, CompactionResult } from "./compaction-types.js";
 import { nativeMatches, type NativeTarget } from "./provider-view.js";
 import { isSummaryFailure, withSummaryRetry } from "./summary-retry.js";
 

@@ -4,7 +4,7 @@
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { ProviderError } from "../ports/model-provider.js";
 import { errorMessage } from "./abort.js";
-import type { CompactionContext } from "./compaction.js";
+import type { CompactionContext } from "./compaction-types.js";
 import { decideRetry } from "./retry.js";
 
 export type SummaryFailure =

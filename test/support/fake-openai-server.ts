@@ -70,7 +70,7 @@ export function countTokens(
   return tokens;
 }
 
-function countText(text: string): number {
+export function countText(text: string): number {
   return (text.match(/[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]/gu) ?? []).length;
 }
 
