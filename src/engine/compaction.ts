@@ -39,7 +39,8 @@ export async function compact(
   const base = {
     role: "compaction" as const,
     provider: ctx.provider.name,
-    model: ctx.model.model ?? "",
+    // The item names the model that summarized, also when the turn left it to the server's default.
+    model: ctx.model.model ?? ctx.provider.defaultModel ?? "",
     tokensBefore: input.tokensBefore,
     clearedToolResults: [...cleared],
     mode: "summarize" as const,

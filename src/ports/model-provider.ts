@@ -53,6 +53,8 @@ export interface ModelProvider {
   readonly name: string;
   readonly capabilities: ModelCapabilities;
   call(request: ModelRequest): ModelCall;
+  /** The model a call without `options.model` runs on, where the adapter knows it. */
+  readonly defaultModel?: string;
   /** The provider's own compaction, where it has one (context_management mode native or auto). */
   readonly nativeCompaction?: NativeCompaction;
 }

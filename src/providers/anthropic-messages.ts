@@ -50,6 +50,7 @@ export function createAnthropicMessagesProvider(
   return {
     name: "anthropic-messages",
     capabilities: { images: true },
+    defaultModel: options.defaultModel,
     call: (request) => stream(client, options, request),
     nativeCompaction: createAnthropicCompaction({
       client,
