@@ -8,6 +8,7 @@ import type { ContextManagement } from "../../../src/domain/compaction.js";
 import type { CompactionItem, Message } from "../../../src/domain/conversation.js";
 import type { SessionId } from "../../../src/domain/ids.js";
 import { createAnthropicMessagesProvider } from "../../../src/providers/anthropic-messages.js";
+import type { RuntimeMetrics } from "../../../src/runtime/deps.js";
 import { decodeMessage } from "../../../src/runtime/turn/message-codec.js";
 import {
   signatureOf,
@@ -37,13 +38,14 @@ let harness: RuntimeHarness;
 const outcomes: string[] = [];
 const modes: string[] = [];
 
-function anthropicHarness(baseURL: string): RuntimeHarness {
+function anthropicHarness(baseURL: string, metrics?: RuntimeMetrics): RuntimeHarness {
   return createRuntimeHarness({
     provider: createAnthropicMessagesProvider({
       apiKey: "test-key",
       baseURL,
       defaultModel: "claude-fake-16k",
     }),
+    ...(metrics && { metrics }),
   });
 }
 
@@ -165,6 +167,35 @@ describe("mode native against Anthropic", () => {
     expect(json.includes('"type":"compaction"')).toBe(false);
     expect(server.stats.errors).toEqual([]);
   });
+});
+
+describe("mode native behind the runtime's provider wrappers", () => {
+  it("with model-call metrics on, a turn still compacts with the provider's own compaction", async () => {
+    const measured = await startFakeAnthropic({ contextLimit: 16_000, answerChars: 4096 });
+    const calls: string[] = [];
+    const compacted: string[] = [];
+    const metrics: RuntimeMetrics = {
+      countTurn: () => undefined,
+      countLeaseClaim: () => undefined,
+      addProviderTokens: () => undefined,
+      observeModelCall: (report) => calls.push(report.provider),
+      countCompaction: (mode) => compacted.push(mode),
+    };
+    try {
+      const h = anthropicHarness(measured.baseURL, metrics);
+      for (let i = 1; i <= 11; i++) await turn(h, "measured", `Question ${i}.`);
+      const outcome = await turn(h, "measured", "Question 12.", { contextManagement: NATIVE });
+      expect(outcome).toBe("finished:assistant_message");
+      expect(calls.length).toBe(12);
+      expect(compacted).toEqual(["native"]);
+      expect(measured.stats.compactions).toBeGreaterThanOrEqual(1);
+      expect(measured.stats.summaryCalls).toBe(0);
+      const items = compactions(await transcript(h, "measured"));
+      expect(items.map((i) => [i.mode, i.model])).toEqual([["native", "claude-fake-16k"]]);
+    } finally {
+      await measured.close();
+    }
+  }, 60_000);
 });
 
 describe("fallbacks to summarize", () => {
