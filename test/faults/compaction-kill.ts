@@ -6,7 +6,7 @@
 // gap after the session's creation; the kill added either no compaction item or exactly one complete one (summary, provider,
 // model, a covered range, fewer tokens after than before), never a partial one, never two. Then the
 // killed turn's input is re-run there (it compacts again, now answered) and one more turn runs.
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import {
@@ -199,9 +199,19 @@ export async function probeCompactionKill(options: {
 
     // On demand: CompactSession's summary call held, its replica killed.
     let held = model.holdNextSummary();
-    const onDemand = sessions(victim)
-      .compactSession({ sessionId }, { signal })
-      .catch(() => undefined);
+    const onDemand = (async () => {
+      // The last turn's lease may still be held a moment after its turn_completed: refused
+      // FAILED_PRECONDITION then, and asked again.
+      for (let attempt = 0; attempt < 100 && !signal.aborted; attempt++) {
+        try {
+          await sessions(victim).compactSession({ sessionId }, { signal });
+          return;
+        } catch (error) {
+          if (!(error instanceof ConnectError) || error.code !== Code.FailedPrecondition) return;
+          await sleep(50);
+        }
+      }
+    })();
     await killDuringSummary(held);
     await onDemand;
     await fresh.start();
@@ -209,7 +219,10 @@ export async function probeCompactionKill(options: {
     record(before, after, "CompactSession killed", true);
     before = after;
 
-    // In a turn: the compaction before its model call held, its replica killed.
+    // In a turn: the compaction before its model call held, its replica killed. The fresh replica
+    // stops meanwhile (its sweep would otherwise take the turn and hold the summary itself), and
+    // reads again as a new process after the kill.
+    await fresh.shutdown();
     await victim.start();
     held = model.holdNextSummary();
     const killed = (async () => {
@@ -223,6 +236,7 @@ export async function probeCompactionKill(options: {
     })().catch(() => undefined);
     await killDuringSummary(held);
     await killed;
+    await fresh.start();
     after = await read(fresh);
     record(before, after, "turn's compaction killed", true);
 
@@ -244,6 +258,9 @@ export async function probeCompactionKill(options: {
       (m) => m.role === TranscriptMessage_Role.COMPACTION,
     ).length;
     return report;
+  } catch (error) {
+    for (const r of replicas) process.stdout.write(`--- ${r.ownerId} (last lines)\n${r.tail()}\n`);
+    throw error;
   } finally {
     clearTimeout(bound);
     abort.abort();
