@@ -13,6 +13,7 @@ import type { AuditReport } from "./audit.js";
 import type { HistoryCheckReport } from "./history/check.js";
 import type { OutageReport } from "./outage.js";
 import type { QuotaSlotReport } from "./quota-slot.js";
+import type { CompactionKillReport } from "./compaction-kill.js";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -46,10 +47,18 @@ interface Verdict extends Pick<
   webhooks_unverified: number;
   runs: Record<
     string,
-    { faults: Record<string, number>; acknowledged: number; history: HistoryCheckReport }
+    {
+      faults: Record<string, number>;
+      acknowledged: number;
+      history: HistoryCheckReport;
+      compaction_kill: CompactionKillReport;
+    }
   >;
   outage?: OutageReport;
   quota_slot: Record<string, QuotaSlotReport>;
+  /** Replicas killed during a compaction's summary call, and reads that found it half done. */
+  compaction_kills: number;
+  compaction_half: number;
 }
 
 function runSuite(): Promise<{ code: number | null; output: string }> {
@@ -126,6 +135,20 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
       3 * probe.lease_ttl_ms,
     );
     expect(probe.turns_completed, `${name}\n${summary}`).toBe(2);
+  }
+  // A replica killed during a compaction's summary call (on demand, then in a turn) leaves the
+  // session uncompacted or with one complete compaction, never half (ADR 0019); the killed
+  // turn's re-run compacts and the next turn runs, on a fresh replica.
+  expect(verdict.compaction_kills, summary).toBe(4);
+  expect(verdict.compaction_half, summary).toBe(0);
+  for (const [name, run] of Object.entries(verdict.runs)) {
+    expect(run.compaction_kill, `${name}\n${summary}`).toMatchObject({
+      kills: 2,
+      half: 0,
+      compactions_final: 1,
+      turns_after: 2,
+      problems: [],
+    });
   }
   // Every client operation of each run, checked against the sessions read back at the end.
   expect(verdict.history_violations, summary).toBe(0);

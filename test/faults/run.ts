@@ -17,6 +17,11 @@ import { runWorkload } from "./clients.js";
 import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
 import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
+import {
+  compactionKillOnly,
+  probeCompactionKill,
+  type CompactionKillReport,
+} from "./compaction-kill.js";
 import { killAll } from "./processes.js";
 import { checkSchedules, planSchedules, type ScheduleFaultReport } from "./schedules.js";
 import {
@@ -70,6 +75,8 @@ interface RunReport extends AuditReport {
   outage?: OutageReport;
   /** A replica killed while it holds a tenant's only concurrency slot (ADR 0015). */
   quota_slot: QuotaSlotReport;
+  /** A replica killed during a compaction's summary call, twice (ADR 0019). */
+  compaction_kill: CompactionKillReport;
   /** The history checker's verdict on every client operation of the run. */
   history: HistoryCheckReport;
   /** One-off schedules due across the run: each must fire exactly once (ADR 0020). */
@@ -317,9 +324,12 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     // The workload's replicas know no quotas: they stop before the quota probe's own two start.
     await Promise.allSettled(replicas.map((r) => r.shutdown()));
     const quotaSlot = await runQuotaProbe(options, mainJs, env);
+    const compactionKill = await probeCompactionKill({ ...options, mainJs, env });
+    process.stdout.write(`[${options.name}] compaction kill: ${JSON.stringify(compactionKill)}\n`);
     return {
       name: options.name,
       quota_slot: quotaSlot,
+      compaction_kill: compactionKill,
       schedules,
       seconds: Math.round((Date.now() - started) / 1000),
       operations: { ...report.operations, inputs: report.inputs.length },
@@ -449,6 +459,7 @@ async function main(): Promise<void> {
   const modes = (process.env.FAULTS_MODES ?? "standalone,cluster").split(",");
   const mainJs = await ensureBuild();
   if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
+  if (process.env.FAULTS_KINDS === "compaction_kill") return compactionKillOnly(modes, mainJs);
   const common = {
     clients: envNumber("FAULTS_CLIENTS", 12),
     readers: envNumber("FAULTS_READERS", 2),
@@ -526,6 +537,8 @@ async function main(): Promise<void> {
     faults,
     outage: reports.find((r) => r.outage)?.outage,
     quota_slot: Object.fromEntries(reports.map((r) => [r.name, r.quota_slot])),
+    compaction_kills: sum((r) => r.compaction_kill.kills),
+    compaction_half: sum((r) => r.compaction_kill.half),
     seed,
     seconds: Math.round((Date.now() - started) / 1000),
     client_idle_goaway_errors: idleGoawayRaces,
