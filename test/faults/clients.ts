@@ -47,12 +47,12 @@ export interface WorkloadOptions {
   addresses: string[];
   sessions: string[];
   clients: number;
-  /** No new inputs after this time; in-flight ones still finish. */
-  submitUntilMs: number;
+  /** New inputs while this says so (until the faults are done); in-flight ones still finish. */
+  submitting: () => boolean;
   /** Hard stop for every input, whatever happens. */
-  giveUpAtMs: number;
+  giveUpAt: () => number;
   random: () => number;
-  /** Clients polling GetSession on random sessions and replicas until submitUntilMs. */
+  /** Clients polling GetSession on random sessions and replicas while submitting. */
   readers: number;
 }
 
@@ -85,6 +85,8 @@ const lookupTool = (approval: boolean) => ({
 /** A stream that says nothing for this long is presumed stuck behind a dead or paused replica. */
 const IDLE_MS = 4_000;
 const MAX_ATTEMPTS = 60;
+/** How long one answer (SubmitToolResults, DecideToolCalls) may take before it is tried again. */
+const ANSWER_TIMEOUT_MS = 5_000;
 
 export async function runWorkload(options: WorkloadOptions): Promise<WorkloadReport> {
   const clients: Client<typeof TurnService>[] = options.addresses.map((baseUrl) =>
@@ -103,7 +105,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
    */
   async function answer(input: InputRecord, turnId: string, callId: string, approval: boolean) {
     await sleep(300 + options.random() * 1_700);
-    for (let attempt = 1; attempt <= 40 && Date.now() < options.giveUpAtMs; attempt++) {
+    for (let attempt = 1; attempt <= 40 && Date.now() < options.giveUpAt(); attempt++) {
       const index = Math.floor(options.random() * clients.length);
       const client = clients[index] as Client<typeof TurnService>;
       const output = `answer-${input.token}-${attempt}`;
@@ -115,17 +117,22 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         via: options.addresses[index] ?? "",
       });
       try {
+        // A deadline per attempt, as any client sets: an answer call left hanging (seen on a
+        // replica cut off by faults) would otherwise leave the turn parked for the rest of the run.
+        const call = { timeoutMs: ANSWER_TIMEOUT_MS };
         const report = approval
-          ? await client.decideToolCalls({
-              sessionId: input.sessionId,
-              turnId,
-              decisions: [{ callId, approve: true, reason: "fault suite" }],
-            })
-          : await client.submitToolResults({
-              sessionId: input.sessionId,
-              turnId,
-              results: [{ callId, output, isError: false }],
-            });
+          ? await client.decideToolCalls(
+              {
+                sessionId: input.sessionId,
+                turnId,
+                decisions: [{ callId, approve: true, reason: "fault suite" }],
+              },
+              call,
+            )
+          : await client.submitToolResults(
+              { sessionId: input.sessionId, turnId, results: [{ callId, output, isError: false }] },
+              call,
+            );
         if (!approval && report.acceptedCallIds.includes(callId)) input.accepted[callId] = output;
         op.ok({ turnId });
         return;
@@ -229,13 +236,14 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     const state = { cursor: 0n, answering: new Set<string>() };
     const text = input.tool ? `/tool lookup {"token":"${input.token}"}` : `say ${input.token}`;
     let backoff = 100;
-    while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAtMs) {
+    while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAt()) {
       input.attempts++;
       const abort = new AbortController();
-      const giveUp = setTimeout(
-        () => abort.abort(new Error("give up")),
-        Math.max(1, options.giveUpAtMs - Date.now()),
-      );
+      // The give-up moves (far off while the faults run, then the end of the drain), and a timer
+      // cannot take a far-off delay (past 2^31 - 1 ms it fires at once): polled instead.
+      const giveUp = setInterval(() => {
+        if (Date.now() >= options.giveUpAt()) abort.abort(new Error("give up"));
+      }, 250);
       const index = Math.floor(options.random() * clients.length);
       const client = clients[index] as Client<typeof TurnService>;
       const at = {
@@ -292,15 +300,15 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         await sleep(backoff * (0.5 + options.random()));
         backoff = Math.min(1_500, backoff * 2);
       } finally {
-        clearTimeout(giveUp);
+        clearInterval(giveUp);
         abort.abort();
       }
     }
   }
 
-  /** GetSession on random sessions and replicas, a few times a second per reader. */
+  /** GetSession on random sessions and replicas, a few times a second per reader, while submitting. */
   async function read(process: number): Promise<void> {
-    for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
+    for (let i = 0; i < 100_000 && options.submitting(); i++) {
       const index = Math.floor(options.random() * sessionClients.length);
       const session = pick(options.sessions);
       operations.getSession++;
@@ -322,7 +330,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
 
   await Promise.all([
     ...Array.from({ length: options.clients }, async (_, process) => {
-      for (let i = 0; i < 100_000 && Date.now() < options.submitUntilMs; i++) {
+      for (let i = 0; i < 100_000 && options.submitting(); i++) {
         await submit(pick(options.sessions), process);
       }
     }),

@@ -1,10 +1,14 @@
 // Runs the fault-injection suite (test/faults/run.ts) as its own process and holds its verdict,
 // the JSON object on its last line, to the bar: nothing acknowledged lost or committed twice, no
 // commit from a superseded lease, no revision gap, no turn committed cut short, every stream
-// completed, every replica refusing turns while Redis is down and serving after, and at least 20
-// injected faults of each kind in each run (standalone and cluster), and no violation in either
-// run's client history (history/check.ts: loss, duplicates, real-time order, rolled-back and
-// stale reads, fencing tokens going back). One run, no retry.
+// completed, every replica refusing turns while Redis is down and serving after, at least 20
+// injected faults of each of a run's kinds in each run — standalone (replica kill, pause,
+// restart, Redis restart), Cluster with a replica per master in `replicated` durability (those
+// and primary failover and partition), Sentinel in `replicated` durability (replica faults,
+// primary failover, partition) — and no violation in any run's client history
+// (history/check.ts: loss, duplicates, real-time order, rolled-back and stale reads, fencing
+// tokens going back). The same failover workload in `async` durability is reported apart
+// (`async_mode`): present, with its faults and what it lost, not held to zero. One run, no retry.
 import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,11 +53,25 @@ interface Verdict extends Pick<
     string,
     {
       faults: Record<string, number>;
+      durability: string;
       acknowledged: number;
       history: HistoryCheckReport;
-      compaction_kill: CompactionKillReport;
+      compaction_kill?: CompactionKillReport;
+      fault_details: { partition_connections_frozen: number };
     }
   >;
+  /** The Sentinel failover workload in `async` durability: what it lost, reported. */
+  async_mode?: {
+    durability: string;
+    faults: Record<string, number>;
+    acknowledged: number;
+    committed: number;
+    lost: number;
+    duplicated: number;
+    stale_commits: number;
+    history_operations: number;
+    history_violations: number;
+  };
   outage?: OutageReport;
   quota_slot: Record<string, QuotaSlotReport>;
   /** Replicas killed during a compaction's summary call, and reads that found it half done. */
@@ -79,7 +97,21 @@ function runSuite(): Promise<{ code: number | null; output: string }> {
   });
 }
 
-it("survives replica kills, pauses, restarts and Redis restarts without losing or repeating input", async () => {
+/** The fault kinds each run must inject at least 20 times. */
+const RUN_KINDS: Record<string, string[]> = {
+  standalone: ["replica_kill", "replica_pause", "replica_restart", "redis_restart"],
+  cluster: [
+    "replica_kill",
+    "replica_pause",
+    "replica_restart",
+    "redis_restart",
+    "primary_failover",
+    "partition",
+  ],
+  sentinel: ["replica_kill", "replica_pause", "replica_restart", "primary_failover", "partition"],
+};
+
+it("survives replica kills, pauses, restarts, partitions, Redis restarts and primary failovers without losing or repeating input", async () => {
   const { code, output } = await runSuite();
   const lines = output.trim().split("\n");
   expect(code, lines.slice(-60).join("\n")).toBe(0);
@@ -92,7 +124,9 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
       .join("\n")}\n`,
   );
   // The first problems the audit noted (they explain the later ones), then the table and verdict.
-  const problems = lines.filter((l) => /^\[(standalone|cluster)\] (?!starting)/u.test(l));
+  const problems = lines.filter((l) =>
+    /^\[(standalone|cluster|sentinel)\] (?!starting|\d+s )/u.test(l),
+  );
   const summary = [...problems.slice(0, 12), ...lines.slice(-40)].join("\n");
   expect(verdict.acknowledged, summary).toBeGreaterThan(100);
   expect(verdict.committed, summary).toBeGreaterThanOrEqual(verdict.acknowledged);
@@ -113,14 +147,40 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   // Every one-off schedule due during the faults fired exactly once (ADR 0020).
   expect(verdict.schedule_fires_missed, summary).toBe(0);
   expect(verdict.schedule_fires_duplicated, summary).toBe(0);
-  for (const kind of ["replica_kill", "replica_pause", "replica_restart", "redis_restart"]) {
-    expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
-    // The standalone and the cluster run each inject 20 of every kind.
-    for (const [name, run] of Object.entries(verdict.runs)) {
-      expect(run.faults[kind], `${name} ${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
+  // The totals above cover these three runs; the two with replicas acknowledge only what
+  // reached every replica (MIN_REPLICAS equal to the replicas per primary, ADR 0017).
+  expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "sentinel", "standalone"]);
+  expect(verdict.runs.cluster?.durability).toBe("replicated");
+  expect(verdict.runs.sentinel?.durability).toBe("replicated");
+  for (const [name, kinds] of Object.entries(RUN_KINDS)) {
+    for (const kind of kinds) {
+      expect(
+        verdict.runs[name]?.faults[kind],
+        `${name} ${kind}\n${summary}`,
+      ).toBeGreaterThanOrEqual(20);
     }
   }
-  expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "standalone"]);
+  for (const kind of ["primary_failover", "partition"]) {
+    expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(40);
+  }
+  // A partition freezes the replica's open Redis connections (and those it opens meanwhile).
+  for (const name of ["cluster", "sentinel"]) {
+    expect(
+      verdict.runs[name]?.fault_details.partition_connections_frozen,
+      `${name}\n${summary}`,
+    ).toBeGreaterThanOrEqual(20);
+  }
+  // The failover workload again in `async` durability: there, with its counts, not held to 0.
+  const asyncMode = verdict.async_mode;
+  expect(asyncMode, summary).toBeDefined();
+  expect(asyncMode?.durability).toBe("async");
+  expect(asyncMode?.faults.primary_failover, summary).toBeGreaterThanOrEqual(10);
+  expect(asyncMode?.faults.partition, summary).toBeGreaterThanOrEqual(10);
+  expect(asyncMode?.acknowledged, summary).toBeGreaterThan(20);
+  expect(asyncMode?.history_operations, summary).toBeGreaterThan(100);
+  for (const figure of ["lost", "duplicated", "stale_commits", "history_violations"] as const) {
+    expect(asyncMode?.[figure], `${figure}\n${summary}`).toBeGreaterThanOrEqual(0);
+  }
   // A replica killed while it holds its tenant's only concurrency slot gives the slot back
   // within a lease TTL (its recorded expiry), and both inputs then run on the survivor.
   for (const [name, probe] of Object.entries(verdict.quota_slot)) {
@@ -141,8 +201,8 @@ it("survives replica kills, pauses, restarts and Redis restarts without losing o
   // turn's re-run compacts and the next turn runs, on a fresh replica.
   expect(verdict.compaction_kills, summary).toBe(4);
   expect(verdict.compaction_half, summary).toBe(0);
-  for (const [name, run] of Object.entries(verdict.runs)) {
-    expect(run.compaction_kill, `${name}\n${summary}`).toMatchObject({
+  for (const name of ["standalone", "cluster"]) {
+    expect(verdict.runs[name]?.compaction_kill, `${name}\n${summary}`).toMatchObject({
       kills: 2,
       half: 0,
       compactions_final: 1,

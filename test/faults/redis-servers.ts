@@ -19,6 +19,9 @@ export interface RestartableRedis {
   halt(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** Starts a halted server on its port and directory; resolves once it answers PONG. */
   start(): Promise<void>;
+  /** SIGSTOP / SIGCONT the running server (a replica left behind by its primary). */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -67,6 +70,8 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
     },
     halt: (signal) => kill(signal),
     start: launch,
+    pause: () => void child?.kill("SIGSTOP"),
+    resume: () => void child?.kill("SIGCONT"),
     async stop() {
       await kill("SIGKILL");
       await rm(dir, { recursive: true, force: true });
@@ -85,23 +90,37 @@ export interface RestartableCluster {
   stop(): Promise<void>;
 }
 
-/** Three masters, no replicas; a restarted master comes back with its slots from nodes.conf. */
-export async function startRestartableCluster(masters = 3): Promise<RestartableCluster> {
+/**
+ * Three masters; a restarted master comes back with its slots from nodes.conf. With
+ * `replicasPerMaster`, each master gets that many replicas, and a short node timeout so a killed
+ * master is failed over in a couple of seconds; a replica may always stand (validity factor 0),
+ * and the shards still up keep serving while one is failed over (full coverage not required).
+ */
+export async function startRestartableCluster(
+  masters = 3,
+  replicasPerMaster = 0,
+): Promise<RestartableCluster> {
   const nodes: RestartableRedis[] = [];
-  for (let i = 0; i < masters; i++) {
+  const failover =
+    replicasPerMaster > 0
+      ? [
+          ...["--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"],
+          ...["--cluster-require-full-coverage", "no", "--repl-diskless-sync-delay", "0"],
+        ]
+      : ["--cluster-node-timeout", "3000"];
+  for (let i = 0; i < masters * (1 + replicasPerMaster); i++) {
     nodes.push(
       await startRestartable([
         "--cluster-enabled",
         "yes",
-        "--cluster-node-timeout",
-        "3000",
         "--cluster-config-file",
         "nodes.conf",
+        ...failover,
       ]),
     );
   }
   const ports = nodes.map((n) => n.port);
-  await formCluster(ports);
+  await formCluster(ports, replicasPerMaster);
   const cluster: RestartableCluster = {
     nodes,
     waitOk: (deadlineMs) => waitForClusterOk(ports, deadlineMs),

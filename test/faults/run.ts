@@ -1,21 +1,29 @@
 // The fault-injection suite (`npm run test:faults`): three Tether replicas as separate processes
-// share one Redis (then a 3-master Redis Cluster); concurrent clients submit inputs to random
-// replicas while a controller SIGKILLs, pauses (SIGSTOP past the lease TTL, then SIGCONT) and
-// restarts replicas and restarts Redis (AOF on). At the end the records in Redis are checked
-// against what the clients were acknowledged, and the clients' recorded history against the
-// sessions read back through the API (history/check.ts, ADR 0018). Prints a table; the last line
-// is one JSON object.
+// share Redis in four runs — one standalone server (AOF on); a three-master Cluster with one
+// replica per master; one primary with two replicas under three Sentinels; and the Sentinel
+// topology again in `async` durability, whose losses are reported, not held to zero. The
+// replicated runs use TETHER_REDIS_DURABILITY=replicated with TETHER_REDIS_MIN_REPLICAS equal to
+// the replicas per primary (ADR 0017). Concurrent clients submit inputs to random replicas while
+// a controller (controller.ts) SIGKILLs, pauses (SIGSTOP past the lease TTL, then SIGCONT) and
+// restarts replicas, restarts Redis nodes, fails primaries over (SIGKILL, a replica promoted, the
+// killed node back as a replica) and partitions a replica from Redis (its connections frozen
+// open by its proxies, partition-proxy.ts). At the end the records in Redis are checked against
+// what the clients were acknowledged, and the clients' recorded history against the sessions read
+// back through the API (history/check.ts, ADR 0018). Prints a table; the last line is one JSON
+// object.
 import { execFile } from "node:child_process";
 import { mkdir, readdir, rm, stat, writeFile, cp } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
-import { Cluster, Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { audit, type AuditReport } from "./audit.js";
 import { runWorkload } from "./clients.js";
+import { FAULT_KINDS, runFaults, type ControllerReport, type FaultKind } from "./controller.js";
 import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
+import { startPartitionProxies, type PartitionProxies } from "./partition-proxy.js";
 import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
 import {
   compactionKillOnly,
@@ -34,36 +42,56 @@ import {
 import { readFinalSessions } from "./readback.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
 import {
-  startRestartableCluster,
-  startStandalone,
-  type RestartableRedis,
-} from "./redis-servers.js";
+  startClusterTopology,
+  startSentinelFaultTopology,
+  startStandaloneTopology,
+  type Durability,
+  type FaultTopology,
+} from "./topologies.js";
 
 const run = promisify(execFile);
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const buildDir = join(repo, ".tmp/faults/dist");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const FAULT_KINDS = ["replica_kill", "replica_pause", "replica_restart", "redis_restart"] as const;
-type FaultKind = (typeof FAULT_KINDS)[number];
+type RunName = "standalone" | "cluster" | "sentinel" | "sentinel-async";
 
 interface RunOptions {
-  name: "standalone" | "cluster";
-  durationMs: number;
+  name: RunName;
+  topology: () => Promise<FaultTopology>;
+  kinds: readonly FaultKind[];
+  perKind: number;
+  /** No fault is injected after this long, whatever the counts. */
+  maxFaultsMs: number;
   faultIntervalMs: number;
+  /** Schedules come due across this span from the start of the faults. */
+  scheduleSpanMs: number;
+  schedules: number;
+  /** The quota slot and compaction kill probes run after this run's workload. */
+  probes: boolean;
+  /**
+   * After the faults: how long inputs in flight may take to finish, and the checks wait for
+   * schedules and webhooks. The async run loses writes, so some never finish: it waits less.
+   */
+  patienceMs: number;
   clients: number;
   readers: number;
   sessions: number;
   leaseTtlMs: number;
   sweepIntervalMs: number;
+  /** Replicas stopped up to this long before every other failover's kill (controller.ts). */
+  failoverLagMs: number;
   seed: number;
 }
 
 interface RunReport extends AuditReport {
   name: string;
+  durability: Durability;
   seconds: number;
   operations: { streamTurn: number; watchSession: number; getSession: number; inputs: number };
   faults: Record<FaultKind, number>;
+  /** Connections partitions froze, partitions that found none, failover durations. */
+  fault_details: Omit<ControllerReport, "faults" | "failures">;
+  fault_step_failures: string[];
   resumed_by_cursor: number;
   resubmitted: number;
   client_errors: Record<string, number>;
@@ -74,9 +102,9 @@ interface RunReport extends AuditReport {
   /** The long Redis outage after the workload (standalone run only). */
   outage?: OutageReport;
   /** A replica killed while it holds a tenant's only concurrency slot (ADR 0015). */
-  quota_slot: QuotaSlotReport;
+  quota_slot?: QuotaSlotReport;
   /** A replica killed during a compaction's summary call, twice (ADR 0019). */
-  compaction_kill: CompactionKillReport;
+  compaction_kill?: CompactionKillReport;
   /** The history checker's verdict on every client operation of the run. */
   history: HistoryCheckReport;
   /** One-off schedules due across the run: each must fire exactly once (ADR 0020). */
@@ -134,173 +162,119 @@ async function ensureBuild(): Promise<string> {
   return mainJs;
 }
 
+/** Three replicas, each (when there are partitions) behind its own proxies to every Redis port. */
+async function startReplicas(
+  options: RunOptions,
+  mainJs: string,
+  env: Record<string, string>,
+  proxies: PartitionProxies | undefined,
+): Promise<Replica[]> {
+  const replicas: Replica[] = [];
+  for (let i = 0; i < 3; i++) {
+    const routed = proxies ? await proxies.envFor(`replica-${i + 1}`) : {};
+    const replica = await createReplica({
+      index: i + 1,
+      mainJs,
+      env: { ...env, ...routed },
+      leaseTtlMs: options.leaseTtlMs,
+      sweepIntervalMs: options.sweepIntervalMs,
+    });
+    replicas.push(replica);
+    await replica.start();
+  }
+  return replicas;
+}
+
+function progress(name: string, started: number, what: string): void {
+  process.stdout.write(`[${name}] ${Math.round((Date.now() - started) / 1000)}s ${what}\n`);
+}
+
 async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> {
   const started = Date.now();
   const random = mulberry32(options.seed);
-  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)] as T;
-  const jitter = (low: number, high: number) => low + random() * (high - low);
   process.stdout.write(
     `\n[${options.name}] starting Redis and 3 replicas (seed ${options.seed})\n`,
   );
-
-  let standalone: RestartableRedis | undefined;
-  let cluster: Awaited<ReturnType<typeof startRestartableCluster>> | undefined;
-  let env: Record<string, string>;
-  if (options.name === "standalone") {
-    standalone = await startStandalone();
-    env = { TETHER_REDIS_URL: `redis://127.0.0.1:${standalone.port}` };
-  } else {
-    cluster = await startRestartableCluster();
-    env = {
-      TETHER_REDIS_CLUSTER_NODES: cluster.nodes.map((n) => `127.0.0.1:${n.port}`).join(","),
-    };
-  }
-  env = { ...env, ...FAULT_WEBHOOK_ENV };
+  const topology = await options.topology();
+  const env = { ...topology.env, ...FAULT_WEBHOOK_ENV };
   const receiver = await startFaultReceiver();
-  const redisNodes = standalone ? [standalone] : (cluster?.nodes ?? []);
-  const replicas: Replica[] = [];
-  const faults: Record<FaultKind, number> = {
-    replica_kill: 0,
-    replica_pause: 0,
-    replica_restart: 0,
-    redis_restart: 0,
-  };
+  const proxies = options.kinds.includes("partition")
+    ? await startPartitionProxies(topology.ports)
+    : undefined;
+  let replicas: Replica[] = [];
   try {
-    for (let i = 0; i < 3; i++) {
-      const replica = await createReplica({
-        index: i + 1,
-        mainJs,
-        env,
-        leaseTtlMs: options.leaseTtlMs,
-        sweepIntervalMs: options.sweepIntervalMs,
-      });
-      await replica.start();
-      replicas.push(replica);
-    }
-
+    replicas = await startReplicas(options, mainJs, env, proxies);
+    const addresses = replicas.map((r) => r.address);
     // Due one after another while the faults run; judged after them.
     const planned = await planSchedules({
-      addresses: replicas.map((r) => r.address),
+      addresses,
       prefix: `fs-${options.name}-${options.seed}`,
-      count: envNumber("FAULTS_SCHEDULES", 20),
-      spanMs: Math.max(1_000, options.durationMs - 3_000),
+      count: options.schedules,
+      spanMs: options.scheduleSpanMs,
     });
-    await registerEndpoint(
-      replicas.map((r) => r.address),
-      receiver.url,
-    );
+    await registerEndpoint(addresses, receiver.url);
     const sessions = Array.from(
       { length: options.sessions },
       (_, i) => `fault-${options.name}-${options.seed}-${i}`,
     );
-    const submitUntilMs = Date.now() + options.durationMs;
+    let submitting = true;
+    // Until the faults end nothing gives up; then every input has DRAIN_MS to finish.
+    let giveUpAtMs = Number.MAX_SAFE_INTEGER;
     const workload = runWorkload({
-      addresses: replicas.map((r) => r.address),
+      addresses,
       sessions,
       clients: options.clients,
-      submitUntilMs,
-      giveUpAtMs: submitUntilMs + 60_000,
+      submitting: () => submitting,
+      giveUpAt: () => giveUpAtMs,
       random,
       readers: options.readers,
     });
-
-    // The controller: one fault per tick, kinds in rotation, never two at once on one target.
-    const busy = new Set<string>();
-    const pending: Promise<void>[] = [];
-    const faultFailures: string[] = [];
-    // Each fault's steps run in the background; a failure is recorded, never left unhandled.
-    const running = {
-      push: (step: Promise<void>) =>
-        pending.push(step.catch((error: unknown) => void faultFailures.push(String(error)))),
-    };
-    const inject = async (kind: FaultKind): Promise<boolean> => {
-      if (kind === "redis_restart") {
-        if (busy.has("redis")) return false;
-        busy.add("redis");
-        const node = pick(redisNodes);
-        const signal = faults.redis_restart % 2 === 0 ? "SIGKILL" : "SIGTERM";
-        running.push(
-          (async () => {
-            await node.restart(signal, jitter(200, 900));
-            if (cluster) await cluster.waitOk(30_000);
-          })().finally(() => busy.delete("redis")),
-        );
-        faults.redis_restart++;
-        return true;
-      }
-      const free = replicas.filter((r) => !busy.has(r.ownerId) && r.isServing());
-      // Keep one replica untouched so clients always have somewhere to go.
-      if (free.length < 2) return false;
-      const replica = pick(free);
-      busy.add(replica.ownerId);
-      const done = () => busy.delete(replica.ownerId);
-      if (kind === "replica_kill") {
-        running.push(
-          (async () => {
-            await replica.kill();
-            await sleep(jitter(200, 1_200));
-            await replica.start();
-          })().finally(done),
-        );
-      } else if (kind === "replica_pause") {
-        replica.pause();
-        running.push(
-          (async () => {
-            // Past the lease TTL, so the paused holder's leases expire under it.
-            await sleep(jitter(1.3, 2.2) * options.leaseTtlMs);
-            replica.resume();
-            await sleep(300);
-          })().finally(done),
-        );
-      } else {
-        running.push(replica.restart().finally(done));
-      }
-      faults[kind]++;
-      return true;
-    };
-    await sleep(1_000);
-    let next = 0;
-    for (let tick = 0; tick < 100_000 && Date.now() < submitUntilMs - 500; tick++) {
-      const kind = FAULT_KINDS[next % FAULT_KINDS.length] as FaultKind;
-      if (await inject(kind)) next++;
-      await sleep(options.faultIntervalMs);
+    const controller = await runFaults({
+      kinds: options.kinds,
+      perKind: options.perKind,
+      intervalMs: options.faultIntervalMs,
+      untilMs: Date.now() + options.maxFaultsMs,
+      leaseTtlMs: options.leaseTtlMs,
+      failoverLagMs: options.failoverLagMs,
+      random,
+      replicas,
+      topology,
+      ...(proxies && { proxies }),
+    });
+    submitting = false;
+    giveUpAtMs = Date.now() + options.patienceMs;
+    progress(options.name, started, `faults done: ${JSON.stringify(controller.faults)}`);
+    for (const failure of controller.failures) {
+      process.stdout.write(`[${options.name}] fault step failed: ${failure}\n`);
     }
-    await Promise.all(pending);
-    for (const failure of faultFailures) process.stdout.write(`fault step failed: ${failure}\n`);
     // Every replica serves again while the clients finish.
     for (const replica of replicas) if (!replica.isServing()) await replica.start();
     const report = await workload;
+    progress(options.name, started, `clients done: ${report.inputs.length} inputs`);
     const schedules = await checkSchedules(
-      replicas.map((r) => r.address),
+      addresses,
       planned,
-      Date.now() + 30_000,
+      Date.now() + Math.min(30_000, options.patienceMs),
     );
-    const outage = standalone
-      ? await probeOutage(
-          standalone,
-          replicas.map((r) => r.address),
-        )
+    const outage = topology.standalone
+      ? await probeOutage(topology.standalone, addresses)
       : undefined;
 
     // Read back after the outage too: a Redis restart that lost acknowledged state shows here.
-    const final = await readFinalSessions(
-      replicas.map((r) => r.address),
-      sessions,
-    );
+    progress(options.name, started, "schedules checked");
+    const final = await readFinalSessions(addresses, sessions);
     const history = checkHistory(report.history, final);
     await writeFile(
       join(repo, `.tmp/faults/history-${options.name}.json`),
       JSON.stringify({ events: report.history, final, history }),
     );
 
-    const auditRedis = standalone
-      ? new Redis(`redis://127.0.0.1:${standalone.port}`)
-      : new Cluster((cluster?.nodes ?? []).map((n) => ({ host: "127.0.0.1", port: n.port })));
+    const auditRedis = topology.connect();
     const logs = replicas.flatMap((r) => r.records());
     let verdict: AuditReport;
     let webhooks: WebhookReport;
     try {
-      webhooks = await checkWebhooks(auditRedis, sessions, receiver, 60_000);
+      webhooks = await checkWebhooks(auditRedis, sessions, receiver, options.patienceMs);
       process.stdout.write(`[${options.name}] webhooks: ${JSON.stringify(webhooks)}\n`);
       verdict = await audit(auditRedis, report.inputs, sessions, logs);
     } finally {
@@ -320,20 +294,37 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       for (const replica of replicas) {
         process.stdout.write(`--- ${replica.ownerId} (last lines)\n${replica.tail()}\n`);
       }
+      // Every warning and error the replicas logged, for the post-mortem of a failed run.
+      const path = join(repo, `.tmp/faults/replica-logs-${options.name}.jsonl`);
+      const warned = replicas.flatMap((r) =>
+        r.records().filter((l) => typeof l.level === "number" && l.level >= 40),
+      );
+      await writeFile(path, warned.map((l) => JSON.stringify(l)).join("\n"));
+      process.stdout.write(`[${options.name}] replica warnings and errors: ${path}\n`);
     }
     // The workload's replicas know no quotas: they stop before the quota probe's own two start.
     await Promise.allSettled(replicas.map((r) => r.shutdown()));
-    const quotaSlot = await runQuotaProbe(options, mainJs, env);
-    const compactionKill = await probeCompactionKill({ ...options, mainJs, env });
-    process.stdout.write(`[${options.name}] compaction kill: ${JSON.stringify(compactionKill)}\n`);
+    const quotaSlot = options.probes ? await runQuotaProbe(options, mainJs, topology) : undefined;
+    const compactionKill = options.probes
+      ? await probeCompactionKill({ ...options, mainJs, env: topology.env })
+      : undefined;
+    if (compactionKill) {
+      process.stdout.write(
+        `[${options.name}] compaction kill: ${JSON.stringify(compactionKill)}\n`,
+      );
+    }
+    const { faults, failures, ...details } = controller;
     return {
       name: options.name,
-      quota_slot: quotaSlot,
-      compaction_kill: compactionKill,
+      durability: topology.durability,
+      ...(quotaSlot && { quota_slot: quotaSlot }),
+      ...(compactionKill && { compaction_kill: compactionKill }),
       schedules,
       seconds: Math.round((Date.now() - started) / 1000),
       operations: { ...report.operations, inputs: report.inputs.length },
       faults,
+      fault_details: details,
+      fault_step_failures: failures.slice(0, 10),
       resumed_by_cursor: report.inputs.reduce((n, i) => n + i.resumedByCursor, 0),
       resubmitted: report.inputs.reduce((n, i) => n + i.resubmitted, 0),
       client_errors: clientErrors,
@@ -346,24 +337,20 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     };
   } finally {
     await Promise.allSettled(replicas.map((r) => r.shutdown()));
-    await standalone?.stop();
-    await cluster?.stop();
+    await proxies?.close();
+    await topology.stop();
     await receiver.close();
   }
 }
 
 async function runQuotaProbe(
-  options: RunOptions,
+  options: { name: string; leaseTtlMs: number; sweepIntervalMs: number },
   mainJs: string,
-  env: Record<string, string>,
+  topology: FaultTopology,
 ): Promise<QuotaSlotReport> {
-  const nodes = env.TETHER_REDIS_CLUSTER_NODES?.split(",") ?? [];
-  const redis =
-    nodes.length > 0
-      ? new Cluster(nodes.map((n) => ({ host: "127.0.0.1", port: Number(n.split(":")[1]) })))
-      : new Redis(env.TETHER_REDIS_URL ?? "");
+  const redis: Redis | Cluster = topology.connect();
   try {
-    const report = await probeQuotaSlotKill({ ...options, mainJs, env, redis });
+    const report = await probeQuotaSlotKill({ ...options, mainJs, env: topology.env, redis });
     process.stdout.write(`[${options.name}] quota slot kill: ${JSON.stringify(report)}\n`);
     return report;
   } finally {
@@ -374,23 +361,20 @@ async function runQuotaProbe(
 /** FAULTS_KINDS=quota_slot_kill: that probe alone, on a fresh Redis per mode (no workload). */
 async function quotaProbeOnly(modes: string[], mainJs: string): Promise<void> {
   const runs: Record<string, QuotaSlotReport> = {};
-  for (const name of modes as RunOptions["name"][]) {
-    const standalone = name === "standalone" ? await startStandalone() : undefined;
-    const cluster = name === "cluster" ? await startRestartableCluster() : undefined;
-    const env: Record<string, string> = standalone
-      ? { TETHER_REDIS_URL: `redis://127.0.0.1:${standalone.port}` }
-      : {
-          TETHER_REDIS_CLUSTER_NODES: (cluster?.nodes ?? [])
-            .map((n) => `127.0.0.1:${n.port}`)
-            .join(","),
-        };
+  for (const name of modes) {
+    const topology =
+      name === "standalone"
+        ? await startStandaloneTopology()
+        : await startClusterTopology(0, "async");
     const leaseTtlMs = envNumber("FAULTS_LEASE_TTL_MS", 1_000);
-    const options = { name, leaseTtlMs, sweepIntervalMs: 250 } as RunOptions;
     try {
-      runs[name] = await runQuotaProbe(options, mainJs, env);
+      runs[name] = await runQuotaProbe(
+        { name, leaseTtlMs, sweepIntervalMs: 250 },
+        mainJs,
+        topology,
+      );
     } finally {
-      await standalone?.stop();
-      await cluster?.stop();
+      await topology.stop();
     }
   }
   process.stdout.write(`${JSON.stringify({ quota_slot: runs })}\n`);
@@ -420,6 +404,9 @@ function table(reports: RunReport[]): string {
       `faults: ${k}`,
       (r) => r.faults[k],
     ]),
+    ["partition: connections frozen", (r) => r.fault_details.partition_connections_frozen],
+    ["failover: ms min / mean / max", (r) => failoverFigure(r)],
+    ["failovers with replicas lagging", (r) => r.fault_details.failovers_lagged],
     ["inputs acknowledged", (r) => r.acknowledged],
     ["inputs committed", (r) => r.committed],
     ["inputs lost", (r) => r.lost],
@@ -443,62 +430,98 @@ function table(reports: RunReport[]): string {
     ],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
-  const header = `${"".padEnd(width)}  ${reports.map((r) => r.name.padStart(10)).join("  ")}`;
+  const header = `${"".padEnd(width)}  ${reports.map((r) => r.name.padStart(14)).join("  ")}`;
   return [
     header,
+    `${"durability".padEnd(width)}  ${reports.map((r) => r.durability.padStart(14)).join("  ")}`,
     ...rows.map(
       ([label, value]) =>
-        `${label.padEnd(width)}  ${reports.map((r) => String(value(r)).padStart(10)).join("  ")}`,
+        `${label.padEnd(width)}  ${reports.map((r) => String(value(r)).padStart(14)).join("  ")}`,
     ),
   ].join("\n");
 }
 
-async function main(): Promise<void> {
-  const started = Date.now();
-  const seed = envNumber("FAULTS_SEED", Date.now() % 1_000_000);
-  const modes = (process.env.FAULTS_MODES ?? "standalone,cluster").split(",");
-  const mainJs = await ensureBuild();
-  if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
-  if (process.env.FAULTS_KINDS === "compaction_kill") return compactionKillOnly(modes, mainJs);
+function failoverFigure(r: RunReport): string {
+  const f = r.fault_details.failover_ms;
+  return r.faults.primary_failover > 0 ? `${f.min}/${f.mean}/${f.max}` : "-";
+}
+
+const REPLICA_KINDS = ["replica_kill", "replica_pause", "replica_restart"] as const;
+
+/** The four runs; FAULTS_MODES picks some. Each stops injecting once every kind has its count. */
+function plans(seed: number): RunOptions[] {
+  const perKind = envNumber("FAULTS_PER_KIND", 20);
   const common = {
     clients: envNumber("FAULTS_CLIENTS", 12),
     readers: envNumber("FAULTS_READERS", 2),
     sessions: envNumber("FAULTS_SESSIONS", 8),
     leaseTtlMs: envNumber("FAULTS_LEASE_TTL_MS", 1_000),
     sweepIntervalMs: 250,
+    failoverLagMs: envNumber("FAULTS_FAILOVER_LAG_MS", 0),
+    faultIntervalMs: envNumber("FAULTS_INTERVAL_MS", 700),
+    maxFaultsMs: envNumber("FAULTS_MAX_RUN_MS", 240_000),
+    schedules: envNumber("FAULTS_SCHEDULES", 20),
+    patienceMs: 60_000,
+    perKind,
   };
-  const reports: RunReport[] = [];
-  if (modes.includes("standalone")) {
-    reports.push(
-      await runOnce(
-        {
-          ...common,
-          name: "standalone",
-          durationMs: envNumber("FAULTS_STANDALONE_MS", 150_000),
-          faultIntervalMs: envNumber("FAULTS_INTERVAL_MS", 1_400),
-          seed,
-        },
-        mainJs,
-      ),
-    );
+  return [
+    {
+      ...common,
+      name: "standalone",
+      topology: startStandaloneTopology,
+      kinds: [...REPLICA_KINDS, "redis_restart"],
+      scheduleSpanMs: 40_000,
+      probes: true,
+      seed,
+    },
+    {
+      ...common,
+      name: "cluster",
+      topology: () => startClusterTopology(1, "replicated"),
+      kinds: [...REPLICA_KINDS, "redis_restart", "primary_failover", "partition"],
+      scheduleSpanMs: 80_000,
+      probes: true,
+      seed: seed + 1,
+    },
+    {
+      ...common,
+      name: "sentinel",
+      topology: () => startSentinelFaultTopology("replicated"),
+      kinds: [...REPLICA_KINDS, "primary_failover", "partition"],
+      scheduleSpanMs: 60_000,
+      probes: false,
+      seed: seed + 2,
+    },
+    {
+      // The same failover workload in `async` durability, shorter: what it loses is reported.
+      ...common,
+      name: "sentinel-async",
+      topology: () => startSentinelFaultTopology("async"),
+      kinds: ["replica_kill", "primary_failover", "partition"],
+      perKind: envNumber("FAULTS_ASYNC_PER_KIND", 10),
+      schedules: 5,
+      scheduleSpanMs: 20_000,
+      patienceMs: 20_000,
+      probes: false,
+      seed: seed + 3,
+    },
+  ];
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const seed = envNumber("FAULTS_SEED", Date.now() % 1_000_000);
+  const modes = (process.env.FAULTS_MODES ?? "standalone,cluster,sentinel,sentinel-async").split(
+    ",",
+  );
+  const mainJs = await ensureBuild();
+  if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
+  if (process.env.FAULTS_KINDS === "compaction_kill") return compactionKillOnly(modes, mainJs);
+  const all: RunReport[] = [];
+  for (const plan of plans(seed).filter((p) => modes.includes(p.name))) {
+    all.push(await runOnce(plan, mainJs));
   }
-  if (modes.includes("cluster")) {
-    reports.push(
-      await runOnce(
-        {
-          ...common,
-          name: "cluster",
-          // A restarted cluster node takes longer to rejoin, so faults come a little faster here
-          // for the run to reach 20 of each kind as well.
-          durationMs: envNumber("FAULTS_CLUSTER_MS", 120_000),
-          faultIntervalMs: envNumber("FAULTS_CLUSTER_INTERVAL_MS", 1_200),
-          seed: seed + 1,
-        },
-        mainJs,
-      ),
-    );
-  }
-  for (const report of reports) {
+  for (const report of all) {
     for (const problem of report.problems) process.stdout.write(`[${report.name}] ${problem}\n`);
     for (const problem of report.schedules.problems) {
       process.stdout.write(`[${report.name}] schedule ${problem}\n`);
@@ -507,7 +530,11 @@ async function main(): Promise<void> {
       process.stdout.write(`[${report.name}] history ${v.kind}: ${v.detail}\n`);
     }
   }
-  process.stdout.write(`\n${table(reports)}\n\n`);
+  process.stdout.write(`\n${table(all)}\n\n`);
+  // The verdict's totals cover every run but the async one: standalone (no replicas, nothing to
+  // fail over) and the replicated runs. The async run is reported apart, its losses counted.
+  const reports = all.filter((r) => r.name !== "sentinel-async");
+  const asyncRun = all.find((r) => r.name === "sentinel-async");
   const sum = (f: (r: RunReport) => number) => reports.reduce((n, r) => n + f(r), 0);
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, sum((r) => r.faults[k])]));
   const summary = {
@@ -535,10 +562,14 @@ async function main(): Promise<void> {
     webhooks_duplicates: sum((r) => r.webhooks.duplicates),
     webhooks_unverified: sum((r) => r.webhooks.unverified),
     faults,
+    durability: Object.fromEntries(reports.map((r) => [r.name, r.durability])),
     outage: reports.find((r) => r.outage)?.outage,
-    quota_slot: Object.fromEntries(reports.map((r) => [r.name, r.quota_slot])),
-    compaction_kills: sum((r) => r.compaction_kill.kills),
-    compaction_half: sum((r) => r.compaction_kill.half),
+    quota_slot: Object.fromEntries(
+      reports.flatMap((r) => (r.quota_slot ? [[r.name, r.quota_slot]] : [])),
+    ),
+    compaction_kills: sum((r) => r.compaction_kill?.kills ?? 0),
+    compaction_half: sum((r) => r.compaction_kill?.half ?? 0),
+    async_mode: asyncRun && asyncFigures(asyncRun),
     seed,
     seconds: Math.round((Date.now() - started) / 1000),
     client_idle_goaway_errors: idleGoawayRaces,
@@ -550,6 +581,35 @@ async function main(): Promise<void> {
     ),
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
+}
+
+/** What the async run lost and repeated, with the faults that did it: reported, not held to 0. */
+function asyncFigures(r: RunReport) {
+  const violations: Record<string, number> = {};
+  for (const v of r.history.violations) violations[v.kind] = (violations[v.kind] ?? 0) + 1;
+  return {
+    run: r.name,
+    durability: r.durability,
+    seconds: r.seconds,
+    faults: r.faults,
+    failovers_lagged: r.fault_details.failovers_lagged,
+    acknowledged: r.acknowledged,
+    committed: r.committed,
+    lost: r.lost,
+    duplicated: r.duplicated,
+    stale_commits: r.stale_commits,
+    revision_gaps: r.revision_gaps,
+    mismatched_revisions: r.mismatched_revisions,
+    incomplete_streams: r.incomplete_streams,
+    answers_lost: r.answers_lost,
+    schedule_fires_missed: r.schedules.schedule_fires_missed,
+    schedule_fires_duplicated: r.schedules.schedule_fires_duplicated,
+    webhooks_undelivered: r.webhooks.webhooks_undelivered,
+    history_operations: r.history.operations,
+    history_violations: r.history.violations.length + r.history.omitted,
+    history_violation_kinds: violations,
+    problems: r.problems.slice(0, 10),
+  };
 }
 
 // The connect-node client (2.1.2) destroys a connection that receives GOAWAY with no open streams
@@ -569,6 +629,15 @@ process.on("uncaughtException", (error) => {
   killAll();
   process.exit(1);
 });
+
+// Stopped from outside (Ctrl-C, a CI timeout): no Redis, Sentinel or replica is left behind.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`fault suite: ${signal}, stopping every process it started\n`);
+    killAll();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
 
 // Bounded whatever happens: a run that hangs is a failure, not a stuck CI job.
 const watchdog = setTimeout(

@@ -20,20 +20,48 @@ export interface SentinelTopology {
   primaryPort(): Promise<number>;
   /** SENTINEL FAILOVER; resolves with the new primary's port once it accepts writes. */
   failover(): Promise<number>;
-  /** SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. */
-  killPrimary(): Promise<number>;
+  /**
+   * SIGKILLs the primary; resolves with the port Sentinel promotes once it accepts writes. With
+   * `replicasStoppedMs`, the replicas are stopped (SIGSTOP) that long first and continued right
+   * after the kill: the primary's last writes of that span never reach a replica.
+   */
+  killPrimary(options?: { replicasStoppedMs?: number }): Promise<number>;
   /** Starts a killed node again on its port, as a replica of the current primary. */
   revive(port: number): Promise<void>;
   /** The node on `port`. */
   node(port: number): RedisProcess;
+  /**
+   * Resolves once every replica's link to the primary is up, the primary counts them all online,
+   * and the first Sentinel lists them all as healthy replicas: the next failover has candidates.
+   */
+  settled(deadlineMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
+
+export interface SentinelTopologyOptions {
+  /** Sentinel's `down-after-milliseconds` (default 1000). */
+  downAfterMs?: number;
+  /** Told of every process started (data nodes, Sentinels, revived nodes), e.g. to kill them all. */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Diskless sync without its default 5 s delay: a replica attaches at once.
 const NODE_ARGS = ["--repl-diskless-sync-delay", "0"];
 
-async function sentinelCommand(port: number, ...args: (string | number)[]): Promise<unknown> {
+/**
+ * A one-command connection to a node or Sentinel. A node killed meanwhile (a failover) fails the
+ * command, which the caller handles; the socket error itself needs a listener or ioredis prints it.
+ */
+function probe(port: number): Redis {
   const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on("error", () => undefined);
+  return client;
+}
+
+async function sentinelCommand(port: number, ...args: (string | number)[]): Promise<unknown> {
+  const client = probe(port);
   try {
     await client.connect();
     return await client.call("SENTINEL", ...args);
@@ -43,7 +71,7 @@ async function sentinelCommand(port: number, ...args: (string | number)[]): Prom
 }
 
 async function role(port: number): Promise<string> {
-  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  const client = probe(port);
   try {
     await client.connect();
     const info = await client.info("replication");
@@ -54,9 +82,20 @@ async function role(port: number): Promise<string> {
   }
 }
 
+async function onlineReplicas(port: number): Promise<number> {
+  const client = probe(port);
+  try {
+    await client.connect();
+    return (await client.info("replication")).match(/state=online/gu)?.length ?? 0;
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function startSentinel(
   primaryPort: number,
   dirs: string[],
+  downAfterMs: number,
 ): Promise<ChildProcess & { port: number }> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), `tether-sentinel-${port}-`));
@@ -70,7 +109,7 @@ async function startSentinel(
       "protected-mode no",
       `dir ${dir}`,
       `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${primaryPort} 2`,
-      `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
+      `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${downAfterMs}`,
       `sentinel failover-timeout ${SENTINEL_MASTER} 5000`,
       `sentinel parallel-syncs ${SENTINEL_MASTER} 2`,
       "",
@@ -81,11 +120,17 @@ async function startSentinel(
   return Object.assign(child, { port });
 }
 
-export async function startSentinelTopology(replicas = 2): Promise<SentinelTopology> {
+export async function startSentinelTopology(
+  replicas = 2,
+  options: SentinelTopologyOptions = {},
+): Promise<SentinelTopology> {
+  const spawned = (child: ChildProcess) => options.onSpawn?.(child);
   const primary = await startRedis(NODE_ARGS);
+  spawned(primary.child);
   const nodes = [primary];
   for (let i = 0; i < replicas; i++) {
     nodes.push(await startRedis([...NODE_ARGS, "--replicaof", "127.0.0.1", String(primary.port)]));
+    spawned((nodes.at(-1) as RedisProcess).child);
   }
   await waitFor(
     async () => {
@@ -96,7 +141,10 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
   );
   const dirs: string[] = [];
   const sentinels: (ChildProcess & { port: number })[] = [];
-  for (let i = 0; i < 3; i++) sentinels.push(await startSentinel(primary.port, dirs));
+  for (let i = 0; i < 3; i++) {
+    sentinels.push(await startSentinel(primary.port, dirs, options.downAfterMs ?? 1_000));
+    spawned(sentinels[i] as ChildProcess);
+  }
   // Sentinels learn the replicas from the primary's INFO and each other by hello messages.
   await waitFor(
     async () => {
@@ -130,13 +178,20 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
       await sentinelCommand((sentinels[0] as { port: number }).port, "FAILOVER", SENTINEL_MASTER);
       return promotedAfter(before);
     },
-    async killPrimary() {
+    async killPrimary(killOptions = {}) {
       const before = await primaryPort();
       const victim = nodes.find((n) => n.port === before);
       if (!victim) throw new Error(`no Redis node on ${before}`);
-      const exited = new Promise((r) => victim.child.once("exit", r));
-      victim.child.kill("SIGKILL");
-      await exited;
+      const lagging = killOptions.replicasStoppedMs ? nodes.filter((n) => n !== victim) : [];
+      for (const n of lagging) n.child.kill("SIGSTOP");
+      try {
+        if (lagging.length > 0) await sleep(killOptions.replicasStoppedMs ?? 0);
+        const exited = new Promise((r) => victim.child.once("exit", r));
+        victim.child.kill("SIGKILL");
+        await exited;
+      } finally {
+        for (const n of lagging) n.child.kill("SIGCONT");
+      }
       return promotedAfter(before);
     },
     async revive(port) {
@@ -153,6 +208,7 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
         ],
         { stdio: "ignore" },
       );
+      spawned(child);
       await waitForPing(port);
       nodes[index] = {
         port,
@@ -172,6 +228,26 @@ export async function startSentinelTopology(replicas = 2): Promise<SentinelTopol
       const found = nodes.find((n) => n.port === port);
       if (!found) throw new Error(`no Redis node on ${port}`);
       return found;
+    },
+    async settled(deadlineMs = 30_000) {
+      const first = sentinels[0] as { port: number };
+      await waitFor(
+        async () => {
+          const primary = await primaryPort();
+          const others = nodes.filter((n) => n.port !== primary);
+          const roles = await Promise.all(others.map((n) => role(n.port).catch(() => "")));
+          if (!roles.every((r) => r === "replica-up")) return false;
+          if ((await onlineReplicas(primary)) < others.length) return false;
+          const known = (await sentinelCommand(
+            first.port,
+            "REPLICAS",
+            SENTINEL_MASTER,
+          )) as string[][];
+          const healthy = known.filter((fields) => fields[fields.indexOf("flags") + 1] === "slave");
+          return healthy.length >= others.length;
+        },
+        { timeoutMs: deadlineMs, intervalMs: 50, what: "the replicas to be in sync and known" },
+      );
     },
     async stop() {
       for (const s of sentinels) {

@@ -37,6 +37,9 @@ export function afterTurn(end: TurnEnd): HoldStep {
       return isTetherError(end.cause, "session_execution_lease_expired")
         ? { kind: "lost", cause: end.cause, leaveLease: true }
         : { kind: "fail", cause: end.cause, leaveLease: true };
+    case "commit_unknown":
+      // The commit may have landed unannounced: left to expire, as after `unannounced`.
+      return { kind: "fail", cause: end.cause, leaveLease: true };
     case "failed":
       return { kind: "fail", cause: end.cause, leaveLease: false };
   }

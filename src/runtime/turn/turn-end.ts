@@ -24,6 +24,12 @@ export type TurnEnd =
    * expire: a successor that finds it expired announces the commit, a released session has none.
    */
   | { kind: "unannounced"; turnId: string; headRevision: number; cause: unknown }
+  /**
+   * The commit's reply never came (the store went away with it in flight, or replicas did not
+   * confirm it): it may have landed unannounced. Like `unannounced`, the holder leaves the lease
+   * to expire, so a successor looks and announces it, or runs the turn again if it did not land.
+   */
+  | { kind: "commit_unknown"; turnId: string; cause: unknown }
   /** Stopped uncommitted on a store failure that is not a lost lease (the store went away). */
   | { kind: "failed"; turnId: string; cause: unknown };
 
@@ -42,6 +48,17 @@ const LEASE_GONE = new Set([
   "queued_work_claim_superseded",
   "turn_input_claim_superseded",
 ]);
+
+/** Store failures of a commit that say nothing of whether it landed. */
+const COMMIT_UNKNOWN = new Set(["store_unavailable", "replication_unconfirmed"]);
+
+/** The end of a turn whose commit threw: unknown when the failure says nothing of its fate. */
+export function endOfCommitError(turnId: string, error: unknown): TurnEnd {
+  if (isTetherError(error) && COMMIT_UNKNOWN.has(error.code)) {
+    return { kind: "commit_unknown", turnId, cause: error };
+  }
+  return endOfError(turnId, error);
+}
 
 /**
  * The end of a turn stopped by an error before it committed: a refused fence is a lost lease,

@@ -17,7 +17,7 @@ import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
 import { withQuotaCharging } from "./quota-provider.js";
 import { commitTurn, reportCommitted } from "./turn-commit.js";
-import { committedEnd, endOfError, type TurnEnd } from "./turn-end.js";
+import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
 import { spendGuardOf, spendOf } from "./turn-spend.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
@@ -214,16 +214,21 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
   // and ended the turn short, so committing now would store a cut-off turn. Not committing
   // leaves the claims for the next drive, which runs the turn again under the same id.
   await writer.flush();
-  const headRevision = await commitTurn(deps, job.fence, prep.snapshot?.headRevision ?? 0, {
-    turnId,
-    messages: result.messages,
-    usage: result.usage,
-    ...spendOf(run, result),
-    inputClaims: run.inputClaims,
-    workClaims: run.workClaims,
-    ...(prep.resumed && { parkedTurnId: turnId }),
-    webhookEvents: turnEndEvents(deps, sessionId, turnId, result.outcome),
-  });
+  let headRevision: number;
+  try {
+    headRevision = await commitTurn(deps, job.fence, prep.snapshot?.headRevision ?? 0, {
+      turnId,
+      messages: result.messages,
+      usage: result.usage,
+      ...spendOf(run, result),
+      inputClaims: run.inputClaims,
+      workClaims: run.workClaims,
+      ...(prep.resumed && { parkedTurnId: turnId }),
+      webhookEvents: turnEndEvents(deps, sessionId, turnId, result.outcome),
+    });
+  } catch (error) {
+    return endOfCommitError(turnId, error);
+  }
   run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the

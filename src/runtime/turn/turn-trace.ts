@@ -71,7 +71,7 @@ function endAttributes(end: TurnEnd): TraceAttributes {
 
 function endTurnSpan(span: TraceSpan, end: TurnEnd): void {
   span.setAttributes(endAttributes(end));
-  if (end.kind === "failed") span.fail(end.cause);
+  if (end.kind === "failed" || end.kind === "commit_unknown") span.fail(end.cause);
   if (end.kind === "finished" && end.outcome.kind === "failed") {
     span.fail(new Error(end.outcome.message), end.outcome.reason);
   }

@@ -51,6 +51,15 @@ describe("afterTurn", () => {
     expect(afterTurn(end)).toEqual({ kind: "fail", cause: away, leaveLease: true });
   });
 
+  it("leaves the lease of a commit whose reply never came to expire, as a failure", () => {
+    // A successor that finds the lease expired, not vacant, looks for the commit to announce.
+    expect(afterTurn({ kind: "commit_unknown", turnId: "t", cause: away })).toEqual({
+      kind: "fail",
+      cause: away,
+      leaveLease: true,
+    });
+  });
+
   it("fails the loop, releasing the lease, when the turn stopped on a store failure", () => {
     expect(afterTurn({ kind: "failed", turnId: "t", cause: away })).toEqual({
       kind: "fail",

@@ -2,9 +2,10 @@
 // memory backend with one store or log call made to fail where that end comes from.
 import { describe, expect, it } from "vitest";
 import {
+  TetherError,
   queuedWorkClaimSuperseded,
+  replicationUnconfirmed,
   storeUnavailable,
-  type TetherError,
 } from "../../../../src/domain/errors.js";
 import type { ClaimId, SessionId } from "../../../../src/domain/ids.js";
 import { fenceOf } from "../../../../src/domain/lease.js";
@@ -160,11 +161,23 @@ describe("executeTurn's end", () => {
     expect(end).toMatchObject({ kind: "lease_lost", cause: superseded });
   });
 
-  it("is failed, uncommitted, when the store is away at the commit", async () => {
+  it("is commit_unknown when the store went away at the commit (it may have landed)", async () => {
     const away = storeUnavailable("connection lost");
     const { end, store } = await runOneTurn({ wrapStore: refusingCommit(away) });
-    expect(end).toMatchObject({ kind: "failed", cause: away });
+    expect(end).toMatchObject({ kind: "commit_unknown", cause: away });
     expect((await store.loadSession(SESSION))?.turnIndex ?? 0).toBe(0);
+  });
+
+  it("is commit_unknown when replicas did not confirm the commit in time", async () => {
+    const unconfirmed = replicationUnconfirmed(2, 1, 500);
+    const { end } = await runOneTurn({ wrapStore: refusingCommit(unconfirmed) });
+    expect(end).toMatchObject({ kind: "commit_unknown", cause: unconfirmed });
+  });
+
+  it("is failed when the commit is refused for a reason that says it did not land", async () => {
+    const refused = new TetherError("head_revision_conflict", "head moved");
+    const { end } = await runOneTurn({ wrapStore: refusingCommit(refused) });
+    expect(end).toMatchObject({ kind: "failed", cause: refused });
   });
 
   it("is unannounced, with the head it committed, when turn_completed misses the log", async () => {
