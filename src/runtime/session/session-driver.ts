@@ -246,6 +246,11 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         switch (step.kind) {
           case "next_turn":
             break;
+          case "released":
+            // The commit released the lease in its step (nothing waited for a holder).
+            released = true;
+            endHold(fence.sessionId);
+            return "idle";
           case "await_parked":
             return parkedWake(step.expiresAtMs, step.resumable);
           case "hand_over":

@@ -1,6 +1,6 @@
 // The in-memory reference store: the embedded default and the oracle of the conformance suite.
 // Each operation is one serialized step per session (see keyed-mutex.ts).
-import type { FenceAuthority } from "./event-log.js";
+import type { AnnouncementLog, FenceAuthority } from "./event-log.js";
 import { requireLiveFence } from "./session-cell.js";
 import { isTetherError } from "../../domain/errors.js";
 import type { LeaseFence } from "../../domain/lease.js";
@@ -43,6 +43,8 @@ export interface MemoryStore extends RuntimeStore, FenceAuthority, TenantBudgetS
   webhooks: WebhookStore;
   /** Test hook run inside a claim, after its lease validation and before its mutation. */
   setClaimAfterValidationHook(hook?: () => Promise<void> | void): void;
+  /** The session logs a commit's announcement is appended to (the log fenced by this store). */
+  attachEventLog(log: AnnouncementLog): void;
 }
 
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
@@ -67,6 +69,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
       setClaimAfterValidationHook(hook) {
         ctx.afterClaimValidation = hook;
+      },
+
+      attachEventLog(log) {
+        ctx.announcements = log;
       },
 
       fenceIsLive(fence) {

@@ -10,11 +10,16 @@ import {
   agentKeys,
   tenantBudgetKey,
   sessionIndexKey,
+  sessionEventKeys,
   sessionKeys,
   type AgentKeys,
+  type SessionEventKeys,
   type SessionKeys,
 } from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
+
+/** Entries a session's event log keeps by default (event-log.ts trims to it too). */
+export const DEFAULT_LOG_MAX_ENTRIES = 10_000;
 
 export interface RedisContext {
   redis: Redis | Cluster;
@@ -24,6 +29,10 @@ export interface RedisContext {
   /** Decision records (lease claims, refusals); undefined when nobody listens. */
   log: StoreLogger | undefined;
   keys(sessionId: SessionId): SessionKeys;
+  /** The session's event log, for a commit that appends its turn's announcement (ADR 0011). */
+  eventKeys(sessionId: SessionId): SessionEventKeys;
+  /** The log's retained length, as the event log trims it. */
+  logMaxEntries: number;
   indexKey: string;
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
@@ -41,6 +50,7 @@ export function createRedisContext(
   limits: StoreLimits,
   probe: LivenessProbe,
   log: StoreLogger | undefined,
+  logMaxEntries = DEFAULT_LOG_MAX_ENTRIES,
 ): RedisContext {
   const indexKey = sessionIndexKey(namespace);
   // Commits landing in one turn of the event loop share one ZADD: the index is a hint, and one
@@ -59,6 +69,8 @@ export function createRedisContext(
     probe,
     log,
     keys: (sessionId) => sessionKeys(namespace, sessionId),
+    eventKeys: (sessionId) => sessionEventKeys(namespace, sessionId),
+    logMaxEntries,
     indexKey,
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),

@@ -46,6 +46,8 @@ export interface RedisStoreOptions {
   extraConnections?: number;
   /** `async` by default; `replicated` puts WAIT behind every acknowledging script (ADR 0017). */
   durability?: RedisDurability;
+  /** The event log's retained length, for a commit's announcement (as the log's maxEntries). */
+  logMaxEntries?: number;
 }
 
 /** FNV-1a over the id's UTF-16 units: cheap, and stable for a session, so its calls keep order. */
@@ -72,6 +74,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
     limits,
     probe,
     options.logger,
+    options.logMaxEntries,
   );
   const owned = Array.from({ length: options.extraConnections ?? 0 }, () =>
     duplicateConnection(options.redis),

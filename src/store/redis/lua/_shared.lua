@@ -98,6 +98,26 @@ local function advance_input_watermark(head_key, index_key, inputs_key, budget)
   if moved then redis.call('HSET', head_key, 'ilow', low) end
 end
 
+-- Whether anything waits for a session's holder: a parked turn, queued work (ready or claimed),
+-- an open input to run next or one claimed (its claimant may be gone). A holder releases its
+-- lease only when nothing does (releaseIfIdle, and the commit that announces a turn).
+local function waits_for_holder(head_key, inputs_key, index_key, work_index_key, parked_key)
+  if redis.call('EXISTS', parked_key) == 1 or redis.call('ZCARD', work_index_key) > 0 then
+    return true
+  end
+  local ids = open_input_ids(head_key, index_key)
+  local metas = hmget_all(inputs_key, ids)
+  for i = 1, #ids do
+    if metas[i] then
+      local input = cjson.decode(metas[i])
+      if input.state == 'claimed' or (input.state == 'pending' and input.delivery.kind == 'next_turn') then
+        return true
+      end
+    end
+  end
+  return false
+end
+
 -- Items with a source key (work batches, turn inputs): a source key seen before answers with the
 -- item it stored (same content hash) or a conflict (other content). nil when the key is new.
 local function source_key_reply(items_key, source_keys_key, source_key, content_hash)
