@@ -19,7 +19,12 @@ import {
   requireAnswerableTurn,
   type AgentPin,
 } from "./turn/index.js";
-import { createSessionDriver, type SessionDriver } from "./session/index.js";
+import {
+  createSessionDriver,
+  submitOrStart,
+  type SessionDriver,
+  type StartedTurn,
+} from "./session/index.js";
 import { watchSession, type Latch } from "./stream/index.js";
 import { followTurn, openTurnWatch } from "./turn-watch.js";
 import { sessionBusy, sessionParked, shuttingDown } from "./session/index.js";
@@ -118,7 +123,9 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     try {
       const submitted = await submitTurnInput(command, watch.startsAt);
       try {
-        await driver.ensureDriven(sessionId);
+        await (submitted.started
+          ? driver.driveStarted(sessionId, submitted.started)
+          : driver.ensureDriven(sessionId));
       } finally {
         watch.offered.settle();
       }
@@ -158,7 +165,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   async function submitTurnInput(
     command: StreamTurnCommand,
     startsAt: Latch<{ cursor: number; readLog: boolean }>,
-  ): Promise<{ inputId: string; queued: CursoredEvent | undefined }> {
+  ): Promise<{ inputId: string; queued: CursoredEvent | undefined; started?: StartedTurn }> {
     const { sessionId } = command;
     // A parked turn holds the session without a lease: the input waits for it (idle claims
     // find nothing while it is parked), or steers, interrupts or is refused as for a running
@@ -176,20 +183,22 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       throw sessionParked(command.publicSessionId, parked.turnId);
     }
     const delivery = await deliveryOf(command, current !== undefined, parked?.turnId);
-    // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
-    // the sweep one empty look; input without a mark would wait for the next client.
-    const [receipt] = await Promise.all([
-      deps.store.submitInput({
-        sessionId,
-        delivery,
-        ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
-        payload: encodeInputPayload({
-          items: command.items,
-          clientTools: command.clientTools,
-          settings: command.settings,
-          ...submittingTrace(deps),
-        }),
+    const draft = {
+      sessionId,
+      delivery,
+      ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
+      payload: encodeInputPayload({
+        items: command.items,
+        clientTools: command.clientTools,
+        settings: command.settings,
+        ...submittingTrace(deps),
       }),
+    };
+    // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
+    // the sweep one empty look; input without a mark would wait for the next client. On an idle
+    // session the submit also takes the lease, the input and the transcript (ADR 0023).
+    const [{ submitted: receipt, started }] = await Promise.all([
+      submitOrStart(deps, driver.isDriving, draft),
       deps.ready.markReady(sessionId),
     ]);
     const inputId = receipt.input.inputId;
@@ -212,7 +221,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
             event: { type: "input_queued", inputId },
           }
         : undefined;
-    return { inputId, queued };
+    return started ? { inputId, queued, started } : { inputId, queued };
   }
 
   /** Steered input joins the running (or parked) turn; any other waits for the next turn. */

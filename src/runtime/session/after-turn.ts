@@ -58,3 +58,19 @@ export function logHoldStep(logger: RuntimeLogger, fence: LeaseFence, step: Hold
     logger.warn({ ...fields, error: step.cause }, "turn abandoned: lease lost");
   }
 }
+
+/**
+ * A session loop that ended by a throw. Redis going away is an outage the replica rides out (the
+ * ready hint stays, and the sweep or a waiting client drives the session again), not a fault of
+ * this process.
+ */
+export function logLoopFailure(logger: RuntimeLogger, sessionId: string, error: unknown): void {
+  if (
+    isTetherError(error, "store_unavailable") ||
+    isTetherError(error, "replication_unconfirmed")
+  ) {
+    logger.warn({ sessionId, error }, "session loop stopped: store unavailable");
+  } else {
+    logger.error({ sessionId, error }, "session loop failed");
+  }
+}

@@ -171,19 +171,25 @@ export function loadSession(
   sessionId: SessionId,
   since: TranscriptMark | undefined,
 ): Promise<SessionSnapshot | undefined> {
-  return atomically(ctx, sessionId, (cell) => {
-    if (cell.headRevision === 0) return undefined;
-    const from = markedCount(since, cell.transcriptEpoch, cell.messages.length);
-    return {
-      sessionId,
-      headRevision: cell.headRevision,
-      turnIndex: cell.turnIndex,
-      messages: cell.messages.slice(from),
-      messagesFrom: from,
-      transcriptEpoch: cell.transcriptEpoch,
-      usage: { ...cell.usage },
-      ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
-      metadata: { ...cell.metadata },
-    };
-  });
+  return atomically(ctx, sessionId, (cell) => snapshotOf(cell, since));
+}
+
+/** loadSession's answer, inside a session's atomic step. */
+export function snapshotOf(
+  cell: SessionCell,
+  since: TranscriptMark | undefined,
+): SessionSnapshot | undefined {
+  if (cell.headRevision === 0) return undefined;
+  const from = markedCount(since, cell.transcriptEpoch, cell.messages.length);
+  return {
+    sessionId: cell.sessionId,
+    headRevision: cell.headRevision,
+    turnIndex: cell.turnIndex,
+    messages: cell.messages.slice(from),
+    messagesFrom: from,
+    transcriptEpoch: cell.transcriptEpoch,
+    usage: { ...cell.usage },
+    ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
+    metadata: { ...cell.metadata },
+  };
 }

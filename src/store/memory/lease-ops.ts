@@ -16,7 +16,7 @@ import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/sto
 import { atomically, nextGeneration, type MemoryContext } from "./context.js";
 import { copy, liveLease, type SessionCell } from "./session-cell.js";
 
-function acquire(
+export function acquire(
   ctx: MemoryContext,
   cell: SessionCell,
   owner: LeaseOwner,

@@ -13,6 +13,7 @@ import {
 } from "../../ports/runtime-store.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
+import { startTurn } from "./turn-start-ops.js";
 import { withInputChecks } from "../shared/checked-store.js";
 import { checkedCharge } from "../shared/tenant-charge.js";
 import type { TenantBudgetStore } from "../../ports/spend-guard.js";
@@ -112,6 +113,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         fenced(ctx, "claimWorkByIds", fence, queue.claimWorkByIds(ctx, fence, ids)),
 
       submitInput: (draft) => inputs.submitInput(ctx, draft),
+      startTurn: (draft, claim) => startTurn(ctx, draft, claim),
       listInputs: (sessionId) => inputs.listInputs(ctx, sessionId),
       cancelInputs: (sessionId, selector) => inputs.cancelInputs(ctx, sessionId, selector),
       claimInputs: (fence, point, max) =>

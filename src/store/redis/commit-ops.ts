@@ -20,6 +20,7 @@ import { logClaimSuperseded } from "../shared/store-log.js";
 import { int, str, usageAt } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
+import type { ScriptReply } from "./scripts.js";
 
 function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
   const u = commit.usage;
@@ -125,6 +126,14 @@ export async function loadSession(
     [k.head, k.messages, k.metadata],
     [since?.epoch ?? "", since?.messageCount ?? 0],
   );
+  return decodeSnapshot(sessionId, reply);
+}
+
+/** loadSession's reply (session_state in _shared.lua) as a snapshot; undefined before a commit. */
+export function decodeSnapshot(
+  sessionId: SessionId,
+  reply: ScriptReply,
+): SessionSnapshot | undefined {
   if (reply[0] !== REPLY.OK) return undefined;
   const cost = int(reply, 10);
   const count = int(reply, 11);

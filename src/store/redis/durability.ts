@@ -42,6 +42,7 @@ export const SCRIPT_WRITE_CLASS = {
   claimReadyWork: "acknowledging",
   claimWorkByIds: "acknowledging",
   submitInput: "acknowledging",
+  startTurn: "acknowledging",
   listInputs: "read",
   cancelInputs: "acknowledging",
   claimInputs: "acknowledging",

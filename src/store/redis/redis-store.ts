@@ -14,6 +14,7 @@ import * as commits from "./commit-ops.js";
 import { createRedisContext } from "./context.js";
 import * as history from "./history-ops.js";
 import * as inputs from "./input-ops.js";
+import * as turnStart from "./turn-start-ops.js";
 import { checkNamespace } from "./keys.js";
 import * as leases from "./lease-ops.js";
 import * as agents from "./agent-ops.js";
@@ -106,6 +107,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
         queue.claimReadyWork(on(fence?.sessionId), fence, boundary, max),
       claimWorkByIds: (fence, ids) => queue.claimWorkByIds(on(fence?.sessionId), fence, ids),
       submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
+      startTurn: (draft, claim) => turnStart.startTurn(on(draft?.sessionId), draft, claim),
       listInputs: (id) => inputs.listInputs(on(id), id),
       cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
       claimInputs: (fence, point, max) =>

@@ -21,6 +21,7 @@ export const SCRIPT_NAMES = [
   "claimReadyWork",
   "claimWorkByIds",
   "submitInput",
+  "startTurn",
   "listInputs",
   "cancelInputs",
   "claimInputs",

@@ -38,6 +38,7 @@ describe("the durability table", () => {
       "resumeTurn",
       "rewindSession",
       "runScheduleNow",
+      "startTurn",
       "submitInput",
       "unpauseSchedule",
       "updateAgent",
