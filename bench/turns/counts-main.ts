@@ -1,5 +1,6 @@
 // Redis commands and round trips per turn alone (the counting part of bench:turns, without its
 // timed rounds): `npm run build && npm run bench:turns:counts`. Prints the counts as one JSON line.
+// BENCH_COUNT_WEBHOOKS=false counts a server with webhooks off (TETHER_WEBHOOKS=false).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,9 +31,17 @@ try {
     sessions: size("BENCH_CONCURRENCY", 50),
     enqueued: size("BENCH_ENQUEUED", 20),
     longSession: "long-redis",
+    ...(process.env.BENCH_COUNT_WEBHOOKS === "false" && { env: { TETHER_WEBHOOKS: "false" } }),
   });
-  console.log(JSON.stringify({ bench: "turns.counts", ...counts }));
+  console.log(
+    JSON.stringify({
+      bench: "turns.counts",
+      webhooks: process.env.BENCH_COUNT_WEBHOOKS !== "false",
+      ...counts,
+    }),
+  );
 } finally {
   await redis.stop();
-  await rm(logDir, { recursive: true, force: true });
+  if (process.env.BENCH_KEEP_LOGS === "1") console.error(`logs kept in ${logDir}`);
+  else await rm(logDir, { recursive: true, force: true });
 }

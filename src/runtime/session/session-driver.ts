@@ -97,17 +97,22 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   const keeper = createLeaseKeeper(deps);
   // Sessions whose lease this replica holds and has not lost (only its own turns write their
   // logs), each with a signal that aborts when the hold ends: a watch listens on it.
-  const holds = new Map<SessionId, AbortController>();
+  // A hold is its lease's: a loop that stepped aside (its commit released the lease) ends only
+  // its own, not the next loop's.
+  const holds = new Map<SessionId, { ended: AbortController; fencingToken: number }>();
   const held = {
-    add(sessionId: SessionId): void {
-      if (!holds.has(sessionId)) holds.set(sessionId, new AbortController());
+    add({ sessionId, fencingToken }: LeaseFence): void {
+      const current = holds.get(sessionId);
+      if (current?.fencingToken === fencingToken) return;
+      current?.ended.abort(HOLD_ENDED);
+      holds.set(sessionId, { ended: new AbortController(), fencingToken });
     },
   };
-  const endHold = (sessionId: SessionId): void => {
+  const endHold = ({ sessionId, fencingToken }: LeaseFence): void => {
     const hold = holds.get(sessionId);
-    if (!hold) return;
+    if (hold?.fencingToken !== fencingToken) return;
     holds.delete(sessionId);
-    hold.abort(HOLD_ENDED);
+    hold.ended.abort(HOLD_ENDED);
   };
 
   async function drive(
@@ -118,7 +123,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   ) {
     let lease: Claimed | undefined = first;
     while (lease && !stop.signal.aborted) {
-      const ended = await runWhileHeld(lease, stop.signal);
+      const ended = await runWhileHeld(lease, stop.signal, detach);
       // A replica that just lost a lease (a stall, a partition) leaves the session to the others:
       // its claims stay in the store for a successor, and the ready hint stays set.
       if (ended === "lost") return;
@@ -137,7 +142,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // once (a new loop claims the lease) instead of poking this one, which only clears the
         // ready mark before it ends; a watch for that input then sees the session held here.
         detach();
-        await deps.ready.markIdle(sessionId).catch(() => undefined);
+        // Not under a loop that took the session since.
+        if (!loops.has(sessionId)) await deps.ready.markIdle(sessionId).catch(() => undefined);
         return;
       }
       // Input submitted between our last empty claim and the release found us busy; look again.
@@ -172,11 +178,12 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   async function runWhileHeld(
     holding: Claimed,
     stopSignal: AbortSignal,
+    stepAside: () => void,
   ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
     const { fence } = holding;
     const lost = new AbortController();
-    held.add(fence.sessionId);
-    onAbort(lost.signal, () => endHold(fence.sessionId));
+    held.add(fence);
+    onAbort(lost.signal, () => endHold(fence));
     const unhearStop = onAbort(stopSignal, () => lost.abort(new Error("replica stopping")));
     const unkeep = keeper.keep(fence, (error) => lost.abort(error));
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
@@ -212,6 +219,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         if (next === "again") continue;
         if (next === "drained" || !("claims" in next)) return next;
         const work = turnWork(fence, next.claims, lost.signal, draining.signal, loaded);
+        // A commit that released the lease steps this loop aside at once: the next input, sent
+        // when its client saw turn_completed, starts a loop of its own instead of poking this
+        // one. The hold ends when the turn has (a watch still reading this turn keeps it).
+        work.onReleased = () => {
+          released = true;
+          stepAside();
+        };
         loaded = undefined;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
         const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
@@ -227,7 +241,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
           case "released":
             // The commit released the lease in its step (nothing waited for a holder).
             released = true;
-            endHold(fence.sessionId);
+            endHold(fence);
             return "idle";
           case "await_parked":
             return parkedWake(deps, step.expiresAtMs, step.resumable);
@@ -250,7 +264,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         const release = await deps.store.releaseIfIdle(fence);
         if (release.kind === "released") {
           released = true;
-          endHold(fence.sessionId);
+          endHold(fence);
           return "idle";
         }
         if (release.kind !== "pending") return ended();
@@ -259,7 +273,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     } finally {
       unkeep();
       unhearStop();
-      endHold(fence.sessionId);
+      endHold(fence);
       if (!released && !leaveLease) await releaseOnce(fence);
     }
   }
@@ -349,7 +363,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     },
     activeSessions: () => loops.size,
     isDriving: (sessionId) => loops.has(sessionId),
-    holdOf: (sessionId) => holds.get(sessionId)?.signal,
+    holdOf: (sessionId) => holds.get(sessionId)?.ended.signal,
     async drain(timeoutMs) {
       stopping = true;
       unreleased = 0;

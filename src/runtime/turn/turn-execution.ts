@@ -229,6 +229,8 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
   });
   const { headRevision, announced } = commit;
   if (announced) publishAnnounced(run, announced.seq, completed(headRevision));
+  // After the publish: a watch takes the completion before it hears that the hold ended.
+  if (announced?.released) job.onReleased?.();
   run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the

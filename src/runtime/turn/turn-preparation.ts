@@ -34,6 +34,8 @@ export interface TurnWork {
    * cache's mark): the turn loads nothing more.
    */
   loaded?: { snapshot: SessionSnapshot | undefined };
+  /** Told as soon as the turn's commit released the lease (its completion just published). */
+  onReleased?: () => void;
 }
 
 export interface PreparedTurn {

@@ -69,6 +69,7 @@ export const SCRIPT_WRITE_CLASS = {
   rewindSession: "acknowledging",
   forkSession: "acknowledging",
   listenTurn: "internal",
+  unlistenTurn: "internal",
   readEvents: "read",
   // Quota slots and counters (ADR 0015) bound a tenant's use; a failover that loses one lets a
   // tenant briefly past its limit, and promises nothing to a client, so no turn waits on them.

@@ -48,6 +48,7 @@ export const SCRIPT_NAMES = [
   "rewindSession",
   "forkSession",
   "listenTurn",
+  "unlistenTurn",
   "readEvents",
   "admitTurn",
   "chargeTokens",
