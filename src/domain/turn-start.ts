@@ -22,6 +22,11 @@ export interface TurnStartReceipt {
    * committed state as loadSession would answer just after the claim. Absent otherwise: only
    * the submit happened, as submitInput.
    */
+  /**
+   * Where the session's event log ended in the same step (its last sequence number), when the
+   * store has the log at hand (as for a commit's announcement, ADR 0011); absent otherwise.
+   */
+  logEnd?: number;
   started?: {
     lease: SessionExecutionLease;
     inputs: TurnInputClaim | undefined;

@@ -21,6 +21,7 @@ import {
 } from "./turn/index.js";
 import {
   createSessionDriver,
+  startsInOneStep,
   submitOrStart,
   type SessionDriver,
   type StartedTurn,
@@ -170,12 +171,14 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     // A parked turn holds the session without a lease: the input waits for it (idle claims
     // find nothing while it is parked), or steers, interrupts or is refused as for a running
     // turn. Where the log ends is read with them (one round trip): the stream follows from
-    // there. Enqueued input (the default) needs neither look: the submit says if it waits.
+    // there. Enqueued input (the default) needs neither look: the submit says if it waits. A
+    // turn start says where the log ends in its own step (ADR 0023).
     const looks = command.busyStrategy !== "enqueue";
-    const [current, parked, startSeq] = await Promise.all([
+    const start = startsInOneStep(deps, driver.isDriving(sessionId), command.busyStrategy);
+    const [current, parked, readSeq] = await Promise.all([
       looks ? deps.store.currentLease(sessionId) : undefined,
       looks ? deps.store.readParkedTurn(sessionId) : undefined,
-      deps.log.lastSeq(sessionId),
+      start ? undefined : deps.log.lastSeq(sessionId),
     ]);
     if (current && command.busyStrategy === "reject")
       throw sessionBusy(command.publicSessionId, current);
@@ -195,12 +198,13 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       }),
     };
     // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
-    // the sweep one empty look; input without a mark would wait for the next client. On an idle
-    // session the submit also takes the lease, the input and the transcript (ADR 0023).
-    const [{ submitted: receipt, started }] = await Promise.all([
-      submitOrStart(deps, driver.isDriving, draft),
+    // the sweep one empty look; input without a mark would wait for the next client.
+    const [{ submitted: receipt, started, logEnd }] = await Promise.all([
+      submitOrStart(deps, start, draft),
       deps.ready.markReady(sessionId),
     ]);
+    // Not said by the start (a memory store without its log): no loop runs the session yet.
+    const startSeq = readSeq ?? logEnd ?? (await deps.log.lastSeq(sessionId));
     const inputId = receipt.input.inputId;
     // A retried request follows its original input, which may already be in the log.
     startsAt.settle(

@@ -116,5 +116,23 @@ export function describeAnnouncementLaws(factory: EventLogFactory): void {
         expect(await h.log.lastSeq(sid)).toBe(0);
       });
     }
+
+    test("a turn start says where the log ended in its step (ADR 0023)", async () => {
+      const { store, log } = harness();
+      const start = store.startTurn?.bind(store);
+      if (!start) throw new Error("this backend has no startTurn");
+      const sid = freshSessionId();
+      const claim = { owner: opaqueOwner("a"), ttlMs: LONG_TTL_MS, maxInputs: 1 };
+      const first = await start(inputDraft(sid, "one"), claim);
+      expect(first.logEnd).toBe(0);
+      await log.append(sid, [
+        { turnId: "turn-a", event: { type: "text_delta", text: "a" } },
+        { turnId: "turn-a", event: { type: "text_delta", text: "b" } },
+      ]);
+      // Busy (the first start holds the lease): only the submit, and still the log's end.
+      const second = await start(inputDraft(sid, "two"), claim);
+      expect(second.started).toBeUndefined();
+      expect(second.logEnd).toBe(2);
+    });
   });
 }

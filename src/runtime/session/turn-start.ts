@@ -14,6 +14,8 @@ export type StartedTurn = NonNullable<TurnStartReceipt["started"]>;
 
 export interface Submitted {
   submitted: SubmitInputReceipt;
+  /** Where the log ended in the submit's step, when the store said (TurnStartReceipt). */
+  logEnd?: number;
   /** The lease and what was claimed and read with it: hand it to driver.driveStarted. */
   started?: StartedTurn;
 }
@@ -21,14 +23,26 @@ export interface Submitted {
 const withMark = (mark: TranscriptMark | undefined): { since?: TranscriptMark } =>
   mark ? { since: mark } : {};
 
+/**
+ * Whether a StreamTurn's input goes through startTurn: the store has it, the input is for the
+ * next turn (not steered) and no loop of this replica runs the session (`isDriving`).
+ */
+export function startsInOneStep(
+  deps: RuntimeDeps,
+  isDriving: boolean,
+  busyStrategy: string,
+): boolean {
+  return deps.store.startTurn !== undefined && busyStrategy !== "steer" && !isDriving;
+}
+
+/** The submit, or with `start` (startsInOneStep) the turn start. */
 export function submitOrStart(
   deps: RuntimeDeps,
-  /** A loop of this replica runs the session (SessionDriver.isDriving). */
-  isDriving: (sessionId: TurnInputDraft["sessionId"]) => boolean,
+  start: boolean,
   draft: TurnInputDraft,
 ): Promise<Submitted> {
   const { sessionId } = draft;
-  if (!deps.store.startTurn || draft.delivery.kind !== "next_turn" || isDriving(sessionId)) {
+  if (!start || !deps.store.startTurn || draft.delivery.kind !== "next_turn") {
     return deps.store.submitInput(draft).then((submitted) => ({ submitted }));
   }
   return deps.store.startTurn(draft, {

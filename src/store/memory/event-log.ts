@@ -29,6 +29,8 @@ export interface FenceAuthority {
 /** The memory log as its store appends to it: unfenced, at once, inside the store's own step. */
 export interface AnnouncementLog {
   appendNow(sessionId: SessionId, items: { turnId: string; event: SessionEvent }[]): number[];
+  /** The log's last sequence number now (0 before its first entry). */
+  lastSeqNow(sessionId: SessionId): number;
 }
 
 export type MemoryEventLog = EventLog & AnnouncementLog;
@@ -63,6 +65,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
   };
 
   return {
+    lastSeqNow: (sessionId) => logs.get(sessionId)?.lastSeq ?? 0,
     append(sessionId, items, fence) {
       // A stale holder's events never become visible (the Redis log checks in its script).
       if (fence !== undefined && options.fences?.fenceIsLive(fence) !== true) {

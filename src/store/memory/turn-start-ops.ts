@@ -16,15 +16,19 @@ export function startTurn(
 ): Promise<TurnStartReceipt> {
   const contentHash = turnInputHash(draft);
   return atomically(ctx, draft.sessionId, (cell, nowMs) => {
-    const submitted = submitInCell(cell, draft, contentHash, nowMs);
+    const logEnd = ctx.announcements?.lastSeqNow(cell.sessionId);
+    const submitted =
+      logEnd === undefined
+        ? { submitted: submitInCell(cell, draft, contentHash, nowMs) }
+        : { submitted: submitInCell(cell, draft, contentHash, nowMs), logEnd };
     // Vacant: no lease left behind (an expired one may have a turn to announce) and no parked
     // turn; anything else is left to the driver's own claim.
-    if (cell.lease !== undefined || cell.parked !== undefined) return { submitted };
+    if (cell.lease !== undefined || cell.parked !== undefined) return submitted;
     const outcome = acquire(ctx, cell, claim.owner, claim.ttlMs, nowMs, true);
     logLeaseClaim(ctx.log, cell.sessionId, claim.owner, claim.ttlMs, outcome);
-    if (outcome.kind !== "acquired") return { submitted };
+    if (outcome.kind !== "acquired") return submitted;
     const { lease } = outcome;
     const inputs = claimInCell(cell, lease.fencingToken, { kind: "idle" }, claim.maxInputs);
-    return { submitted, started: { lease, inputs, snapshot: snapshotOf(cell, claim.since) } };
+    return { ...submitted, started: { lease, inputs, snapshot: snapshotOf(cell, claim.since) } };
   });
 }

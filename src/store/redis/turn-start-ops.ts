@@ -1,4 +1,4 @@
-// A turn start on an idle session in one script (startTurn-11.lua, ADR 0023): the submit, and on
+// A turn start on an idle session in one script (startTurn-12.lua, ADR 0023): the submit, and on
 // a vacant session the lease, the idle input claim and the committed state with it.
 import { randomUUID } from "node:crypto";
 import { sourceKeyConflict } from "../../domain/errors.js";
@@ -37,6 +37,7 @@ export async function startTurn(
       k.generation,
       k.messages,
       k.metadata,
+      ctx.eventKeys(sessionId).eventSeq,
     ],
     [
       inputId,
@@ -56,9 +57,12 @@ export async function startTurn(
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }
-  // Four nested replies after the code (the header of startTurn-11.lua).
+  // Four nested replies after the code, then the log's end (the header of startTurn-12.lua).
   const [, submitReply, leaseReply, claimReply, stateReply] = reply as unknown as ScriptReply[];
-  const receipt = { submitted: submitted(ctx, draft, inputId, part(submitReply)) };
+  const receipt = {
+    submitted: submitted(ctx, draft, inputId, part(submitReply)),
+    logEnd: Number(reply[5]),
+  };
   const leased = part(leaseReply);
   if (leased.length === 0) return receipt;
   const lease = decodeLease(sessionId, leased);
