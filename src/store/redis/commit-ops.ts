@@ -81,7 +81,8 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
   );
   switch (reply[0]) {
     case REPLY.OK:
-      ctx.noteSession(sessionId);
+      // A commit at head 0 created the session; any other repairs its entry if needed.
+      ctx.noteSession(sessionId, input.expectedHeadRevision > 0);
       return {
         sessionId,
         headRevision: int(reply, 1),
