@@ -66,10 +66,13 @@ export async function buildStore(
   if (config.kind === "memory") {
     logger.info({ store: "memory" }, "using the in-memory store (state is lost on exit)");
     const store = createMemoryStore(limits && { limits });
+    const log = createMemoryEventLog({ fences: store });
+    // A turn's commit appends its turn_completed in the same step (ADR 0011).
+    store.attachEventLog(log);
     return {
       store,
       tenantSpend: store,
-      log: createMemoryEventLog({ fences: store }),
+      log,
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       quotas: createMemoryQuotaStore({ clock: systemClock }),

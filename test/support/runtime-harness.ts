@@ -115,12 +115,20 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const backing =
     shared?.store ??
     memory ??
-    createRedisStore({ redis: redis as Redis | Cluster, namespace, ...limits });
+    createRedisStore({
+      redis: redis as Redis | Cluster,
+      namespace,
+      logMaxEntries: maxEntries,
+      ...limits,
+    });
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
+  const memoryLog =
+    memory && createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) });
+  // A turn's commit appends its turn_completed in the same step (ADR 0011), as build-store wires it.
+  if (memory && memoryLog) memory.attachEventLog(memoryLog);
   const backingLog = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })
-    : (shared?.log ??
-      createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) }));
+    : (shared?.log ?? memoryLog ?? createMemoryEventLog({ maxEntries }));
   const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
   const quotas =
     shared?.quotas ??

@@ -15,6 +15,7 @@ export interface AgentRecord {
 }
 import { emptyCell, type SessionCell } from "./session-cell.js";
 import type { MemoryWebhooks } from "./webhook-state.js";
+import type { AnnouncementLog } from "./event-log.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
 export interface TurnToolCalls {
@@ -42,6 +43,8 @@ export interface MemoryContext {
   log: StoreLogger | undefined;
   /** Test hook between a claim's lease validation and its mutation. */
   afterClaimValidation: (() => Promise<void> | void) | undefined;
+  /** The event log a commit's announcement goes to (ADR 0011); none: announcements ignored. */
+  announcements?: AnnouncementLog;
 }
 
 export function cellOf(ctx: MemoryContext, sessionId: SessionId): SessionCell {

@@ -45,6 +45,7 @@ export const SCRIPT_WRITE_CLASS = {
   claimReadyWork: "acknowledging",
   claimWorkByIds: "acknowledging",
   submitInput: "acknowledging",
+  startTurn: "acknowledging",
   listInputs: "read",
   cancelInputs: "acknowledging",
   claimInputs: "acknowledging",
@@ -71,6 +72,7 @@ export const SCRIPT_WRITE_CLASS = {
   rewindSession: "acknowledging",
   forkSession: "acknowledging",
   listenTurn: "internal",
+  unlistenTurn: "internal",
   readEvents: "read",
   // Quota slots and counters (ADR 0015) bound a tenant's use; a failover that loses one lets a
   // tenant briefly past its limit, and promises nothing to a client, so no turn waits on them.

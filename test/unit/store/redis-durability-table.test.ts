@@ -40,6 +40,7 @@ describe("the durability table", () => {
       "resumeTurn",
       "rewindSession",
       "runScheduleNow",
+      "startTurn",
       "submitInput",
       "unpauseSchedule",
       "updateAgent",
