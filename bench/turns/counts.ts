@@ -45,6 +45,8 @@ export interface CountOptions {
   enqueued: number;
   /** A session that already holds many committed turns, in the same Redis. */
   longSession: string;
+  /** More settings of the counted server (TETHER_WEBHOOKS=false: the turn without webhooks). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -96,6 +98,7 @@ export async function countCommands(options: CountOptions): Promise<CountReport>
       TETHER_REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
       // The echo model with `/tool`, for the client tool and steer counts; plain turns as before.
       TETHER_PROVIDER: "scripted-tools",
+      ...options.env,
     },
     logDir,
   );

@@ -60,6 +60,12 @@ export interface CompactionItem {
   tokensAfter: number;
   clearedToolResults: string[];
   mode: CompactionMode;
+  /**
+   * Mode native: the provider's own compaction state (Anthropic's signed compaction block, as
+   * JSON), sent back verbatim while the turn's provider and model are `provider` and `model`;
+   * any other provider or model is sent `summary` as text.
+   */
+  native?: string;
 }
 
 export function userText(text: string): Message {

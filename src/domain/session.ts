@@ -95,6 +95,25 @@ export interface RuntimeCommit {
   deferTurnInputs?: string;
   /** Written to the session's webhook outbox in the commit's step (ADR 0021). */
   webhookEvents?: readonly WebhookEvent[];
+  /**
+   * A turn's announcement, in the commit's step (ADR 0011): its turn_completed appended to the
+   * session's event log, then the lease released unless something waits for a holder. A store
+   * without the session's log at hand ignores it and says so by leaving `announced` out.
+   */
+  announce?: CommitAnnouncement;
+}
+
+export interface CommitAnnouncement {
+  /** The holder: the commit is refused (lease expired) unless this fence holds the lease. */
+  fence: LeaseFence;
+  turnId: string;
+  /**
+   * The event as the log keeps it (its JSON; the log's readers decode it): a turn_completed
+   * names the head this commit makes (expected + 1).
+   */
+  eventJson: string;
+  /** Release the lease after the append unless something waits for a holder. */
+  releaseIfIdle: boolean;
 }
 
 export interface CommitReceipt {
@@ -102,6 +121,8 @@ export interface CommitReceipt {
   headRevision: number;
   /** True when the stamp matched an earlier commit and this call changed nothing. */
   replayed: boolean;
+  /** The announcement's log sequence number and what became of the lease (not on a replay). */
+  announced?: { seq: number; released: boolean };
 }
 
 export interface VacuumReport {

@@ -9,44 +9,13 @@ import {
   type ContextPolicy,
 } from "../domain/compaction.js";
 import type { CompactionItem, Message } from "../domain/conversation.js";
-import type { TurnEvent } from "../domain/turn-events.js";
-import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { addUsage, ZERO_USAGE, type UsageTotals } from "../domain/usage.js";
-import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
-import type { Sleep } from "../ports/sleep.js";
-import { errorMessage } from "./abort.js";
+import { compactNatively } from "./native-compaction.js";
+import type { CompactionContext, CompactionInput, CompactionResult } from "./compaction-types.js";
 import { consumeModelCall, type TextForwarder } from "./reconcile.js";
-import { decideRetry, type RetryPolicy } from "./retry.js";
+import { withSummaryRetry, type SummaryFailure } from "./summary-retry.js";
 
-export interface CompactionContext {
-  provider: ModelProvider;
-  retry: RetryPolicy;
-  random: () => number;
-  sleep: Sleep;
-  model: ModelCallOptions;
-  signal: AbortSignal;
-  emit(event: TurnEvent): void | Promise<void>;
-  /** A summary call's usage, as soon as it is known: the turn counts and reports it. */
-  reportUsage(usage: UsageTotals, call: number): void | Promise<void>;
-}
-
-export interface CompactionInput {
-  policy: ContextPolicy;
-  /** The whole transcript (history and this turn's messages so far). */
-  all: readonly Message[];
-  latest: CompactionItem | undefined;
-  tokensBefore: number;
-  /** Tokens of what is sent besides the messages (system prompt, tool definitions). */
-  fixedTokens: number;
-  /** Summarize even when clearing alone would bring the estimate under the trigger (on demand). */
-  force?: boolean;
-}
-
-export type CompactionResult =
-  | { kind: "compacted"; item: CompactionItem; usage: UsageTotals }
-  | { kind: "nothing" }
-  | { kind: "cancelled" }
-  | { kind: "failed"; outcome: Extract<TurnOutcome, { kind: "failed" }> };
+export type { CompactionContext, CompactionInput, CompactionResult };
 
 const SILENT: TextForwarder = { forwardText: () => undefined, forwardReasoning: () => undefined };
 
@@ -70,7 +39,8 @@ export async function compact(
   const base = {
     role: "compaction" as const,
     provider: ctx.provider.name,
-    model: ctx.model.model ?? "",
+    // The item names the model that summarized, also when the turn left it to the server's default.
+    model: ctx.model.model ?? ctx.provider.defaultModel ?? "",
     tokensBefore: input.tokensBefore,
     clearedToolResults: [...cleared],
     mode: "summarize" as const,
@@ -96,6 +66,18 @@ export async function compact(
     };
     return { kind: "compacted", item, usage: ZERO_USAGE };
   }
+  const tokensAfterWith = (summary: string): number => {
+    let tokens = input.fixedTokens + estimateTextTokens(summary);
+    for (let i = covers; i < all.length; i++) tokens += shownTokens(i);
+    return tokens;
+  };
+  const native = await compactNatively(ctx, input, {
+    from: prevCovers,
+    covers,
+    cleared,
+    tokensAfter: tokensAfterWith,
+  });
+  if (native !== undefined) return native;
   const texts: string[] = [];
   if (latest !== undefined && latest.summary !== "") {
     texts.push(`Summary of what came before:\n${latest.summary}`);
@@ -107,9 +89,12 @@ export async function compact(
   const summarizer = new Summarizer(ctx, policy);
   const summary = await summarizer.summarize(texts);
   if (typeof summary !== "string") return summary;
-  let tokensAfter = input.fixedTokens + estimateTextTokens(summary);
-  for (let i = covers; i < all.length; i++) tokensAfter += shownTokens(i);
-  const item: CompactionItem = { ...base, coversThroughMessage: covers, summary, tokensAfter };
+  const item: CompactionItem = {
+    ...base,
+    coversThroughMessage: covers,
+    summary,
+    tokensAfter: tokensAfterWith(summary),
+  };
   return { kind: "compacted", item, usage: summarizer.usage };
 }
 
@@ -295,45 +280,21 @@ class Summarizer {
       signal: ctx.signal,
     };
     const iteration = ++this.calls;
-    for (let attempt = 1; ; attempt++) {
-      if (ctx.signal.aborted) return { kind: "cancelled" };
-      try {
-        const response = await consumeModelCall(ctx.provider.call(request), SILENT, {
-          forwardedText: "",
-        });
-        if (ctx.signal.aborted) return { kind: "cancelled" };
-        this.usage = addUsage(this.usage, response.usage);
-        await ctx.reportUsage(response.usage, iteration);
-        return response.text;
-      } catch (error) {
-        if (ctx.signal.aborted) return { kind: "cancelled" };
-        // Nothing of a summary reaches the client, so a partly streamed one may be repeated.
-        const decision = decideRetry(error, attempt, false, ctx.retry, ctx.random);
-        if (!decision.retry) {
-          const why = decision.why === undefined ? "" : ` (${decision.why})`;
-          return {
-            kind: "failed",
-            outcome: {
-              kind: "failed",
-              reason: "compaction_failed",
-              attempts: attempt,
-              message: `the summary call failed: ${errorMessage(error)}${why}`,
-            },
-          };
-        }
-        await ctx.emit({
-          type: "provider_retry",
-          iteration,
-          attempt,
-          delayMs: decision.delayMs,
-          reason: `summary call: ${errorMessage(error)}`,
-        });
-        try {
-          await ctx.sleep(decision.delayMs, ctx.signal);
-        } catch {
-          return { kind: "cancelled" };
-        }
-      }
-    }
+    const result = await withSummaryRetry(ctx, iteration, async () => {
+      const response = await consumeModelCall(ctx.provider.call(request), SILENT, {
+        forwardedText: "",
+      });
+      if (ctx.signal.aborted) return response.text;
+      this.usage = addUsage(this.usage, response.usage);
+      await ctx.reportUsage(response.usage, iteration);
+      return response.text;
+    });
+    return typeof result === "string" ? result : withoutRefusal(result);
   }
+}
+
+function withoutRefusal(
+  failure: SummaryFailure,
+): Exclude<CompactionResult, { kind: "compacted" | "nothing" }> {
+  return failure.kind === "failed" ? { kind: "failed", outcome: failure.outcome } : failure;
 }

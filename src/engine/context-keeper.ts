@@ -114,6 +114,7 @@ export class ContextKeeper {
       latest: view.latestCompaction(),
       tokensBefore,
       fixedTokens: this.toolTokens + this.systemTokens,
+      tools: this.config.definitions,
     });
     if (result.kind === "cancelled") return CANCELLED;
     if (result.kind === "failed") return result.outcome;

@@ -11,4 +11,4 @@ export type {
 export type { ToolCallRecord } from "./tool-dispatch.js";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 export { compact, type CompactionContext, type CompactionResult } from "./compaction.js";
-export { ProviderView } from "./provider-view.js";
+export { nativeTarget, ProviderView } from "./provider-view.js";

@@ -28,7 +28,7 @@ import {
 } from "./model-call.js";
 import { spendStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
-import { ProviderView } from "./provider-view.js";
+import { nativeTarget, ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { dispatchToolCalls, type ToolCallRecord } from "./tool-dispatch.js";
 import type {
@@ -126,6 +126,7 @@ class TurnRun implements ModelCallContext {
       config.provider.capabilities,
       config.systemPrompt,
       request.history ?? [],
+      nativeTarget(config.provider, config.model),
     );
     this.maxIterations = request.maxIterations ?? config.maxIterations;
     this.tokenBudget = request.tokenBudget ?? config.tokenBudget;

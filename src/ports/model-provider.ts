@@ -53,6 +53,37 @@ export interface ModelProvider {
   readonly name: string;
   readonly capabilities: ModelCapabilities;
   call(request: ModelRequest): ModelCall;
+  /** The model a call without `options.model` runs on, where the adapter knows it. */
+  readonly defaultModel?: string;
+  /** The provider's own compaction, where it has one (context_management mode native or auto). */
+  readonly nativeCompaction?: NativeCompaction;
+}
+
+/** One request of the provider's own compaction: it summarizes `messages` as it sees fit. */
+export interface NativeCompactionRequest {
+  /** What to summarize, as providers are sent it (a matching earlier native item may lead). */
+  messages: readonly Message[];
+  tools: readonly ToolDefinition[];
+  options: ModelCallOptions;
+  /** Replaces the provider's own summary prompt; undefined keeps it. */
+  instructions: string | undefined;
+  signal: AbortSignal;
+}
+
+export interface NativeCompactionResult {
+  /** The summary's readable text: shown to any other provider or model in place of the state. */
+  summary: string;
+  /** The provider's compaction state, sent back to it verbatim while provider and model match. */
+  native: string;
+  /** The model that made it. */
+  model: string;
+  usage: UsageTotals;
+}
+
+export interface NativeCompaction {
+  /** The model a call with these options runs on: a native item is sent back only to it. */
+  modelOf(options: ModelCallOptions): string;
+  compact(request: NativeCompactionRequest): Promise<NativeCompactionResult>;
 }
 
 export interface ProviderErrorOptions {

@@ -27,6 +27,7 @@ import type {
   TurnInputClaim,
   TurnInputDraft,
 } from "../domain/inputs.js";
+import type { TurnStartClaim, TurnStartReceipt } from "../domain/turn-start.js";
 import type {
   LeaseClaimOutcome,
   LeaseFence,
@@ -137,6 +138,13 @@ export interface TurnInputStore {
   ): Promise<TurnInputClaim | undefined>;
   /** Pending active-turn inputs of `turnId` become next-turn inputs, exactly once. */
   deferActiveInputs(fence: LeaseFence, turnId: string): Promise<DeferReport>;
+  /**
+   * submitInput of a next-turn input and, in the same step when the session is vacant (no lease
+   * hash: never held or released; no parked turn), tryClaimLease for `claim.owner`, claimInputs
+   * at the idle point and loadSession since `claim.since` (ADR 0023). A backend without it (the
+   * wire) leaves it out: the runtime then makes the four calls.
+   */
+  startTurn?(draft: TurnInputDraft, claim: TurnStartClaim): Promise<TurnStartReceipt>;
 }
 
 /**
@@ -273,7 +281,7 @@ type CarriesFence<P> =
  * added with a fence parameter joins it, and FENCED_STORE_OPERATIONS below must then name it.
  */
 export type FencedStoreOperation = {
-  [K in keyof RuntimeStore]: RuntimeStore[K] extends (...args: infer A) => unknown
+  [K in keyof RuntimeStore]-?: NonNullable<RuntimeStore[K]> extends (...args: infer A) => unknown
     ? true extends { [I in keyof A]: CarriesFence<A[I]> }[number]
       ? K
       : never

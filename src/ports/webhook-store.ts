@@ -47,10 +47,24 @@ export interface WebhookOutboxStore {
   ): Promise<boolean>;
   /** Outboxes that may have due rows (a hint, in its own slot), up to `limit`. */
   dueOutboxes(limit: number): Promise<SessionId[]>;
-  /** Adds or moves an outbox in the hint index (after a commit or park that wrote an event). */
+  /**
+   * Makes the outbox due in the hint index no later than `dueAtMs`: adds it, or moves it earlier,
+   * never later (a writer notes before and after its write; see ADR 0021 "The hint").
+   */
   noteOutbox(outboxId: SessionId, dueAtMs: number): Promise<void>;
-  /** Drops an outbox from the hint index, then adds it back if rows came meanwhile. */
-  forgetOutbox(outboxId: SessionId): Promise<void>;
+  /**
+   * Before a write of an outbox row: the outbox becomes due at `dueAtMs` (a delivery lease
+   * ahead) if it was due by `nowMs` or absent, or moves earlier to it. The writer's note after
+   * its write makes it due now; a writer lost in between leaves its row found at `dueAtMs`.
+   */
+  expectOutbox(outboxId: SessionId, nowMs: number, dueAtMs: number): Promise<void>;
+  /**
+   * After a deliverer's look at the outbox that began at `seenAtMs`: due again at `nextDueAtMs`,
+   * or dropped when that is undefined (and added back if rows came meanwhile). A note made due
+   * later than `seenAtMs` was written after the look began and stands (moved earlier if
+   * `nextDueAtMs` is earlier), so a row its writer has not written yet is never forgotten.
+   */
+  settleOutboxHint(outboxId: SessionId, seenAtMs: number, nextDueAtMs?: number): Promise<void>;
 }
 
 export interface WebhookEndpointStore {

@@ -19,6 +19,12 @@ import type {
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import { ProviderError } from "../ports/model-provider.js";
 import { toBase64, toProviderError } from "./provider-errors.js";
+import {
+  COMPACTION_BETA,
+  compactionBlock,
+  createAnthropicCompaction,
+  needsCompactionBeta,
+} from "./anthropic-compaction.js";
 
 export interface AnthropicMessagesProviderOptions {
   apiKey: string;
@@ -44,7 +50,14 @@ export function createAnthropicMessagesProvider(
   return {
     name: "anthropic-messages",
     capabilities: { images: true },
+    defaultModel: options.defaultModel,
     call: (request) => stream(client, options, request),
+    nativeCompaction: createAnthropicCompaction({
+      client,
+      defaultModel: options.defaultModel,
+      wire: toWireMessages,
+      tool: toWireTool,
+    }),
   };
 }
 
@@ -83,7 +96,10 @@ async function* stream(
         }),
         stream: true,
       },
-      { signal },
+      // A native compaction block in the conversation needs its beta.
+      needsCompactionBeta(request.messages)
+        ? { signal, headers: { "anthropic-beta": COMPACTION_BETA } }
+        : { signal },
     );
     for await (const event of events) {
       if (event.type === "message_delta") stopReason = event.delta.stop_reason;
@@ -272,6 +288,9 @@ export function toWireMessages(messages: readonly Message[]): {
             return [];
           }),
         );
+        break;
+      case "compaction":
+        push("assistant", compactionBlock(m));
         break;
       case "tool":
         push("user", [

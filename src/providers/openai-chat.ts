@@ -47,6 +47,7 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
   return {
     name: "openai-chat",
     capabilities: { images: true },
+    defaultModel: options.defaultModel,
     call: (request) => stream(client, options, request),
   };
 }

@@ -91,9 +91,9 @@ export interface RuntimeDeps {
   sleep: Sleep;
   /**
    * Set when webhooks are on: commits and parks then write their event to the session's outbox
-   * (ADR 0021), and the hint of a written outbox goes here.
+   * (ADR 0021), with the due-outbox hint around each such write.
    */
-  webhooks?: Pick<WebhookOutboxStore, "noteOutbox">;
+  webhooks?: OutboxHints;
   clock: Clock;
   /** This replica as a lease holder. */
   owner: LeaseOwner;
@@ -126,3 +126,33 @@ export const silentLogger: RuntimeLogger = {
   warn: () => undefined,
   error: () => undefined,
 };
+
+/**
+ * The due-outbox hint around a write of an outbox row (ADR 0021 "The hint"): the hint lives in
+ * another slot than the row, so it is written before the row (due a delivery lease ahead) and
+ * again after it (due now). A replica lost between the two leaves the row found a lease later.
+ */
+export interface OutboxHints {
+  expect(outboxId: SessionId): Promise<void>;
+  /** Due now; this replica's deliverer looks at once. */
+  written(outboxId: SessionId): Promise<void>;
+}
+
+/** The hints over a store, `graceMs` (the delivery lease) ahead; `onWritten` nudges a deliverer. */
+export function createOutboxHints(
+  store: Pick<WebhookOutboxStore, "noteOutbox" | "expectOutbox">,
+  clock: Clock,
+  graceMs: number,
+  onWritten?: (outboxId: SessionId) => void,
+): OutboxHints {
+  return {
+    expect(outboxId) {
+      const now = clock.nowMs();
+      return store.expectOutbox(outboxId, now, now + graceMs);
+    },
+    async written(outboxId) {
+      await store.noteOutbox(outboxId, clock.nowMs());
+      onWritten?.(outboxId);
+    },
+  };
+}

@@ -9,8 +9,10 @@ export {
   type TetherRuntime,
 } from "./runtime.js";
 export {
+  createOutboxHints,
   silentLogger,
   type ModelCallReport,
+  type OutboxHints,
   type QuotaRefusalPoint,
   type RuntimeDeps,
   type RuntimeLogger,

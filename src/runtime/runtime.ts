@@ -19,7 +19,13 @@ import {
   requireAnswerableTurn,
   type AgentPin,
 } from "./turn/index.js";
-import { createSessionDriver, type SessionDriver } from "./session/index.js";
+import {
+  createSessionDriver,
+  startsInOneStep,
+  submitOrStart,
+  type SessionDriver,
+  type StartedTurn,
+} from "./session/index.js";
 import { watchSession, type Latch } from "./stream/index.js";
 import { followTurn, openTurnWatch } from "./turn-watch.js";
 import { sessionBusy, sessionParked, shuttingDown } from "./session/index.js";
@@ -118,7 +124,9 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     try {
       const submitted = await submitTurnInput(command, watch.startsAt);
       try {
-        await driver.ensureDriven(sessionId);
+        await (submitted.started
+          ? driver.driveStarted(sessionId, submitted.started)
+          : driver.ensureDriven(sessionId));
       } finally {
         watch.offered.settle();
       }
@@ -158,17 +166,19 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   async function submitTurnInput(
     command: StreamTurnCommand,
     startsAt: Latch<{ cursor: number; readLog: boolean }>,
-  ): Promise<{ inputId: string; queued: CursoredEvent | undefined }> {
+  ): Promise<{ inputId: string; queued: CursoredEvent | undefined; started?: StartedTurn }> {
     const { sessionId } = command;
     // A parked turn holds the session without a lease: the input waits for it (idle claims
     // find nothing while it is parked), or steers, interrupts or is refused as for a running
     // turn. Where the log ends is read with them (one round trip): the stream follows from
-    // there. Enqueued input (the default) needs neither look: the submit says if it waits.
+    // there. Enqueued input (the default) needs neither look: the submit says if it waits. A
+    // turn start says where the log ends in its own step (ADR 0023).
     const looks = command.busyStrategy !== "enqueue";
-    const [current, parked, startSeq] = await Promise.all([
+    const start = startsInOneStep(deps, driver.isDriving(sessionId), command.busyStrategy);
+    const [current, parked, readSeq] = await Promise.all([
       looks ? deps.store.currentLease(sessionId) : undefined,
       looks ? deps.store.readParkedTurn(sessionId) : undefined,
-      deps.log.lastSeq(sessionId),
+      start ? undefined : deps.log.lastSeq(sessionId),
     ]);
     if (current && command.busyStrategy === "reject")
       throw sessionBusy(command.publicSessionId, current);
@@ -176,22 +186,25 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
       throw sessionParked(command.publicSessionId, parked.turnId);
     }
     const delivery = await deliveryOf(command, current !== undefined, parked?.turnId);
+    const draft = {
+      sessionId,
+      delivery,
+      ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
+      payload: encodeInputPayload({
+        items: command.items,
+        clientTools: command.clientTools,
+        settings: command.settings,
+        ...submittingTrace(deps),
+      }),
+    };
     // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
     // the sweep one empty look; input without a mark would wait for the next client.
-    const [receipt] = await Promise.all([
-      deps.store.submitInput({
-        sessionId,
-        delivery,
-        ...(command.clientRequestId ? { sourceKey: command.clientRequestId } : {}),
-        payload: encodeInputPayload({
-          items: command.items,
-          clientTools: command.clientTools,
-          settings: command.settings,
-          ...submittingTrace(deps),
-        }),
-      }),
+    const [{ submitted: receipt, started, logEnd }] = await Promise.all([
+      submitOrStart(deps, start, draft),
       deps.ready.markReady(sessionId),
     ]);
+    // Not said by the start (a memory store without its log): no loop runs the session yet.
+    const startSeq = readSeq ?? logEnd ?? (await deps.log.lastSeq(sessionId));
     const inputId = receipt.input.inputId;
     // A retried request follows its original input, which may already be in the log.
     startsAt.settle(
@@ -212,7 +225,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
             event: { type: "input_queued", inputId },
           }
         : undefined;
-    return { inputId, queued };
+    return started ? { inputId, queued, started } : { inputId, queued };
   }
 
   /** Steered input joins the running (or parked) turn; any other waits for the next turn. */

@@ -136,13 +136,14 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     if (busy.has(outboxId)) return;
     busy.add(outboxId);
     try {
+      const seenAtMs = clock.nowMs();
       const report = await store.claimOutbox(outboxId, token, leaseMs, ROWS_PER_CLAIM);
       const dues = await Promise.all(report.claims.map((c) => deliverRow(outboxId, c)));
       const later = dues.filter((d): d is number => d !== undefined);
       // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
       if (report.remaining > report.claims.length) later.push(clock.nowMs());
-      if (later.length > 0) await store.noteOutbox(outboxId, Math.min(...later));
-      else if (report.remaining === report.claims.length) await store.forgetOutbox(outboxId);
+      const next = later.length > 0 ? Math.min(...later) : undefined;
+      await store.settleOutboxHint(outboxId, seenAtMs, next);
     } catch (error) {
       logger.warn(
         { outboxId, error },

@@ -28,6 +28,7 @@ import type { TenantBudgetStore } from "../ports/spend-guard.js";
 import type { StoreConfig } from "./config.js";
 import type { Logger } from "./logger.js";
 import { connectRedis, describeRedis } from "./redis-connect.js";
+import { adviseOnReplication } from "./redis-replication-advice.js";
 
 /** Connections the Redis store opens besides the replica's own, on a standalone server. */
 export const REDIS_EXTRA_CONNECTIONS = 1;
@@ -65,10 +66,13 @@ export async function buildStore(
   if (config.kind === "memory") {
     logger.info({ store: "memory" }, "using the in-memory store (state is lost on exit)");
     const store = createMemoryStore(limits && { limits });
+    const log = createMemoryEventLog({ fences: store });
+    // A turn's commit appends its turn_completed in the same step (ADR 0011).
+    store.attachEventLog(log);
     return {
       store,
       tenantSpend: store,
-      log: createMemoryEventLog({ fences: store }),
+      log,
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       quotas: createMemoryQuotaStore({ clock: systemClock }),
@@ -103,6 +107,7 @@ export async function buildStore(
     );
   }
   logger.info(describeRedis(config), "using the Redis store");
+  if (reachableAtStart) await adviseOnReplication(redis, config.durability, logger);
   const store = createRedisStore({
     redis,
     // A cluster client already has a connection per master; a standalone server gets a second

@@ -7,6 +7,7 @@ import { routeWebhookService } from "../api/routes.js";
 import { systemClock } from "../ports/clock.js";
 import type { WebhookStore } from "../ports/webhook-store.js";
 import {
+  createOutboxHints,
   createWebhookDeliverer,
   createWebhookSender,
   type RuntimeDeps,
@@ -66,12 +67,8 @@ export function buildWebhooks(
     ...counters(registry),
   });
   deliverer.start();
-  const hook: NonNullable<RuntimeDeps["webhooks"]> = {
-    async noteOutbox(outboxId, dueAtMs) {
-      deliverer.nudge(outboxId);
-      await store.noteOutbox(outboxId, dueAtMs);
-    },
-  };
+  // A row's writer lost before its note leaves the row due one delivery lease later.
+  const hook = createOutboxHints(store, systemClock, config.leaseMs, (id) => deliverer.nudge(id));
   return {
     hook,
     deliverer,
@@ -81,8 +78,9 @@ export function buildWebhooks(
       const paused = schedulePausedEvent(ref.tenant, ref.scheduleId, reason, occurrenceMs, now);
       // The outbox id is not a session's, but it is one in the store's eyes: tenant-prefixed.
       const outboxId = paused.outboxId as SessionId;
+      await hook.expect(outboxId);
       await store.enqueueWebhookEvent(outboxId, paused.event);
-      await hook.noteOutbox(outboxId, now);
+      await hook.written(outboxId);
     },
   };
 }

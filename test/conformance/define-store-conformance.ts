@@ -23,6 +23,7 @@ import { describeSessionListLaws } from "./laws/session-list.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
 import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
+import { describeTurnStartLaws } from "./laws/turn-start.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
@@ -37,6 +38,8 @@ export interface ConformanceOptions {
   schedules?: boolean;
   /** False where the backend has no webhook store: the wire (ADR 0021 says why). */
   webhooks?: boolean;
+  /** False where the backend has no one-step turn start: the wire (ADR 0023 says why). */
+  turnStart?: boolean;
 }
 
 export function defineStoreConformance(
@@ -67,4 +70,5 @@ export function defineStoreConformance(
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);
+  if (options.turnStart !== false) describeTurnStartLaws(factory);
 }

@@ -1,4 +1,4 @@
-// The event log's fence laws on each event-log backend, each log paired with the store whose
+// The event log's fence laws, and a commit's announcement (announcement-laws.ts), on each event-log backend, each log paired with the store whose
 // leases it checks: memory (manual clock), Redis standalone and Redis Cluster (the lease and the
 // stream share the session's hash tag, so the check is one script in one slot).
 import { afterAll, beforeAll, describe, inject } from "vitest";
@@ -14,6 +14,7 @@ import {
   connectStandalone,
   freshNamespace,
 } from "../support/redis-store-factory.js";
+import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { describeEventLogFenceLaws, type EventLogFactory } from "./event-log-laws.js";
 
 let redis: Redis | undefined;
@@ -33,6 +34,7 @@ const memoryLogs: EventLogFactory = () => {
   const clock = createManualClock();
   const store = createMemoryStore({ clock, livenessProbe: createProcLivenessProbe() });
   const log = createMemoryEventLog({ fences: store });
+  store.attachEventLog(log);
   return Promise.resolve({
     store,
     log,
@@ -52,7 +54,7 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
     const conn = connection();
     if (!conn) throw new Error("no Redis connection");
     const namespace = freshNamespace(label);
-    const store = createRedisStore({ redis: conn, namespace });
+    const store = createRedisStore({ redis: conn, namespace, logMaxEntries: 100 });
     const log = createRedisEventLog({ redis: conn, namespace, maxEntries: 100 });
     return Promise.resolve({
       store,
@@ -69,12 +71,15 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
 
 describe("memory event log", () => {
   describeEventLogFenceLaws(memoryLogs);
+  describeAnnouncementLaws(memoryLogs);
 });
 
 describe("redis event log (standalone)", () => {
   describeEventLogFenceLaws(redisLogs(() => redis, "log-standalone"));
+  describeAnnouncementLaws(redisLogs(() => redis, "log-standalone"));
 });
 
 describe("redis event log (cluster)", () => {
   describeEventLogFenceLaws(redisLogs(() => cluster, "log-cluster"));
+  describeAnnouncementLaws(redisLogs(() => cluster, "log-cluster"));
 });

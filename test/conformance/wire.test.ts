@@ -26,12 +26,14 @@ const wireStoreFactory: StoreFactory = async (options) => {
 
 describe("wire store conformance", () => {
   // Quota counters (ADR 0015), tenant spend (ADR 0016), schedules (ADR 0020) and webhook
-  // outboxes (ADR 0021) are the server's own: LeaseService does not carry them.
+  // outboxes (ADR 0021) are the server's own: LeaseService does not carry them; nor does it
+  // carry a one-step turn start (ADR 0023).
   defineStoreConformance(wireStoreFactory, {
     quotas: false,
     tenantSpend: false,
     schedules: false,
     webhooks: false,
+    turnStart: false,
   });
 });
 

@@ -99,7 +99,8 @@ export async function probeQuotaSlotKill(options: {
   const held = `quota-probe-${options.name}-held-${Date.now()}`;
   const queued = `quota-probe-${options.name}-queued-${Date.now()}`;
   const abort = new AbortController();
-  const bound = setTimeout(() => abort.abort(new Error("quota probe timed out")), 30_000);
+  // A bound for a hang, not a speed check: generous enough for a loaded 2-core machine.
+  const bound = setTimeout(() => abort.abort(new Error("quota probe timed out")), 90_000);
   try {
     await follow(
       turns(holder).streamTurn(

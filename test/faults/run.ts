@@ -25,6 +25,11 @@ import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
 import { startPartitionProxies, type PartitionProxies } from "./partition-proxy.js";
 import { probeQuotaSlotKill, type QuotaSlotReport } from "./quota-slot.js";
+import {
+  compactionKillOnly,
+  probeCompactionKill,
+  type CompactionKillReport,
+} from "./compaction-kill.js";
 import { killAll } from "./processes.js";
 import { checkSchedules, planSchedules, type ScheduleFaultReport } from "./schedules.js";
 import {
@@ -61,7 +66,8 @@ interface RunOptions {
   /** Schedules come due across this span from the start of the faults. */
   scheduleSpanMs: number;
   schedules: number;
-  quotaProbe: boolean;
+  /** The quota slot and compaction kill probes run after this run's workload. */
+  probes: boolean;
   /**
    * After the faults: how long inputs in flight may take to finish, and the checks wait for
    * schedules and webhooks. The async run loses writes, so some never finish: it waits less.
@@ -97,6 +103,8 @@ interface RunReport extends AuditReport {
   outage?: OutageReport;
   /** A replica killed while it holds a tenant's only concurrency slot (ADR 0015). */
   quota_slot?: QuotaSlotReport;
+  /** A replica killed during a compaction's summary call, twice (ADR 0019). */
+  compaction_kill?: CompactionKillReport;
   /** The history checker's verdict on every client operation of the run. */
   history: HistoryCheckReport;
   /** One-off schedules due across the run: each must fire exactly once (ADR 0020). */
@@ -296,14 +304,21 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
     }
     // The workload's replicas know no quotas: they stop before the quota probe's own two start.
     await Promise.allSettled(replicas.map((r) => r.shutdown()));
-    const quotaSlot = options.quotaProbe
-      ? await runQuotaProbe(options, mainJs, topology)
+    const quotaSlot = options.probes ? await runQuotaProbe(options, mainJs, topology) : undefined;
+    const compactionKill = options.probes
+      ? await probeCompactionKill({ ...options, mainJs, env: topology.env })
       : undefined;
+    if (compactionKill) {
+      process.stdout.write(
+        `[${options.name}] compaction kill: ${JSON.stringify(compactionKill)}\n`,
+      );
+    }
     const { faults, failures, ...details } = controller;
     return {
       name: options.name,
       durability: topology.durability,
       ...(quotaSlot && { quota_slot: quotaSlot }),
+      ...(compactionKill && { compaction_kill: compactionKill }),
       schedules,
       seconds: Math.round((Date.now() - started) / 1000),
       operations: { ...report.operations, inputs: report.inputs.length },
@@ -456,7 +471,7 @@ function plans(seed: number): RunOptions[] {
       topology: startStandaloneTopology,
       kinds: [...REPLICA_KINDS, "redis_restart"],
       scheduleSpanMs: 40_000,
-      quotaProbe: true,
+      probes: true,
       seed,
     },
     {
@@ -465,7 +480,7 @@ function plans(seed: number): RunOptions[] {
       topology: () => startClusterTopology(1, "replicated"),
       kinds: [...REPLICA_KINDS, "redis_restart", "primary_failover", "partition"],
       scheduleSpanMs: 80_000,
-      quotaProbe: true,
+      probes: true,
       seed: seed + 1,
     },
     {
@@ -474,7 +489,7 @@ function plans(seed: number): RunOptions[] {
       topology: () => startSentinelFaultTopology("replicated"),
       kinds: [...REPLICA_KINDS, "primary_failover", "partition"],
       scheduleSpanMs: 60_000,
-      quotaProbe: false,
+      probes: false,
       seed: seed + 2,
     },
     {
@@ -487,7 +502,7 @@ function plans(seed: number): RunOptions[] {
       schedules: 5,
       scheduleSpanMs: 20_000,
       patienceMs: 20_000,
-      quotaProbe: false,
+      probes: false,
       seed: seed + 3,
     },
   ];
@@ -501,6 +516,7 @@ async function main(): Promise<void> {
   );
   const mainJs = await ensureBuild();
   if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
+  if (process.env.FAULTS_KINDS === "compaction_kill") return compactionKillOnly(modes, mainJs);
   const all: RunReport[] = [];
   for (const plan of plans(seed).filter((p) => modes.includes(p.name))) {
     all.push(await runOnce(plan, mainJs));
@@ -551,6 +567,8 @@ async function main(): Promise<void> {
     quota_slot: Object.fromEntries(
       reports.flatMap((r) => (r.quota_slot ? [[r.name, r.quota_slot]] : [])),
     ),
+    compaction_kills: sum((r) => r.compaction_kill?.kills ?? 0),
+    compaction_half: sum((r) => r.compaction_kill?.half ?? 0),
     async_mode: asyncRun && asyncFigures(asyncRun),
     seed,
     seconds: Math.round((Date.now() - started) / 1000),

@@ -133,10 +133,13 @@ describe("replicated durability", () => {
     const receipt = await store.submitInput(draft);
     expect(receipt.deduplicated).toBe(true);
     expect((await store.listInputs(sid)).map((i) => i.payload)).toEqual(["once"]);
+    // The refused claim ran on the primary: its retry re-enters that lease, token and all.
+    const stored = await store.currentLease(sid);
+    expect(stored?.owner.ownerId).toBe("owner-worker");
     const claim = await store.tryClaimLease(sid, owner, LONG_TTL_MS);
     expect(claim.kind === "acquired" && [claim.reentered, claim.lease.fencingToken]).toEqual([
       true,
-      1,
+      stored?.fencingToken,
     ]);
     expect(await store.commit(stamped)).toEqual({
       sessionId: committed,

@@ -31,6 +31,11 @@ export interface FakeOpenAIServer {
   stats: FakeOpenAIStats;
   /** Fails the next `n` summary calls with HTTP 500 (a provider outage during compaction). */
   failSummaries(n: number): void;
+  /**
+   * Holds the next summary call unanswered (its connection open, as a slow model would) and
+   * resolves once it has arrived: a probe kills the caller meanwhile. Later calls are answered.
+   */
+  holdNextSummary(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,7 +75,7 @@ export function countTokens(
   return tokens;
 }
 
-function countText(text: string): number {
+export function countText(text: string): number {
   return (text.match(/[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]/gu) ?? []).length;
 }
 
@@ -83,6 +88,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     refused: 0,
   };
   let failing = 0;
+  let hold: (() => void) | undefined;
   let answers = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -92,6 +98,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
       stats.calls++;
       const prompt = countTokens(body.messages, body.tools);
       const summary = body.messages[0]?.content === SUMMARIZER_PROMPT;
+      if (summary && hold !== undefined) {
+        const arrived = hold;
+        hold = undefined;
+        arrived();
+        return;
+      }
       if (summary && failing > 0) {
         failing--;
         json(res, 500, {
@@ -140,6 +152,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     failSummaries: (n) => {
       failing = n;
     },
+    holdNextSummary: () => new Promise<void>((resolve) => (hold = resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -12,6 +12,7 @@ import type { SelectableTools } from "../../src/ports/turn-tools.js";
 import type { ToolExecutor } from "../../src/ports/tool-executor.js";
 import type { Tracer } from "../../src/ports/tracer.js";
 import {
+  createOutboxHints,
   silentLogger,
   type RuntimeDeps,
   type RuntimeLogger,
@@ -114,12 +115,20 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const backing =
     shared?.store ??
     memory ??
-    createRedisStore({ redis: redis as Redis | Cluster, namespace, ...limits });
+    createRedisStore({
+      redis: redis as Redis | Cluster,
+      namespace,
+      logMaxEntries: maxEntries,
+      ...limits,
+    });
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
+  const memoryLog =
+    memory && createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) });
+  // A turn's commit appends its turn_completed in the same step (ADR 0011), as build-store wires it.
+  if (memory && memoryLog) memory.attachEventLog(memoryLog);
   const backingLog = redis
     ? createRedisEventLog({ redis, namespace, maxEntries })
-    : (shared?.log ??
-      createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) }));
+    : (shared?.log ?? memoryLog ?? createMemoryEventLog({ maxEntries }));
   const log = options.wrapLog ? options.wrapLog(backingLog) : backingLog;
   const quotas =
     shared?.quotas ??
@@ -176,7 +185,10 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     }),
     ...(options.metrics && { metrics: options.metrics }),
     ...(options.tracer && { tracer: options.tracer }),
-    ...(options.webhooks === true && { webhooks }),
+    // Hints a minute ahead, as a replica's default delivery lease (ADR 0021 "The hint").
+    ...(options.webhooks === true && {
+      webhooks: createOutboxHints(webhooks, systemClock, 60_000),
+    }),
   };
   return {
     runtime: createTetherRuntime(deps),

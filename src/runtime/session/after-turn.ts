@@ -8,6 +8,8 @@ import type { TurnEnd } from "../turn/index.js";
 export type HoldStep =
   /** The turn committed: look for more work under the same lease. */
   | { kind: "next_turn" }
+  /** The turn committed and its commit released the lease: nothing waits, the hold ends. */
+  | { kind: "released" }
   /** The turn parked (the store released the lease): look again when it can go on. */
   | { kind: "await_parked"; expiresAtMs: number; resumable: boolean }
   /** The turn was handed over: end the hold and release the lease; a successor re-runs it. */
@@ -21,7 +23,7 @@ export function afterTurn(end: TurnEnd): HoldStep {
   switch (end.kind) {
     case "finished":
     case "cancelled":
-      return { kind: "next_turn" };
+      return end.released === true ? { kind: "released" } : { kind: "next_turn" };
     case "parked":
       return {
         kind: "await_parked",
@@ -57,5 +59,21 @@ export function logHoldStep(logger: RuntimeLogger, fence: LeaseFence, step: Hold
     );
   } else if (step.kind === "lost") {
     logger.warn({ ...fields, error: step.cause }, "turn abandoned: lease lost");
+  }
+}
+
+/**
+ * A session loop that ended by a throw. Redis going away is an outage the replica rides out (the
+ * ready hint stays, and the sweep or a waiting client drives the session again), not a fault of
+ * this process.
+ */
+export function logLoopFailure(logger: RuntimeLogger, sessionId: string, error: unknown): void {
+  if (
+    isTetherError(error, "store_unavailable") ||
+    isTetherError(error, "replication_unconfirmed")
+  ) {
+    logger.warn({ sessionId, error }, "session loop stopped: store unavailable");
+  } else {
+    logger.error({ sessionId, error }, "session loop failed");
   }
 }

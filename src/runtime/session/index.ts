@@ -2,5 +2,6 @@
 // the sweep, completion recovery, and the refusals of a busy, parked or draining session. It may
 // import the turn and stream rooms.
 export { createSessionDriver, type DriveOutcome, type SessionDriver } from "./session-driver.js";
+export { startsInOneStep, submitOrStart, type StartedTurn, type Submitted } from "./turn-start.js";
 export { startSweeper, type SingletonGuard, type Sweeper, type SweeperOptions } from "./sweeper.js";
 export { sessionBusy, sessionParked, shuttingDown } from "./refusals.js";

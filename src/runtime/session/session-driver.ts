@@ -4,6 +4,8 @@
 import { setMaxListeners } from "node:events";
 import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputClaim } from "../../domain/inputs.js";
+import type { SessionSnapshot } from "../../domain/session.js";
+import { INPUTS_PER_TURN, type StartedTurn } from "./turn-start.js";
 import { isTetherError } from "../../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../../domain/lease.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
@@ -12,14 +14,9 @@ import { onAbort } from "../stream/index.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
 import { admitToQuota } from "./quota-admission.js";
-import { afterTurn, logHoldStep } from "./after-turn.js";
+import { afterTurn, logHoldStep, logLoopFailure } from "./after-turn.js";
+import { hasPendingWork, nextTurn, parkedWake, type Parked } from "./next-turn.js";
 import { reportTurnRun } from "./turn-end-metrics.js";
-import { PARK_RECHECK_MS } from "../turn/index.js";
-
-/** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
-interface Parked {
-  wakeAtMs: number | undefined;
-}
 
 export type DriveOutcome =
   | { kind: "driving" }
@@ -30,8 +27,17 @@ export type DriveOutcome =
 export interface SessionDriver {
   /** Starts draining the session here unless another holder has it. */
   ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
+  /**
+   * Drives a session whose lease this replica took in a turn start's step (store.startTurn),
+   * with what that step claimed and read. A loop of this replica still finishing on the session
+   * (it released the lease in its last commit) cannot take it: the lease is released again, its
+   * claims left for the next holder, and the session offered as by ensureDriven.
+   */
+  driveStarted(sessionId: SessionId, started: StartedTurn): Promise<DriveOutcome>;
   /** Loops running on this replica. */
   activeSessions(): number;
+  /** A loop of this replica runs the session (it may be finishing). */
+  isDriving(sessionId: SessionId): boolean;
   /**
    * While this replica holds the session's lease (and has not seen it lost): a signal that
    * aborts when the hold ends (LocalDriving).
@@ -48,6 +54,11 @@ export interface SessionDriver {
 interface Claimed {
   fence: LeaseFence;
   vacant: boolean;
+  /** What a turn start's step claimed and read under the lease (store.startTurn). */
+  started?: {
+    inputs: TurnInputClaim | undefined;
+    loaded: { snapshot: SessionSnapshot | undefined };
+  };
 }
 
 const claimed = (outcome: { lease: SessionExecutionLease; vacant: boolean }): Claimed => ({
@@ -58,8 +69,18 @@ const claimed = (outcome: { lease: SessionExecutionLease; vacant: boolean }): Cl
 /** What a hold's signal aborts with (a reason of its own: no DOMException built per hold). */
 const HOLD_ENDED = new Error("lease hold ended");
 
-const INPUTS_PER_TURN = 1;
-const WORK_PER_TURN = 16;
+/** The turn a hold runs; a turn start's read goes to the hold's first turn (not a resumed one). */
+function turnWork(
+  fence: LeaseFence,
+  claims: Pick<TurnWork, "inputs" | "work" | "resumed">,
+  signal: AbortSignal,
+  drain: AbortSignal,
+  loaded: TurnWork["loaded"],
+): TurnWork {
+  const work: TurnWork = { fence, ...claims, signal, drain };
+  if (loaded && !claims.resumed) work.loaded = loaded;
+  return work;
+}
 
 export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   const loops = new Map<
@@ -76,17 +97,22 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   const keeper = createLeaseKeeper(deps);
   // Sessions whose lease this replica holds and has not lost (only its own turns write their
   // logs), each with a signal that aborts when the hold ends: a watch listens on it.
-  const holds = new Map<SessionId, AbortController>();
+  // A hold is its lease's: a loop that stepped aside (its commit released the lease) ends only
+  // its own, not the next loop's.
+  const holds = new Map<SessionId, { ended: AbortController; fencingToken: number }>();
   const held = {
-    add(sessionId: SessionId): void {
-      if (!holds.has(sessionId)) holds.set(sessionId, new AbortController());
+    add({ sessionId, fencingToken }: LeaseFence): void {
+      const current = holds.get(sessionId);
+      if (current?.fencingToken === fencingToken) return;
+      current?.ended.abort(HOLD_ENDED);
+      holds.set(sessionId, { ended: new AbortController(), fencingToken });
     },
   };
-  const endHold = (sessionId: SessionId): void => {
+  const endHold = ({ sessionId, fencingToken }: LeaseFence): void => {
     const hold = holds.get(sessionId);
-    if (!hold) return;
+    if (hold?.fencingToken !== fencingToken) return;
     holds.delete(sessionId);
-    hold.abort(HOLD_ENDED);
+    hold.ended.abort(HOLD_ENDED);
   };
 
   async function drive(
@@ -97,7 +123,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   ) {
     let lease: Claimed | undefined = first;
     while (lease && !stop.signal.aborted) {
-      const ended = await runWhileHeld(lease, stop.signal);
+      const ended = await runWhileHeld(lease, stop.signal, detach);
       // A replica that just lost a lease (a stall, a partition) leaves the session to the others:
       // its claims stay in the store for a successor, and the ready hint stays set.
       if (ended === "lost") return;
@@ -116,11 +142,12 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // once (a new loop claims the lease) instead of poking this one, which only clears the
         // ready mark before it ends; a watch for that input then sees the session held here.
         detach();
-        await deps.ready.markIdle(sessionId).catch(() => undefined);
+        // Not under a loop that took the session since.
+        if (!loops.has(sessionId)) await deps.ready.markIdle(sessionId).catch(() => undefined);
         return;
       }
       // Input submitted between our last empty claim and the release found us busy; look again.
-      const pending = await hasPendingWork(sessionId);
+      const pending = await hasPendingWork(deps, sessionId);
       if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
       lease = pending && !stopping ? await claim(sessionId) : undefined;
     }
@@ -144,49 +171,6 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     return outcome.kind === "acquired" ? claimed(outcome) : undefined;
   }
 
-  async function hasPendingWork(sessionId: SessionId): Promise<boolean> {
-    const [inputs, work] = await Promise.all([
-      deps.store.listInputs(sessionId),
-      deps.store.listWork(sessionId),
-    ]);
-    // Claimed but unsettled items count: their claimant may be gone (a successor re-claims them).
-    return (
-      inputs.some((i) => i.state === "claimed" || i.delivery.kind === "next_turn") ||
-      work.length > 0
-    );
-  }
-
-  /** When a parked turn should next be looked at; now (undefined) when it can go on already. */
-  function parkedWake(expiresAtMs: number, resumable: boolean): Parked {
-    if (resumable) return { wakeAtMs: undefined };
-    return { wakeAtMs: Math.min(expiresAtMs, deps.clock.nowMs() + PARK_RECHECK_MS) };
-  }
-
-  /**
-   * What the next turn under `fence` runs: what the idle claims take, or else the parked turn once
-   * it can go on. "again": the parked turn went meanwhile, look once more.
-   */
-  async function nextTurn(
-    fence: LeaseFence,
-    firstClaim: Promise<TurnInputClaim | undefined> | undefined,
-  ): Promise<
-    { claims: Pick<TurnWork, "inputs" | "work" | "resumed"> } | "drained" | "again" | Parked
-  > {
-    const inputs = await (firstClaim ??
-      deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
-    const work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
-    if (inputs || work) return { claims: { inputs, work } };
-    // Idle claims find nothing while a turn is parked: it goes first, once it can.
-    const parked = await deps.store.readParkedTurn(fence.sessionId);
-    if (!parked) return "drained";
-    const outcome = await deps.store.resumeTurn(fence, parked.turnId);
-    if (!outcome) return "again";
-    if (outcome.status === "waiting") return parkedWake(parked.expiresAtMs, false);
-    return {
-      claims: { inputs: outcome.inputClaim, work: outcome.workClaim, resumed: outcome },
-    };
-  }
-
   /**
    * Runs turns until nothing is claimable, then releases the lease. A turn that parks ends the
    * hold (the store released the lease); a parked turn found waiting ends it too.
@@ -194,25 +178,25 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   async function runWhileHeld(
     holding: Claimed,
     stopSignal: AbortSignal,
+    stepAside: () => void,
   ): Promise<"drained" | "idle" | "lost" | "stopped" | Parked> {
     const { fence } = holding;
     const lost = new AbortController();
-    held.add(fence.sessionId);
-    onAbort(lost.signal, () => endHold(fence.sessionId));
+    held.add(fence);
+    onAbort(lost.signal, () => endHold(fence));
     const unhearStop = onAbort(stopSignal, () => lost.abort(new Error("replica stopping")));
     const unkeep = keeper.keep(fence, (error) => lost.abort(error));
     const ended = (): "lost" | "stopped" => (stopSignal.aborted ? "stopped" : "lost");
     let released = false;
     let leaveLease = false;
     try {
-      // The first claim goes out with the completion check (one round trip): a claim does not
-      // depend on the log, and the turn it feeds starts only after the check.
-      let firstClaim: Promise<TurnInputClaim | undefined> | undefined = deps.store.claimInputs(
-        fence,
-        { kind: "idle" },
-        INPUTS_PER_TURN,
-      );
+      // The first claim goes out with the completion check (one round trip); a turn start's
+      // step made it already.
+      let firstClaim: Promise<TurnInputClaim | undefined> | undefined = holding.started
+        ? Promise.resolve(holding.started.inputs)
+        : deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN);
       firstClaim.catch(() => undefined);
+      let loaded = holding.started?.loaded;
       try {
         // A holder releases only after its last turn was announced (or leaves the lease to
         // expire): a session it released has nothing to announce.
@@ -226,7 +210,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       while (!lost.signal.aborted && !stopping) {
         let next;
         try {
-          next = await nextTurn(fence, firstClaim);
+          next = await nextTurn(deps, fence, firstClaim);
           firstClaim = undefined;
         } catch (error) {
           if (isTetherError(error, "session_execution_lease_expired")) return ended();
@@ -234,7 +218,15 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         }
         if (next === "again") continue;
         if (next === "drained" || !("claims" in next)) return next;
-        const work = { fence, ...next.claims, signal: lost.signal, drain: draining.signal };
+        const work = turnWork(fence, next.claims, lost.signal, draining.signal, loaded);
+        // A commit that released the lease steps this loop aside at once: the next input, sent
+        // when its client saw turn_completed, starts a loop of its own instead of poking this
+        // one. The hold ends when the turn has (a watch still reading this turn keeps it).
+        work.onReleased = () => {
+          released = true;
+          stepAside();
+        };
+        loaded = undefined;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
         const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
         if (quota.kind === "wait") return { wakeAtMs: quota.wakeAtMs };
@@ -246,8 +238,13 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         switch (step.kind) {
           case "next_turn":
             break;
+          case "released":
+            // The commit released the lease in its step (nothing waited for a holder).
+            released = true;
+            endHold(fence);
+            return "idle";
           case "await_parked":
-            return parkedWake(step.expiresAtMs, step.resumable);
+            return parkedWake(deps, step.expiresAtMs, step.resumable);
           case "hand_over":
             // Its claims stay for a successor (the ready hint is still set), which re-runs the
             // turn under the same id; the lease is released below.
@@ -267,7 +264,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         const release = await deps.store.releaseIfIdle(fence);
         if (release.kind === "released") {
           released = true;
-          endHold(fence.sessionId);
+          endHold(fence);
           return "idle";
         }
         if (release.kind !== "pending") return ended();
@@ -276,7 +273,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     } finally {
       unkeep();
       unhearStop();
-      endHold(fence.sessionId);
+      endHold(fence);
       if (!released && !leaveLease) await releaseOnce(fence);
     }
   }
@@ -289,6 +286,23 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         "lease release failed; it expires after its TTL",
       );
     });
+  }
+
+  /** A loop for the session on this replica, under the lease it just acquired. */
+  function startLoop(sessionId: SessionId, first: Claimed): DriveOutcome {
+    const stop = new AbortController();
+    const entry = { done: Promise.resolve(), stop, poked: false };
+    const detach = (): void => {
+      if (loops.get(sessionId) === entry) loops.delete(sessionId);
+    };
+    entry.done = drive(sessionId, first, stop, detach)
+      .catch((error: unknown) => logLoopFailure(deps.logger, sessionId, error))
+      .finally(() => {
+        detach();
+        if (entry.poked && !stopping) void driver.ensureDriven(sessionId).catch(() => undefined);
+      });
+    loops.set(sessionId, entry);
+    return { kind: "driving" };
   }
 
   const driver: SessionDriver = {
@@ -332,33 +346,24 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         again.poked = true;
         return { kind: "already_driving" };
       }
-      const stop = new AbortController();
-      const entry = { done: Promise.resolve(), stop, poked: false };
-      const detach = (): void => {
-        if (loops.get(sessionId) === entry) loops.delete(sessionId);
-      };
-      entry.done = drive(sessionId, claimed(outcome), stop, detach)
-        .catch((error: unknown) => {
-          // Redis going away is an outage the replica rides out (the ready hint stays, and the
-          // sweep or a waiting client drives the session again), not a fault of this process.
-          if (
-            isTetherError(error, "store_unavailable") ||
-            isTetherError(error, "replication_unconfirmed")
-          ) {
-            deps.logger.warn({ sessionId, error }, "session loop stopped: store unavailable");
-          } else {
-            deps.logger.error({ sessionId, error }, "session loop failed");
-          }
-        })
-        .finally(() => {
-          detach();
-          if (entry.poked && !stopping) void driver.ensureDriven(sessionId).catch(() => undefined);
-        });
-      loops.set(sessionId, entry);
-      return { kind: "driving" };
+      return startLoop(sessionId, claimed(outcome));
+    },
+    async driveStarted(sessionId, started) {
+      const fence = fenceOf(started.lease);
+      deps.metrics?.countLeaseClaim("acquired");
+      if (stopping || loops.has(sessionId)) {
+        await releaseOnce(fence);
+        return driver.ensureDriven(sessionId);
+      }
+      return startLoop(sessionId, {
+        fence,
+        vacant: true,
+        started: { inputs: started.inputs, loaded: { snapshot: started.snapshot } },
+      });
     },
     activeSessions: () => loops.size,
-    holdOf: (sessionId) => holds.get(sessionId)?.signal,
+    isDriving: (sessionId) => loops.has(sessionId),
+    holdOf: (sessionId) => holds.get(sessionId)?.ended.signal,
     async drain(timeoutMs) {
       stopping = true;
       unreleased = 0;

@@ -14,6 +14,7 @@ import {
 } from "../../ports/model-provider.js";
 import type { ToolDefinition, ToolExecutor, ToolResult } from "../../ports/tool-executor.js";
 import type { TraceSpan, Tracer } from "../../ports/tracer.js";
+import { providerExtras } from "./provider-extras.js";
 import { GEN_AI, providerNameOf, TETHER } from "./trace-names.js";
 
 /**
@@ -114,6 +115,7 @@ export function traceProvider(
   return {
     name: provider.name,
     capabilities: provider.capabilities,
+    ...providerExtras(provider),
     call(request: ModelRequest): ModelCall {
       const current = retrying ?? startChat(request);
       retrying = undefined;

@@ -51,6 +51,8 @@ export interface ClientToolBridge extends ToolExecutor {
   ): Promise<ApprovalDecision | Unanswered>;
   /** Closes every wait still open in the store (the turn stops waiting); no-op without any. */
   closeAll(): Promise<void>;
+  /** Whether the turn recorded a call to close (closeAll then needs the lease). */
+  hasCalls(): boolean;
 }
 
 export interface ClientToolBridgeOptions {
@@ -222,9 +224,10 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
 
     async closeAll() {
       stopPolling();
-      if (recorded.result.size + recorded.approval.size === 0) return;
+      if (!bridge.hasCalls()) return;
       await store.closeToolCalls(fence, turnId);
     },
+    hasCalls: () => recorded.result.size + recorded.approval.size > 0,
   };
   return bridge;
 }

@@ -13,10 +13,12 @@ import { sessionNotFound, TetherError, turnInProgress } from "../../domain/error
 import type { SessionId } from "../../domain/ids.js";
 import { fenceOf, type LeaseFence } from "../../domain/lease.js";
 import { addUsage, ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
-import { compact, DEFAULT_RETRY_POLICY, ProviderView } from "../../engine/index.js";
+import { compact, DEFAULT_RETRY_POLICY, nativeTarget, ProviderView } from "../../engine/index.js";
 import type { RuntimeDeps } from "../deps.js";
 import { pinnedDefaults } from "./agent-definition.js";
 import { encodeCommitted } from "./message-codec.js";
+import { entryCursor } from "../stream/index.js";
+import type { SessionEvent } from "../../domain/session-events.js";
 
 /** Sizes the summarizer's chunks when the session's policy sets no trigger. */
 export const ON_DEMAND_TRIGGER_TOKENS = 32_000;
@@ -45,6 +47,7 @@ export async function compactNow(
   try {
     if (await deps.store.readParkedTurn(sessionId)) throw turnInProgress(sessionId, "parked");
     const receipt = await summarizeAndCommit(deps, fence, instructions);
+    // A committed compaction released the lease once announced.
     released = receipt.item !== undefined;
     return receipt;
   } finally {
@@ -69,7 +72,13 @@ async function summarizeAndCommit(
   });
   const headRevision = snapshot.headRevision;
   if (policy === undefined) return { item: undefined, headRevision, usage: ZERO_USAGE };
-  const view = new ProviderView(deps.provider.capabilities, settings.systemPrompt, history);
+  const model = settings.model !== undefined ? { model: settings.model } : {};
+  const view = new ProviderView(
+    deps.provider.capabilities,
+    settings.systemPrompt,
+    history,
+    nativeTarget(deps.provider, model),
+  );
   let usage = ZERO_USAGE;
   const result = await compact(
     {
@@ -77,7 +86,7 @@ async function summarizeAndCommit(
       retry: DEFAULT_RETRY_POLICY,
       random: Math.random,
       sleep: deps.sleep,
-      model: settings.model !== undefined ? { model: settings.model } : {},
+      model,
       signal: AbortSignal.timeout(deps.leaseTtlMs),
       emit: () => undefined,
       reportUsage: (u) => {
@@ -98,13 +107,44 @@ async function summarizeAndCommit(
     throw new TetherError("internal", "the summary took longer than the session lease");
   }
   if (result.kind === "nothing") return { item: undefined, headRevision, usage };
+  // The lease stays held past the commit: the announcement below is appended under its fence.
   const receipt = await deps.store.commit({
     sessionId,
     expectedHeadRevision: headRevision,
     appendMessages: [encodeCommitted(result.item, { turnId: "", revision: headRevision + 1 })],
     usage,
-    releaseLease: fence,
   });
   deps.metrics?.countCompaction?.(result.item.mode);
+  await announce(deps, fence, result.item);
   return { item: result.item, headRevision: receipt.headRevision, usage };
+}
+
+/**
+ * Tells watchers: `context_compacted` on the session log (no turn id: no turn ran), written only
+ * while this compaction's lease is live. It follows the commit, so a watcher never hears of a
+ * compaction that did not land; a replica that dies between the two leaves the compaction
+ * committed and unannounced (ListMessages shows it; ADR 0019).
+ */
+async function announce(deps: RuntimeDeps, fence: LeaseFence, item: CompactionItem): Promise<void> {
+  const event: SessionEvent = {
+    type: "context_compacted",
+    tokensBefore: item.tokensBefore,
+    tokensAfter: item.tokensAfter,
+    coversThroughMessage: item.coversThroughMessage,
+    mode: item.mode,
+    clearedToolResults: item.clearedToolResults.length,
+  };
+  try {
+    const [seq] = await deps.log.append(fence.sessionId, [{ turnId: "", event }], fence);
+    if (seq !== undefined) {
+      deps.bus.publish({ cursor: entryCursor(seq), sessionId: fence.sessionId, turnId: "", event });
+    }
+  } catch (error) {
+    deps.logger.warn(
+      { sessionId: fence.sessionId, err: error },
+      "on-demand compaction committed but not announced",
+    );
+  } finally {
+    await deps.store.releaseLease(fence).catch(() => undefined);
+  }
 }

@@ -12,6 +12,7 @@ import {
   type ModelStreamEvent,
 } from "../../ports/model-provider.js";
 import type { RuntimeMetrics } from "../deps.js";
+import { providerExtras } from "./provider-extras.js";
 
 /** Monotonic seconds; injectable so tests read literal durations. */
 export type SecondsClock = () => number;
@@ -34,6 +35,7 @@ export function withModelCallMetrics(
   return {
     name: provider.name,
     capabilities: provider.capabilities,
+    ...providerExtras(provider),
     call(request: ModelRequest): ModelCall {
       const started = now();
       let firstChunk: number | undefined;

@@ -12,6 +12,7 @@ import type {
   ModelStreamEvent,
 } from "../../ports/model-provider.js";
 import type { RuntimeDeps } from "../deps.js";
+import { providerExtras } from "./provider-extras.js";
 
 /** The longest one wait lasts before the limit is read again (a window may free early: a new day). */
 const TOKEN_RECHECK_MAX_MS = 5_000;
@@ -69,5 +70,21 @@ export function withQuotaCharging(
     }
   }
 
-  return { name: provider.name, capabilities: provider.capabilities, call };
+  // The provider's own compaction is a model call too: it waits and is charged like one.
+  const native = provider.nativeCompaction;
+  const nativeCompaction = native && {
+    modelOf: native.modelOf,
+    async compact(request: Parameters<typeof native.compact>[0]) {
+      if (calls++ > 0) await waitForTokens(request.signal);
+      const result = await native.compact(request);
+      await charge(result.usage);
+      return result;
+    },
+  };
+  return {
+    name: provider.name,
+    capabilities: provider.capabilities,
+    ...providerExtras(provider, nativeCompaction),
+    call,
+  };
 }

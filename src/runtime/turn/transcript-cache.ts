@@ -6,7 +6,7 @@
 // changed: the engine takes history as readonly.
 import type { Message } from "../../domain/conversation.js";
 import type { SessionId } from "../../domain/ids.js";
-import type { SessionSnapshot } from "../../domain/session.js";
+import type { SessionSnapshot, TranscriptMark } from "../../domain/session.js";
 import type { RuntimeStore } from "../../ports/runtime-store.js";
 import { decodeMessage } from "./message-codec.js";
 
@@ -19,6 +19,10 @@ export interface LoadedTranscript {
 
 export interface TranscriptCache {
   load(sessionId: SessionId): Promise<LoadedTranscript>;
+  /** What this replica holds of the session, for a load made elsewhere (a turn start). */
+  mark(sessionId: SessionId): TranscriptMark | undefined;
+  /** Takes a snapshot loaded since `mark` (by a turn start) as `load` takes its own. */
+  accept(sessionId: SessionId, snapshot: SessionSnapshot | undefined): LoadedTranscript;
 }
 
 interface Held {
@@ -34,25 +38,41 @@ export function createTranscriptCache(
   capacity = TRANSCRIPT_CACHE_SESSIONS,
 ): TranscriptCache {
   const held = new Map<SessionId, Held>();
+  const markOf = (sessionId: SessionId): TranscriptMark | undefined => {
+    const mine = held.get(sessionId);
+    return mine && { epoch: mine.epoch, messageCount: mine.messages.length };
+  };
+  const accept = (
+    sessionId: SessionId,
+    snapshot: SessionSnapshot | undefined,
+  ): LoadedTranscript => {
+    const mine = held.get(sessionId);
+    held.delete(sessionId);
+    if (!snapshot) return { snapshot, history: [] };
+    // The held messages are the base only when the store answered after exactly them.
+    const base =
+      mine &&
+      snapshot.messagesFrom > 0 &&
+      snapshot.transcriptEpoch === mine.epoch &&
+      snapshot.messagesFrom === mine.messages.length
+        ? mine.messages
+        : [];
+    const messages =
+      snapshot.messages.length === 0 ? base : [...base, ...snapshot.messages.map(decodeMessage)];
+    if (snapshot.transcriptEpoch !== "") {
+      held.set(sessionId, { epoch: snapshot.transcriptEpoch, messages });
+      if (held.size > capacity) {
+        const oldest = held.keys().next();
+        if (!oldest.done) held.delete(oldest.value);
+      }
+    }
+    return { snapshot, history: messages };
+  };
   return {
     async load(sessionId) {
-      const mine = held.get(sessionId);
-      const snapshot = await store.loadSession(
-        sessionId,
-        mine && { epoch: mine.epoch, messageCount: mine.messages.length },
-      );
-      held.delete(sessionId);
-      if (!snapshot) return { snapshot, history: [] };
-      const base = mine && snapshot.messagesFrom === mine.messages.length ? mine.messages : [];
-      const messages = [...base, ...snapshot.messages.map(decodeMessage)];
-      if (snapshot.transcriptEpoch !== "") {
-        held.set(sessionId, { epoch: snapshot.transcriptEpoch, messages });
-        if (held.size > capacity) {
-          const oldest = held.keys().next();
-          if (!oldest.done) held.delete(oldest.value);
-        }
-      }
-      return { snapshot, history: messages };
+      return accept(sessionId, await store.loadSession(sessionId, markOf(sessionId)));
     },
+    mark: markOf,
+    accept,
   };
 }

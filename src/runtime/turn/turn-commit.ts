@@ -12,7 +12,11 @@ import { HEAD_RACE_ATTEMPTS } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
 import type { WebhookEvent } from "../../domain/webhooks.js";
-import { noteOutboxWritten } from "./webhook-events.js";
+import type { SessionEvent } from "../../domain/session-events.js";
+import { withOutboxHint } from "./webhook-events.js";
+import { entryCursor } from "../stream/index.js";
+import type { TurnRun } from "./turn-run.js";
+import { spendOf } from "./turn-spend.js";
 
 export interface TurnRecord {
   turnId: string;
@@ -26,6 +30,17 @@ export interface TurnRecord {
   parkedTurnId?: string;
   /** Written to the session's webhook outbox in the commit's step (webhook-events.ts). */
   webhookEvents?: readonly WebhookEvent[];
+  /**
+   * The turn's turn_completed for the head the commit makes, appended in the commit's step,
+   * then the lease released unless something waits for a holder (ADR 0011).
+   */
+  completion?: { event(headRevision: number): SessionEvent; releaseIfIdle: boolean };
+}
+
+export interface CommittedTurn {
+  headRevision: number;
+  /** Present when the store appended the completion in the commit's step. */
+  announced?: { seq: number; released: boolean };
 }
 
 /**
@@ -37,11 +52,24 @@ export async function commitTurn(
   fence: LeaseFence,
   readHead: number,
   turn: TurnRecord,
-): Promise<number> {
+): Promise<CommittedTurn> {
   // The stamp's hash is over the messages alone: a retry at another head commits the same turn.
   const contentHash = createHash("sha256")
     .update(turn.messages.map(encodeMessage).join("\n"))
     .digest("hex");
+  const writesRows = (turn.webhookEvents?.length ?? 0) > 0;
+  return withOutboxHint(deps, fence.sessionId, writesRows, () =>
+    commitAtHead(deps, fence, readHead, turn, contentHash),
+  );
+}
+
+async function commitAtHead(
+  deps: RuntimeDeps,
+  fence: LeaseFence,
+  readHead: number,
+  turn: TurnRecord,
+  contentHash: string,
+): Promise<CommittedTurn> {
   let expected = readHead;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -62,11 +90,18 @@ export async function commitTurn(
         // Steers the turn did not admit go to the next turn in the same step.
         deferTurnInputs: turn.turnId,
         ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
+        ...(turn.completion && {
+          announce: {
+            fence,
+            turnId: turn.turnId,
+            // The commit makes head expected + 1 or does not apply.
+            eventJson: JSON.stringify(turn.completion.event(expected + 1)),
+            releaseIfIdle: turn.completion.releaseIfIdle,
+          },
+        }),
       });
-      if (turn.webhookEvents?.length && !receipt.replayed) {
-        noteOutboxWritten(deps, fence.sessionId);
-      }
-      return receipt.headRevision;
+      const { headRevision, announced } = receipt;
+      return announced ? { headRevision, announced } : { headRevision };
     } catch (error) {
       if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {
         expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;
@@ -112,4 +147,26 @@ export function reportCommitted(
     const { status, attempts, message } = outcome;
     deps.logger.error({ sessionId, turnId, status, attempts, cause: message }, "model call failed");
   }
+}
+
+/** The turn's turn_completed for the head its commit makes. */
+export function completionOf(
+  run: TurnRun,
+  result: Pick<TurnResult, "outcome" | "usage">,
+): (headRevision: number) => SessionEvent {
+  const spend = spendOf(run, result);
+  return (headRevision) => ({
+    type: "turn_completed",
+    outcome: result.outcome,
+    headRevision,
+    usage: result.usage,
+    ...spend,
+    fencingToken: run.job.fence.fencingToken,
+  });
+}
+
+/** A completion the commit appended reaches this replica's bus as the writer's appends do. */
+export function publishAnnounced(run: TurnRun, seq: number, event: SessionEvent): void {
+  const { sessionId, turnId } = run.prep;
+  run.deps.bus.publish({ cursor: entryCursor(seq), sessionId, turnId, event });
 }

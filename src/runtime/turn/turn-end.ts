@@ -6,10 +6,19 @@ import type { ParkReceipt } from "../../domain/parked-turns.js";
 import type { TurnOutcome } from "../../domain/turn-outcome.js";
 
 export type TurnEnd =
-  /** Committed and announced with the outcome the turn reached (any but a cancel). */
-  | { kind: "finished"; turnId: string; outcome: TurnOutcome; headRevision: number }
+  /**
+   * Committed and announced with the outcome the turn reached (any but a cancel). `released`:
+   * the commit released the lease too, as nothing waited for a holder (ADR 0011).
+   */
+  | {
+      kind: "finished";
+      turnId: string;
+      outcome: TurnOutcome;
+      headRevision: number;
+      released?: boolean;
+    }
   /** Committed and announced after a cancel (CancelTurn, an interrupt, a cancelled parked turn). */
-  | { kind: "cancelled"; turnId: string; headRevision: number }
+  | { kind: "cancelled"; turnId: string; headRevision: number; released?: boolean }
   /** Stored its progress and released the session; the store resumes it. */
   | { kind: "parked"; turnId: string; receipt: ParkReceipt }
   /**
@@ -36,10 +45,18 @@ export type TurnEnd =
 export type TurnEndKind = TurnEnd["kind"];
 
 /** The end of a turn that committed and announced `outcome` at `headRevision`. */
-export function committedEnd(turnId: string, outcome: TurnOutcome, headRevision: number): TurnEnd {
-  return outcome.kind === "stopped" && outcome.reason === "cancelled"
-    ? { kind: "cancelled", turnId, headRevision }
-    : { kind: "finished", turnId, outcome, headRevision };
+export function committedEnd(
+  turnId: string,
+  outcome: TurnOutcome,
+  headRevision: number,
+  released = false,
+): TurnEnd {
+  const end: TurnEnd =
+    outcome.kind === "stopped" && outcome.reason === "cancelled"
+      ? { kind: "cancelled", turnId, headRevision }
+      : { kind: "finished", turnId, outcome, headRevision };
+  if (released) end.released = true;
+  return end;
 }
 
 /** Store refusals that mean the fence no longer holds the session's lease. */

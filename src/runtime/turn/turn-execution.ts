@@ -16,7 +16,7 @@ import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
 import { withQuotaCharging } from "./quota-provider.js";
-import { commitTurn, reportCommitted } from "./turn-commit.js";
+import { commitTurn, completionOf, publishAnnounced, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
 import { spendGuardOf, spendOf } from "./turn-spend.js";
@@ -214,9 +214,10 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
   // and ended the turn short, so committing now would store a cut-off turn. Not committing
   // leaves the claims for the next drive, which runs the turn again under the same id.
   await writer.flush();
-  let headRevision: number;
+  const completed = completionOf(run, result);
+  let commit: Awaited<ReturnType<typeof commitTurn>>;
   try {
-    headRevision = await commitTurn(deps, job.fence, prep.snapshot?.headRevision ?? 0, {
+    commit = await commitTurn(deps, job.fence, prep.snapshot?.headRevision ?? 0, {
       turnId,
       messages: result.messages,
       usage: result.usage,
@@ -225,10 +226,16 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       workClaims: run.workClaims,
       ...(prep.resumed && { parkedTurnId: turnId }),
       webhookEvents: turnEndEvents(deps, sessionId, turnId, result.outcome),
+      // Closing recorded tool calls needs the lease after the commit: no release in its step then.
+      completion: { event: completed, releaseIfIdle: !run.clientTools.hasCalls() },
     });
   } catch (error) {
     return endOfCommitError(turnId, error);
   }
+  const { headRevision, announced } = commit;
+  if (announced) publishAnnounced(run, announced.seq, completed(headRevision));
+  // After the publish: a watch takes the completion before it hears that the hold ended.
+  if (announced?.released) job.onReleased?.();
   run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the
@@ -236,19 +243,15 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
   await run.clientTools.closeAll().catch((error: unknown) => {
     deps.logger.warn({ sessionId, turnId, error }, "tool calls not closed after the commit");
   });
-  try {
-    await writer.emit({
-      type: "turn_completed",
-      outcome: result.outcome,
-      headRevision,
-      usage: result.usage,
-      ...spendOf(run, result),
-      fencingToken: job.fence.fencingToken,
-    });
-    await writer.flush();
-  } catch (cause) {
-    return { kind: "unannounced", turnId, headRevision, cause };
+  // A store that did not announce in the commit's step (the wire's) gets it as its own append.
+  if (!announced) {
+    try {
+      await writer.emit(completed(headRevision));
+      await writer.flush();
+    } catch (cause) {
+      return { kind: "unannounced", turnId, headRevision, cause };
+    }
   }
   reportCommitted(deps, sessionId, turnId, result, headRevision, job.fence.fencingToken);
-  return committedEnd(turnId, result.outcome, headRevision);
+  return committedEnd(turnId, result.outcome, headRevision, announced?.released === true);
 }

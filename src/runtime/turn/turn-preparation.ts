@@ -29,6 +29,13 @@ export interface TurnWork {
   drain?: AbortSignal;
   /** A parked turn this holder resumes (its claims are `inputs` and `work`). */
   resumed?: Exclude<ResumeOutcome, { status: "waiting" }>;
+  /**
+   * The committed state read in the turn start's step (store.startTurn, since the transcript
+   * cache's mark): the turn loads nothing more.
+   */
+  loaded?: { snapshot: SessionSnapshot | undefined };
+  /** Told as soon as the turn's commit released the lease (its completion just published). */
+  onReleased?: () => void;
 }
 
 export interface PreparedTurn {
@@ -70,7 +77,9 @@ export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<Pre
   const turnId = turnIdOf(job);
   // Where the log ends is not read: the writer learns it from the turn's first event, which the
   // turn awaits before anything else is emitted.
-  const { snapshot, history } = await deps.transcripts.load(sessionId);
+  const { snapshot, history } = job.loaded
+    ? deps.transcripts.accept(sessionId, job.loaded.snapshot)
+    : await deps.transcripts.load(sessionId);
 
   const payloads = saved
     ? []

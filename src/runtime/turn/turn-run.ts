@@ -15,7 +15,7 @@ import { approvalPolicy } from "./tool-approval.js";
 import type { TurnEnd } from "./turn-end.js";
 import { createParkingMonitor, encodeProgress, type ParkingMonitor } from "./turn-parking.js";
 import { untracedTurn, type TurnTrace } from "./turn-trace.js";
-import { actionRequiredEvent, noteOutboxWritten as noteParked } from "./webhook-events.js";
+import { actionRequiredEvent, withOutboxHint } from "./webhook-events.js";
 
 export type TurnEventMapper = ReturnType<typeof createTurnEventMapper>;
 
@@ -258,26 +258,33 @@ async function storeParkedTurn(
     const expiresAtMs = deps.clock.nowMs() + deps.parking.ttlMs;
     await writer.emit({ type: "turn_parked", ...splitWaits(waitingOn), expiresAtMs });
     await writer.flush();
-    parts.stops.parked = await deps.store.parkTurn(parts.job.fence, {
-      turnId: parts.prep.turnId,
+    const { fence } = parts.job;
+    const webhookEvent = actionRequiredEvent(
+      deps,
+      fence.sessionId,
+      parts.prep.turnId,
       waitingOn,
-      progress,
-      inputIds: parts.inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
-      batchIds: parts.workClaims.flatMap((c) => c.batches.map((b) => b.batchId)),
-      ttlMs: deps.parking.ttlMs,
-      webhookEvent: actionRequiredEvent(
-        deps,
-        parts.job.fence.sessionId,
-        parts.prep.turnId,
-        waitingOn,
-        parts.job.fence.fencingToken,
-      ),
-    });
+      fence.fencingToken,
+    );
+    parts.stops.parked = await withOutboxHint(
+      deps,
+      fence.sessionId,
+      webhookEvent !== undefined,
+      () =>
+        deps.store.parkTurn(fence, {
+          turnId: parts.prep.turnId,
+          waitingOn,
+          progress,
+          inputIds: parts.inputClaims.flatMap((c) => c.inputs.map((i) => i.inputId)),
+          batchIds: parts.workClaims.flatMap((c) => c.batches.map((b) => b.batchId)),
+          ttlMs: deps.parking.ttlMs,
+          webhookEvent,
+        }),
+    );
     parts.trace.parked(
-      parts.job.fence.fencingToken,
+      fence.fencingToken,
       waitingOn.map((w) => w.callId),
     );
-    noteParked(deps, parts.job.fence.sessionId);
     parts.cancel.abort(new Error("the turn parked: it waits for answers from outside"));
   } catch (error) {
     // Not parked (the lease or a claim is gone, the store is away, the progress too large):

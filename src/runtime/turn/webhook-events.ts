@@ -88,9 +88,23 @@ export function actionRequiredEvent(
   };
 }
 
-/** Tells the deliverers an outbox has a row (a hint: a lost note waits for the next one). */
-export function noteOutboxWritten(deps: RuntimeDeps, sessionId: SessionId): void {
-  deps.webhooks?.noteOutbox(sessionId, deps.clock.nowMs()).catch((error: unknown) => {
+/**
+ * Writes `write` (a commit or park carrying outbox rows) between the outbox hint's expect and
+ * its note (ADR 0021 "The hint"). A note that fails is logged, not thrown: the write stands, and
+ * the expect makes its rows due a delivery lease later.
+ */
+export async function withOutboxHint<T>(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  writesRows: boolean,
+  write: () => Promise<T>,
+): Promise<T> {
+  const hints = writesRows ? deps.webhooks : undefined;
+  if (!hints) return write();
+  await hints.expect(sessionId);
+  const result = await write();
+  hints.written(sessionId).catch((error: unknown) => {
     deps.logger.warn({ sessionId, error }, "webhook outbox hint not written");
   });
+  return result;
 }

@@ -9,6 +9,7 @@ import {
 import type { SessionId } from "../../domain/ids.js";
 import {
   markedCount,
+  type CommitAnnouncement,
   type CommitReceipt,
   type RuntimeCommit,
   type SessionSnapshot,
@@ -18,7 +19,10 @@ import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { recordRevision } from "./history-ops.js";
 import { deferTurnInputs } from "./input-ops.js";
-import { liveLease, type SessionCell } from "./session-cell.js";
+import { liveLease, requireLiveFence, type SessionCell } from "./session-cell.js";
+import type { AnnouncementLog } from "./event-log.js";
+import type { SessionEvent } from "../../domain/session-events.js";
+import { waitsForHolder } from "./lease-ops.js";
 import { writeOutboxRow } from "./webhook-state.js";
 
 /** Every check of a commit; throws before anything is written. */
@@ -120,6 +124,22 @@ function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
   return receipt;
 }
 
+/**
+ * The turn's announcement after the commit's writes, then the release unless something waits for
+ * a holder (ADR 0011): a vacant lease means the last turn was announced.
+ */
+function announce(
+  log: AnnouncementLog,
+  cell: SessionCell,
+  a: CommitAnnouncement,
+): { seq: number; released: boolean } {
+  const event = JSON.parse(a.eventJson) as SessionEvent;
+  const [seq = 0] = log.appendNow(cell.sessionId, [{ turnId: a.turnId, event }]);
+  const released = a.releaseIfIdle && !waitsForHolder(cell);
+  if (released) cell.lease = undefined;
+  return { seq, released };
+}
+
 export function commitRuntimeState(
   ctx: MemoryContext,
   commit: RuntimeCommit,
@@ -135,11 +155,14 @@ export function commitRuntimeState(
       }
     }
     checkApplicable(cell, commit, nowMs, ctx.log);
+    const log = commit.announce && ctx.announcements;
+    if (log && commit.announce) requireLiveFence(cell, commit.announce.fence, nowMs);
     const receipt = apply(cell, commit);
     for (const event of commit.webhookEvents ?? []) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
     }
-    return receipt;
+    if (!log || !commit.announce) return receipt;
+    return { ...receipt, announced: announce(log, cell, commit.announce) };
   });
 }
 
@@ -148,19 +171,25 @@ export function loadSession(
   sessionId: SessionId,
   since: TranscriptMark | undefined,
 ): Promise<SessionSnapshot | undefined> {
-  return atomically(ctx, sessionId, (cell) => {
-    if (cell.headRevision === 0) return undefined;
-    const from = markedCount(since, cell.transcriptEpoch, cell.messages.length);
-    return {
-      sessionId,
-      headRevision: cell.headRevision,
-      turnIndex: cell.turnIndex,
-      messages: cell.messages.slice(from),
-      messagesFrom: from,
-      transcriptEpoch: cell.transcriptEpoch,
-      usage: { ...cell.usage },
-      ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
-      metadata: { ...cell.metadata },
-    };
-  });
+  return atomically(ctx, sessionId, (cell) => snapshotOf(cell, since));
+}
+
+/** loadSession's answer, inside a session's atomic step. */
+export function snapshotOf(
+  cell: SessionCell,
+  since: TranscriptMark | undefined,
+): SessionSnapshot | undefined {
+  if (cell.headRevision === 0) return undefined;
+  const from = markedCount(since, cell.transcriptEpoch, cell.messages.length);
+  return {
+    sessionId: cell.sessionId,
+    headRevision: cell.headRevision,
+    turnIndex: cell.turnIndex,
+    messages: cell.messages.slice(from),
+    messagesFrom: from,
+    transcriptEpoch: cell.transcriptEpoch,
+    usage: { ...cell.usage },
+    ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
+    metadata: { ...cell.metadata },
+  };
 }

@@ -15,6 +15,7 @@ export interface AgentRecord {
 }
 import { emptyCell, type SessionCell } from "./session-cell.js";
 import type { MemoryWebhooks } from "./webhook-state.js";
+import type { AnnouncementLog } from "./event-log.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
 export interface TurnToolCalls {
@@ -42,6 +43,8 @@ export interface MemoryContext {
   log: StoreLogger | undefined;
   /** Test hook between a claim's lease validation and its mutation. */
   afterClaimValidation: (() => Promise<void> | void) | undefined;
+  /** The event log a commit's announcement goes to (ADR 0011); none: announcements ignored. */
+  announcements?: AnnouncementLog;
 }
 
 export function cellOf(ctx: MemoryContext, sessionId: SessionId): SessionCell {
@@ -53,8 +56,13 @@ export function cellOf(ctx: MemoryContext, sessionId: SessionId): SessionCell {
   return cell;
 }
 
-export function nextGeneration(ctx: MemoryContext, sessionId: SessionId): number {
-  const next = (ctx.generations.get(sessionId) ?? 0) + 1;
+/**
+ * One above the session's last generation and never below the store clock in ms: the Redis
+ * store's rule (ADR 0022), under which a store that lost its counter but whose clock moved on
+ * still issues greater tokens. The reference store keeps it so that the laws hold it everywhere.
+ */
+export function nextGeneration(ctx: MemoryContext, sessionId: SessionId, nowMs: number): number {
+  const next = Math.max((ctx.generations.get(sessionId) ?? 0) + 1, Math.floor(nowMs));
   ctx.generations.set(sessionId, next);
   return next;
 }

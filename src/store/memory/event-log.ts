@@ -2,6 +2,7 @@
 import { leaseExpired } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
+import type { SessionEvent } from "../../domain/session-events.js";
 import type { EventLog, LogEntry, LogRead } from "../../ports/event-log.js";
 
 interface SessionLog {
@@ -25,7 +26,16 @@ export interface FenceAuthority {
   fenceIsLive(fence: LeaseFence): boolean;
 }
 
-export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
+/** The memory log as its store appends to it: unfenced, at once, inside the store's own step. */
+export interface AnnouncementLog {
+  appendNow(sessionId: SessionId, items: { turnId: string; event: SessionEvent }[]): number[];
+  /** The log's last sequence number now (0 before its first entry). */
+  lastSeqNow(sessionId: SessionId): number;
+}
+
+export type MemoryEventLog = EventLog & AnnouncementLog;
+
+export function createMemoryEventLog(options: MemoryEventLogOptions = {}): MemoryEventLog {
   const maxEntries = options.maxEntries ?? 10_000;
   const logs = new Map<SessionId, SessionLog>();
   const logOf = (sessionId: SessionId): SessionLog => {
@@ -37,24 +47,34 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     return log;
   };
 
+  const appendNow = (
+    sessionId: SessionId,
+    items: { turnId: string; event: SessionEvent }[],
+  ): number[] => {
+    const log = logOf(sessionId);
+    const seqs = items.map((item) => {
+      const seq = ++log.lastSeq;
+      log.entries.push({ seq, turnId: item.turnId, event: structuredClone(item.event) });
+      return seq;
+    });
+    if (log.entries.length > maxEntries) log.entries.splice(0, log.entries.length - maxEntries);
+    const waiters = [...log.waiters];
+    log.waiters.clear();
+    for (const wake of waiters) wake();
+    return seqs;
+  };
+
   return {
+    lastSeqNow: (sessionId) => logs.get(sessionId)?.lastSeq ?? 0,
     append(sessionId, items, fence) {
       // A stale holder's events never become visible (the Redis log checks in its script).
       if (fence !== undefined && options.fences?.fenceIsLive(fence) !== true) {
         return Promise.reject(leaseExpired(sessionId, fence.fencingToken));
       }
-      const log = logOf(sessionId);
-      const seqs = items.map((item) => {
-        const seq = ++log.lastSeq;
-        log.entries.push({ seq, turnId: item.turnId, event: structuredClone(item.event) });
-        return seq;
-      });
-      if (log.entries.length > maxEntries) log.entries.splice(0, log.entries.length - maxEntries);
-      const waiters = [...log.waiters];
-      log.waiters.clear();
-      for (const wake of waiters) wake();
-      return Promise.resolve(seqs);
+      return Promise.resolve(appendNow(sessionId, items));
     },
+
+    appendNow,
 
     lastSeq: (sessionId) => Promise.resolve(logs.get(sessionId)?.lastSeq ?? 0),
 

@@ -31,24 +31,34 @@ export function submitInput(
   draft: TurnInputDraft,
 ): Promise<SubmitInputReceipt> {
   const contentHash = turnInputHash(draft);
-  return atomically(ctx, draft.sessionId, (cell, nowMs) => {
-    const sessionBusy = liveLease(cell, nowMs) !== undefined || cell.parked !== undefined;
-    if (draft.sourceKey) {
-      const seen = cell.inputSourceKeys.get(draft.sourceKey);
-      if (seen) {
-        if (seen.contentHash !== contentHash)
-          throw sourceKeyConflict(cell.sessionId, draft.sourceKey);
-        const existing = cell.inputs.get(seen.id);
-        if (existing) return { input: copy(existing), deduplicated: true, sessionBusy };
-      }
+  return atomically(ctx, draft.sessionId, (cell, nowMs) =>
+    submitInCell(cell, draft, contentHash, nowMs),
+  );
+}
+
+/** submitInput's step, inside a session's atomic step. */
+export function submitInCell(
+  cell: SessionCell,
+  draft: TurnInputDraft,
+  contentHash: string,
+  nowMs: number,
+): SubmitInputReceipt {
+  const sessionBusy = liveLease(cell, nowMs) !== undefined || cell.parked !== undefined;
+  if (draft.sourceKey) {
+    const seen = cell.inputSourceKeys.get(draft.sourceKey);
+    if (seen) {
+      if (seen.contentHash !== contentHash)
+        throw sourceKeyConflict(cell.sessionId, draft.sourceKey);
+      const existing = cell.inputs.get(seen.id);
+      if (existing) return { input: copy(existing), deduplicated: true, sessionBusy };
     }
-    const input = newTurnInput(draft, randomUUID() as InputId, ++cell.inputSeq);
-    cell.inputs.set(input.inputId, input);
-    createImplicitly(cell);
-    if (draft.sourceKey)
-      cell.inputSourceKeys.set(draft.sourceKey, { id: input.inputId, contentHash });
-    return { input: copy(input), deduplicated: false, sessionBusy };
-  });
+  }
+  const input = newTurnInput(draft, randomUUID() as InputId, ++cell.inputSeq);
+  cell.inputs.set(input.inputId, input);
+  createImplicitly(cell);
+  if (draft.sourceKey)
+    cell.inputSourceKeys.set(draft.sourceKey, { id: input.inputId, contentHash });
+  return { input: copy(input), deduplicated: false, sessionBusy };
 }
 
 export function listInputs(ctx: MemoryContext, sessionId: SessionId): Promise<PendingTurnInput[]> {
@@ -108,31 +118,34 @@ export function claimInputs(
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();
-    // A parked turn holds the session: new turns wait for it (its resume takes its own claims).
-    if (point.kind === "idle" && cell.parked) return undefined;
-    const taken = [...cell.inputs.values()]
-      .filter(
-        (i) =>
-          i.state === "pending" ||
-          (i.state === "claimed" && i.claimFencingToken < fence.fencingToken),
-      )
-      .filter((i) => admits(i, point))
-      .sort((a, b) => a.seq - b.seq)
-      .slice(0, maxInputs);
-    if (taken.length === 0) return undefined;
-    const claimId = randomUUID() as ClaimId;
-    for (const input of taken) {
-      input.state = "claimed";
-      input.claimFencingToken = fence.fencingToken;
-      input.claimId = claimId;
-    }
-    return {
-      claimId,
-      sessionId: cell.sessionId,
-      fencingToken: fence.fencingToken,
-      inputs: taken.map(copy),
-    };
+    return claimInCell(cell, fence.fencingToken, point, maxInputs);
   });
+}
+
+/** claimInputs' step after its fence check, inside a session's atomic step. */
+export function claimInCell(
+  cell: SessionCell,
+  fencingToken: number,
+  point: InputClaimPoint,
+  maxInputs: number,
+): TurnInputClaim | undefined {
+  // A parked turn holds the session: new turns wait for it (its resume takes its own claims).
+  if (point.kind === "idle" && cell.parked) return undefined;
+  const taken = [...cell.inputs.values()]
+    .filter(
+      (i) => i.state === "pending" || (i.state === "claimed" && i.claimFencingToken < fencingToken),
+    )
+    .filter((i) => admits(i, point))
+    .sort((a, b) => a.seq - b.seq)
+    .slice(0, maxInputs);
+  if (taken.length === 0) return undefined;
+  const claimId = randomUUID() as ClaimId;
+  for (const input of taken) {
+    input.state = "claimed";
+    input.claimFencingToken = fencingToken;
+    input.claimId = claimId;
+  }
+  return { claimId, sessionId: cell.sessionId, fencingToken, inputs: taken.map(copy) };
 }
 
 export function deferActiveInputs(

@@ -16,7 +16,7 @@ import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/sto
 import { atomically, nextGeneration, type MemoryContext } from "./context.js";
 import { copy, liveLease, type SessionCell } from "./session-cell.js";
 
-function acquire(
+export function acquire(
   ctx: MemoryContext,
   cell: SessionCell,
   owner: LeaseOwner,
@@ -28,7 +28,7 @@ function acquire(
     sessionId: cell.sessionId,
     owner: copy(owner),
     leaseToken: randomUUID(),
-    fencingToken: nextGeneration(ctx, cell.sessionId),
+    fencingToken: nextGeneration(ctx, cell.sessionId, nowMs),
     expiresAtMs: nowMs + ttlMs,
   };
   cell.lease = lease;
@@ -116,7 +116,7 @@ export function releaseLease(ctx: MemoryContext, fence: LeaseFence): Promise<Lea
 }
 
 /** Nothing waits for a holder: what hasPendingWork in the driver looked for, in one step. */
-function waitsForHolder(cell: SessionCell): boolean {
+export function waitsForHolder(cell: SessionCell): boolean {
   if (cell.parked) return true;
   for (const batch of cell.batches.values()) {
     if (batch.state === "ready" || batch.state === "claimed") return true;

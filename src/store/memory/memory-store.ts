@@ -1,6 +1,6 @@
 // The in-memory reference store: the embedded default and the oracle of the conformance suite.
 // Each operation is one serialized step per session (see keyed-mutex.ts).
-import type { FenceAuthority } from "./event-log.js";
+import type { AnnouncementLog, FenceAuthority } from "./event-log.js";
 import { requireLiveFence } from "./session-cell.js";
 import { isTetherError } from "../../domain/errors.js";
 import type { LeaseFence } from "../../domain/lease.js";
@@ -13,6 +13,7 @@ import {
 } from "../../ports/runtime-store.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
+import { startTurn } from "./turn-start-ops.js";
 import { withInputChecks } from "../shared/checked-store.js";
 import { checkedCharge } from "../shared/tenant-charge.js";
 import type { TenantBudgetStore } from "../../ports/spend-guard.js";
@@ -43,6 +44,8 @@ export interface MemoryStore extends RuntimeStore, FenceAuthority, TenantBudgetS
   webhooks: WebhookStore;
   /** Test hook run inside a claim, after its lease validation and before its mutation. */
   setClaimAfterValidationHook(hook?: () => Promise<void> | void): void;
+  /** The session logs a commit's announcement is appended to (the log fenced by this store). */
+  attachEventLog(log: AnnouncementLog): void;
 }
 
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
@@ -67,6 +70,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
       setClaimAfterValidationHook(hook) {
         ctx.afterClaimValidation = hook;
+      },
+
+      attachEventLog(log) {
+        ctx.announcements = log;
       },
 
       fenceIsLive(fence) {
@@ -106,6 +113,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         fenced(ctx, "claimWorkByIds", fence, queue.claimWorkByIds(ctx, fence, ids)),
 
       submitInput: (draft) => inputs.submitInput(ctx, draft),
+      startTurn: (draft, claim) => startTurn(ctx, draft, claim),
       listInputs: (sessionId) => inputs.listInputs(ctx, sessionId),
       cancelInputs: (sessionId, selector) => inputs.cancelInputs(ctx, sessionId, selector),
       claimInputs: (fence, point, max) =>

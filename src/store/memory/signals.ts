@@ -35,7 +35,8 @@ export function createMemorySignals(): SessionSignals {
       listeners.set(key, listener);
       return Promise.resolve(() => {
         if (listeners.get(key) === listener) listeners.delete(key);
-        active.delete(sessionId);
+        // A later turn of the session may have marked itself since.
+        if (active.get(sessionId) === turnId) active.delete(sessionId);
         return Promise.resolve();
       });
     },

@@ -69,12 +69,30 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
       return Promise.resolve(due.slice(0, limit).map(([id]) => id));
     },
     noteOutbox: (outboxId: SessionId, dueAtMs: number) => {
-      w.due.set(outboxId, dueAtMs);
+      const current = w.due.get(outboxId);
+      if (current === undefined || dueAtMs < current) w.due.set(outboxId, dueAtMs);
       return Promise.resolve();
     },
-    forgetOutbox: (outboxId: SessionId) =>
+    expectOutbox: (outboxId: SessionId, nowMs: number, dueAtMs: number) => {
+      const current = w.due.get(outboxId);
+      if (current === undefined || current <= nowMs || dueAtMs < current) {
+        w.due.set(outboxId, dueAtMs);
+      }
+      return Promise.resolve();
+    },
+    settleOutboxHint: (outboxId: SessionId, seenAtMs: number, nextDueAtMs?: number) =>
       atomically(ctx, outboxId, () => {
-        if ((w.outboxes.get(outboxId)?.size ?? 0) === 0) w.due.delete(outboxId);
+        const current = w.due.get(outboxId);
+        // Noted after the look began: it stands (ADR 0021 "The hint").
+        if (current !== undefined && current > seenAtMs) {
+          if (nextDueAtMs !== undefined && nextDueAtMs < current) w.due.set(outboxId, nextDueAtMs);
+        } else if (nextDueAtMs !== undefined) {
+          w.due.set(outboxId, nextDueAtMs);
+        } else if ((w.outboxes.get(outboxId)?.size ?? 0) === 0) {
+          w.due.delete(outboxId);
+        } else {
+          w.due.set(outboxId, 0);
+        }
       }),
   };
 }

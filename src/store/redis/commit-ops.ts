@@ -3,12 +3,14 @@
 import {
   commitStampConflict,
   headRevisionConflict,
+  leaseExpired,
   parkedTurnMismatch,
   queuedWorkClaimSuperseded,
   turnInputClaimSuperseded,
 } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
 import type {
+  CommitAnnouncement,
   CommitReceipt,
   RuntimeCommit,
   SessionSnapshot,
@@ -18,8 +20,9 @@ import { logClaimSuperseded } from "../shared/store-log.js";
 import { int, str, usageAt } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
+import type { ScriptReply } from "./scripts.js";
 
-function commitSpec(commit: RuntimeCommit): string {
+function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
   const u = commit.usage;
   const metadata = Object.entries(commit.metadataPatch ?? {}).flat();
   return JSON.stringify({
@@ -40,12 +43,21 @@ function commitSpec(commit: RuntimeCommit): string {
     f: commit.deferTurnInputs ?? "",
     c: commit.costMicros ?? 0,
     w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
+    a: announcementSpec(commit.announce, logMaxEntries),
   });
+}
+
+/** The announcement as the script takes it (see commit-15.lua); [] for none. */
+function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
+  if (!a) return [];
+  const { leaseToken, fencingToken } = a.fence;
+  return [leaseToken, fencingToken, a.turnId, a.eventJson, maxLen, a.releaseIfIdle];
 }
 
 export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<CommitReceipt> {
   const sessionId = input.sessionId;
   const k = ctx.keys(sessionId);
+  const ek = ctx.eventKeys(sessionId);
   const reply = await ctx.scripts.run(
     "commit",
     [
@@ -62,13 +74,23 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.history,
       k.metadataLog,
       k.outbox,
+      ek.events,
+      ek.eventSeq,
     ],
-    [commitSpec(input), ...input.appendMessages],
+    [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );
   switch (reply[0]) {
     case REPLY.OK:
-      ctx.noteSession(sessionId);
-      return { sessionId, headRevision: int(reply, 1), replayed: false };
+      // A commit at head 0 created the session; any other repairs its entry if needed.
+      ctx.noteSession(sessionId, input.expectedHeadRevision > 0);
+      return {
+        sessionId,
+        headRevision: int(reply, 1),
+        replayed: false,
+        ...(input.announce && { announced: { seq: int(reply, 2), released: int(reply, 3) === 1 } }),
+      };
+    case REPLY.LEASE_EXPIRED:
+      throw leaseExpired(sessionId, input.announce?.fence.fencingToken ?? 0);
     case REPLY.STAMP_REPLAYED:
       return { sessionId, headRevision: int(reply, 1), replayed: true };
     case REPLY.STAMP_CONFLICT:
@@ -105,6 +127,14 @@ export async function loadSession(
     [k.head, k.messages, k.metadata],
     [since?.epoch ?? "", since?.messageCount ?? 0],
   );
+  return decodeSnapshot(sessionId, reply);
+}
+
+/** loadSession's reply (session_state in _shared.lua) as a snapshot; undefined before a commit. */
+export function decodeSnapshot(
+  sessionId: SessionId,
+  reply: ScriptReply,
+): SessionSnapshot | undefined {
   if (reply[0] !== REPLY.OK) return undefined;
   const cost = int(reply, 10);
   const count = int(reply, 11);

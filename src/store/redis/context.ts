@@ -10,11 +10,16 @@ import {
   agentKeys,
   tenantBudgetKey,
   sessionIndexKey,
+  sessionEventKeys,
   sessionKeys,
   type AgentKeys,
+  type SessionEventKeys,
   type SessionKeys,
 } from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
+
+/** Entries a session's event log keeps by default (event-log.ts trims to it too). */
+export const DEFAULT_LOG_MAX_ENTRIES = 10_000;
 
 export interface RedisContext {
   redis: Redis | Cluster;
@@ -24,15 +29,26 @@ export interface RedisContext {
   /** Decision records (lease claims, refusals); undefined when nobody listens. */
   log: StoreLogger | undefined;
   keys(sessionId: SessionId): SessionKeys;
+  /** The session's event log, for a commit that appends its turn's announcement (ADR 0011). */
+  eventKeys(sessionId: SessionId): SessionEventKeys;
+  /** The log's retained length, as the event log trims it. */
+  logMaxEntries: number;
   indexKey: string;
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
   tenantBudgetKey(tenant: string): string;
-  /** Adds a committed session to the index hint with the next index update (unawaited). */
-  noteSession(sessionId: SessionId): void;
+  /**
+   * Adds a session to the index hint with the next index update (unawaited). `repair`: a commit
+   * of a session that exists already, skipped when this store added it and the update did not
+   * fail (the entry is there unless a delete took it, and a session created again is noted).
+   */
+  noteSession(sessionId: SessionId, repair?: boolean): void;
   /** Sends the pending index update now, so a command sent after it sees it. */
   flushIndex(): void;
 }
+
+/** Sessions a store remembers having added to the index (the oldest is forgotten first). */
+const NOTED_SESSIONS = 10_000;
 
 export function createRedisContext(
   redis: Redis | Cluster,
@@ -41,16 +57,22 @@ export function createRedisContext(
   limits: StoreLimits,
   probe: LivenessProbe,
   log: StoreLogger | undefined,
+  logMaxEntries = DEFAULT_LOG_MAX_ENTRIES,
 ): RedisContext {
   const indexKey = sessionIndexKey(namespace);
   // Commits landing in one turn of the event loop share one ZADD: the index is a hint, and one
   // command per turn instead of one per commit is a command less on most turn cycles.
   let pending: (string | number)[] = [];
+  // Sessions this store added to the index, so a commit's repair of its entry costs no command
+  // each turn (ADR 0023); a failed update forgets its members, so their next commit repairs.
+  const noted = new Set<SessionId>();
   const flushIndex = (): void => {
     if (pending.length === 0) return;
     const members = pending;
     pending = [];
-    redis.zadd(indexKey, ...members).catch(() => undefined);
+    redis.zadd(indexKey, ...members).catch(() => {
+      for (let i = 1; i < members.length; i += 2) noted.delete(members[i] as SessionId);
+    });
   };
   return {
     redis,
@@ -59,11 +81,16 @@ export function createRedisContext(
     probe,
     log,
     keys: (sessionId) => sessionKeys(namespace, sessionId),
+    eventKeys: (sessionId) => sessionEventKeys(namespace, sessionId),
+    logMaxEntries,
     indexKey,
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
     tenantBudgetKey: (tenant) => tenantBudgetKey(namespace, tenant),
-    noteSession(sessionId) {
+    noteSession(sessionId, repair = false) {
+      if (repair && noted.has(sessionId)) return;
+      noted.add(sessionId);
+      if (noted.size > NOTED_SESSIONS) noted.delete(noted.values().next().value as SessionId);
       if (pending.length === 0) setImmediate(flushIndex);
       pending.push(0, sessionId);
     },

@@ -20,9 +20,12 @@ export const ASYNC_DURABILITY: RedisDurability = { mode: "async" };
 /**
  * - `acknowledging`: its effect is promised to a client (a submission, a commit, an answer) or
  *   keeps other writers out (a lease or claim): losing it in a failover would break a promise.
- * - `internal`: a write whose loss a failover survives by design: a renewal or release (the lease
- *   only expires sooner, fencing tokens keep order), vacuum, the event log's tail (rebuilt from
- *   commits; ADR 0017 says what a client may see), a listener's mark, quota slots and counters.
+ *   Renewals too (ADR 0022): not because losing one harms (the lease only expires sooner), but
+ *   because a holder whose renewal no replica confirms may be on an old primary cut off from
+ *   them, and must stop before a promoted replica lets another holder in.
+ * - `internal`: a write whose loss a failover survives by design: a release (the lease stays
+ *   until it expires), vacuum, the event log's tail (rebuilt from commits; ADR 0017 says what a
+ *   client may see), a listener's mark, quota slots and counters.
  * - `read`: writes nothing.
  */
 export type ScriptWriteClass = "acknowledging" | "internal" | "read";
@@ -31,8 +34,8 @@ export type ScriptWriteClass = "acknowledging" | "internal" | "read";
 export const SCRIPT_WRITE_CLASS = {
   claimLease: "acknowledging",
   reclaimLease: "acknowledging",
-  renewLease: "internal",
-  renewLeases: "internal",
+  renewLease: "acknowledging",
+  renewLeases: "acknowledging",
   releaseLease: "internal",
   releaseIfIdle: "internal",
   readLease: "read",
@@ -42,6 +45,7 @@ export const SCRIPT_WRITE_CLASS = {
   claimReadyWork: "acknowledging",
   claimWorkByIds: "acknowledging",
   submitInput: "acknowledging",
+  startTurn: "acknowledging",
   listInputs: "read",
   cancelInputs: "acknowledging",
   claimInputs: "acknowledging",
@@ -68,6 +72,7 @@ export const SCRIPT_WRITE_CLASS = {
   rewindSession: "acknowledging",
   forkSession: "acknowledging",
   listenTurn: "internal",
+  unlistenTurn: "internal",
   readEvents: "read",
   // Quota slots and counters (ADR 0015) bound a tenant's use; a failover that loses one lets a
   // tenant briefly past its limit, and promises nothing to a client, so no turn waits on them.
@@ -103,6 +108,9 @@ export const SCRIPT_WRITE_CLASS = {
   enqueueWebhookEvent: "internal",
   claimOutbox: "internal",
   settleOutbox: "internal",
+  // The due-outbox hint: a lost one is found again by the rows' own expect or note (ADR 0021).
+  expectOutbox: "internal",
+  settleOutboxHint: "internal",
   recordWebhookDelivery: "internal",
 } as const satisfies Record<ScriptName, ScriptWriteClass>;
 

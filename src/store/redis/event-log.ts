@@ -9,6 +9,7 @@ import type { EventLog, LogEntry } from "../../ports/event-log.js";
 import { sessionEventKeys, sessionKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
 import { readerConnection } from "./connections.js";
+import { DEFAULT_LOG_MAX_ENTRIES } from "./context.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
 export interface RedisEventLogOptions {
@@ -43,7 +44,7 @@ function toEntry([id, fields]: RawEntry): LogEntry {
 export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const { redis } = options;
   const namespace = options.namespace ?? "tether";
-  const maxEntries = options.maxEntries ?? 10_000;
+  const maxEntries = options.maxEntries ?? DEFAULT_LOG_MAX_ENTRIES;
   // Enough for every session a busy replica follows at once, so readers are reused, not reopened.
   const maxIdle = options.maxIdleReaders ?? 64;
   const scripts = createScriptRunner(redis);

@@ -22,6 +22,7 @@ import { decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { statusPairs } from "./queue-ops.js";
 import { REPLY } from "./replies.js";
+import type { ScriptReply } from "./scripts.js";
 
 export async function submitInput(
   ctx: RedisContext,
@@ -45,6 +46,17 @@ export async function submitInput(
     ],
     [inputId, draft.sourceKey ?? "", turnInputHash(draft), JSON.stringify(delivery), draft.payload],
   );
+  return submitted(ctx, draft, inputId, reply);
+}
+
+/** submitInput's reply as a receipt (startTurn's first part too). */
+export function submitted(
+  ctx: RedisContext,
+  draft: TurnInputDraft,
+  inputId: InputId,
+  reply: ScriptReply,
+): SubmitInputReceipt {
+  const sessionId = draft.sessionId;
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT)
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   if (reply[0] === REPLY.DEDUPLICATED) {

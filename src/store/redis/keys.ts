@@ -7,7 +7,7 @@ import type { SessionId } from "../../domain/ids.js";
 export interface SessionKeys {
   /** Hash: tok, gen, exp, oid, inc, own (the current or last lease of the session). */
   lease: string;
-  /** Counter of lease generations; never deleted, so fencing tokens never repeat. */
+  /** Lease generations; never deleted, and floored by the clock (ADR 0022): tokens never repeat. */
   generation: string;
   /** Hash: rev, turn and the usage totals. Absent before the first commit. */
   head: string;

@@ -14,6 +14,7 @@ import * as commits from "./commit-ops.js";
 import { createRedisContext } from "./context.js";
 import * as history from "./history-ops.js";
 import * as inputs from "./input-ops.js";
+import * as turnStart from "./turn-start-ops.js";
 import { checkNamespace } from "./keys.js";
 import * as leases from "./lease-ops.js";
 import * as agents from "./agent-ops.js";
@@ -46,6 +47,8 @@ export interface RedisStoreOptions {
   extraConnections?: number;
   /** `async` by default; `replicated` puts WAIT behind every acknowledging script (ADR 0017). */
   durability?: RedisDurability;
+  /** The event log's retained length, for a commit's announcement (as the log's maxEntries). */
+  logMaxEntries?: number;
 }
 
 /** FNV-1a over the id's UTF-16 units: cheap, and stable for a session, so its calls keep order. */
@@ -72,6 +75,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
     limits,
     probe,
     options.logger,
+    options.logMaxEntries,
   );
   const owned = Array.from({ length: options.extraConnections ?? 0 }, () =>
     duplicateConnection(options.redis),
@@ -103,6 +107,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
         queue.claimReadyWork(on(fence?.sessionId), fence, boundary, max),
       claimWorkByIds: (fence, ids) => queue.claimWorkByIds(on(fence?.sessionId), fence, ids),
       submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
+      startTurn: (draft, claim) => turnStart.startTurn(on(draft?.sessionId), draft, claim),
       listInputs: (id) => inputs.listInputs(on(id), id),
       cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
       claimInputs: (fence, point, max) =>

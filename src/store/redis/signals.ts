@@ -168,8 +168,12 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
             current.delete(turnId);
             if (current.size === 0) listeners.delete(keys.channel);
           }
-          await redis
-            .del(keys.activeTurn, keys.cancel(turnId), keys.toolResults(turnId))
+          await scripts
+            .run(
+              "unlistenTurn",
+              [keys.activeTurn, keys.cancel(turnId), keys.toolResults(turnId)],
+              [turnId],
+            )
             .catch(() => undefined);
         };
       }),

@@ -96,15 +96,23 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       ),
     noteOutbox: (outboxId, dueAtMs) =>
       guarded(async () => {
-        await redis.zadd(index, dueAtMs, outboxId);
+        await redis.zadd(index, "LT", dueAtMs, outboxId);
       }),
-    // Remove, then look again: a row written before a commit's ZADD is seen by the HLEN after
-    // our ZREM, so the hint of a pending row is never lost to this race (ADR 0021).
-    forgetOutbox: (outboxId) =>
-      guarded(async () => {
-        await redis.zrem(index, outboxId);
-        if ((await redis.hlen(outbox(outboxId))) > 0) await redis.zadd(index, 0, outboxId);
-      }),
+    async expectOutbox(outboxId, nowMs, dueAtMs) {
+      await scripts.run("expectOutbox", [index], [outboxId, nowMs, dueAtMs]);
+    },
+    // Dropped, then look again: a row written after the look and before the drop, by a writer
+    // that did not live to note it, is seen by this HLEN (ADR 0021 "The hint").
+    async settleOutboxHint(outboxId, seenAtMs, nextDueAtMs) {
+      const reply = await scripts.run(
+        "settleOutboxHint",
+        [index],
+        [outboxId, seenAtMs, nextDueAtMs ?? ""],
+      );
+      if (int(reply, 1) === 1 && (await guarded(() => redis.hlen(outbox(outboxId)))) > 0) {
+        await guarded(() => redis.zadd(index, "LT", 0, outboxId));
+      }
+    },
     async createEndpoint(draft) {
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       const keys = tenantKeys(draft.tenant);

@@ -6,6 +6,8 @@ import { MAX_TOOL_CALLS_PER_REQUEST } from "../../domain/tool-calls.js";
 import { invalidArgument, sessionMismatch } from "../../domain/errors.js";
 import { checkId, parseSessionId, type SessionId } from "../../domain/ids.js";
 import type { RuntimeStore, StoreLimits } from "../../ports/runtime-store.js";
+import type { TurnInputDraft } from "../../domain/inputs.js";
+import type { TurnStartClaim } from "../../domain/turn-start.js";
 import {
   checkBoundary,
   checkCancelSelector,
@@ -50,6 +52,7 @@ function checked<R>(check: () => void, run: () => Promise<R>): Promise<R> {
 export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreLimits): T {
   const maxIds = limits.maxBatchesPerClaim;
   const checkSessionId = (id: SessionId): void => void parseSessionId(id);
+  const startTurn = inner.startTurn?.bind(inner);
   return {
     ...inner,
     commit: (commit) =>
@@ -215,6 +218,22 @@ export function withInputChecks<T extends RuntimeStore>(inner: T, limits: StoreL
         },
         () => inner.claimInputs(fence, point, maxInputs),
       ),
+    ...(startTurn && {
+      startTurn: (draft: TurnInputDraft, claim: TurnStartClaim) =>
+        checked(
+          () => {
+            checkTurnInputDraft(draft, limits);
+            if (draft.delivery.kind !== "next_turn") {
+              throw invalidArgument("delivery", "a turn start takes next-turn input only");
+            }
+            checkOwner(claim?.owner);
+            checkTtl(claim.ttlMs);
+            checkCount("max_inputs", claim.maxInputs, 1, maxIds);
+            if (claim.since) checkTranscriptMark(claim.since);
+          },
+          () => startTurn(draft, claim),
+        ),
+    }),
     deferActiveInputs: (fence, turnId) =>
       checked(
         () => {

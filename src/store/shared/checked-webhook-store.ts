@@ -59,6 +59,32 @@ export function withWebhookChecks(inner: WebhookStore): WebhookStore {
         },
         () => inner.settleOutbox(outboxId, eventId, token, settlement),
       ),
+    noteOutbox: (outboxId, dueAtMs) =>
+      checked(
+        () => {
+          parseSessionId(outboxId, "outbox_id");
+          checkCount("due_at_ms", dueAtMs, 0);
+        },
+        () => inner.noteOutbox(outboxId, dueAtMs),
+      ),
+    expectOutbox: (outboxId, nowMs, dueAtMs) =>
+      checked(
+        () => {
+          parseSessionId(outboxId, "outbox_id");
+          checkCount("now_ms", nowMs, 0);
+          checkCount("due_at_ms", dueAtMs, 0);
+        },
+        () => inner.expectOutbox(outboxId, nowMs, dueAtMs),
+      ),
+    settleOutboxHint: (outboxId, seenAtMs, nextDueAtMs) =>
+      checked(
+        () => {
+          parseSessionId(outboxId, "outbox_id");
+          checkCount("seen_at_ms", seenAtMs, 0);
+          if (nextDueAtMs !== undefined) checkCount("next_due_at_ms", nextDueAtMs, 0);
+        },
+        () => inner.settleOutboxHint(outboxId, seenAtMs, nextDueAtMs),
+      ),
     dueOutboxes: (limit) =>
       checked(
         () => checkCount("limit", limit, 1, 10_000),

@@ -76,6 +76,25 @@ export function describeLeaseLaws(factory: StoreFactory): void {
       expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
     });
 
+    test("law 5: tokens follow the store's clock, so a store without the counter still issues greater ones", async () => {
+      // ADR 0022: a replica promoted after a failover may never have received a session's last
+      // claims, so its counter is behind the tokens handed out. A session never held stands for
+      // that counter here (it has none at all); once the store's clock moved on, as it does in
+      // any failover, its first token is still above every token issued before, including those
+      // of a session claimed faster than the clock ticks.
+      const { store, advanceTime } = harness();
+      const often = freshSessionId();
+      const issued: number[] = [];
+      for (const name of ["a", "b", "c"]) {
+        const lease = await acquire(store, often, opaqueOwner(name), LONG_TTL_MS);
+        expect(await store.releaseLease(fenceOf(lease))).toEqual({ kind: "released" });
+        issued.push(lease.fencingToken);
+      }
+      await advanceTime(50);
+      const promoted = await acquire(store, freshSessionId(), opaqueOwner("d"), LONG_TTL_MS);
+      expect(promoted.fencingToken).toBeGreaterThan(Math.max(...issued));
+    });
+
     test("law 6: the same owner and incarnation re-enters with the same tokens", async () => {
       const { store, advanceTime } = harness();
       const sid = freshSessionId();

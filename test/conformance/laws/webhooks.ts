@@ -32,6 +32,7 @@ const event = (sid: SessionId, id = `msg_${randomUUID()}`): WebhookEvent => ({
   createdAtMs: 1_700_000_000_000,
   data: { session_id: sid, turn_id: "t1" },
 });
+const FAR_FUTURE_MS = 8_000_000_000_000;
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const endpointDraft = (tenant: string, endpointId: string): WebhookEndpointDraft => ({
   tenant,
@@ -168,19 +169,74 @@ export function describeWebhookLaws(factory: StoreFactory): void {
       });
     });
 
-    test("the hint index lists noted outboxes until they are forgotten empty", async () => {
+    test("the hint index lists noted outboxes until a look settles them empty", async () => {
       const sid = freshSessionId();
       await hooks().enqueueWebhookEvent(sid, event(sid));
       await hooks().noteOutbox(sid, 0);
       expect(await hooks().dueOutboxes(10_000)).toContain(sid);
-      // Not empty: forgetting keeps it.
-      await hooks().forgetOutbox(sid);
+      // Not empty: a look that drops the hint adds it back, due.
+      await hooks().settleOutboxHint(sid, 10);
       expect(await hooks().dueOutboxes(10_000)).toContain(sid);
       const claim = await hooks().claimOutbox(sid, "a", LONG_TTL_MS, 10);
       const id = claim.claims[0]?.row.event.id ?? "";
       await hooks().settleOutbox(sid, id, "a", { kind: "done" });
-      await hooks().forgetOutbox(sid);
+      await hooks().settleOutboxHint(sid, 10);
       expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+    });
+
+    test("a note only moves the hint earlier; a look's next due time moves it either way", async () => {
+      const sid = freshSessionId();
+      await hooks().noteOutbox(sid, FAR_FUTURE_MS);
+      expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+      await hooks().noteOutbox(sid, 5);
+      await hooks().noteOutbox(sid, FAR_FUTURE_MS);
+      expect(await hooks().dueOutboxes(10_000)).toContain(sid);
+      // The look began after the note (at 5): its next due time replaces it.
+      await hooks().settleOutboxHint(sid, 10, FAR_FUTURE_MS);
+      expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+    });
+
+    test("an expect before a write holds through a look that began before it, and its row is found when its writer never notes", async () => {
+      const sid = freshSessionId();
+      const now = Date.now();
+      await hooks().noteOutbox(sid, 0);
+      // A writer expects a row (due a lease ahead) while a deliverer's look that began at
+      // `now - 1` is still going: the look finds nothing and would drop the hint.
+      await hooks().expectOutbox(sid, now, now + LONG_TTL_MS);
+      await hooks().settleOutboxHint(sid, now - 1);
+      await hooks().enqueueWebhookEvent(sid, event(sid));
+      // The writer is lost before its note: the hint stands, due at the expect's time.
+      expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+      await hooks().expectOutbox(sid, now, 1);
+      expect(await hooks().dueOutboxes(10_000)).toContain(sid);
+      // A look's retry time later than a standing note does not push it back.
+      await hooks().settleOutboxHint(sid, 0, FAR_FUTURE_MS);
+      expect(await hooks().dueOutboxes(10_000)).toContain(sid);
+    });
+
+    test("an expect moves a due hint a lease ahead and a later one earlier", async () => {
+      const sid = freshSessionId();
+      const now = Date.now();
+      await hooks().noteOutbox(sid, 0);
+      await hooks().expectOutbox(sid, now, FAR_FUTURE_MS);
+      expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+      // Due later than the writer's now: moved earlier, to the expect's time.
+      await hooks().expectOutbox(sid, now, 1);
+      expect(await hooks().dueOutboxes(10_000)).toContain(sid);
+    });
+
+    test("hint calls refuse bad input naming the field", async () => {
+      const sid = freshSessionId();
+      const refusals: [() => Promise<unknown>, string][] = [
+        [() => hooks().noteOutbox(sid, -1), "due_at_ms"],
+        [() => hooks().expectOutbox(sid, 1.5, 2), "now_ms"],
+        [() => hooks().settleOutboxHint(sid, 0, -5), "next_due_at_ms"],
+        [() => hooks().settleOutboxHint("a b" as SessionId, 0), "outbox_id"],
+      ];
+      for (const [call, field] of refusals) {
+        const error = await expectTetherError(call, "invalid_argument");
+        expect(error.message.startsWith(`${field}:`)).toBe(true);
+      }
     });
 
     test("a schedule pause's event (the seam) goes through an outbox of its own like any other", async () => {

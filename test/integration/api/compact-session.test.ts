@@ -1,18 +1,21 @@
 // CompactSession through SessionService: it commits a ROLE_COMPACTION message as its own
-// revision (the originals stay), is refused FAILED_PRECONDITION while a turn is parked, and
-// NOT_FOUND for a session that does not exist.
+// revision (the originals stay), is announced to WatchSession watchers as context_compacted, is
+// refused FAILED_PRECONDITION while a turn is parked, and NOT_FOUND for a session that does not
+// exist.
 import { randomUUID } from "node:crypto";
 import { Code, createClient } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSessionService } from "../../../src/api/session-service.js";
 import { createTurnService } from "../../../src/api/turn-service.js";
 import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
+import { CompactionMode } from "../../../src/gen/tether/v1/context_pb.js";
 import { TranscriptMessage_Role as Role } from "../../../src/gen/tether/v1/transcript_pb.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import { expectCode } from "../../support/api-clients.js";
 import { startApiServer, type ApiServerHarness } from "../../support/api-server.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 let server: ApiServerHarness | undefined;
 afterEach(async () => {
@@ -86,6 +89,56 @@ describe("CompactSession", () => {
       ...Array.from({ length: 4 }, () => [Role.USER, Role.ASSISTANT]).flat(),
       Role.COMPACTION,
     ]);
+  });
+
+  it("is announced to a WatchSession watcher as context_compacted, after the turns' events", async () => {
+    const { turns, sessions, say } = await setup();
+    const sessionId = `s-${randomUUID()}`;
+    for (let i = 0; i < 4; i++) await say(sessionId, `${i} `.padEnd(12_000, "x"));
+    // A watcher attached before the compaction, live: it reads the four turns, then waits.
+    const abort = new AbortController();
+    const bound = setTimeout(() => abort.abort(), 10_000);
+    let lastTurnCursor = 0n;
+    const seen: { turnId: string; cursor: bigint; value: unknown }[] = [];
+    const watching = (async () => {
+      try {
+        for await (const r of turns.watchSession(
+          { sessionId, afterCursor: 0n },
+          { signal: abort.signal },
+        )) {
+          const e = r.event;
+          if (e?.event.case === "turnCompleted") lastTurnCursor = e.cursor;
+          if (e?.event.case !== "contextCompacted") continue;
+          seen.push({ turnId: e.turnId, cursor: e.cursor, value: e.event.value });
+          abort.abort();
+        }
+      } catch {
+        // aborted: the announcement arrived, or the bound passed
+      }
+    })();
+    await waitFor(() => lastTurnCursor > 0n, { what: "the watcher to read the turns" });
+    const response = await sessions.compactSession({ sessionId });
+    expect(response.compacted).toBe(true);
+    await watching;
+    clearTimeout(bound);
+    expect(seen.length).toBe(1);
+    // No turn ran: the event carries no turn id, and follows the last turn's events.
+    expect(seen[0]?.turnId).toBe("");
+    expect(seen[0]?.cursor).toBeGreaterThan(lastTurnCursor);
+    expect(seen[0]?.value).toMatchObject({
+      coversThroughMessage: 3n,
+      mode: CompactionMode.SUMMARIZE,
+      clearedToolResults: 0,
+    });
+    const { tokensBefore, tokensAfter } = seen[0]?.value as {
+      tokensBefore: bigint;
+      tokensAfter: bigint;
+    };
+    expect(tokensBefore).toBeGreaterThan(12_000n);
+    expect(tokensAfter).toBeLessThan(tokensBefore);
+    // The lease was given back after the announcement: the next turn runs at once.
+    await say(sessionId, "after");
+    expect((await sessions.getSession({ sessionId })).session?.headRevision).toBe(7n);
   });
 
   it("is refused FAILED_PRECONDITION while a turn is parked, NOT_FOUND for no session", async () => {

@@ -133,7 +133,8 @@ describe.each(TARGETS)("QueueService and LeaseService via $name", ({ start }) =>
     const { lease, fence } = acquired(
       await leases().claimLease({ sessionId: "l1", owner: ownerA, ttlMs: 10_000n }),
     );
-    expect(lease.fencingToken).toBe(1n);
+    // The server's manual clock starts at 1_700_000_000_000 ms: a first token is the clock (ADR 0022).
+    expect(lease.fencingToken).toBe(1_700_000_000_000n);
     const again = await leases().claimLease({ sessionId: "l1", owner: ownerA, ttlMs: 10_000n });
     expect(again.reentered).toBe(true);
     const busy = await leases().claimLease({ sessionId: "l1", owner: ownerB, ttlMs: 10_000n });
@@ -175,7 +176,8 @@ describe.each(TARGETS)("QueueService and LeaseService via $name", ({ start }) =>
       ttlMs: 1_000n,
     });
     expect(late.result.case).toBe("acquired");
-    expect(late.result.value?.fencingToken).toBe(2n);
+    // The clock moved 2 s past the first token (1_700_000_000_000), so the next token is the clock.
+    expect(late.result.value?.fencingToken).toBe(1_700_000_002_000n);
   });
 
   test("ClaimReadyWork, ClaimWorkByIds and a fenced Commit settle the work; a superseded claim is ABORTED", async () => {

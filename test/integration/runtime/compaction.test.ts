@@ -81,6 +81,8 @@ describe("a 300-turn session with compaction on", () => {
       expect(m.coversThroughMessage).toBeLessThan(i);
       expect(m.summary.startsWith("Summary covering")).toBe(true);
       expect(m.provider).toBe("openai-chat");
+      // The turns leave the model to the provider's default; the item names it all the same.
+      expect(m.model).toBe("fake-16k");
       previous = m.coversThroughMessage;
     }
   });

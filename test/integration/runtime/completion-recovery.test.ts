@@ -1,6 +1,8 @@
 // A replica that commits a turn and stops before appending its turn_completed (a crash, a stall
 // past its lease, a lost Redis connection) leaves a committed turn no client sees end. The next
-// lease holder announces it, so a client waiting on the turn still reaches its end.
+// lease holder announces it, so a client waiting on the turn still reaches its end. A store that
+// announces in the commit's step (ADR 0011) has no such window; replica A here uses one that does
+// not (as the wire's does not), so the recovery stays covered.
 import { Redis } from "ioredis";
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -8,6 +10,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import type { EventLog } from "../../../src/ports/event-log.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
+import { withoutAnnouncements } from "../../support/unannouncing-store.js";
 import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
@@ -35,6 +38,7 @@ describe("completion of a committed but unannounced turn (Redis)", () => {
       namespace,
       ownerId: "replica-a",
       wrapLog: losesCompletions,
+      wrapStore: withoutAnnouncements,
       // A leaves its lease to expire rather than releasing it (a released session counts as
       // having nothing to announce), so B can take over after this TTL.
       leaseTtlMs: 300,

@@ -10,6 +10,7 @@ import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import {
+  createOutboxHints,
   createWebhookDeliverer,
   createWebhookSender,
   replayDelivery,
@@ -124,12 +125,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       );
       const deliverers: WebhookDeliverer[] = [];
       // Production wiring: the runtime's outbox hint also nudges this replica's deliverers.
-      harness.deps.webhooks = {
-        noteOutbox: async (id, due) => {
-          await hooks.noteOutbox(id, due);
-          for (const d of deliverers) d.nudge(id);
-        },
-      };
+      harness.deps.webhooks = createOutboxHints(hooks, systemClock, 60_000, (id) => {
+        for (const d of deliverers) d.nudge(id);
+      });
       return {
         committedAt,
         harness,
@@ -198,6 +196,23 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       expect(s.receiver.rejected).toBe(0);
     });
 
+    it("a replica lost between its commit and the hint's note still has its event delivered", async () => {
+      const s = await setup();
+      await s.endpoint();
+      // The committing replica expects its row a short lease ahead, commits, and is lost before
+      // its note (written never reaches the index); another replica's deliverer only polls.
+      const expectOnly = createOutboxHints(s.hooks, systemClock, 300);
+      s.harness.deps.webhooks = { expect: expectOnly.expect, written: () => Promise.resolve() };
+      const { sessionId, turnId } = await s.runTurn("hello");
+      expect(s.receiver.delivered).toHaveLength(0);
+      s.deliverer();
+      await waitFor(() => s.receiver.delivered.length === 1);
+      expect(s.receiver.delivered[0]?.body.data).toMatchObject({
+        session_id: sessionId,
+        turn_id: turnId,
+      });
+    });
+
     it("a turn a budget stopped sends its end and session.budget_reached naming the budget", async () => {
       const s = await setup();
       await s.endpoint();
@@ -261,7 +276,11 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       expect(ids).toHaveLength(4);
       expect(new Set(ids).size).toBe(1);
       expect(s.receiver.requests.map((r) => r.status)).toEqual([500, 500, 500, 204]);
-      const log = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
+      // The deliverer logs an attempt after its response arrived: wait for the fourth record.
+      const log = await waitFor(async () => {
+        const page = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
+        return page.deliveries.length === 4 ? page : undefined;
+      });
       expect(log.deliveries.map((d) => [d.attempt, d.ok, d.status])).toEqual([
         [4, true, 204],
         [3, false, 500],
@@ -325,8 +344,13 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       s.deliverer();
       await s.runTurn("hello");
       await waitFor(() => s.receiver.delivered.length === 1);
-      const [logged] = (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries;
-      expect(await replayDelivery(s.hooks, TENANT, "ep-1", logged?.deliveryId ?? "")).toBe(true);
+      // The attempt is logged, and its row settled, just after the response arrived.
+      const logged = await waitFor(
+        async () => (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries[0],
+      );
+      expect(await waitFor(() => replayDelivery(s.hooks, TENANT, "ep-1", logged.deliveryId))).toBe(
+        true,
+      );
       await waitFor(() => s.receiver.delivered.length === 2);
       expect(s.receiver.delivered[1]?.id).toBe(s.receiver.delivered[0]?.id);
       expect(await replayDelivery(s.hooks, TENANT, "ep-1", "no-such-delivery")).toBe(false);

@@ -1,6 +1,7 @@
 // Turn signals on memory and Redis: a decision reaches the running turn's listener as a decision
 // and a result as a result, both when the listener hears them live and (Redis) when it starts
-// after they were sent; a call's result and its decision never overwrite each other.
+// after they were sent; a call's result and its decision never overwrite each other; a listener
+// that stops late leaves the next turn's running-turn marker.
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test, inject } from "vitest";
 import { parseSessionId } from "../../../src/domain/ids.js";
@@ -70,6 +71,18 @@ const backends: [string, () => SessionSignals][] = [
 ];
 
 describe.each(backends)("signals (%s)", (_name, make) => {
+  test("a turn's listener that stops after the next turn marked itself leaves that marker", async () => {
+    const signals = make();
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    const stopFirst = await signals.listen(sid, "turn-a", recorder().listener, 60_000);
+    const stopNext = await signals.listen(sid, "turn-b", recorder().listener, 60_000);
+    await stopFirst();
+    expect(await signals.activeTurn(sid)).toBe("turn-b");
+    await stopNext();
+    expect(await signals.activeTurn(sid)).toBeUndefined();
+    await signals.close();
+  });
+
   test("a live listener hears a call's result and its decision, each as itself", async () => {
     const signals = make();
     const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);

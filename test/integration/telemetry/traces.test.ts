@@ -262,16 +262,18 @@ for (const [protocol, contentType] of [
           "tether.turn.id": turnId,
           "tether.turn.resumed": false,
           "tether.turn.outcome": "parked",
-          "tether.lease.fencing_token": 1,
+          // Fencing tokens start at the Redis clock in ms (ADR 0022): compared, not spelled out.
+          "tether.lease.fencing_token": expect.any(Number),
         },
       });
+      const parkedToken = first.attributes["tether.lease.fencing_token"] as number;
       expect(first.resource["service.instance.id"]).toBe("replica-a");
       expect(first.events.map((e) => e.name)).toEqual([
         "tether.lease.claimed",
         "tether.turn.parked",
       ]);
       expect(first.events[1]?.attributes).toEqual({
-        "tether.lease.fencing_token": 1,
+        "tether.lease.fencing_token": parkedToken,
         "tether.turn.waiting_on": ["lookup-1"],
       });
 
@@ -284,10 +286,10 @@ for (const [protocol, contentType] of [
           "tether.turn.id": turnId,
           "tether.turn.resumed": true,
           "tether.turn.outcome": "finished.assistant_message",
-          "tether.lease.fencing_token": 2,
           "tether.session.head_revision": 2,
         },
       });
+      expect(resumed.attributes["tether.lease.fencing_token"]).toBeGreaterThan(parkedToken);
       expect(resumed.resource["service.instance.id"]).toBe("replica-b");
       expect(resumed.events.map((e) => e.name)).toEqual([
         "tether.lease.claimed",

@@ -81,7 +81,11 @@ describe("store decision records", () => {
       holderOwnerId: "a",
       holderFencingToken: lease.fencingToken,
     });
-    expect(records[3]?.fields).toMatchObject({ operation: "claimReadyWork", fencingToken: 1 });
+    // The manual clock starts at 1_700_000_000_000 ms, and a first token is the clock (ADR 0022).
+    expect(records[3]?.fields).toMatchObject({
+      operation: "claimReadyWork",
+      fencingToken: 1_700_000_000_000,
+    });
     expect(records[4]?.fields).toMatchObject({
       observedFencingToken: lease.fencingToken,
       fencingToken: next.fencingToken,

@@ -39,10 +39,15 @@ local function lease_reply(code, lease, reentered)
   return { code, lease.tok, num(lease.gen), num(lease.exp), lease.own, reentered and 1 or 0 }
 end
 
--- New generation: the counter only ever grows, so the token beats every earlier one.
-local function acquire_lease(lease_key, gen_key, own, oid, inc, tok, exp)
-  local gen = redis.call('INCR', gen_key)
-  redis.call('HSET', lease_key, 'tok', tok, 'gen', gen, 'exp', num(exp), 'oid', oid, 'inc', inc, 'own', own)
+-- New generation: one above the counter, which only ever grows, and never below the Redis clock
+-- in ms. The clock floor is what keeps tokens from repeating across a failover (ADR 0022): a
+-- promoted replica that never received the last claims has an older counter, but its clock has
+-- moved past the lost tokens, so it still issues a greater one. Milliseconds stay below 10^13
+-- until the year 2286: exact in a Lua number and in cjson's 14 significant digits.
+local function acquire_lease(lease_key, gen_key, own, oid, inc, tok, now, exp)
+  local gen = math.max(tonumber(redis.call('GET', gen_key) or '0') + 1, now)
+  redis.call('SET', gen_key, num(gen))
+  redis.call('HSET', lease_key, 'tok', tok, 'gen', num(gen), 'exp', num(exp), 'oid', oid, 'inc', inc, 'own', own)
   return { tok = tok, gen = gen, exp = exp, oid = oid, inc = inc, own = own }
 end
 
@@ -96,6 +101,26 @@ local function advance_input_watermark(head_key, index_key, inputs_key, budget)
     moved = true
   end
   if moved then redis.call('HSET', head_key, 'ilow', low) end
+end
+
+-- Whether anything waits for a session's holder: a parked turn, queued work (ready or claimed),
+-- an open input to run next or one claimed (its claimant may be gone). A holder releases its
+-- lease only when nothing does (releaseIfIdle, and the commit that announces a turn).
+local function waits_for_holder(head_key, inputs_key, index_key, work_index_key, parked_key)
+  if redis.call('EXISTS', parked_key) == 1 or redis.call('ZCARD', work_index_key) > 0 then
+    return true
+  end
+  local ids = open_input_ids(head_key, index_key)
+  local metas = hmget_all(inputs_key, ids)
+  for i = 1, #ids do
+    if metas[i] then
+      local input = cjson.decode(metas[i])
+      if input.state == 'claimed' or (input.state == 'pending' and input.delivery.kind == 'next_turn') then
+        return true
+      end
+    end
+  end
+  return false
 end
 
 -- Items with a source key (work batches, turn inputs): a source key seen before answers with the
@@ -370,4 +395,44 @@ end
 local function write_outbox_row(key, id, event_json, targets, now)
   local row = cjson.encode({ e = event_json, a = 0, d = now, t = targets, k = '', l = 0 })
   return redis.call('HSETNX', key, id, row) == 1
+end
+
+-- The open inputs that `admit(delivery)` takes, claimable under generation `gen`, in sequence
+-- order, at most `max` (claimInputs, startTurn).
+local function take_open_inputs(items_key, index_key, head_key, gen, max, admit)
+  local ids = open_input_ids(head_key, index_key)
+  local metas = hmget_all(items_key, ids)
+  local taken = {}
+  for i = 1, #ids do
+    if #taken >= max then break end
+    if metas[i] then
+      local input = cjson.decode(metas[i])
+      if admit(input.delivery) and claimable(input, 'pending', gen) then taken[#taken + 1] = input end
+    end
+  end
+  return taken
+end
+
+-- loadSession's reply: the committed state, with the messages after the caller's mark when it
+-- names this transcript's epoch (loadSession, startTurn).
+-- {R.OK, rev, turn, in, out, cacheRead, cacheWrite, reasoning, epoch, from, cost, n, msg1..msgn,
+--  key1, value1, ...}, or {R.NONE} before the first commit
+local function session_state(head_key, messages_key, metadata_key, mark_epoch, mark_count)
+  local h = redis.call('HMGET', head_key, 'rev', 'turn', 'in', 'out', 'cr', 'cw', 'rs', 'ep', 'cost')
+  if not h[1] then return { R.NONE } end
+  local reply = { R.OK }
+  for i = 1, 7 do reply[#reply + 1] = h[i] or '0' end
+  local epoch = h[8] or ''
+  local from = 0
+  if epoch ~= '' and epoch == mark_epoch and mark_count <= redis.call('LLEN', messages_key) then
+    from = mark_count
+  end
+  reply[#reply + 1] = epoch
+  reply[#reply + 1] = from
+  reply[#reply + 1] = h[9] or '0'
+  local messages = redis.call('LRANGE', messages_key, from, -1)
+  reply[#reply + 1] = #messages
+  for _, m in ipairs(messages) do reply[#reply + 1] = m end
+  for _, v in ipairs(redis.call('HGETALL', metadata_key)) do reply[#reply + 1] = v end
+  return reply
 end

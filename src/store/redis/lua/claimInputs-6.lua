@@ -16,23 +16,14 @@ local order = { after_work = 1, before_completion = 2 }
 local idle = ARGV[3] == 'idle'
 -- A parked turn holds the session: new turns wait for it (its resume takes its own claims).
 if idle and redis.call('EXISTS', KEYS[6]) == 1 then return { R.NONE } end
-local max = tonumber(ARGV[6])
-local ids = open_input_ids(KEYS[5], KEYS[4])
-local metas = hmget_all(KEYS[2], ids)
-local taken = {}
-for i = 1, #ids do
-  if #taken >= max then break end
-  if metas[i] then
-    local input = cjson.decode(metas[i])
-    local d = input.delivery
-    local admitted
-    if idle then
-      admitted = d.kind == 'next_turn'
-    else
-      admitted = d.kind == 'active_turn' and d.turnId == ARGV[4] and order[d.minBoundary] <= order[ARGV[5]]
-    end
-    if admitted and claimable(input, 'pending', gen) then taken[#taken + 1] = input end
+local admit
+if idle then
+  admit = function(d) return d.kind == 'next_turn' end
+else
+  admit = function(d)
+    return d.kind == 'active_turn' and d.turnId == ARGV[4] and order[d.minBoundary] <= order[ARGV[5]]
   end
 end
+local taken = take_open_inputs(KEYS[2], KEYS[4], KEYS[5], gen, tonumber(ARGV[6]), admit)
 if #taken == 0 then return { R.NONE } end
 return append_claimed({ R.OK }, KEYS[2], KEYS[3], taken, 'inputId', gen, ARGV[7])

@@ -9,18 +9,6 @@
 --          {R.BUSY}      kept: something waits for a holder
 --          {R.NOT_HELD}  no lease, or another one
 if not fence_matches(read_lease(KEYS[1]), ARGV[1], ARGV[2]) then return { R.NOT_HELD } end
-if redis.call('EXISTS', KEYS[6]) == 1 or redis.call('ZCARD', KEYS[5]) > 0 then
-  return { R.BUSY }
-end
-local ids = open_input_ids(KEYS[4], KEYS[3])
-local metas = hmget_all(KEYS[2], ids)
-for i = 1, #ids do
-  if metas[i] then
-    local input = cjson.decode(metas[i])
-    if input.state == 'claimed' or (input.state == 'pending' and input.delivery.kind == 'next_turn') then
-      return { R.BUSY }
-    end
-  end
-end
+if waits_for_holder(KEYS[4], KEYS[2], KEYS[3], KEYS[5], KEYS[6]) then return { R.BUSY } end
 redis.call('DEL', KEYS[1])
 return { R.OK }

@@ -9,6 +9,7 @@ import {
 } from "../../../../src/domain/errors.js";
 import type { ClaimId, SessionId } from "../../../../src/domain/ids.js";
 import { fenceOf } from "../../../../src/domain/lease.js";
+import { withoutAnnouncements } from "../../../support/unannouncing-store.js";
 import type { EventLog } from "../../../../src/ports/event-log.js";
 import type { RuntimeStore } from "../../../../src/ports/runtime-store.js";
 import { createScriptedProvider } from "../../../../src/providers/scripted.js";
@@ -132,9 +133,12 @@ describe("executeTurn's end", () => {
       turnId: expect.stringMatching(/^turn-/) as unknown,
       outcome: { kind: "finished", reason: "assistant_message", text: "hello" },
       headRevision: 2,
+      // Nothing else waited: the commit released the lease in its step (ADR 0011).
+      released: true,
     });
     // The input created the session at revision 1; the turn's commit made 2.
     expect((await store.loadSession(SESSION))?.headRevision).toBe(2);
+    expect(await store.currentLease(SESSION)).toBeUndefined();
   });
 
   it("is finished after a dozen metadata updates won the head race before its commits", async () => {
@@ -181,7 +185,11 @@ describe("executeTurn's end", () => {
   });
 
   it("is unannounced, with the head it committed, when turn_completed misses the log", async () => {
-    const { end, store } = await runOneTurn({ wrapLog: refusingCompletion });
+    // A store that announces in the commit's step has no such window: one that does not.
+    const { end, store } = await runOneTurn({
+      wrapLog: refusingCompletion,
+      wrapStore: withoutAnnouncements,
+    });
     expect(end).toMatchObject({ kind: "unannounced", headRevision: 2 });
     expect((await store.loadSession(SESSION))?.headRevision).toBe(2);
   });

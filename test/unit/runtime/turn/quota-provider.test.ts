@@ -25,7 +25,7 @@ const model: ModelProvider = {
   },
 };
 
-function setup() {
+function setup(inner: ModelProvider = model) {
   const clock = createManualClock(0);
   const store = createMemoryQuotaStore({ clock });
   const waits: number[] = [];
@@ -45,7 +45,7 @@ function setup() {
       return Promise.resolve();
     },
   } as unknown as RuntimeDeps;
-  const provider = withQuotaCharging(deps, "acme:s-1" as SessionId, model);
+  const provider = withQuotaCharging(deps, "acme:s-1" as SessionId, inner);
   return { store, waits, provider, clock };
 }
 
@@ -86,6 +86,30 @@ describe("quota charging provider", () => {
     const abort = new AbortController();
     abort.abort(new Error("turn cancelled"));
     await expect(drain(provider, abort.signal)).rejects.toThrow("turn cancelled");
+  });
+
+  test("the provider's own compaction is charged and waits like any call", async () => {
+    const compacted = { summary: "s", native: "{}", model: "m" };
+    const native = {
+      modelOf: () => "m",
+      compact: () =>
+        Promise.resolve({ ...compacted, usage: usage({ inputTokens: 70, outputTokens: 40 }) }),
+    };
+    const { store, provider, waits } = setup({
+      ...model,
+      defaultModel: "m",
+      nativeCompaction: native,
+    });
+    expect(provider.defaultModel).toBe("m");
+    const request = { messages: [], tools: [], options: {}, instructions: undefined };
+    const signal = new AbortController().signal;
+    expect(await provider.nativeCompaction?.compact({ ...request, signal })).toMatchObject(
+      compacted,
+    );
+    expect((await store.readQuotaUsage("acme")).tokensThisMinute).toBe(110);
+    // 110 of 100 used: the turn's next call waits for the next window.
+    await drain(provider);
+    expect(waits.length).toBeGreaterThan(0);
   });
 
   test("a tenant without quotas gets the provider itself", () => {

@@ -8,6 +8,7 @@
 -- KEYS[10] parked turn hash (removed by the commit of the parked turn)
 -- KEYS[11] history list   KEYS[12] metadata log (see _shared.lua: every revision stays readable)
 -- KEYS[13] webhook outbox hash (ADR 0021: the event is written in the commit's step)
+-- KEYS[14] events stream   KEYS[15] event sequence counter (ADR 0011: a turn's announcement)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -16,9 +17,14 @@
 --           p = the parked turn this commit ends ("" for none),
 --           f = the turn whose pending steered inputs become next-turn input ("" for none),
 --           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
---           w = [[webhook event id, event JSON]...], [] for none }
+--           w = [[webhook event id, event JSON]...], [] for none,
+--           a = [lease token, fencing token, turn id, event JSON, stream max length, release if
+--               idle (bool)] or [] for none: the turn's announcement, appended as appendEvents
+--               would, then the lease released unless something waits for a holder }
 -- ARGV[2..] messages to append, in order
--- Replies: {R.OK, headRevision}
+-- Replies: {R.OK, headRevision}                  without an announcement
+--          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
+--          {R.LEASE_EXPIRED}                  the announcement's fence is not the live lease
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
 --          {R.STAMP_CONFLICT}                 the stamp was recorded with another hash
 --          {R.HEAD_CONFLICT, actualHead}
@@ -64,6 +70,10 @@ local stale = check_claims(spec.q, KEYS[6])
 if stale then return { R.QUEUE_CLAIM_SUPERSEDED, stale } end
 stale = check_claims(spec.i, KEYS[8])
 if stale then return { R.INPUT_CLAIM_SUPERSEDED, stale } end
+local announce = spec.a and #spec.a > 0 and spec.a or nil
+if announce and not fence_matches(lease, announce[1], announce[2]) then
+  return { R.LEASE_EXPIRED }
+end
 
 -- Every check passed: write.
 local rev = head + 1
@@ -106,4 +116,14 @@ if spec.w and #spec.w > 0 then
   local now = now_ms()
   for _, event in ipairs(spec.w) do write_outbox_row(KEYS[13], event[1], event[2], '', now) end
 end
-return { R.OK, rev }
+if not announce then return { R.OK, rev } end
+-- The announcement follows every write of the commit, so a release comes after it (a vacant
+-- lease means the last turn was announced, ADR 0006) and sees the claims this commit settled.
+local seq = redis.call('INCR', KEYS[15])
+redis.call('XADD', KEYS[14], 'MAXLEN', announce[5], num(seq) .. '-1', 't', announce[3], 'e', announce[4])
+local released = 0
+if announce[6] and not waits_for_holder(KEYS[1], KEYS[8], KEYS[9], KEYS[7], KEYS[10]) then
+  redis.call('DEL', KEYS[5])
+  released = 1
+end
+return { R.OK, rev, seq, released }

@@ -1,0 +1,47 @@
+// Redis commands and round trips per turn alone (the counting part of bench:turns, without its
+// timed rounds): `npm run build && npm run bench:turns:counts`. Prints the counts as one JSON line.
+// BENCH_COUNT_WEBHOOKS=false counts a server with webhooks off (TETHER_WEBHOOKS=false).
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startRedis } from "../../test/support/redis-harness.js";
+import { countCommands } from "./counts.js";
+import { sequentialTurns, turnClient } from "./workloads.js";
+import { startTether } from "./server.js";
+
+const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+const logDir = await mkdtemp(join(tmpdir(), "tether-bench-counts-"));
+const redis = await startRedis();
+try {
+  // The long session the full benchmark fills on a timed server, shorter here.
+  const filler = await startTether(
+    "redis-filler",
+    { TETHER_STORE: "redis", TETHER_REDIS_URL: `redis://127.0.0.1:${redis.port}` },
+    logDir,
+  );
+  await sequentialTurns(turnClient(filler.address), "long-redis", size("BENCH_LONG_TURNS", 300));
+  await filler.stop();
+  const counts = await countCommands({
+    redisPort: redis.port,
+    logDir,
+    warmup: size("BENCH_WARMUP", 20),
+    countTurns: size("BENCH_COUNT_TURNS", 50),
+    idleTurns: size("BENCH_IDLE_TURNS", 20),
+    sessions: size("BENCH_CONCURRENCY", 50),
+    enqueued: size("BENCH_ENQUEUED", 20),
+    longSession: "long-redis",
+    ...(process.env.BENCH_COUNT_WEBHOOKS === "false" && { env: { TETHER_WEBHOOKS: "false" } }),
+  });
+  console.log(
+    JSON.stringify({
+      bench: "turns.counts",
+      webhooks: process.env.BENCH_COUNT_WEBHOOKS !== "false",
+      ...counts,
+    }),
+  );
+} finally {
+  await redis.stop();
+  if (process.env.BENCH_KEEP_LOGS === "1") console.error(`logs kept in ${logDir}`);
+  else await rm(logDir, { recursive: true, force: true });
+}

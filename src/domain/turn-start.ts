@@ -1,0 +1,35 @@
+// A turn start on an idle session in one store step (ADR 0023): the input's submit, and when
+// nothing holds the session, the lease, the idle input claim and the committed state with it.
+import type { SubmitInputReceipt, TurnInputClaim } from "./inputs.js";
+import type { LeaseOwner, SessionExecutionLease } from "./lease.js";
+import type { SessionSnapshot, TranscriptMark } from "./session.js";
+
+export interface TurnStartClaim {
+  owner: LeaseOwner;
+  ttlMs: number;
+  /** At most this many inputs are claimed (as claimInputs at the idle point). */
+  maxInputs: number;
+  /** The transcript the caller holds: only messages after it are returned (as loadSession). */
+  since?: TranscriptMark;
+}
+
+export interface TurnStartReceipt {
+  submitted: SubmitInputReceipt;
+  /**
+   * Present when the session was vacant in the submit's step (no lease left behind: never held
+   * or released; no parked turn): the caller holds a fresh lease, with what the idle claim took
+   * (undefined when nothing was claimable: a deduplicated input already taken) and the
+   * committed state as loadSession would answer just after the claim. Absent otherwise: only
+   * the submit happened, as submitInput.
+   */
+  /**
+   * Where the session's event log ended in the same step (its last sequence number), when the
+   * store has the log at hand (as for a commit's announcement, ADR 0011); absent otherwise.
+   */
+  logEnd?: number;
+  started?: {
+    lease: SessionExecutionLease;
+    inputs: TurnInputClaim | undefined;
+    snapshot: SessionSnapshot | undefined;
+  };
+}

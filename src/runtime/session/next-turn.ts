@@ -1,0 +1,58 @@
+// What a session's hold runs next: the idle claims (inputs first, then queued work), or the
+// parked turn once it can go on; and whether anything still waits for a holder.
+import type { SessionId } from "../../domain/ids.js";
+import type { TurnInputClaim } from "../../domain/inputs.js";
+import type { LeaseFence } from "../../domain/lease.js";
+import type { RuntimeDeps } from "../deps.js";
+import { PARK_RECHECK_MS, type TurnWork } from "../turn/index.js";
+import { INPUTS_PER_TURN } from "./turn-start.js";
+
+const WORK_PER_TURN = 16;
+
+/** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
+export interface Parked {
+  wakeAtMs: number | undefined;
+}
+
+export async function hasPendingWork(deps: RuntimeDeps, sessionId: SessionId): Promise<boolean> {
+  const [inputs, work] = await Promise.all([
+    deps.store.listInputs(sessionId),
+    deps.store.listWork(sessionId),
+  ]);
+  // Claimed but unsettled items count: their claimant may be gone (a successor re-claims them).
+  return (
+    inputs.some((i) => i.state === "claimed" || i.delivery.kind === "next_turn") || work.length > 0
+  );
+}
+
+/** When a parked turn should next be looked at; now (undefined) when it can go on already. */
+export function parkedWake(deps: RuntimeDeps, expiresAtMs: number, resumable: boolean): Parked {
+  if (resumable) return { wakeAtMs: undefined };
+  return { wakeAtMs: Math.min(expiresAtMs, deps.clock.nowMs() + PARK_RECHECK_MS) };
+}
+
+/**
+ * What the next turn under `fence` runs: what the idle claims take, or else the parked turn once
+ * it can go on. "again": the parked turn went meanwhile, look once more.
+ */
+export async function nextTurn(
+  deps: RuntimeDeps,
+  fence: LeaseFence,
+  firstClaim: Promise<TurnInputClaim | undefined> | undefined,
+): Promise<
+  { claims: Pick<TurnWork, "inputs" | "work" | "resumed"> } | "drained" | "again" | Parked
+> {
+  const inputs = await (firstClaim ??
+    deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
+  const work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
+  if (inputs || work) return { claims: { inputs, work } };
+  // Idle claims find nothing while a turn is parked: it goes first, once it can.
+  const parked = await deps.store.readParkedTurn(fence.sessionId);
+  if (!parked) return "drained";
+  const outcome = await deps.store.resumeTurn(fence, parked.turnId);
+  if (!outcome) return "again";
+  if (outcome.status === "waiting") return parkedWake(deps, parked.expiresAtMs, false);
+  return {
+    claims: { inputs: outcome.inputClaim, work: outcome.workClaim, resumed: outcome },
+  };
+}

@@ -1,0 +1,34 @@
+// A turn start on an idle session in one step of the memory store (ADR 0023): submitInput, and
+// on a vacant session the lease claim, the idle input claim and the committed state with it.
+import type { TurnInputDraft } from "../../domain/inputs.js";
+import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
+import { turnInputHash } from "../shared/content-hash.js";
+import { logLeaseClaim } from "../shared/store-log.js";
+import { snapshotOf } from "./commit-ops.js";
+import { atomically, type MemoryContext } from "./context.js";
+import { claimInCell, submitInCell } from "./input-ops.js";
+import { acquire } from "./lease-ops.js";
+
+export function startTurn(
+  ctx: MemoryContext,
+  draft: TurnInputDraft,
+  claim: TurnStartClaim,
+): Promise<TurnStartReceipt> {
+  const contentHash = turnInputHash(draft);
+  return atomically(ctx, draft.sessionId, (cell, nowMs) => {
+    const logEnd = ctx.announcements?.lastSeqNow(cell.sessionId);
+    const submitted =
+      logEnd === undefined
+        ? { submitted: submitInCell(cell, draft, contentHash, nowMs) }
+        : { submitted: submitInCell(cell, draft, contentHash, nowMs), logEnd };
+    // Vacant: no lease left behind (an expired one may have a turn to announce) and no parked
+    // turn; anything else is left to the driver's own claim.
+    if (cell.lease !== undefined || cell.parked !== undefined) return submitted;
+    const outcome = acquire(ctx, cell, claim.owner, claim.ttlMs, nowMs, true);
+    logLeaseClaim(ctx.log, cell.sessionId, claim.owner, claim.ttlMs, outcome);
+    if (outcome.kind !== "acquired") return submitted;
+    const { lease } = outcome;
+    const inputs = claimInCell(cell, lease.fencingToken, { kind: "idle" }, claim.maxInputs);
+    return { ...submitted, started: { lease, inputs, snapshot: snapshotOf(cell, claim.since) } };
+  });
+}

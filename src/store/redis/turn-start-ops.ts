@@ -1,0 +1,95 @@
+// A turn start on an idle session in one script (startTurn-12.lua, ADR 0023): the submit, and on
+// a vacant session the lease, the idle input claim and the committed state with it.
+import { randomUUID } from "node:crypto";
+import { sourceKeyConflict } from "../../domain/errors.js";
+import type { ClaimId, InputId } from "../../domain/ids.js";
+import { normalDelivery, type TurnInputDraft } from "../../domain/inputs.js";
+import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
+import { turnInputHash } from "../shared/content-hash.js";
+import { logLeaseClaim } from "../shared/store-log.js";
+import { decodeInput, decodeLease, ownerArgs, pairs } from "./codec.js";
+import { decodeSnapshot } from "./commit-ops.js";
+import type { RedisContext } from "./context.js";
+import { submitted } from "./input-ops.js";
+import { REPLY } from "./replies.js";
+import type { ScriptReply } from "./scripts.js";
+
+export async function startTurn(
+  ctx: RedisContext,
+  draft: TurnInputDraft,
+  claim: TurnStartClaim,
+): Promise<TurnStartReceipt> {
+  const sessionId = draft.sessionId;
+  const k = ctx.keys(sessionId);
+  const inputId = randomUUID() as InputId;
+  const claimId = randomUUID() as ClaimId;
+  const reply = await ctx.scripts.run(
+    "startTurn",
+    [
+      k.inputs,
+      k.inputPayloads,
+      k.inputIndex,
+      k.inputSources,
+      k.sequences,
+      k.head,
+      k.lease,
+      k.parked,
+      k.generation,
+      k.messages,
+      k.metadata,
+      ctx.eventKeys(sessionId).eventSeq,
+    ],
+    [
+      inputId,
+      draft.sourceKey ?? "",
+      turnInputHash(draft),
+      JSON.stringify(normalDelivery(draft.delivery)),
+      draft.payload,
+      ...ownerArgs(claim.owner),
+      randomUUID(),
+      claim.ttlMs,
+      claim.maxInputs,
+      claimId,
+      claim.since?.epoch ?? "",
+      claim.since?.messageCount ?? 0,
+    ],
+  );
+  if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
+    throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
+  }
+  // Four nested replies after the code, then the log's end (the header of startTurn-12.lua).
+  const [, submitReply, leaseReply, claimReply, stateReply] = reply as unknown as ScriptReply[];
+  const receipt = {
+    submitted: submitted(ctx, draft, inputId, part(submitReply)),
+    logEnd: Number(reply[5]),
+  };
+  const leased = part(leaseReply);
+  if (leased.length === 0) return receipt;
+  const lease = decodeLease(sessionId, leased);
+  logLeaseClaim(ctx.log, sessionId, claim.owner, claim.ttlMs, {
+    kind: "acquired",
+    lease,
+    reentered: false,
+    vacant: true,
+  });
+  const claimed = part(claimReply);
+  const inputs =
+    claimed[0] === REPLY.OK
+      ? {
+          claimId,
+          sessionId,
+          fencingToken: lease.fencingToken,
+          inputs: pairs(claimed, 1, (meta, payload) => decodeInput(sessionId, meta, payload)),
+        }
+      : undefined;
+  return {
+    ...receipt,
+    started: { lease, inputs, snapshot: decodeSnapshot(sessionId, part(stateReply)) },
+  };
+}
+
+/** A nested reply; an empty table comes back as an empty array. */
+function part(reply: ScriptReply | undefined): ScriptReply {
+  if (!Array.isArray(reply)) throw new Error("startTurn: malformed reply");
+  return reply;
+}

@@ -1,0 +1,138 @@
+// A turn's announcement in its commit's step (ADR 0011): the commit appends the turn's
+// turn_completed to the session's log after its own writes and then releases the lease unless
+// something waits for a holder, all or nothing, only under the live fence. Written against a
+// store paired with its event log and run per backend in event-log.test.ts (memory, Redis,
+// Cluster); the wire store takes no announcement (its commits are announced by the runtime).
+import { describe, expect, test } from "vitest";
+import type { SessionId } from "../../src/domain/ids.js";
+import { fenceOf, type LeaseFence } from "../../src/domain/lease.js";
+import type { CommitAnnouncement } from "../../src/domain/session.js";
+import type { SessionEvent } from "../../src/domain/session-events.js";
+import type { EventLogFactory } from "./event-log-laws.js";
+import { STALE_FENCE_KINDS } from "./laws/fences.js";
+import { acquire, expectTetherError } from "./support/expectations.js";
+import {
+  commitDraft,
+  freshSessionId,
+  inputDraft,
+  LONG_TTL_MS,
+  opaqueOwner,
+} from "./support/fixtures.js";
+import { useStoreHarness } from "./support/store-factory.js";
+
+const completed = (headRevision: number): SessionEvent => ({
+  type: "turn_completed",
+  outcome: { kind: "finished", reason: "assistant_message", text: "done" },
+  headRevision,
+  usage: {
+    inputTokens: 1,
+    outputTokens: 2,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+  },
+  fencingToken: 1,
+});
+
+const announcement = (fence: LeaseFence, releaseIfIdle = true): CommitAnnouncement => ({
+  fence,
+  turnId: "turn-a",
+  eventJson: JSON.stringify(completed(1)),
+  releaseIfIdle,
+});
+
+const stamped = (turnId: string) => ({ operationId: `turn:${turnId}`, contentHash: "h" });
+
+export function describeAnnouncementLaws(factory: EventLogFactory): void {
+  describe("a commit that announces its turn (ADR 0011)", () => {
+    const harness = useStoreHarness(factory);
+
+    const types = async (sid: SessionId): Promise<string[]> =>
+      (await harness().log.read(sid, 0, 100)).entries.map((e) => `${e.seq}:${e.event.type}`);
+
+    test("appends after what the log holds, then releases a session nothing waits on", async () => {
+      const { store, log } = harness();
+      const sid = freshSessionId();
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      await log.append(sid, [{ turnId: "turn-a", event: { type: "text_delta", text: "hi" } }]);
+      const receipt = await store.commit(
+        commitDraft(sid, 0, { appendMessages: ["m"], announce: announcement(fence) }),
+      );
+      expect(receipt).toEqual({
+        sessionId: sid,
+        headRevision: 1,
+        replayed: false,
+        announced: { seq: 2, released: true },
+      });
+      const entries = (await log.read(sid, 1, 10)).entries;
+      expect(entries).toEqual([{ seq: 2, turnId: "turn-a", event: completed(1) }]);
+      expect(await store.currentLease(sid)).toBeUndefined();
+    });
+
+    test("keeps the lease while an input waits for the next turn, or when asked to", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      const kept = await store.commit(
+        commitDraft(sid, 0, { announce: announcement(fence, false) }),
+      );
+      expect(kept.announced).toEqual({ seq: 1, released: false });
+      await store.submitInput(inputDraft(sid, "next"));
+      const waiting = await store.commit(commitDraft(sid, 1, { announce: announcement(fence) }));
+      expect(waiting.announced).toEqual({ seq: 2, released: false });
+      expect((await store.currentLease(sid))?.fencingToken).toBe(fence.fencingToken);
+      expect(await types(sid)).toEqual(["1:turn_completed", "2:turn_completed"]);
+    });
+
+    test("a replayed commit appends nothing again", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      const draft = commitDraft(sid, 0, {
+        stamp: stamped("turn-a"),
+        announce: announcement(fence, false),
+      });
+      expect((await store.commit(draft)).announced).toEqual({ seq: 1, released: false });
+      expect(await store.commit(draft)).toEqual({
+        sessionId: sid,
+        headRevision: 1,
+        replayed: true,
+      });
+      expect(await types(sid)).toEqual(["1:turn_completed"]);
+    });
+
+    for (const kind of STALE_FENCE_KINDS) {
+      test(`a fence that is ${kind.name} commits and appends nothing`, async () => {
+        const h = harness();
+        const sid = freshSessionId();
+        const held = fenceOf(await acquire(h.store, sid, opaqueOwner("a"), LONG_TTL_MS));
+        await kind.settle?.(h, [held]);
+        const stale = await kind.make(h, held);
+        await expectTetherError(
+          () => h.store.commit(commitDraft(sid, 0, { announce: announcement(stale) })),
+          "session_execution_lease_expired",
+        );
+        expect(await h.store.loadSession(sid)).toBeUndefined();
+        expect(await h.log.lastSeq(sid)).toBe(0);
+      });
+    }
+
+    test("a turn start says where the log ended in its step (ADR 0023)", async () => {
+      const { store, log } = harness();
+      const start = store.startTurn?.bind(store);
+      if (!start) throw new Error("this backend has no startTurn");
+      const sid = freshSessionId();
+      const claim = { owner: opaqueOwner("a"), ttlMs: LONG_TTL_MS, maxInputs: 1 };
+      const first = await start(inputDraft(sid, "one"), claim);
+      expect(first.logEnd).toBe(0);
+      await log.append(sid, [
+        { turnId: "turn-a", event: { type: "text_delta", text: "a" } },
+        { turnId: "turn-a", event: { type: "text_delta", text: "b" } },
+      ]);
+      // Busy (the first start holds the lease): only the submit, and still the log's end.
+      const second = await start(inputDraft(sid, "two"), claim);
+      expect(second.started).toBeUndefined();
+      expect(second.logEnd).toBe(2);
+    });
+  });
+}
