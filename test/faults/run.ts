@@ -457,7 +457,7 @@ function plans(seed: number): RunOptions[] {
     sessions: envNumber("FAULTS_SESSIONS", 8),
     leaseTtlMs: envNumber("FAULTS_LEASE_TTL_MS", 1_000),
     sweepIntervalMs: 250,
-    failoverLagMs: envNumber("FAULTS_FAILOVER_LAG_MS", 400),
+    failoverLagMs: envNumber("FAULTS_FAILOVER_LAG_MS", 0),
     faultIntervalMs: envNumber("FAULTS_INTERVAL_MS", 700),
     maxFaultsMs: envNumber("FAULTS_MAX_RUN_MS", 240_000),
     schedules: envNumber("FAULTS_SCHEDULES", 20),

@@ -186,9 +186,13 @@ export async function startSentinelTopology(
       for (const n of lagging) n.child.kill("SIGSTOP");
       try {
         if (lagging.length > 0) await sleep(killOptions.replicasStoppedMs ?? 0);
-        const exited = new Promise((r) => victim.child.once("exit", r));
-        victim.child.kill("SIGKILL");
-        await exited;
+        // Bounded, and not waited for when it has exited already: an exit that passed would
+        // never come, and the replicas would stay stopped.
+        if (victim.child.exitCode === null && victim.child.signalCode === null) {
+          const exited = new Promise((r) => victim.child.once("exit", r));
+          victim.child.kill("SIGKILL");
+          await Promise.race([exited, sleep(10_000)]);
+        }
       } finally {
         for (const n of lagging) n.child.kill("SIGCONT");
       }
