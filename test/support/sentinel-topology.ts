@@ -276,7 +276,10 @@ export async function startSentinelTopology(
         after = await primaryPort().catch(() => before);
         return after !== before && (await role(after).catch(() => "")) === "master";
       },
-      { timeoutMs: 30_000, intervalMs: 50, what: "Sentinel to promote a replica" },
+      // Generous: an election split among the three Sentinels aborts the attempt, and the next
+      // comes only after twice the failover-timeout (5 s here), so a few splits in a row on a
+      // loaded machine take tens of seconds; giving up early leaves the topology with no primary.
+      { timeoutMs: 90_000, intervalMs: 50, what: "Sentinel to promote a replica" },
     );
     return after;
   }
