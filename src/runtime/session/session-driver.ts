@@ -153,8 +153,22 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
     }
   }
 
-  async function claim(sessionId: SessionId): Promise<Claimed | undefined> {
+  /**
+   * A new hold never re-enters a lease this replica left (a failed turn, a commit with no reply):
+   * it keeps its generation, so an idle claim would skip the inputs the left turn claimed and run
+   * later ones first. Released and claimed afresh, not vacant (the left turn is announced if it
+   * committed). `afterHold`: the caller is a loop whose hold has ended. */
+  async function claimLease(sessionId: SessionId, afterHold = false) {
     const outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+    const left = outcome.kind === "acquired" && outcome.reentered;
+    if (!left || (!afterHold && loops.has(sessionId))) return outcome;
+    await deps.store.releaseLease(fenceOf(outcome.lease));
+    const again = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+    return again.kind === "acquired" ? { ...again, vacant: false } : again;
+  }
+
+  async function claim(sessionId: SessionId): Promise<Claimed | undefined> {
+    const outcome = await claimLease(sessionId, true);
     deps.metrics?.countLeaseClaim(
       outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
     );
@@ -314,7 +328,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         running.poked = true;
         return { kind: "already_driving" };
       }
-      let outcome = await deps.store.tryClaimLease(sessionId, deps.owner, deps.leaseTtlMs);
+      let outcome = await claimLease(sessionId);
       deps.metrics?.countLeaseClaim(
         outcome.kind === "acquired" && outcome.reentered ? "reentered" : outcome.kind,
       );
