@@ -244,6 +244,24 @@ async function startImage(appDir: string, extraEnv: Record<string, string>): Pro
   };
 }
 
+/**
+ * Starts the image's command and waits until it serves. A free port can be taken by another
+ * process on the shared host between freePort() and the server's listen: that start (and only
+ * that) is tried again on new ports, at most three times.
+ */
+async function startServing(appDir: string, extraEnv: Record<string, string>): Promise<Started> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startImage(appDir, extraEnv);
+    try {
+      await waitServing(started);
+      return started;
+    } catch (error) {
+      started.kill();
+      if (attempt >= 3 || !started.output().includes("EADDRINUSE")) throw error;
+    }
+  }
+}
+
 /** Polls grpc.health.v1 Check("") until SERVING, the process exits, or 20 s pass. */
 async function waitServing(started: Started): Promise<void> {
   const health = connect<HealthClient>(
@@ -334,8 +352,7 @@ describe("the production start command, embedded store", () => {
   afterAll(() => started?.kill());
 
   it("answers grpc.health.v1 Check with SERVING, as a non-root user", async () => {
-    started = await startImage(appDir, {});
-    await waitServing(started);
+    started = await startServing(appDir, {});
 
     const uid = /^Uid:\s+(\d+)/mu.exec(readFileSync(`/proc/${started.pid}/status`, "utf8"))?.[1];
     expect(uid).toBe(String(NON_ROOT ? NOBODY : process.getuid?.()));
@@ -371,8 +388,7 @@ describe.each(redisBackends)("the production start command, %s store", (_name, s
   afterAll(() => started?.kill());
 
   it("serves session calls (the shipped Lua scripts load)", async () => {
-    started = await startImage(appDir, storeEnv());
-    await waitServing(started);
+    started = await startServing(appDir, storeEnv());
     const sessions = connect<SessionClient>(
       join(repo, "proto/tether/v1/session_service.proto"),
       "tether.v1.SessionService",
