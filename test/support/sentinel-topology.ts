@@ -2,7 +2,7 @@
 // `replicaof`, and three redis-sentinel processes monitoring it, all on free ports. Sentinel
 // comes from the Debian package redis-sentinel (scripts/setup-machine.sh installs it).
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -92,6 +92,17 @@ async function onlineReplicas(port: number): Promise<number> {
   }
 }
 
+/** The last lines of each Sentinel's log: why an election stalled, in Sentinel's own words. */
+async function sentinelLogTails(dirs: string[], lines = 40): Promise<string> {
+  const tails = await Promise.all(
+    dirs.map(async (dir) => {
+      const log = await readFile(join(dir, "sentinel.log"), "utf8").catch(() => "");
+      return `--- ${dir}\n${log.split("\n").slice(-lines).join("\n")}`;
+    }),
+  );
+  return tails.join("\n");
+}
+
 async function startSentinel(
   primaryPort: number,
   dirs: string[],
@@ -108,6 +119,8 @@ async function startSentinel(
       "bind 127.0.0.1",
       "protected-mode no",
       `dir ${dir}`,
+      // Kept for a promotion that never comes: its error quotes the end of each log.
+      `logfile ${join(dir, "sentinel.log")}`,
       `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${primaryPort} 2`,
       `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${downAfterMs}`,
       `sentinel failover-timeout ${SENTINEL_MASTER} 5000`,
@@ -235,22 +248,26 @@ export async function startSentinelTopology(
     },
     async settled(deadlineMs = 30_000) {
       const first = sentinels[0] as { port: number };
-      await waitFor(
-        async () => {
-          const primary = await primaryPort();
-          const others = nodes.filter((n) => n.port !== primary);
-          const roles = await Promise.all(others.map((n) => role(n.port).catch(() => "")));
-          if (!roles.every((r) => r === "replica-up")) return false;
-          if ((await onlineReplicas(primary)) < others.length) return false;
-          const known = (await sentinelCommand(
-            first.port,
-            "REPLICAS",
-            SENTINEL_MASTER,
-          )) as string[][];
-          const healthy = known.filter((fields) => fields[fields.indexOf("flags") + 1] === "slave");
-          return healthy.length >= others.length;
-        },
-        { timeoutMs: deadlineMs, intervalMs: 50, what: "the replicas to be in sync and known" },
+      await quotingLogs(
+        waitFor(
+          async () => {
+            const primary = await primaryPort();
+            const others = nodes.filter((n) => n.port !== primary);
+            const roles = await Promise.all(others.map((n) => role(n.port).catch(() => "")));
+            if (!roles.every((r) => r === "replica-up")) return false;
+            if ((await onlineReplicas(primary)) < others.length) return false;
+            const known = (await sentinelCommand(
+              first.port,
+              "REPLICAS",
+              SENTINEL_MASTER,
+            )) as string[][];
+            const healthy = known.filter(
+              (fields) => fields[fields.indexOf("flags") + 1] === "slave",
+            );
+            return healthy.length >= others.length;
+          },
+          { timeoutMs: deadlineMs, intervalMs: 50, what: "the replicas to be in sync and known" },
+        ),
       );
     },
     async stop() {
@@ -271,16 +288,27 @@ export async function startSentinelTopology(
 
   async function promotedAfter(before: number): Promise<number> {
     let after = before;
-    await waitFor(
-      async () => {
-        after = await primaryPort().catch(() => before);
-        return after !== before && (await role(after).catch(() => "")) === "master";
-      },
-      // Generous: an election split among the three Sentinels aborts the attempt, and the next
-      // comes only after twice the failover-timeout (5 s here), so a few splits in a row on a
-      // loaded machine take tens of seconds; giving up early leaves the topology with no primary.
-      { timeoutMs: 90_000, intervalMs: 50, what: "Sentinel to promote a replica" },
+    await quotingLogs(
+      waitFor(
+        async () => {
+          after = await primaryPort().catch(() => before);
+          return after !== before && (await role(after).catch(() => "")) === "master";
+        },
+        // Generous: an election split among the three Sentinels aborts the attempt, and the next
+        // comes only after twice the failover-timeout (5 s here), so a few splits in a row on a
+        // loaded machine take tens of seconds; giving up early leaves the topology with no primary.
+        { timeoutMs: 90_000, intervalMs: 50, what: "Sentinel to promote a replica" },
+      ),
     );
     return after;
+  }
+
+  /** A wait on Sentinel that times out fails with the end of each Sentinel's log. */
+  async function quotingLogs(wait: Promise<unknown>): Promise<void> {
+    try {
+      await wait;
+    } catch (error) {
+      throw new Error(`${String(error)}\n${await sentinelLogTails(dirs)}`);
+    }
   }
 }
