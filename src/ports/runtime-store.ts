@@ -145,6 +145,13 @@ export interface TurnInputStore {
    * wire) leaves it out: the runtime then makes the four calls.
    */
   startTurn?(draft: TurnInputDraft, claim: TurnStartClaim): Promise<TurnStartReceipt>;
+  /**
+   * True where the store keeps the ready index (ReadyIndex, ADR 0002) in its own steps: startTurn
+   * marks the session ready, and a release that finds nothing waiting (releaseIfIdle, or a
+   * commit's announcement with releaseIfIdle) clears its mark (ADR 0024: a standalone Redis).
+   * The runtime then sends neither beside them. Absent: the runtime keeps the index itself.
+   */
+  readonly keepsReadyIndex?: boolean;
 }
 
 /**

@@ -197,11 +197,12 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         ...submittingTrace(deps),
       }),
     };
-    // The ready mark goes with the input (one round trip): a mark with nothing behind it costs
-    // the sweep one empty look; input without a mark would wait for the next client.
+    // The ready mark goes with the input (one round trip; in the start's own step where the
+    // store keeps the index, ADR 0024): a mark with nothing behind it costs the sweep one empty
+    // look; input without a mark would wait for the next client.
     const [{ submitted: receipt, started, logEnd }] = await Promise.all([
       submitOrStart(deps, start, draft),
-      deps.ready.markReady(sessionId),
+      start && deps.store.keepsReadyIndex ? undefined : deps.ready.markReady(sessionId),
     ]);
     // Not said by the start (a memory store without its log): no loop runs the session yet.
     const startSeq = readSeq ?? logEnd ?? (await deps.log.lastSeq(sessionId));

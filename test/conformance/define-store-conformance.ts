@@ -23,6 +23,7 @@ import { describeSessionListLaws } from "./laws/session-list.js";
 import { describeTombstoneLaws } from "./laws/tombstones.js";
 import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
+import { describeReadyIndexLaws } from "./laws/ready-index.js";
 import { describeTurnStartLaws } from "./laws/turn-start.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
@@ -40,6 +41,8 @@ export interface ConformanceOptions {
   webhooks?: boolean;
   /** False where the backend has no one-step turn start: the wire (ADR 0023 says why). */
   turnStart?: boolean;
+  /** True where the store keeps the ready index in its own steps: a standalone Redis (ADR 0024). */
+  readyIndexInSteps?: boolean;
 }
 
 export function defineStoreConformance(
@@ -70,5 +73,8 @@ export function defineStoreConformance(
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);
-  if (options.turnStart !== false) describeTurnStartLaws(factory);
+  if (options.turnStart !== false) {
+    describeTurnStartLaws(factory);
+    describeReadyIndexLaws(factory, options.readyIndexInSteps === true);
+  }
 }

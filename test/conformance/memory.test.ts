@@ -3,6 +3,7 @@ import { describe } from "vitest";
 import { createManualClock } from "../../src/ports/clock.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
+import { createMemoryReadyIndex } from "../../src/store/memory/ready-index.js";
 import { createMemoryScheduleStore } from "../../src/store/memory/schedule-ops.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { defineStoreConformance } from "./define-store-conformance.js";
@@ -20,6 +21,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
     quotas: createMemoryQuotaStore({ clock }),
     schedules: createMemoryScheduleStore({ clock }),
     webhooks: store.webhooks,
+    ready: createMemoryReadyIndex(),
     advanceTime: async (ms) => {
       clock.advance(ms);
     },

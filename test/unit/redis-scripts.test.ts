@@ -8,8 +8,9 @@ import { REPLY } from "../../src/store/redis/replies.js";
 import { SCRIPT_NAMES } from "../../src/store/redis/scripts.js";
 
 const dir = fileURLToPath(new URL("../../src/store/redis/lua/", import.meta.url));
-// `<operation>-<key count>.lua`, or `-n` when each call gives the key count.
-const files = readdirSync(dir).filter((f) => /^[A-Za-z]+-(\d+|n)\.lua$/.test(f));
+// `<operation>-<key count>.lua`, `-<min>-<max>` when the last keys are optional, or `-n` when
+// each call gives the key count.
+const files = readdirSync(dir).filter((f) => /^[A-Za-z]+-(\d+(-\d+)?|n)\.lua$/.test(f));
 
 function header(text: string): string {
   const lines = text.split("\n");
@@ -19,7 +20,7 @@ function header(text: string): string {
 
 describe("redis Lua scripts", () => {
   it("has exactly one file per script the store runs", () => {
-    const names = files.map((f) => f.replace(/-(\d+|n)\.lua$/, "")).sort();
+    const names = files.map((f) => f.replace(/-(\d+(-\d+)?|n)\.lua$/, "")).sort();
     expect(names).toEqual([...SCRIPT_NAMES].sort());
   });
 
@@ -35,9 +36,14 @@ describe("redis Lua scripts", () => {
 
   for (const file of files.filter((f) => !f.endsWith("-n.lua"))) {
     it(`${file}: the key count in its name matches its header and body`, () => {
-      const keys = Number(/-(\d+)\.lua$/.exec(file)?.[1]);
+      // `<name>-<min>-<max>.lua`: keys past min are optional, and the header says when absent.
+      const [, min, max] = /-(\d+)(?:-(\d+))?\.lua$/.exec(file) ?? [];
+      const keys = Number(max ?? min);
       const text = readFileSync(dir + file, "utf8");
       const head = header(text);
+      for (let optional = Number(min) + 1; optional <= keys; optional++) {
+        expect(head).toMatch(new RegExp(`KEYS\\[${optional}\\][^]*absent`));
+      }
       const named = [...head.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       expect(Math.max(...named)).toBe(keys);
       expect(new Set(named).size).toBe(keys);

@@ -97,8 +97,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   const keeper = createLeaseKeeper(deps);
   // Sessions whose lease this replica holds and has not lost (only its own turns write their
   // logs), each with a signal that aborts when the hold ends: a watch listens on it.
-  // A hold is its lease's: a loop that stepped aside (its commit released the lease) ends only
-  // its own, not the next loop's.
+  // A hold is its lease's: a loop that stepped aside (its commit released the lease) ends its own.
   const holds = new Map<SessionId, { ended: AbortController; fencingToken: number }>();
   const held = {
     add({ sessionId, fencingToken }: LeaseFence): void {
@@ -140,10 +139,11 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       if (ended === "idle") {
         // Released in the step that found nothing waiting: input that comes now drives anew at
         // once (a new loop claims the lease) instead of poking this one, which only clears the
-        // ready mark before it ends; a watch for that input then sees the session held here.
+        // ready mark before it ends (not under a loop that took the session since; not where the
+        // release cleared it, ADR 0024); a watch for that input then sees the session held here.
         detach();
-        // Not under a loop that took the session since.
-        if (!loops.has(sessionId)) await deps.ready.markIdle(sessionId).catch(() => undefined);
+        const clear = !loops.has(sessionId) && !deps.store.keepsReadyIndex;
+        if (clear) await deps.ready.markIdle(sessionId).catch(() => undefined);
         return;
       }
       // Input submitted between our last empty claim and the release found us busy; look again.

@@ -18,7 +18,7 @@ import type {
 } from "../../domain/session.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
 import { int, str, usageAt } from "./codec.js";
-import type { RedisContext } from "./context.js";
+import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
@@ -47,11 +47,19 @@ function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
   });
 }
 
-/** The announcement as the script takes it (see commit-15.lua); [] for none. */
+/** The announcement as the script takes it (see commit-15-16.lua); [] for none. */
 function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
   if (!a) return [];
   const { leaseToken, fencingToken } = a.fence;
-  return [leaseToken, fencingToken, a.turnId, a.eventJson, maxLen, a.releaseIfIdle];
+  return [
+    leaseToken,
+    fencingToken,
+    a.turnId,
+    a.eventJson,
+    maxLen,
+    a.releaseIfIdle,
+    a.fence.sessionId,
+  ];
 }
 
 export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<CommitReceipt> {
@@ -60,7 +68,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
   const ek = ctx.eventKeys(sessionId);
   const reply = await ctx.scripts.run(
     "commit",
-    [
+    withReadyKey(ctx, [
       k.head,
       k.messages,
       k.metadata,
@@ -76,7 +84,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.outbox,
       ek.events,
       ek.eventSeq,
-    ],
+    ]),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );
   switch (reply[0]) {

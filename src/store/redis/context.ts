@@ -8,6 +8,7 @@ import type { StoreLogger } from "../shared/store-log.js";
 import {
   agentIndexKey,
   agentKeys,
+  readyIndexKey,
   tenantBudgetKey,
   sessionIndexKey,
   sessionEventKeys,
@@ -34,6 +35,12 @@ export interface RedisContext {
   /** The log's retained length, as the event log trims it. */
   logMaxEntries: number;
   indexKey: string;
+  /**
+   * The ready index (ready-index.ts) where it shares the server with every session's keys (a
+   * standalone Redis): the turn start marks a session in its step and an idle release clears
+   * it in its own (ADR 0024). Undefined on Cluster, where it is its own command.
+   */
+  readyKey: string | undefined;
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
   tenantBudgetKey(tenant: string): string;
@@ -84,6 +91,7 @@ export function createRedisContext(
     eventKeys: (sessionId) => sessionEventKeys(namespace, sessionId),
     logMaxEntries,
     indexKey,
+    readyKey: "isCluster" in redis && redis.isCluster ? undefined : readyIndexKey(namespace),
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
     tenantBudgetKey: (tenant) => tenantBudgetKey(namespace, tenant),
@@ -96,4 +104,9 @@ export function createRedisContext(
     },
     flushIndex,
   };
+}
+
+/** A script's keys, with the ready index last where the script keeps it in its step (ADR 0024). */
+export function withReadyKey(ctx: RedisContext, keys: string[]): string[] {
+  return ctx.readyKey === undefined ? keys : [...keys, ctx.readyKey];
 }

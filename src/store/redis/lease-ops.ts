@@ -14,7 +14,7 @@ import type {
 } from "../../domain/lease.js";
 import { logLeaseClaim, logLeaseReclaim, logRenewalRefused } from "../shared/store-log.js";
 import { decodeLease, ownerArgs } from "./codec.js";
-import type { RedisContext } from "./context.js";
+import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
@@ -108,8 +108,8 @@ export async function releaseIfIdle(
   const k = ctx.keys(fence.sessionId);
   const reply = await ctx.scripts.run(
     "releaseIfIdle",
-    [k.lease, k.inputs, k.inputIndex, k.head, k.workIndex, k.parked],
-    [fence.leaseToken, fence.fencingToken],
+    withReadyKey(ctx, [k.lease, k.inputs, k.inputIndex, k.head, k.workIndex, k.parked]),
+    [fence.leaseToken, fence.fencingToken, fence.sessionId],
   );
   if (reply[0] === REPLY.OK) return { kind: "released" };
   return reply[0] === REPLY.BUSY ? { kind: "pending" } : { kind: "not_held" };

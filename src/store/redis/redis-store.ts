@@ -108,6 +108,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       claimWorkByIds: (fence, ids) => queue.claimWorkByIds(on(fence?.sessionId), fence, ids),
       submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
       startTurn: (draft, claim) => turnStart.startTurn(on(draft?.sessionId), draft, claim),
+      keepsReadyIndex: ctx.readyKey !== undefined,
       listInputs: (id) => inputs.listInputs(on(id), id),
       cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
       claimInputs: (fence, point, max) =>

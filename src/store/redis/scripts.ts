@@ -1,6 +1,7 @@
 // Loads the Lua scripts of lua/ and runs them through ioredis `defineCommand`, which sends
 // EVALSHA and falls back to EVAL once per connection. Each file is `<operation>-<keys>.lua`;
-// the key count comes from the name (`n`: each call gives it), and the shared reply table and helpers are prepended.
+// the key count comes from the name (`n`: each call gives it; `<min>-<max>`: the last keys are
+// optional, ADR 0024), and the shared reply table and helpers are prepended.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Cluster, Redis } from "ioredis";
@@ -105,13 +106,17 @@ export interface ScriptRunner {
 
 interface LoadedScript {
   command: string;
-  /** Undefined for `<operation>-n.lua`: each call gives its key count. */
+  /**
+   * Undefined for `<operation>-n.lua` and `<operation>-<min>-<max>.lua`: each call gives its key
+   * count (any, or within the range).
+   */
   numberOfKeys: number | undefined;
+  keyRange: [number, number] | undefined;
   lua: string;
 }
 
 const LUA_DIR = fileURLToPath(new URL("./lua/", import.meta.url));
-const FILE_NAME = /^([A-Za-z]+)-(\d+|n)\.lua$/u;
+const FILE_NAME = /^([A-Za-z]+)-(\d+(?:-\d+)?|n)\.lua$/u;
 const SHARED_FILE = "_shared.lua";
 
 let loaded: Map<ScriptName, LoadedScript> | undefined;
@@ -138,9 +143,12 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
     }
     // The operation's own header stays first in the file; the prelude goes after it at load time.
     const body = readFileSync(LUA_DIR + file, "utf8");
+    const counts = match[2] === "n" ? undefined : (match[2] as string).split("-").map(Number);
+    const [min, max] = [counts?.[0], counts?.at(-1)];
     scripts.set(name, {
       command: `tether_${name}`,
-      numberOfKeys: match[2] === "n" ? undefined : Number(match[2]),
+      numberOfKeys: min !== undefined && min === max ? min : undefined,
+      keyRange: min !== undefined && max !== undefined ? [min, max] : undefined,
       lua: `${prelude}\n${body}`,
     });
   }
@@ -191,9 +199,9 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
   }
   const scriptFor = (name: ScriptName, keys: readonly string[]): LoadedScript => {
     const script = scripts.get(name) as LoadedScript;
-    const variadic = script.numberOfKeys === undefined;
-    if (variadic ? keys.length === 0 : keys.length !== script.numberOfKeys) {
-      throw new TetherError("internal", `script ${name} takes ${script.numberOfKeys ?? "n"} keys`);
+    const [min, max] = script.keyRange ?? [1, Infinity];
+    if (keys.length < min || keys.length > max) {
+      throw new TetherError("internal", `script ${name} takes ${min} to ${max} keys`);
     }
     return script;
   };

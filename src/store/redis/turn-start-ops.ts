@@ -1,4 +1,4 @@
-// A turn start on an idle session in one script (startTurn-12.lua, ADR 0023): the submit, and on
+// A turn start on an idle session in one script (startTurn-12-13.lua, ADR 0023): the submit, and on
 // a vacant session the lease, the idle input claim and the committed state with it.
 import { randomUUID } from "node:crypto";
 import { sourceKeyConflict } from "../../domain/errors.js";
@@ -9,7 +9,7 @@ import { turnInputHash } from "../shared/content-hash.js";
 import { logLeaseClaim } from "../shared/store-log.js";
 import { decodeInput, decodeLease, ownerArgs, pairs } from "./codec.js";
 import { decodeSnapshot } from "./commit-ops.js";
-import type { RedisContext } from "./context.js";
+import { withReadyKey, type RedisContext } from "./context.js";
 import { submitted } from "./input-ops.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
@@ -25,7 +25,7 @@ export async function startTurn(
   const claimId = randomUUID() as ClaimId;
   const reply = await ctx.scripts.run(
     "startTurn",
-    [
+    withReadyKey(ctx, [
       k.inputs,
       k.inputPayloads,
       k.inputIndex,
@@ -38,7 +38,7 @@ export async function startTurn(
       k.messages,
       k.metadata,
       ctx.eventKeys(sessionId).eventSeq,
-    ],
+    ]),
     [
       inputId,
       draft.sourceKey ?? "",
@@ -52,12 +52,14 @@ export async function startTurn(
       claimId,
       claim.since?.epoch ?? "",
       claim.since?.messageCount ?? 0,
+      Date.now(),
+      sessionId,
     ],
   );
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }
-  // Four nested replies after the code, then the log's end (the header of startTurn-12.lua).
+  // Four nested replies after the code, then the log's end (the header of startTurn-12-13.lua).
   const [, submitReply, leaseReply, claimReply, stateReply] = reply as unknown as ScriptReply[];
   const receipt = {
     submitted: submitted(ctx, draft, inputId, part(submitReply)),

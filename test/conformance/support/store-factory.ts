@@ -2,6 +2,7 @@
 // move the store's clock. Laws are written once against this and run per backend.
 import { afterEach, beforeEach } from "vitest";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
+import type { ReadyIndex } from "../../../src/ports/ready-index.js";
 import type { ScheduleStore } from "../../../src/ports/schedule-store.js";
 import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
@@ -20,6 +21,8 @@ export interface StoreHarness {
    * write outbox rows); the wire has none (ADR 0021 says why).
    */
   webhooks?: WebhookStore;
+  /** The ready index on the same backend and namespace as `store` (ADR 0024); the wire has none. */
+  ready?: ReadyIndex;
   /**
    * Moves the store's clock forward by `ms`: a manual clock for the memory store, a real sleep for
    * a backend that reads its server's clock. Tests never read the clock themselves.

@@ -9,6 +9,8 @@
 -- KEYS[11] history list   KEYS[12] metadata log (see _shared.lua: every revision stays readable)
 -- KEYS[13] webhook outbox hash (ADR 0021: the event is written in the commit's step)
 -- KEYS[14] events stream   KEYS[15] event sequence counter (ADR 0011: a turn's announcement)
+-- KEYS[16] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
+--          clears its mark in this step; absent on Cluster (the runtime clears it there)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -19,8 +21,9 @@
 --           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
 --           w = [[webhook event id, event JSON]...], [] for none,
 --           a = [lease token, fencing token, turn id, event JSON, stream max length, release if
---               idle (bool)] or [] for none: the turn's announcement, appended as appendEvents
---               would, then the lease released unless something waits for a holder }
+--               idle (bool), session id] or [] for none: the turn's announcement, appended as
+--               appendEvents would, then the lease released unless something waits for a holder
+--               (and the session's ready mark cleared with it, KEYS[16]) }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
@@ -124,6 +127,7 @@ redis.call('XADD', KEYS[14], 'MAXLEN', announce[5], num(seq) .. '-1', 't', annou
 local released = 0
 if announce[6] and not waits_for_holder(KEYS[1], KEYS[8], KEYS[9], KEYS[7], KEYS[10]) then
   redis.call('DEL', KEYS[5])
+  if KEYS[16] then redis.call('ZREM', KEYS[16], announce[7]) end
   released = 1
 end
 return { R.OK, rev, seq, released }

@@ -7,10 +7,15 @@
 -- KEYS[4] input source-key hash   KEYS[5] sequence hash   KEYS[6] head hash   KEYS[7] lease hash
 -- KEYS[8] parked turn hash   KEYS[9] lease generation counter   KEYS[10] message list
 -- KEYS[11] metadata hash   KEYS[12] the event log's sequence counter (event-log.ts)
+-- KEYS[13] the ready index, on a standalone Redis only (ADR 0024): the session is marked ready in
+--          this step, as ReadyIndex.markReady would (ZADD LT); absent on Cluster, where the index
+--          lives in another slot and the runtime marks it with its own command
 -- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
 -- ARGV[4] delivery JSON   ARGV[5] payload   ARGV[6] owner JSON   ARGV[7] owner id
 -- ARGV[8] incarnation id   ARGV[9] lease token   ARGV[10] ttl in ms   ARGV[11] max inputs
 -- ARGV[12] claim id   ARGV[13] mark epoch ("" for no mark)   ARGV[14] mark message count
+-- ARGV[15] the ready mark's score (the replica's clock, as every writer of the index uses)
+-- ARGV[16] session id (the ready index's member)
 -- Replies: {R.SOURCE_KEY_CONFLICT}
 --          {R.OK, submitted, lease, claimed, state, logEnd}: submitted is submitInput's reply; lease is {}
 --          when the session was not vacant (nothing else happened), else claimLease's reply
@@ -36,6 +41,7 @@ else
   local created = store_new_item(keys, ARGV[1], seq, input, ARGV[5], source_key, ARGV[3])
   submitted = { R.OK, seq, created, busy }
 end
+if KEYS[13] then redis.call('ZADD', KEYS[13], 'LT', ARGV[15], ARGV[16]) end
 if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('EXISTS', KEYS[8]) == 1 then
   return { R.OK, submitted, {}, {}, {}, log_end }
 end
