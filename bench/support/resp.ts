@@ -94,7 +94,7 @@ export function scriptNamerFromDir(dir: string): ScriptNamer {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith(".lua") && !f.startsWith("_"))
     .map((f) => ({
-      name: f.replace(/(-(\d+|n))?\.lua$/u, ""),
+      name: f.replace(/(-(\d+(-\d+)?|n))?\.lua$/u, ""),
       text: readFileSync(`${dir}/${f}`, "utf8"),
     }));
   // The store prepends a shared prelude to each file; the operation's own text comes last.

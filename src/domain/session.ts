@@ -122,7 +122,20 @@ export interface CommitReceipt {
   /** True when the stamp matched an earlier commit and this call changed nothing. */
   replayed: boolean;
   /** The announcement's log sequence number and what became of the lease (not on a replay). */
-  announced?: { seq: number; released: boolean };
+  announced?: CommitAnnounced;
+}
+
+export interface CommitAnnounced {
+  /** The turn_completed's sequence number in the session's log. */
+  seq: number;
+  /** The lease was released in the step (nothing waited for a holder). */
+  released: boolean;
+  /**
+   * The turn's signals ended in the step (ADR 0024): its cancel request and stored answers
+   * deleted, its running-turn marker too while still its own, as the listener's stop would do;
+   * the listener then only stops hearing. Absent where the signals live apart (memory).
+   */
+  signalsCleared?: boolean;
 }
 
 export interface VacuumReport {

@@ -11,6 +11,13 @@ export interface TurnListener {
   onDecision(decision: ApprovalDecision): void;
 }
 
+/**
+ * Stops a turn's listener: it hears nothing more, and the turn's stored signals and running
+ * marker go. `signalsCleared`: the turn's commit deleted those in its step already
+ * (CommitAnnounced, ADR 0024), so only the hearing stops.
+ */
+export type StopListening = (options?: { signalsCleared?: boolean }) => Promise<void>;
+
 export interface SessionSignals {
   activeTurn(sessionId: SessionId): Promise<string | undefined>;
   /** Asks the running turn (or only `turnId`) to cancel; false when no turn was running. */
@@ -37,6 +44,6 @@ export interface SessionSignals {
     turnId: string,
     listener: TurnListener,
     activeTtlMs: number,
-  ): Promise<() => Promise<void>>;
+  ): Promise<StopListening>;
   close(): Promise<void>;
 }

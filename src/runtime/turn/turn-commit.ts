@@ -8,7 +8,7 @@ import { queueClaimCompletion, type QueuedWorkClaim } from "../../domain/queue.j
 import type { SessionId } from "../../domain/ids.js";
 import type { UsageTotals } from "../../domain/usage.js";
 import type { TurnResult } from "../../engine/index.js";
-import { HEAD_RACE_ATTEMPTS } from "../../domain/session.js";
+import { HEAD_RACE_ATTEMPTS, type CommitAnnounced } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
 import type { WebhookEvent } from "../../domain/webhooks.js";
@@ -40,7 +40,7 @@ export interface TurnRecord {
 export interface CommittedTurn {
   headRevision: number;
   /** Present when the store appended the completion in the commit's step. */
-  announced?: { seq: number; released: boolean };
+  announced?: CommitAnnounced;
 }
 
 /**

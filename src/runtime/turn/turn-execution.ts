@@ -92,7 +92,7 @@ async function listen(run: TurnRun): Promise<() => Promise<void>> {
     );
     return async () => {
       unhear();
-      await stopListening().catch(() => undefined);
+      await stopListening({ signalsCleared: stops.signalsCleared === true }).catch(() => undefined);
     };
   } catch (error) {
     unhear();
@@ -233,6 +233,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
     return endOfCommitError(turnId, error);
   }
   const { headRevision, announced } = commit;
+  if (announced?.signalsCleared) run.stops.signalsCleared = true;
   if (announced) publishAnnounced(run, announced.seq, completed(headRevision));
   // After the publish: a watch takes the completion before it hears that the hold ended.
   if (announced?.released) job.onReleased?.();

@@ -27,6 +27,8 @@ export interface RunStops {
   leaseLost?: { cause: unknown };
   /** CancelTurn reached the turn (a cancel that meets a park must not be lost with it). */
   cancelRequested: boolean;
+  /** The commit ended the turn's signals in its step (ADR 0024): its listener only stops hearing. */
+  signalsCleared?: boolean;
 }
 
 export interface TurnRun {

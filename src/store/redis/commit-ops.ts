@@ -47,7 +47,7 @@ function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
   });
 }
 
-/** The announcement as the script takes it (see commit-15-16.lua); [] for none. */
+/** The announcement as the script takes it (see commit-18-19.lua); [] for none. */
 function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
   if (!a) return [];
   const { leaseToken, fencingToken } = a.fence;
@@ -84,6 +84,10 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       k.outbox,
       ek.events,
       ek.eventSeq,
+      // The announced turn's signals, which the commit ends (none: keys it leaves alone).
+      ek.activeTurn,
+      ek.cancel(input.announce?.turnId ?? ""),
+      ek.toolResults(input.announce?.turnId ?? ""),
     ]),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );
@@ -95,7 +99,9 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
         sessionId,
         headRevision: int(reply, 1),
         replayed: false,
-        ...(input.announce && { announced: { seq: int(reply, 2), released: int(reply, 3) === 1 } }),
+        ...(input.announce && {
+          announced: { seq: int(reply, 2), released: int(reply, 3) === 1, signalsCleared: true },
+        }),
       };
     case REPLY.LEASE_EXPIRED:
       throw leaseExpired(sessionId, input.announce?.fence.fencingToken ?? 0);

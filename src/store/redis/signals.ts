@@ -162,12 +162,13 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
         );
         if (reply[1] === 1) listener.onCancel();
         for (const raw of reply.slice(2)) replay(listener, String(raw));
-        return async () => {
+        return async (options) => {
           const current = listeners.get(keys.channel);
           if (current?.get(turnId) === listener) {
             current.delete(turnId);
             if (current.size === 0) listeners.delete(keys.channel);
           }
+          if (options?.signalsCleared) return;
           await scripts
             .run(
               "unlistenTurn",

@@ -1,7 +1,8 @@
 // Turn signals on memory and Redis: a decision reaches the running turn's listener as a decision
 // and a result as a result, both when the listener hears them live and (Redis) when it starts
 // after they were sent; a call's result and its decision never overwrite each other; a listener
-// that stops late leaves the next turn's running-turn marker.
+// that stops late leaves the next turn's running-turn marker; (Redis) a commit that announces a
+// turn ends its signals in its step.
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test, inject } from "vitest";
 import { parseSessionId } from "../../../src/domain/ids.js";
@@ -9,6 +10,10 @@ import type { ApprovalDecision, ClientToolResult } from "../../../src/domain/too
 import type { SessionSignals, TurnListener } from "../../../src/ports/session-signals.js";
 import { createMemorySignals } from "../../../src/store/memory/signals.js";
 import { createRedisSignals } from "../../../src/store/redis/signals.js";
+import { createRedisStore } from "../../../src/store/redis/index.js";
+import { fenceOf } from "../../../src/domain/lease.js";
+import { acquire } from "../../conformance/support/expectations.js";
+import { commitDraft, LONG_TTL_MS, opaqueOwner } from "../../conformance/support/fixtures.js";
 import { connectStandalone, freshNamespace } from "../../support/redis-store-factory.js";
 
 let redis: Redis;
@@ -132,6 +137,46 @@ describe("signals (redis): a listener that starts late", () => {
       await first().catch(() => undefined);
       await sender.close();
       await receiver.close();
+    }
+  });
+});
+
+describe("signals (redis): a commit that announces the turn ends its signals (ADR 0024)", () => {
+  test("its cancel request, stored answers and running marker go in the commit's step; a later turn's marker stays", async () => {
+    const namespace = freshNamespace("signals");
+    const signals = createRedisSignals({ redis, namespace });
+    const store = createRedisStore({ redis, namespace });
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+    const announce = (turnId: string) => ({ fence, turnId, eventJson: "{}", releaseIfIdle: false });
+    const stopFirst = await signals.listen(sid, TURN, recorder().listener, 60_000);
+    try {
+      expect(await signals.submitToolResults(sid, TURN, [result])).toBe(true);
+      expect(await signals.requestCancel(sid, TURN)).toBe(true);
+      const receipt = await store.commit(commitDraft(sid, 0, { announce: announce(TURN) }));
+      expect(receipt.announced?.signalsCleared).toBe(true);
+      // Nothing of the turn is left: no running marker, and a listener of the same turn id
+      // finds no cancel and no answers stored.
+      expect(await signals.activeTurn(sid)).toBeUndefined();
+      await stopFirst({ signalsCleared: true });
+      const late = recorder();
+      let cancelled = false;
+      const stop = await signals.listen(
+        sid,
+        TURN,
+        { ...late.listener, onCancel: () => void (cancelled = true) },
+        60_000,
+      );
+      expect([cancelled, late.results]).toEqual([false, []]);
+      await stop();
+      // A later turn marked running keeps its marker through an earlier turn's commit.
+      const stopNext = await signals.listen(sid, "turn-2", recorder().listener, 60_000);
+      await store.commit(commitDraft(sid, 1, { announce: announce(TURN) }));
+      expect(await signals.activeTurn(sid)).toBe("turn-2");
+      await stopNext();
+    } finally {
+      await signals.close();
+      await store.close();
     }
   });
 });

@@ -9,7 +9,9 @@
 -- KEYS[11] history list   KEYS[12] metadata log (see _shared.lua: every revision stays readable)
 -- KEYS[13] webhook outbox hash (ADR 0021: the event is written in the commit's step)
 -- KEYS[14] events stream   KEYS[15] event sequence counter (ADR 0011: a turn's announcement)
--- KEYS[16] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
+-- KEYS[16] the running-turn marker   KEYS[17] the announced turn's cancel key
+-- KEYS[18] the announced turn's stored answers (signals.ts; without an announcement, unused)
+-- KEYS[19] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
 --          clears its mark in this step; absent on Cluster (the runtime clears it there)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
@@ -23,7 +25,8 @@
 --           a = [lease token, fencing token, turn id, event JSON, stream max length, release if
 --               idle (bool), session id] or [] for none: the turn's announcement, appended as
 --               appendEvents would, then the lease released unless something waits for a holder
---               (and the session's ready mark cleared with it, KEYS[16]) }
+--               (and the session's ready mark cleared with it, KEYS[19]); the turn's signals
+--               end in the step as unlistenTurn ends them (ADR 0024) }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
@@ -124,10 +127,14 @@ if not announce then return { R.OK, rev } end
 -- lease means the last turn was announced, ADR 0006) and sees the claims this commit settled.
 local seq = redis.call('INCR', KEYS[15])
 redis.call('XADD', KEYS[14], 'MAXLEN', announce[5], num(seq) .. '-1', 't', announce[3], 'e', announce[4])
+-- The announced turn is over: its cancel request and stored answers go, and the running-turn
+-- marker too while it is still this turn's (unlistenTurn's step, which its listener then skips).
+redis.call('DEL', KEYS[17], KEYS[18])
+if redis.call('GET', KEYS[16]) == announce[3] then redis.call('DEL', KEYS[16]) end
 local released = 0
 if announce[6] and not waits_for_holder(KEYS[1], KEYS[8], KEYS[9], KEYS[7], KEYS[10]) then
   redis.call('DEL', KEYS[5])
-  if KEYS[16] then redis.call('ZREM', KEYS[16], announce[7]) end
+  if KEYS[19] then redis.call('ZREM', KEYS[19], announce[7]) end
   released = 1
 end
 return { R.OK, rev, seq, released }
