@@ -54,6 +54,8 @@ export function openTurnWatch(
       drivenHere,
       driveOffered: offered.promise,
     }),
+    // A stream ends at its turn's turn_completed: no pull past one (ADR 0024).
+    (item) => item.event.type === "turn_completed",
   );
   return {
     events,

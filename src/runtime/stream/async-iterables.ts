@@ -44,16 +44,21 @@ export function createAsyncQueue<T>(): AsyncQueue<T> {
  * Starts pulling `source` at once and stays one item ahead of the reader, so the source runs
  * on (a watch keeps listening and merging) while the reader handles what it was given. A pull
  * left unread when the reader stops is not an error; `return()` ends the source without
- * waiting for it.
+ * waiting for it. After an item `pauseAfter` picks (one the reader likely stops at), the next
+ * pull waits for the reader to ask: the source is not run on for nothing (a watch would read
+ * the log once its hold ends).
  */
-export function prefetch<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> {
+export function prefetch<T>(
+  source: AsyncIterable<T>,
+  pauseAfter: (item: T) => boolean = () => false,
+): AsyncIterableIterator<T> {
   const iterator = source[Symbol.asyncIterator]();
   const pull = (): Promise<IteratorResult<T>> => {
     const next = iterator.next();
     next.catch(() => undefined);
     return next;
   };
-  let ahead = pull();
+  let ahead: Promise<IteratorResult<T>> | undefined = pull();
   let ended = false;
   return {
     [Symbol.asyncIterator]() {
@@ -61,9 +66,9 @@ export function prefetch<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> 
     },
     async next() {
       if (ended) return { done: true, value: undefined };
-      const step = await ahead;
+      const step = await (ahead ?? pull());
       if (step.done === true) ended = true;
-      else ahead = pull();
+      else ahead = pauseAfter(step.value) ? undefined : pull();
       return step;
     },
     return() {

@@ -81,6 +81,16 @@ describe("prefetch", () => {
     expect(source.pulls).toEqual(["pull 0", "pull 1", "pull 2"]);
   });
 
+  it("pulls nothing past an item it pauses after until the reader asks", async () => {
+    const source = recorded(["a", "end", "b"]);
+    const ahead = prefetch(source.iterable, (item) => item === "end");
+    expect(await ahead.next()).toEqual({ done: false, value: "a" });
+    expect(await ahead.next()).toEqual({ done: false, value: "end" });
+    expect(source.pulls).toEqual(["pull 0", "pull 1"]);
+    expect(await ahead.next()).toEqual({ done: false, value: "b" });
+    expect(source.pulls).toEqual(["pull 0", "pull 1", "pull 2", "pull 3"]);
+  });
+
   it("ends its source once when the reader stops early", async () => {
     const source = recorded(["a", "b", "c"]);
     const ahead = prefetch(source.iterable);
