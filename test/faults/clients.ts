@@ -116,9 +116,10 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         token: input.token,
         via: options.addresses[index] ?? "",
       });
+      const sent = Date.now();
       try {
-        // A deadline per attempt, as any client sets: an answer call left hanging (seen on a
-        // replica cut off by faults) would otherwise leave the turn parked for the rest of the run.
+        // A deadline per attempt, as any client sets: an answer call left hanging would
+        // otherwise leave the turn parked for the rest of the run.
         const call = { timeoutMs: ANSWER_TIMEOUT_MS };
         const report = approval
           ? await client.decideToolCalls(
@@ -141,7 +142,10 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
         // Refused as the turn is over: nothing was stored.
         if (code === "FailedPrecondition") return op.fail(describe(error));
         op.unknown(describe(error));
-        input.errors[`answer ${code}`] = (input.errors[`answer ${code}`] ?? 0) + 1;
+        // Open until the client's own deadline, past the server's request timeout (replicas.ts).
+        const hung = code === "DeadlineExceeded" && Date.now() - sent >= ANSWER_TIMEOUT_MS;
+        const kind = hung ? "answer hung" : `answer ${code}`;
+        input.errors[kind] = (input.errors[kind] ?? 0) + 1;
         await sleep(200 + options.random() * 400);
       }
     }
