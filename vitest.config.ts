@@ -24,7 +24,7 @@ export default defineConfig({
         test: {
           name: "faults",
           include: ["test/faults/**/*.test.ts"],
-          testTimeout: 15 * 60_000,
+          testTimeout: 20 * 60_000,
           // After every other project: the suite loads both cores for minutes.
           sequence: { groupOrder: 1 },
         },

@@ -60,7 +60,7 @@ interface Verdict extends Pick<
       fault_details: { partition_connections_frozen: number };
     }
   >;
-  /** The Sentinel failover workload in `async` durability: what it lost, reported. */
+  /** The failover workload in `async` durability (the Cluster's): what it lost, reported. */
   async_mode?: {
     durability: string;
     faults: Record<string, number>;
@@ -108,6 +108,7 @@ const RUN_KINDS: Record<string, string[]> = {
     "primary_failover",
     "partition",
   ],
+  sentinel: ["replica_kill", "replica_pause", "replica_restart", "primary_failover", "partition"],
 };
 
 it("survives replica kills, pauses, restarts, partitions, Redis restarts and primary failovers without losing or repeating input", async () => {
@@ -124,7 +125,7 @@ it("survives replica kills, pauses, restarts, partitions, Redis restarts and pri
   );
   // The first problems the audit noted (they explain the later ones), then the table and verdict.
   const problems = lines.filter((l) =>
-    /^\[(standalone|cluster|cluster-async)\] (?!starting|\d+s )/u.test(l),
+    /^\[(standalone|cluster|sentinel|cluster-async)\] (?!starting|\d+s )/u.test(l),
   );
   const summary = [...problems.slice(0, 12), ...lines.slice(-40)].join("\n");
   expect(verdict.acknowledged, summary).toBeGreaterThan(100);
@@ -146,11 +147,11 @@ it("survives replica kills, pauses, restarts, partitions, Redis restarts and pri
   // Every one-off schedule due during the faults fired exactly once (ADR 0020).
   expect(verdict.schedule_fires_missed, summary).toBe(0);
   expect(verdict.schedule_fires_duplicated, summary).toBe(0);
-  // The totals above cover these two runs; the Cluster's acknowledges only what reached its
-  // replicas (MIN_REPLICAS equal to the replicas per primary, ADR 0017). The Sentinel runs are
-  // opt-in (FAULTS_MODES, ADR 0017 "Sentinel in the fault suite").
-  expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "standalone"]);
+  // The totals above cover these three runs; the Cluster and Sentinel runs acknowledge only what
+  // reached their replicas (MIN_REPLICAS equal to the replicas per primary, ADR 0017).
+  expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "sentinel", "standalone"]);
   expect(verdict.runs.cluster?.durability).toBe("replicated");
+  expect(verdict.runs.sentinel?.durability).toBe("replicated");
   for (const [name, kinds] of Object.entries(RUN_KINDS)) {
     for (const kind of kinds) {
       expect(
@@ -163,7 +164,7 @@ it("survives replica kills, pauses, restarts, partitions, Redis restarts and pri
     expect(verdict.faults[kind], `${kind}\n${summary}`).toBeGreaterThanOrEqual(20);
   }
   // A partition freezes the replica's open Redis connections (and those it opens meanwhile).
-  for (const name of ["cluster"]) {
+  for (const name of ["cluster", "sentinel"]) {
     expect(
       verdict.runs[name]?.fault_details.partition_connections_frozen,
       `${name}\n${summary}`,

@@ -525,11 +525,11 @@ function plans(seed: number): RunOptions[] {
 }
 
 /**
- * The runs `npm test` makes. The Sentinel runs are opt-in (`FAULTS_MODES=sentinel,sentinel-async`):
- * in one of their last runs Sentinel promoted no replica within 30 s in 2 of 20 failovers, a stall
- * not yet explained (ADR 0017), and a run that stalls would fail every CI run by chance.
+ * The runs `npm test` makes: standalone, the replicated Cluster and Sentinel, and the Cluster in
+ * `async` (its losses reported). `sentinel-async` is opt-in (`FAULTS_MODES`): the async figures
+ * come from one run, and the suite stays within its time (ADR 0017 "Sentinel in the fault suite").
  */
-const DEFAULT_MODES = "standalone,cluster,cluster-async";
+const DEFAULT_MODES = "standalone,cluster,sentinel,cluster-async";
 
 async function main(): Promise<void> {
   const started = Date.now();
