@@ -11,6 +11,13 @@ export interface TurnStartClaim {
   maxInputs: number;
   /** The transcript the caller holds: only messages after it are returned (as loadSession). */
   since?: TranscriptMark;
+  /**
+   * The id of the turn a claim of just this input makes (the runtime's derivation). Given, and
+   * where the store keeps the turn's signals beside it (a Redis store), a step whose claim takes
+   * exactly the input it stored also marks that turn as the session's running turn for `ttlMs`,
+   * as the turn's listener would (ADR 0024); `started.markedTurnId` says so.
+   */
+  turnIdOf?: (inputId: string) => string;
 }
 
 export interface TurnStartReceipt {
@@ -31,5 +38,7 @@ export interface TurnStartReceipt {
     lease: SessionExecutionLease;
     inputs: TurnInputClaim | undefined;
     snapshot: SessionSnapshot | undefined;
+    /** The turn the step marked running (TurnStartClaim.turnIdOf); absent when it marked none. */
+    markedTurnId?: string;
   };
 }

@@ -38,12 +38,22 @@ export interface SessionSignals {
    * The lease holder listens for its running turn, marked meanwhile as the session's running turn
    * for `activeTtlMs` (what `activeTurn` answers). Signals sent before the listener took effect
    * are delivered at once. The returned function stops listening and clears the marker.
+   * `markedRunning`: a turn start marked the turn running in its own step (ADR 0024) after
+   * `hearAllSessions` resolved; the listener then takes no step of its own, and what was sent to
+   * the turn since the mark (heard by the replica, kept for it) is delivered at once.
    */
   listen(
     sessionId: SessionId,
     turnId: string,
     listener: TurnListener,
     activeTtlMs: number,
+    options?: { markedRunning?: boolean },
   ): Promise<StopListening>;
+  /**
+   * Resolves once this replica hears every session's signals and keeps, for a short while, those
+   * no listener took: a turn marked running by another step (TurnStartClaim.turnIdOf) then loses
+   * nothing sent before its listener starts. Absent where a listener always takes its own step.
+   */
+  hearAllSessions?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -94,9 +94,10 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
           // The echo model, plus "/tool" for the turns that park on a client tool or approval.
           TETHER_PROVIDER: "scripted-tools",
           TETHER_PARK_AFTER_MS: "200",
-          // Unary calls end by 4 s, before the suite's 5 s answer deadline: an answer still open
-          // at that deadline is one the server failed to bound (clients.ts counts it as hung).
-          TETHER_REQUEST_TIMEOUT_MS: "4000",
+          // Unary calls end by 2 s: with a pause (at most 2.2 s) on top, still before the suite's
+          // 5 s answer deadline, so an answer open at that deadline is one the server failed to
+          // bound (clients.ts counts it as hung).
+          TETHER_REQUEST_TIMEOUT_MS: "2000",
           ...options.env,
         },
         stdio: ["ignore", "pipe", "pipe"],

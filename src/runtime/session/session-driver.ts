@@ -4,7 +4,6 @@
 import { setMaxListeners } from "node:events";
 import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputClaim } from "../../domain/inputs.js";
-import type { SessionSnapshot } from "../../domain/session.js";
 import { INPUTS_PER_TURN, type StartedTurn } from "./turn-start.js";
 import { isTetherError } from "../../domain/errors.js";
 import { fenceOf, type LeaseFence, type SessionExecutionLease } from "../../domain/lease.js";
@@ -57,7 +56,7 @@ interface Claimed {
   /** What a turn start's step claimed and read under the lease (store.startTurn). */
   started?: {
     inputs: TurnInputClaim | undefined;
-    loaded: { snapshot: SessionSnapshot | undefined };
+    loaded: NonNullable<TurnWork["loaded"]>;
   };
 }
 
@@ -363,7 +362,8 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       return startLoop(sessionId, claimed(outcome));
     },
     async driveStarted(sessionId, started) {
-      const fence = fenceOf(started.lease);
+      const { lease, inputs, ...loaded } = started;
+      const fence = fenceOf(lease);
       deps.metrics?.countLeaseClaim("acquired");
       if (stopping || loops.has(sessionId)) {
         await releaseOnce(fence);
@@ -372,7 +372,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       return startLoop(sessionId, {
         fence,
         vacant: true,
-        started: { inputs: started.inputs, loaded: { snapshot: started.snapshot } },
+        started: { inputs, loaded },
       });
     },
     activeSessions: () => loops.size,

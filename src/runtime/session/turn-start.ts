@@ -5,6 +5,7 @@ import type { TurnInputDraft, SubmitInputReceipt } from "../../domain/inputs.js"
 import type { TranscriptMark } from "../../domain/session.js";
 import type { TurnStartReceipt } from "../../domain/turn-start.js";
 import type { RuntimeDeps } from "../deps.js";
+import { turnIdOfInput } from "../turn/turn-id.js";
 
 /** Inputs one turn takes at the idle point. */
 export const INPUTS_PER_TURN = 1;
@@ -35,20 +36,32 @@ export function startsInOneStep(
   return deps.store.startTurn !== undefined && busyStrategy !== "steer" && !isDriving;
 }
 
-/** The submit, or with `start` (startsInOneStep) the turn start. */
-export function submitOrStart(
+/**
+ * The submit, or with `start` (startsInOneStep) the turn start. Where this replica hears every
+ * session's signals, the start also marks its turn running (ADR 0024): the turn's listener then
+ * takes no step of its own.
+ */
+export async function submitOrStart(
   deps: RuntimeDeps,
   start: boolean,
   draft: TurnInputDraft,
 ): Promise<Submitted> {
   const { sessionId } = draft;
   if (!start || !deps.store.startTurn || draft.delivery.kind !== "next_turn") {
-    return deps.store.submitInput(draft).then((submitted) => ({ submitted }));
+    return { submitted: await deps.store.submitInput(draft) };
   }
+  // Hearing first: a signal sent between the mark and the listener is kept for it. Not hearing
+  // (Redis refused the subscription), the start marks nothing and the listener takes its step.
+  const hears =
+    (await deps.signals.hearAllSessions?.().then(
+      () => true,
+      () => false,
+    )) === true;
   return deps.store.startTurn(draft, {
     owner: deps.owner,
     ttlMs: deps.leaseTtlMs,
     maxInputs: INPUTS_PER_TURN,
     ...withMark(deps.transcripts.mark(sessionId)),
+    ...(hears && { turnIdOf: (inputId: string) => turnIdOfInput(sessionId, inputId) }),
   });
 }

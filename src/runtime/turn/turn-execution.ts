@@ -64,7 +64,8 @@ async function listen(run: TurnRun): Promise<() => Promise<void>> {
   };
   try {
     // The listener marks the turn running (a cancel needs the marker); whatever reached the turn
-    // before its listener heard it is stored, which listen reads in the same step.
+    // before its listener heard it is stored, which listen reads in the same step, or was kept
+    // for it since the turn start marked it.
     const stopListening = await deps.signals.listen(
       prep.sessionId,
       prep.turnId,
@@ -89,6 +90,8 @@ async function listen(run: TurnRun): Promise<() => Promise<void>> {
           }),
       },
       deps.leaseTtlMs,
+      // Marked running in the turn start's step: the listener takes no step of its own (ADR 0024).
+      { markedRunning: job.loaded?.markedTurnId === prep.turnId },
     );
     return async () => {
       unhear();

@@ -12,12 +12,20 @@ export function stableTurnId(
   sessionId: SessionId,
   job: { inputs: TurnInputClaim | undefined; work: QueuedWorkClaim | undefined },
 ): string {
-  const consumed = [
+  return turnIdOfConsumed(sessionId, [
     ...(job.inputs?.inputs ?? []).map((i) => `i:${i.inputId}`),
     ...(job.work?.batches ?? []).map((b) => `w:${b.batchId}`),
-  ].sort();
+  ]);
+}
+
+/** The id of the turn that consumes exactly this input (a turn start's claim, ADR 0024). */
+export function turnIdOfInput(sessionId: SessionId, inputId: string): string {
+  return turnIdOfConsumed(sessionId, [`i:${inputId}`]);
+}
+
+function turnIdOfConsumed(sessionId: SessionId, consumed: string[]): string {
   const digest = createHash("sha256")
-    .update(`${sessionId}\n${consumed.join("\n")}`)
+    .update(`${sessionId}\n${consumed.sort().join("\n")}`)
     .digest("hex");
   return `turn-${digest.slice(0, 24)}`;
 }

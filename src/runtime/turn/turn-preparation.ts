@@ -30,10 +30,11 @@ export interface TurnWork {
   /** A parked turn this holder resumes (its claims are `inputs` and `work`). */
   resumed?: Exclude<ResumeOutcome, { status: "waiting" }>;
   /**
-   * The committed state read in the turn start's step (store.startTurn, since the transcript
-   * cache's mark): the turn loads nothing more.
+   * What the turn start's step gave the turn (store.startTurn): the committed state read since
+   * the transcript cache's mark (the turn loads nothing more), and the turn it marked running
+   * (its listener then takes no step of its own, ADR 0024).
    */
-  loaded?: { snapshot: SessionSnapshot | undefined };
+  loaded?: { snapshot: SessionSnapshot | undefined; markedTurnId?: string | undefined };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;
 }

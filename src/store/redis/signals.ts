@@ -41,6 +41,39 @@ function replay(listener: TurnListener, raw: string): void {
   else listener.onToolResult(stored);
 }
 
+function deliver(listener: TurnListener, message: Message): void {
+  if (message.type === "cancel") listener.onCancel();
+  else if (message.type === "decision") listener.onDecision(message.decision);
+  else listener.onToolResult(message.result);
+}
+
+/** How long, and how many, signals no listener took are kept for one that starts late. */
+const UNHEARD_KEEP_MS = 10_000;
+const UNHEARD_MAX = 256;
+
+/**
+ * Signals heard for a turn with no listener here yet: the replica hears every session's, and a
+ * turn marked running in its start's step registers its listener a moment after the mark.
+ * Bounded by age and count; most are for sessions other replicas run, and simply age out.
+ */
+function createUnheardSignals() {
+  let kept: { channel: string; message: Message; at: number }[] = [];
+  return {
+    keep(channel: string, message: Message): void {
+      const now = Date.now();
+      kept = kept.filter((k) => now - k.at < UNHEARD_KEEP_MS).slice(-(UNHEARD_MAX - 1));
+      kept.push({ channel, message, at: now });
+    },
+    take(channel: string, turnId: string): Message[] {
+      const mine = (k: (typeof kept)[number]) =>
+        k.channel === channel && k.message.turnId === turnId;
+      const taken = kept.filter(mine).map((k) => k.message);
+      if (taken.length > 0) kept = kept.filter((k) => !mine(k));
+      return taken;
+    },
+  };
+}
+
 export function createRedisSignals(options: RedisSignalsOptions): SessionSignals {
   const { redis } = options;
   const scripts = createScriptRunner(redis);
@@ -50,6 +83,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
   let subscriber: Redis | Cluster | undefined;
 
   const keysOf = (sessionId: SessionId) => sessionEventKeys(namespace, sessionId);
+  const unheard = createUnheardSignals();
 
   // One pattern subscription per replica, made by the first listener and kept: a turn then costs
   // no SUBSCRIBE and UNSUBSCRIBE of its own. The replica hears every session's signals; they are
@@ -66,10 +100,8 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
         return;
       }
       const listener = listeners.get(channel)?.get(message.turnId);
-      if (!listener) return;
-      if (message.type === "cancel") listener.onCancel();
-      else if (message.type === "decision") listener.onDecision(message.decision);
-      else listener.onToolResult(message.result);
+      if (listener) deliver(listener, message);
+      else unheard.keep(channel, message);
     });
     subscriber = conn;
     subscribed = conn.psubscribe(channelPattern(namespace)).catch((error: unknown) => {
@@ -143,7 +175,11 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
         })),
       ),
 
-    listen: (sessionId, turnId, listener, activeTtlMs) =>
+    hearAllSessions: async () => {
+      await guarded(subscribe);
+    },
+
+    listen: (sessionId, turnId, listener, activeTtlMs, options) =>
       guarded(async () => {
         const keys = keysOf(sessionId);
         await subscribe();
@@ -153,15 +189,22 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
           listeners.set(keys.channel, forChannel);
         }
         forChannel.set(turnId, listener);
-        // One step marks the turn running and reads the signals sent before the subscription
-        // took effect (they are in the keys).
-        const reply = await scripts.run(
-          "listenTurn",
-          [keys.activeTurn, keys.cancel(turnId), keys.toolResults(turnId)],
-          [turnId, Math.max(1, activeTtlMs)],
-        );
-        if (reply[1] === 1) listener.onCancel();
-        for (const raw of reply.slice(2)) replay(listener, String(raw));
+        if (options?.markedRunning) {
+          // Marked in the turn start's step, heard since (hearAllSessions): what came between
+          // was kept, in the order it came, and is handed over in the same tick as the
+          // registration, so nothing falls between the two.
+          for (const message of unheard.take(keys.channel, turnId)) deliver(listener, message);
+        } else {
+          // One step marks the turn running and reads the signals sent before the subscription
+          // took effect (they are in the keys).
+          const reply = await scripts.run(
+            "listenTurn",
+            [keys.activeTurn, keys.cancel(turnId), keys.toolResults(turnId)],
+            [turnId, Math.max(1, activeTtlMs)],
+          );
+          if (reply[1] === 1) listener.onCancel();
+          for (const raw of reply.slice(2)) replay(listener, String(raw));
+        }
         return async (options) => {
           const current = listeners.get(keys.channel);
           if (current?.get(turnId) === listener) {

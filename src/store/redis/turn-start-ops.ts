@@ -1,4 +1,4 @@
-// A turn start on an idle session in one script (startTurn-12-13.lua, ADR 0023): the submit, and on
+// A turn start on an idle session in one script (startTurn-13-14.lua, ADR 0023): the submit, and on
 // a vacant session the lease, the idle input claim and the committed state with it.
 import { randomUUID } from "node:crypto";
 import { sourceKeyConflict } from "../../domain/errors.js";
@@ -38,6 +38,7 @@ export async function startTurn(
       k.messages,
       k.metadata,
       ctx.eventKeys(sessionId).eventSeq,
+      ctx.eventKeys(sessionId).activeTurn,
     ]),
     [
       inputId,
@@ -54,12 +55,13 @@ export async function startTurn(
       claim.since?.messageCount ?? 0,
       Date.now(),
       sessionId,
+      claim.turnIdOf?.(inputId) ?? "",
     ],
   );
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }
-  // Four nested replies after the code, then the log's end (the header of startTurn-12-13.lua).
+  // Four nested replies after the code, the log's end, the mark (the header of startTurn-13-14.lua).
   const [, submitReply, leaseReply, claimReply, stateReply] = reply as unknown as ScriptReply[];
   const receipt = {
     submitted: submitted(ctx, draft, inputId, part(submitReply)),
@@ -84,9 +86,12 @@ export async function startTurn(
           inputs: pairs(claimed, 1, (meta, payload) => decodeInput(sessionId, meta, payload)),
         }
       : undefined;
+  const snapshot = decodeSnapshot(sessionId, part(stateReply));
+  // Marked only when the claim took exactly this input, so the turn is the one turnIdOf named.
+  const markedTurnId = reply[6] === 1 ? claim.turnIdOf?.(inputId) : undefined;
   return {
     ...receipt,
-    started: { lease, inputs, snapshot: decodeSnapshot(sessionId, part(stateReply)) },
+    started: { lease, inputs, snapshot, ...(markedTurnId && { markedTurnId }) },
   };
 }
 

@@ -2,7 +2,8 @@
 // and a result as a result, both when the listener hears them live and (Redis) when it starts
 // after they were sent; a call's result and its decision never overwrite each other; a listener
 // that stops late leaves the next turn's running-turn marker; (Redis) a commit that announces a
-// turn ends its signals in its step.
+// turn ends its signals in its step, and a turn start marks its turn running, a signal sent
+// before the turn's listener starts kept for it.
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test, inject } from "vitest";
 import { parseSessionId } from "../../../src/domain/ids.js";
@@ -13,7 +14,12 @@ import { createRedisSignals } from "../../../src/store/redis/signals.js";
 import { createRedisStore } from "../../../src/store/redis/index.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { acquire } from "../../conformance/support/expectations.js";
-import { commitDraft, LONG_TTL_MS, opaqueOwner } from "../../conformance/support/fixtures.js";
+import {
+  commitDraft,
+  inputDraft,
+  LONG_TTL_MS,
+  opaqueOwner,
+} from "../../conformance/support/fixtures.js";
 import { connectStandalone, freshNamespace } from "../../support/redis-store-factory.js";
 
 let redis: Redis;
@@ -174,6 +180,69 @@ describe("signals (redis): a commit that announces the turn ends its signals (AD
       await store.commit(commitDraft(sid, 1, { announce: announce(TURN) }));
       expect(await signals.activeTurn(sid)).toBe("turn-2");
       await stopNext();
+    } finally {
+      await signals.close();
+      await store.close();
+    }
+  });
+});
+
+describe("signals (redis): a turn marked running in its start's step (ADR 0024)", () => {
+  const turnIdOf = (inputId: string) => `turn-of-${inputId}`;
+  const claim = { owner: opaqueOwner("a"), ttlMs: LONG_TTL_MS, maxInputs: 1, turnIdOf };
+
+  test("the start marks the turn it claims; a cancel sent before the listener starts still reaches it", async () => {
+    const namespace = freshNamespace("signals");
+    const signals = createRedisSignals({ redis, namespace });
+    const other = createRedisSignals({ redis, namespace });
+    const store = createRedisStore({ redis, namespace });
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    try {
+      await signals.hearAllSessions?.();
+      const receipt = await store.startTurn!(inputDraft(sid, "one"), claim);
+      const turnId = turnIdOf(receipt.submitted.input.inputId);
+      expect(receipt.started?.markedTurnId).toBe(turnId);
+      expect(await signals.activeTurn(sid)).toBe(turnId);
+      // Another replica cancels before this one's listener starts: the signal is kept for it.
+      expect(await other.requestCancel(sid)).toBe(true);
+      await new Promise((r) => setTimeout(r, 50));
+      let cancelled = 0;
+      const stop = await signals.listen(
+        sid,
+        turnId,
+        { ...recorder().listener, onCancel: () => void cancelled++ },
+        60_000,
+        { markedRunning: true },
+      );
+      expect(cancelled).toBe(1);
+      // Heard live from then on, and once only.
+      expect(await other.requestCancel(sid, turnId)).toBe(true);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(cancelled).toBe(2);
+      await stop();
+      expect(await signals.activeTurn(sid)).toBeUndefined();
+    } finally {
+      await signals.close();
+      await other.close();
+      await store.close();
+    }
+  });
+
+  test("a start whose claim takes an older input, or nothing, marks no turn", async () => {
+    const namespace = freshNamespace("signals");
+    const signals = createRedisSignals({ redis, namespace });
+    const store = createRedisStore({ redis, namespace });
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    try {
+      await store.submitInput(inputDraft(sid, "older"));
+      const receipt = await store.startTurn!(inputDraft(sid, "newer"), claim);
+      expect(receipt.started?.inputs?.inputs.map((i) => i.payload)).toEqual(["older"]);
+      expect(receipt.started?.markedTurnId).toBeUndefined();
+      expect(await signals.activeTurn(sid)).toBeUndefined();
+      // A held session: only the submit happens, nothing is marked.
+      const busy = await store.startTurn!(inputDraft(sid, "third"), claim);
+      expect(busy.started).toBeUndefined();
+      expect(await signals.activeTurn(sid)).toBeUndefined();
     } finally {
       await signals.close();
       await store.close();

@@ -7,7 +7,8 @@
 -- KEYS[4] input source-key hash   KEYS[5] sequence hash   KEYS[6] head hash   KEYS[7] lease hash
 -- KEYS[8] parked turn hash   KEYS[9] lease generation counter   KEYS[10] message list
 -- KEYS[11] metadata hash   KEYS[12] the event log's sequence counter (event-log.ts)
--- KEYS[13] the ready index, on a standalone Redis only (ADR 0024): the session is marked ready in
+-- KEYS[13] the running-turn marker (signals.ts)
+-- KEYS[14] the ready index, on a standalone Redis only (ADR 0024): the session is marked ready in
 --          this step, as ReadyIndex.markReady would (ZADD LT); absent on Cluster, where the index
 --          lives in another slot and the runtime marks it with its own command
 -- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
@@ -16,12 +17,16 @@
 -- ARGV[12] claim id   ARGV[13] mark epoch ("" for no mark)   ARGV[14] mark message count
 -- ARGV[15] the ready mark's score (the replica's clock, as every writer of the index uses)
 -- ARGV[16] session id (the ready index's member)
+-- ARGV[17] the turn id a claim of just this input makes ("" for none): when the claim takes
+--          exactly the input this step stored, that turn is marked running for the ttl, as
+--          listenTurn marks it (ADR 0024; nothing can be stored for a turn not yet marked)
 -- Replies: {R.SOURCE_KEY_CONFLICT}
 --          {R.OK, submitted, lease, claimed, state, logEnd}: submitted is submitInput's reply; lease is {}
 --          when the session was not vacant (nothing else happened), else claimLease's reply
 --          {R.OK, tok, gen, exp, ownerJson, 0, 1}; claimed is claimInputs' reply ({R.NONE}
 --          or {R.OK, inputJson1, payload1, ...}); state is loadSession's reply; logEnd the
---          log's last sequence number (0 before its first entry)
+--          log's last sequence number (0 before its first entry); then 1 when the turn was
+--          marked running (ARGV[17]) else 0
 local now = now_ms()
 local log_end = tonumber(redis.call('GET', KEYS[12]) or '0')
 local busy = 0
@@ -41,9 +46,9 @@ else
   local created = store_new_item(keys, ARGV[1], seq, input, ARGV[5], source_key, ARGV[3])
   submitted = { R.OK, seq, created, busy }
 end
-if KEYS[13] then redis.call('ZADD', KEYS[13], 'LT', ARGV[15], ARGV[16]) end
+if KEYS[14] then redis.call('ZADD', KEYS[14], 'LT', ARGV[15], ARGV[16]) end
 if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('EXISTS', KEYS[8]) == 1 then
-  return { R.OK, submitted, {}, {}, {}, log_end }
+  return { R.OK, submitted, {}, {}, {}, log_end, 0 }
 end
 local lease = acquire_lease(KEYS[7], KEYS[9], ARGV[6], ARGV[7], ARGV[8], ARGV[9], now, now + tonumber(ARGV[10]))
 local leased = lease_reply(R.OK, lease, false)
@@ -54,5 +59,10 @@ local claimed = { R.NONE }
 if #taken > 0 then
   claimed = append_claimed({ R.OK }, KEYS[1], KEYS[2], taken, 'inputId', lease.gen, ARGV[12])
 end
+local marked = 0
+if ARGV[17] ~= '' and #taken == 1 and taken[1].inputId == ARGV[1] then
+  redis.call('SET', KEYS[13], ARGV[17], 'PX', ARGV[10])
+  marked = 1
+end
 local state = session_state(KEYS[6], KEYS[10], KEYS[11], ARGV[13], tonumber(ARGV[14]))
-return { R.OK, submitted, leased, claimed, state, log_end }
+return { R.OK, submitted, leased, claimed, state, log_end, marked }
