@@ -11,6 +11,7 @@ import {
   QuotaFailureSchema,
   RetryInfoSchema,
 } from "../gen/google/rpc/error_details_pb.js";
+import { observeStream } from "./observed-stream.js";
 import { tenantKey } from "./tenancy.js";
 
 /** Exhaustive on purpose: a new TetherError code does not compile until it has a status here. */
@@ -169,16 +170,11 @@ export function createErrorInterceptor(log: ErrorLog): Interceptor {
     try {
       const res = await next(req);
       if (!res.stream) return res;
-      const messages = res.message;
       return {
         ...res,
-        message: (async function* () {
-          try {
-            yield* messages;
-          } catch (error) {
-            throw toConnectError(error, log, tenant);
-          }
-        })(),
+        message: observeStream(res.message, {
+          fail: (error) => toConnectError(error, log, tenant),
+        }),
       };
     } catch (error) {
       throw toConnectError(error, log, tenant);

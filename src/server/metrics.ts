@@ -5,6 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { observeStream } from "../api/observed-stream.js";
 import { createMetricLabels, type MetricLabels } from "./metric-labels.js";
 import { createTenantMetrics, type TenantMetrics } from "./tenant-metrics.js";
 
@@ -110,18 +111,15 @@ export function createMetricsInterceptor(metrics: Metrics): Interceptor {
         metrics.observeRpc(method, "OK", elapsed());
         return res;
       }
-      const messages = res.message;
       return {
         ...res,
-        message: (async function* () {
-          try {
-            yield* messages;
-            metrics.observeRpc(method, "OK", elapsed());
-          } catch (error) {
+        message: observeStream(res.message, {
+          end: () => metrics.observeRpc(method, "OK", elapsed()),
+          fail: (error) => {
             metrics.observeRpc(method, codeName(error), elapsed());
-            throw error;
-          }
-        })(),
+            return error;
+          },
+        }),
       };
     } catch (error) {
       metrics.observeRpc(method, codeName(error), elapsed());
