@@ -207,8 +207,11 @@ export function longFunctions(files: ReadonlyMap<string, string>, limit: number)
   return found.sort((a, b) => b.ownLines - a.ownLines || a.path.localeCompare(b.path));
 }
 
-/** `<operation>-<number of KEYS>.lua`, or `-n` when each call gives the key count. */
-const SCRIPT_NAME = /^[a-z][A-Za-z]*-(\d+|n)\.lua$/u;
+/**
+ * `<operation>-<number of KEYS>.lua`; `-<min>-<max>` when the last keys are optional (the header
+ * names all max of them, ADR 0024); or `-n` when each call gives the key count.
+ */
+const SCRIPT_NAME = /^[a-z][A-Za-z]*-(?:\d+-)?(\d+|n)\.lua$/u;
 const SLOT = /\b(KEYS|ARGV)\[(\d+)\]/gu;
 /** `ARGV[4..]`, `ARGV[2..n]`: every slot from the first number on. */
 const SLOT_RANGE = /\b(KEYS|ARGV)\[(\d+)\.\.[^\]]*\]/gu;
@@ -239,7 +242,7 @@ export function luaHeaderProblems(fileName: string, text: string): string[] {
   }
   const nameMatch = SCRIPT_NAME.exec(fileName);
   if (!nameMatch) {
-    return [`${fileName}: the name must be <operation>-<number of KEYS, or n>.lua`];
+    return [`${fileName}: the name must be <operation>-<number of KEYS, or min-max, or n>.lua`];
   }
   const variadic = nameMatch[1] === "n";
   const keyCount = variadic ? 0 : Number(nameMatch[1]);

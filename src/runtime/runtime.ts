@@ -197,9 +197,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         ...submittingTrace(deps),
       }),
     };
-    // The ready mark goes with the input (one round trip; in the start's own step where the
-    // store keeps the index, ADR 0024): a mark with nothing behind it costs the sweep one empty
-    // look; input without a mark would wait for the next client.
+    // The ready mark goes with the input (in the start's step where the store keeps the index,
+    // ADR 0024): a mark with nothing behind it costs the sweep one empty look.
     const [{ submitted: receipt, started, logEnd }] = await Promise.all([
       submitOrStart(deps, start, draft),
       start && deps.store.keepsReadyIndex ? undefined : deps.ready.markReady(sessionId),

@@ -308,7 +308,7 @@ export async function startSentinelTopology(
     try {
       await wait;
     } catch (error) {
-      throw new Error(`${String(error)}\n${await sentinelLogTails(dirs)}`);
+      throw new Error(`${String(error)}\n${await sentinelLogTails(dirs)}`, { cause: error });
     }
   }
 }

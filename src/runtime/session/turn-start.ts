@@ -5,7 +5,7 @@ import type { TurnInputDraft, SubmitInputReceipt } from "../../domain/inputs.js"
 import type { TranscriptMark } from "../../domain/session.js";
 import type { TurnStartReceipt } from "../../domain/turn-start.js";
 import type { RuntimeDeps } from "../deps.js";
-import { turnIdOfInput } from "../turn/turn-id.js";
+import { turnIdOfInput } from "../turn/index.js";
 
 /** Inputs one turn takes at the idle point. */
 export const INPUTS_PER_TURN = 1;

@@ -4,6 +4,7 @@
 // session room.
 export { executeTurn } from "./turn-execution.js";
 export { turnIdOf, type TurnWork } from "./turn-preparation.js";
+export { turnIdOfInput } from "./turn-id.js";
 export type { TurnEnd, TurnEndKind } from "./turn-end.js";
 export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS } from "./turn-parking.js";

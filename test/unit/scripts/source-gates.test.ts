@@ -253,7 +253,12 @@ describe("Lua script headers", () => {
       "renew-1.lua: the header names KEYS[2] but the file name says 1 keys",
     ]);
     expect(luaHeaderProblems("renew.lua", good)).toEqual([
-      "renew.lua: the name must be <operation>-<number of KEYS, or n>.lua",
+      "renew.lua: the name must be <operation>-<number of KEYS, or min-max, or n>.lua",
+    ]);
+    // `-<min>-<max>`: the last keys are optional, and the header names all max of them.
+    expect(luaHeaderProblems("renew-1-2.lua", good)).toEqual([]);
+    expect(luaHeaderProblems("renew-2-3.lua", good)).toEqual([
+      "renew-2-3.lua: the header does not name KEYS[3]",
     ]);
   });
 
