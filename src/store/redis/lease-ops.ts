@@ -75,7 +75,7 @@ export async function renewLeases(
     groups.map((group) =>
       ctx.scripts.run(
         "renewLeases",
-        group.map((f) => ctx.keys(f.sessionId).lease),
+        group.flatMap((f) => [ctx.keys(f.sessionId).lease, ctx.eventKeys(f.sessionId).activeTurn]),
         [ttlMs, ...group.flatMap((f) => [f.leaseToken, f.fencingToken])],
       ),
     ),

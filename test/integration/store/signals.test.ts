@@ -3,7 +3,8 @@
 // after they were sent; a call's result and its decision never overwrite each other; a listener
 // that stops late leaves the next turn's running-turn marker; (Redis) a commit that announces a
 // turn ends its signals in its step, and a turn start marks its turn running, a signal sent
-// before the turn's listener starts kept for it.
+// before the turn's listener starts kept for it; a running turn's marker lives as long as its
+// lease is renewed.
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test, inject } from "vitest";
 import { parseSessionId } from "../../../src/domain/ids.js";
@@ -243,6 +244,34 @@ describe("signals (redis): a turn marked running in its start's step (ADR 0024)"
       const busy = await store.startTurn!(inputDraft(sid, "third"), claim);
       expect(busy.started).toBeUndefined();
       expect(await signals.activeTurn(sid)).toBeUndefined();
+    } finally {
+      await signals.close();
+      await store.close();
+    }
+  });
+});
+
+describe("signals (redis): a running turn's marker lives as long as its lease", () => {
+  test("renewing the lease keeps the marker past its first TTL; once renewals stop, it expires", async () => {
+    const namespace = freshNamespace("signals");
+    const signals = createRedisSignals({ redis, namespace });
+    const store = createRedisStore({ redis, namespace });
+    const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
+    const ttlMs = 300;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), ttlMs));
+      const stop = await signals.listen(sid, TURN, recorder().listener, ttlMs);
+      for (let i = 0; i < 8; i++) {
+        await sleep(100);
+        expect((await store.renewLeases([fence], ttlMs))[0]?.kind).toBe("renewed");
+      }
+      // 800 ms in, well past the marker's first TTL: still the running turn, so a cancel finds it.
+      expect(await signals.activeTurn(sid)).toBe(TURN);
+      expect(await signals.requestCancel(sid, TURN)).toBe(true);
+      await sleep(ttlMs + 150);
+      expect(await signals.activeTurn(sid)).toBeUndefined();
+      await stop();
     } finally {
       await signals.close();
       await store.close();
