@@ -1,6 +1,6 @@
 // Events a turn emits while it runs, in order. Plain data, so the API layer converts them to
 // protobuf and the runtime appends them to the session's event log without knowing the engine.
-import type { CompactionMode, JsonValue } from "./conversation.js";
+import type { CompactionItem, CompactionMode, JsonValue } from "./conversation.js";
 import type { BudgetReached } from "./budgets.js";
 import type { TurnCheckpoint } from "./inputs.js";
 import type { TurnOutcome } from "./turn-outcome.js";
@@ -108,6 +108,16 @@ export interface ContextCompacted {
   mode: CompactionMode;
   clearedToolResults: number;
 }
+
+/** What watchers hear of a compaction item (in a turn, or CompactSession's). */
+export const contextCompacted = (item: CompactionItem): ContextCompacted => ({
+  type: "context_compacted",
+  tokensBefore: item.tokensBefore,
+  tokensAfter: item.tokensAfter,
+  coversThroughMessage: item.coversThroughMessage,
+  mode: item.mode,
+  clearedToolResults: item.clearedToolResults.length,
+});
 
 export interface AdmissionSource {
   kind: "steer" | "queued_work";

@@ -9,6 +9,7 @@ import type { SpendGuard } from "../ports/spend-guard.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import type { ModelCallContext } from "./model-call.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
+import { contextCompacted } from "../domain/turn-events.js";
 import { compact, type CompactionContext } from "./compaction.js";
 import type { ProviderView } from "./provider-view.js";
 
@@ -123,14 +124,7 @@ export class ContextKeeper {
     turn.append(item);
     // The view changed shape: the next estimate starts from the text, not the last report.
     this.reported = undefined;
-    await ctx.emit({
-      type: "context_compacted",
-      tokensBefore: item.tokensBefore,
-      tokensAfter: item.tokensAfter,
-      coversThroughMessage: item.coversThroughMessage,
-      mode: item.mode,
-      clearedToolResults: item.clearedToolResults.length,
-    });
+    await ctx.emit(contextCompacted(item));
     return undefined;
   }
 }

@@ -15,6 +15,7 @@ import type {
   NativeCompactionResult,
 } from "../ports/model-provider.js";
 import { ProviderError } from "../ports/model-provider.js";
+import { usageOf } from "./anthropic-usage.js";
 import { toProviderError } from "./provider-errors.js";
 
 /** The beta that carries compaction requests and compaction blocks on the Messages API. */
@@ -60,18 +61,11 @@ async function compactOnce(
       throw new ProviderError("anthropic: the compaction returned no summary", { retryable: true });
     }
     const { type: _type, ...state } = block;
-    const u = response.usage;
     return {
       summary: block.content,
       native: JSON.stringify(state),
       model: response.model,
-      usage: {
-        inputTokens: u.input_tokens,
-        outputTokens: u.output_tokens,
-        cacheReadTokens: u.cache_read_input_tokens ?? 0,
-        cacheWriteTokens: u.cache_creation_input_tokens ?? 0,
-        reasoningTokens: 0,
-      },
+      usage: usageOf(response.usage),
     };
   } catch (err) {
     throw toProviderError("anthropic", err, request.signal);

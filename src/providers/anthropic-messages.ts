@@ -18,6 +18,7 @@ import type {
 } from "../ports/model-provider.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import { ProviderError } from "../ports/model-provider.js";
+import { usageOf } from "./anthropic-usage.js";
 import { toBase64, toProviderError } from "./provider-errors.js";
 import {
   COMPACTION_BETA,
@@ -153,18 +154,8 @@ function onEvent(
   usage: UsageTotals | undefined,
 ): EventOutput {
   switch (event.type) {
-    case "message_start": {
-      const u = event.message.usage;
-      return {
-        usage: {
-          inputTokens: u.input_tokens,
-          outputTokens: u.output_tokens,
-          cacheReadTokens: u.cache_read_input_tokens ?? 0,
-          cacheWriteTokens: u.cache_creation_input_tokens ?? 0,
-          reasoningTokens: 0,
-        },
-      };
-    }
+    case "message_start":
+      return { usage: usageOf(event.message.usage) };
     case "message_delta": {
       // Cumulative counts; fields the delta leaves null keep their message_start value.
       const u = event.usage;

@@ -19,6 +19,7 @@ import { pinnedDefaults } from "./agent-definition.js";
 import { encodeCommitted } from "./message-codec.js";
 import { entryCursor } from "../stream/index.js";
 import type { SessionEvent } from "../../domain/session-events.js";
+import { contextCompacted } from "../../domain/turn-events.js";
 
 /** Sizes the summarizer's chunks when the session's policy sets no trigger. */
 export const ON_DEMAND_TRIGGER_TOKENS = 32_000;
@@ -126,14 +127,7 @@ async function summarizeAndCommit(
  * committed and unannounced (ListMessages shows it; ADR 0019).
  */
 async function announce(deps: RuntimeDeps, fence: LeaseFence, item: CompactionItem): Promise<void> {
-  const event: SessionEvent = {
-    type: "context_compacted",
-    tokensBefore: item.tokensBefore,
-    tokensAfter: item.tokensAfter,
-    coversThroughMessage: item.coversThroughMessage,
-    mode: item.mode,
-    clearedToolResults: item.clearedToolResults.length,
-  };
+  const event: SessionEvent = contextCompacted(item);
   try {
     const [seq] = await deps.log.append(fence.sessionId, [{ turnId: "", event }], fence);
     if (seq !== undefined) {
