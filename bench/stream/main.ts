@@ -101,6 +101,9 @@ async function startTether(): Promise<Target> {
     TETHER_PORT: "0",
     TETHER_METRICS_PORT: "0",
     TETHER_LOG_LEVEL: "silent",
+    ...(process.env.TETHER_TURN_STARTS_PER_ITERATION !== undefined && {
+      TETHER_TURN_STARTS_PER_ITERATION: process.env.TETHER_TURN_STARTS_PER_ITERATION,
+    }),
   });
   const logger = createLogger({ level: "silent" });
   const built = await buildStore({ kind: "memory" }, logger);
@@ -118,6 +121,7 @@ async function startTether(): Promise<Target> {
     owner: replicaOwner("bench"),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
+    turnStartsPerIteration: config.turnStartsPerIteration,
     parking: parkingOf(config),
     defaults: {},
     logger: silentLogger,
