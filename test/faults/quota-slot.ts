@@ -31,15 +31,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LOOKUP = { name: "lookup", description: "answered by the probe", parametersJsonSchema: "{}" };
 const text = (value: string) => [{ kind: { case: "text" as const, value } }];
 
-/** Reads a stream until turn_completed; answers each tool call of it on `answerOn`. */
+/**
+ * Reads a stream until turn_completed; answers each tool call of it on `answerOn`. `seen` gets
+ * each event's kind, for the report of a probe that timed out.
+ */
 async function follow(
   stream: AsyncIterable<{ event?: TurnEvent }>,
   sessionId: string,
   answerOn: Client<typeof TurnService>,
+  seen: string[],
   onWaiting?: () => void,
 ): Promise<boolean> {
   for await (const message of stream) {
     const event = message.event;
+    seen.push(event?.event.case ?? "none");
     if (event?.event.case === "toolCallRequested") {
       if (onWaiting) {
         onWaiting();
@@ -99,8 +104,16 @@ export async function probeQuotaSlotKill(options: {
   const held = `quota-probe-${options.name}-held-${Date.now()}`;
   const queued = `quota-probe-${options.name}-queued-${Date.now()}`;
   const abort = new AbortController();
+  // Where the probe is and what each stream showed: a timeout says both, and the replicas' last
+  // output, so that a hang explains itself.
+  let stage = "the held turn asks for its tool on the holder";
+  let stalledAt = stage;
+  const seen = { held: [] as string[], queued: [] as string[], heldAfterKill: [] as string[] };
   // A bound for a hang, not a speed check: generous enough for a loaded 2-core machine.
-  const bound = setTimeout(() => abort.abort(new Error("quota probe timed out")), 90_000);
+  const bound = setTimeout(() => {
+    stalledAt = stage;
+    abort.abort(new Error("quota probe timed out"));
+  }, 90_000);
   try {
     await follow(
       turns(holder).streamTurn(
@@ -109,8 +122,10 @@ export async function probeQuotaSlotKill(options: {
       ),
       held,
       turns(holder),
+      seen.held,
       () => (report.slot_held = true),
     );
+    stage = "the queued input waits behind the held slot";
     const queuedTurn = follow(
       turns(survivor).streamTurn(
         { sessionId: queued, input: text("say queued") },
@@ -118,10 +133,14 @@ export async function probeQuotaSlotKill(options: {
       ),
       queued,
       turns(survivor),
+      seen.queued,
     );
+    // Awaited with the held turn below; until then a timeout's rejection is not unhandled.
+    queuedTurn.catch(() => undefined);
     // Let the queued input be refused at least once while the slot is held.
     await sleep(options.sweepIntervalMs * 2);
     const killedAt = Date.now();
+    stage = "the holder is killed and the slot's expiry read";
     await holder.kill();
     // The replicas run in the default namespace; the tenant is `default` (no API keys).
     const slots = await options.redis.zrange(
@@ -133,6 +152,7 @@ export async function probeQuotaSlotKill(options: {
     const expiries = slots.filter((_, i) => i % 2 === 1).map(Number);
     if (expiries.length > 0) report.slot_expiry_after_kill_ms = Math.max(...expiries) - killedAt;
     // The held session's input is re-run by the survivor once the dead lease expires.
+    stage = "both turns complete on the survivor";
     const heldTurn = follow(
       turns(survivor).watchSession(
         { sessionId: held, afterCursor: 0n, untilTurnCompleted: true },
@@ -140,6 +160,7 @@ export async function probeQuotaSlotKill(options: {
       ),
       held,
       turns(survivor),
+      seen.heldAfterKill,
     );
     const done = await Promise.all([queuedTurn, heldTurn]);
     report.turns_completed = done.filter(Boolean).length;
@@ -152,6 +173,21 @@ export async function probeQuotaSlotKill(options: {
           r.msg === "quota admission" && r.sessionId === `default:${held}` && r.readmitted === true,
       );
     return report;
+  } catch (error) {
+    if (!abort.signal.aborted) throw error;
+    // Short enough that the suite's failure report (its last 60 lines) shows all of it.
+    const lastLines = (r: Replica) =>
+      r
+        .tail()
+        .split("\n")
+        .slice(-12)
+        .map((line) => line.slice(0, 300))
+        .join("\n");
+    const tails = replicas.map((r) => `--- ${r.ownerId}:\n${lastLines(r)}`).join("\n");
+    throw new Error(
+      `quota probe timed out at: ${stalledAt}; events seen: ${JSON.stringify(seen)}\n${tails}`,
+      { cause: error },
+    );
   } finally {
     clearTimeout(bound);
     abort.abort();
