@@ -86,15 +86,12 @@ export async function* watchSession(
   // Subscribe before reading the log, so an event published meanwhile is queued, not lost.
   const unsubscribe = deps.bus.subscribe(sessionId, (event) => inbox.push({ kind: "bus", event }));
   // Ends the pending blocking wait on the log (it holds a Redis connection) when the watch ends.
-  // Made at the first wait: a watch of a session driven here never waits on the log.
-  let logWaits: AbortController | undefined;
-  const logWaitSignal = (): AbortSignal =>
-    (logWaits ??= createLinkedAbortController(signal)).signal;
+  const logWaits = createLinkedAbortController(signal);
   // The watch's waits end on the caller's abort or the replica's stop: heard once per watch,
   // not once per wait (a listener added and removed per delivered event cost a turn's stream
   // a measurable share of its time).
   const unhear = [onAbort(signal, inbox.wake), options.stop && onAbort(options.stop, inbox.wake)];
-  const effects = createWatchEffects(deps, options, inbox, logWaitSignal);
+  const effects = createWatchEffects(deps, options, inbox, logWaits.signal);
   let state = initialWatchState({
     publicSessionId: options.publicSessionId,
     afterCursor: options.afterCursor,
@@ -119,7 +116,7 @@ export async function* watchSession(
     effects.dispose();
     for (const dispose of unhear) dispose?.();
     unsubscribe();
-    logWaits?.abort(WATCH_ENDED);
+    logWaits.abort(WATCH_ENDED);
   }
 }
 
@@ -130,7 +127,7 @@ function createWatchEffects(
   deps: WatchDeps,
   options: WatchOptions,
   inbox: AsyncQueue<WatchInput>,
-  logWaitSignal: () => AbortSignal,
+  logWaitSignal: AbortSignal,
 ) {
   const { sessionId, signal, stop } = options;
   let leaseWatch: Dispose | undefined;
@@ -148,7 +145,7 @@ function createWatchEffects(
   };
   const armLogWait = (afterSeq: number): void => {
     const pollMs = options.pollMs ?? 1000;
-    deps.log.waitForEntries(sessionId, afterSeq, pollMs, logWaitSignal(), READ_BATCH).then(
+    deps.log.waitForEntries(sessionId, afterSeq, pollMs, logWaitSignal, READ_BATCH).then(
       (entries) => inbox.push({ kind: "log_waited", entries }),
       // A failed wait hands over nothing: the read that follows reports the log's failure.
       () => inbox.push({ kind: "log_waited", entries: undefined }),

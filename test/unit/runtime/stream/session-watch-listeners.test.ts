@@ -95,11 +95,11 @@ describe("a watch of a session its replica drives", () => {
       await idle;
       bus.publish(started(seq));
       expect(await next).toEqual({ done: false, value: { ...started(seq), sessionId: "pub" } });
-      // Paused at its yield, as after the first event: the call and the stop are heard by the
-      // wake of its waits, and one listener waits for the hold's end. A wait adds none of its
-      // own, and nothing links the call to a log wait this watch never makes.
+      // Paused at its yield, as after the first event: the call is heard by the link that ends
+      // its log waits and by the wake of its waits, the stop by that wake, and one listener
+      // waits for the hold's end. A wait adds none of its own.
       expect([listeners(call.signal), listeners(stop.signal), listeners(hold.signal)]).toEqual([
-        1, 1, 1,
+        2, 1, 1,
       ]);
     }
     expect([log.reads, log.waits]).toEqual([0, 0]);
