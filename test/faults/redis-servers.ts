@@ -25,7 +25,25 @@ export interface RestartableRedis {
   stop(): Promise<void>;
 }
 
+/** redis-server ended before it answered PING (a port taken, say): nothing listens on `port`. */
+class RedisExited extends Error {}
+
+/**
+ * A port found free can be taken before redis-server binds it, and a cluster node also needs its
+ * bus port, 10,000 above, which nothing checked: either way the server exits at once. Another
+ * port is tried then, up to three in all.
+ */
 async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRestartableOnce(extraArgs);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof RedisExited)) throw error;
+    }
+  }
+}
+
+async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), `tether-faults-redis-${port}-`));
   const args = [
@@ -47,8 +65,18 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
   ];
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    child = track(spawn("redis-server", args, { stdio: "ignore" }));
-    await waitForPing(port, 20_000);
+    const launched = track(spawn("redis-server", args, { stdio: "ignore" }));
+    child = launched;
+    const exited = new Promise<never>((_, reject) =>
+      launched.once("exit", (code, signal) =>
+        reject(new RedisExited(`redis on ${port} exited (${code ?? signal}) before it answered`)),
+      ),
+    );
+    const answered = waitForPing(port, 20_000);
+    // Whichever loses is settled later (a kill ends every server; PING polls run out): unheard.
+    exited.catch(() => undefined);
+    answered.catch(() => undefined);
+    await Promise.race([answered, exited]);
   };
   const kill = async (signal: NodeJS.Signals): Promise<void> => {
     const current = child;
@@ -59,7 +87,12 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
     await exited;
     clearTimeout(timer);
   };
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     port,
     dir,
