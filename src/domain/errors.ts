@@ -220,14 +220,19 @@ export function storeUnavailable(message: string, cause?: unknown): TetherError 
  * required confirmed it in time, so it is not acknowledged. Retrying with the same idempotency key
  * answers from what the first attempt stored (it never applies twice).
  */
+/** `of`: a write (retried with its idempotency key) or a read (what it saw, not yet replicated). */
 export function replicationUnconfirmed(
   required: number,
   confirmed: number,
   timeoutMs: number,
+  of: "write" | "read" = "write",
 ): TetherError {
+  const what =
+    of === "write" ? "the write" : "what the read saw (a failover could still take it back)";
+  const retry = of === "write" ? "retry with the same idempotency key" : "retry the read";
   return new TetherError(
     "replication_unconfirmed",
-    `store unavailable: durability "replicated" needs ${required} Redis replica(s) to confirm the write, ${confirmed} did within ${timeoutMs} ms; retry with the same idempotency key`,
+    `store unavailable: durability "replicated" needs ${required} Redis replica(s) to confirm ${what}, ${confirmed} did within ${timeoutMs} ms; ${retry}`,
     { fields: { durability: "replicated", required, confirmed, timeoutMs } },
   );
 }

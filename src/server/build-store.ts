@@ -116,7 +116,7 @@ export async function buildStore(
     durability: config.durability,
     ...(limits && { limits }),
   });
-  const log = createRedisEventLog({ redis });
+  const log = createRedisEventLog({ redis, durability: config.durability });
   const signals = createRedisSignals({ redis });
   return {
     store,
@@ -125,8 +125,8 @@ export async function buildStore(
     signals,
     ready: createRedisReadyIndex({ redis }),
     quotas: createRedisQuotaStore({ redis }),
-    schedules: createRedisScheduleStore({ redis }),
-    webhooks: createRedisWebhookStore({ redis }),
+    schedules: createRedisScheduleStore({ redis, durability: config.durability }),
+    webhooks: createRedisWebhookStore({ redis, durability: config.durability }),
     async ping() {
       await redis.ping();
     },

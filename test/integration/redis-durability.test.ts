@@ -7,7 +7,12 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATUS_OF } from "../../src/api/errors.js";
 import { TetherError } from "../../src/domain/errors.js";
-import { createRedisStore } from "../../src/store/redis/index.js";
+import { fenceOf } from "../../src/domain/lease.js";
+import type { SessionEvent } from "../../src/domain/session-events.js";
+import type { WebhookEndpointDraft } from "../../src/domain/webhooks.js";
+import { createRedisEventLog } from "../../src/store/redis/event-log.js";
+import { createRedisStore, createRedisWebhookStore } from "../../src/store/redis/index.js";
+import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
 import {
   commitDraft,
@@ -147,6 +152,120 @@ describe("replicated durability", () => {
       replayed: true,
     });
     expect((await store.loadSession(committed))?.messages).toEqual(["turn-1"]);
+  });
+
+  it("a read answers only with what the replica holds, whoever wrote it", async () => {
+    // The writer and the reader share nothing but the namespace: the reader's connection has
+    // written nothing, so a WAIT of its own would confirm at once; its mark is what makes the
+    // WAIT cover the writer's commit.
+    const namespace = freshNamespace("replicated");
+    const writer = createRedisStore({ redis: duplicate(conn), namespace, durability: REPLICATED });
+    const reader = createRedisStore({ redis: duplicate(conn), namespace, durability: REPLICATED });
+    const unwaited = createRedisStore({ redis: duplicate(conn), namespace });
+    const sid = freshSessionId();
+    const first = commitDraft(sid, 0, { appendMessages: ["turn-1"], advanceTurn: true });
+    expect((await writer.commit(first)).headRevision).toBe(1);
+    const owner = opaqueOwner("reader-check");
+    const lease = await writer.tryClaimLease(sid, owner, LONG_TTL_MS);
+    if (lease.kind !== "acquired") throw new Error("the lease was not acquired");
+    const completed: SessionEvent = {
+      type: "turn_completed",
+      outcome: { kind: "finished", reason: "assistant_message", text: "done" },
+      headRevision: 2,
+      usage: {
+        inputTokens: 1,
+        outputTokens: 1,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+      },
+      fencingToken: lease.lease.fencingToken,
+    };
+    // The commit appends its turn's completion to the log in its own step (ADR 0023).
+    const second = commitDraft(sid, 1, {
+      appendMessages: ["turn-2"],
+      advanceTurn: true,
+      stamp: { operationId: "op-dirty", contentHash: "hash-dirty" },
+      announce: {
+        fence: fenceOf(lease.lease),
+        turnId: "turn-2",
+        eventJson: JSON.stringify(completed),
+        releaseIfIdle: true,
+      },
+    });
+    const log = createRedisEventLog({ redis: duplicate(conn), namespace, durability: REPLICATED });
+    const unwaitedLog = createRedisEventLog({ redis: duplicate(conn), namespace });
+
+    const reads = await withReplicaStopped(async () => {
+      // The commit runs on the primary; no replica confirms it, so nobody was promised it.
+      const refused = await writer.commit(second).catch((e: unknown) => e);
+      return {
+        refused,
+        onPrimary: (await unwaited.loadSession(sid))?.headRevision,
+        session: await reader.loadSession(sid).catch((e: unknown) => e),
+        summary: await reader.readSessionSummaries([sid]).catch((e: unknown) => e),
+        lease: await reader.currentLease(sid).catch((e: unknown) => e),
+        inputs: await reader.listInputs(sid).catch((e: unknown) => e),
+        logOnPrimary: (await unwaitedLog.read(sid, 0, 10)).entries.map((e) => e.event.type),
+        logPage: await log.read(sid, 0, 10).catch((e: unknown) => e),
+        // A blocking read's failure is only a wake-up (nothing handed over); the page reports it.
+        logWait: await log.waitForEntries(sid, 0, 100, new AbortController().signal, 10),
+      };
+    });
+    expect((reads.refused as TetherError).code).toBe("replication_unconfirmed");
+    // Unwaited, the primary shows revision 2 that a failover now could still take back.
+    expect(reads.onPrimary).toBe(2);
+    expect(reads.logOnPrimary).toEqual(["turn_completed"]);
+    expect(reads.logWait).toBeUndefined();
+    for (const refusal of [
+      reads.session,
+      reads.summary,
+      reads.lease,
+      reads.inputs,
+      reads.logPage,
+    ]) {
+      expect(refusal).toBeInstanceOf(TetherError);
+      const typed = refusal as TetherError;
+      expect(typed.code).toBe("replication_unconfirmed");
+      expect(STATUS_OF[typed.code]).toBe(Code.Unavailable);
+      expect(typed.message).toContain("what the read saw");
+      expect(typed.fields).toMatchObject({ required: 1, confirmed: 0 });
+    }
+    // With the replica back it holds revision 2, and the same read shows it.
+    expect((await reader.loadSession(sid))?.headRevision).toBe(2);
+    const page = await log.read(sid, 0, 10);
+    expect(page.entries.map((e) => e.event)).toEqual([completed]);
+    const onReplica = createRedisStore({ redis: replicaConn, namespace });
+    expect((await onReplica.loadSession(sid))?.headRevision).toBe(2);
+  });
+
+  it("waits for the replica on what a client sets in schedules and webhook endpoints too", async () => {
+    const namespace = freshNamespace("replicated");
+    const schedules = createRedisScheduleStore({ redis: conn, namespace, durability: REPLICATED });
+    const webhooks = createRedisWebhookStore({ redis: conn, namespace, durability: REPLICATED });
+    const ref = { tenant: "acme", scheduleId: "nightly" };
+    const endpoint: WebhookEndpointDraft = {
+      tenant: "acme",
+      endpointId: "ep-1",
+      url: "https://hooks.example.com/tether",
+      eventTypes: ["turn.completed"],
+      secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+      createdAtMs: 1_700_000_000_000,
+    };
+    const refused = await withReplicaStopped(async () => [
+      await schedules
+        .createSchedule({ ...ref, spec: '{"v":1}', nextFireAt: 1_700_000_000_000 })
+        .catch((e: unknown) => e),
+      await webhooks.createEndpoint(endpoint).catch((e: unknown) => e),
+    ]);
+    for (const error of refused) {
+      expect((error as TetherError).code).toBe("replication_unconfirmed");
+    }
+    // The retries find what the first attempts stored.
+    expect(
+      (await schedules.createSchedule({ ...ref, spec: '{"v":1}', nextFireAt: 1_700_000_000_000 }))
+        .kind,
+    ).toBe("existing");
   });
 
   it("async acknowledges without waiting for the replica (today's behaviour)", async () => {

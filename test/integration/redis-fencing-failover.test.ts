@@ -215,8 +215,10 @@ describe("a lost claim", () => {
       "replication_unconfirmed",
     );
     expectUnavailable(refused);
-    // The script ran on the old primary and issued a token nobody was told.
-    const unacknowledged = await old.currentLease(sid);
+    // The script ran on the old primary and issued a token nobody was told: a replicated read
+    // does not show it either (no replica holds it); read without waiting, it is there.
+    await expectTetherError(() => old.currentLease(sid), "replication_unconfirmed");
+    const unacknowledged = await pair.primaryStore(ASYNC).currentLease(sid);
     expect(unacknowledged?.owner.ownerId).toBe("owner-stale");
     expect(unacknowledged?.fencingToken).toBeGreaterThan(before.fencingToken);
 

@@ -3,7 +3,8 @@
 // fences other writers, is followed by WAIT on the same connection, and the acknowledgement is
 // returned only once enough replicas confirmed it; otherwise the call fails retryable.
 import { replicationUnconfirmed } from "../../domain/errors.js";
-import type { ScriptName, ScriptRunner } from "./scripts.js";
+import type { Cluster, Redis } from "ioredis";
+import { markAndWait, type ScriptName, type ScriptRunner } from "./scripts.js";
 
 export type RedisDurability =
   | { mode: "async" }
@@ -26,9 +27,15 @@ export const ASYNC_DURABILITY: RedisDurability = { mode: "async" };
  * - `internal`: a write whose loss a failover survives by design: a release (the lease stays
  *   until it expires), vacuum, the event log's tail (rebuilt from commits; ADR 0017 says what a
  *   client may see), a listener's mark, quota slots and counters.
- * - `read`: writes nothing.
+ * - `read`: writes nothing, and shows what was acknowledged to clients (a session, its inputs,
+ *   lease, tool calls, parked turn and history; an agent). In `replicated` mode it answers only
+ *   once the replicas hold everything it saw: a commit is in the primary before its WAIT
+ *   confirms it, and a read that showed it before a failover discarded it would show a history
+ *   that is later taken back (a revision seen, then gone).
+ * - `internal-read`: writes nothing, and reads what is never waited for (the event log, ADR
+ *   0017; quota and spend counters; the due indexes): it answers at once in either mode.
  */
-export type ScriptWriteClass = "acknowledging" | "internal" | "read";
+export type ScriptWriteClass = "acknowledging" | "internal" | "read" | "internal-read";
 
 /** Every script, classified: a new script does not compile until it is listed here. */
 export const SCRIPT_WRITE_CLASS = {
@@ -73,15 +80,15 @@ export const SCRIPT_WRITE_CLASS = {
   forkSession: "acknowledging",
   listenTurn: "internal",
   unlistenTurn: "internal",
-  readEvents: "read",
+  readEvents: "internal-read",
   // Quota slots and counters (ADR 0015) bound a tenant's use; a failover that loses one lets a
   // tenant briefly past its limit, and promises nothing to a client, so no turn waits on them.
   admitTurn: "internal",
   chargeTokens: "internal",
-  checkTokenQuota: "read",
+  checkTokenQuota: "internal-read",
   releaseTurnSlot: "internal",
   renewTurnSlots: "internal",
-  readQuotaUsage: "read",
+  readQuotaUsage: "internal-read",
   // A tenant's spend (ADR 0016) is a counter of the same kind: a lost charge lets the tenant
   // spend a little more, and no client is promised it.
   chargeTenantSpend: "internal",
@@ -94,7 +101,7 @@ export const SCRIPT_WRITE_CLASS = {
   pauseSchedule: "acknowledging",
   unpauseSchedule: "acknowledging",
   runScheduleNow: "acknowledging",
-  readDueSchedules: "read",
+  readDueSchedules: "internal-read",
   claimScheduleFire: "internal",
   completeScheduleFire: "internal",
   // Webhooks (ADR 0021): endpoints are what a client sets. An outbox row rides in the commit or
@@ -104,7 +111,7 @@ export const SCRIPT_WRITE_CLASS = {
   updateWebhookEndpoint: "acknowledging",
   deleteWebhookEndpoint: "acknowledging",
   readWebhookEndpoints: "read",
-  listWebhookDeliveries: "read",
+  listWebhookDeliveries: "internal-read",
   enqueueWebhookEvent: "internal",
   claimOutbox: "internal",
   settleOutbox: "internal",
@@ -129,13 +136,52 @@ export function withDurability(runner: ScriptRunner, durability: RedisDurability
   const wait = { replicas: durability.minReplicas, timeoutMs: durability.timeoutMs };
   return {
     run: async (name, keys, args) => {
-      if (SCRIPT_WRITE_CLASS[name] !== "acknowledging") return runner.run(name, keys, args);
-      const { reply, replicas } = await runner.runAndWait(name, keys, args, wait);
+      const kind = SCRIPT_WRITE_CLASS[name];
+      if (kind !== "acknowledging" && kind !== "read") return runner.run(name, keys, args);
+      const marked = kind === "read" ? { ...wait, mark: readMarkKey(keys[0] ?? "") } : wait;
+      const { reply, replicas } = await runner.runAndWait(name, keys, args, marked);
       if (replicas < wait.replicas) {
-        throw replicationUnconfirmed(wait.replicas, replicas, wait.timeoutMs);
+        throw replicationUnconfirmed(
+          wait.replicas,
+          replicas,
+          wait.timeoutMs,
+          kind === "read" ? "read" : "write",
+        );
       }
       return reply;
     },
     runAndWait: (name, keys, args, w) => runner.runAndWait(name, keys, args, w),
   };
+}
+
+/**
+ * The key a confirmed read writes (ReplicaWait.mark): in the slot of the read's first key, so on
+ * a Cluster it goes to the node that ran the read. A key with a hash tag keeps its tag; a key
+ * without one becomes the tag, which hashes to the same slot as the key itself.
+ */
+export function readMarkKey(key: string): string {
+  const open = key.indexOf("{");
+  const close = open < 0 ? -1 : key.indexOf("}", open + 1);
+  return close > open + 1 ? `${key.slice(0, close + 1)}:read-mark` : `{${key}}:read-mark`;
+}
+
+/**
+ * A read made outside the script runner (the event log's pages and blocking reads) confirmed as
+ * a `read` script is: in `replicated` mode, resolves once the replicas hold everything read so
+ * far from the slot of `key`, else fails replication_unconfirmed; in `async` mode, at once.
+ */
+export async function confirmRead(
+  redis: Redis | Cluster,
+  durability: RedisDurability,
+  key: string,
+): Promise<void> {
+  if (durability.mode === "async") return;
+  const { minReplicas, timeoutMs } = durability;
+  const replicas = await markAndWait(redis, {
+    replicas: minReplicas,
+    timeoutMs,
+    mark: readMarkKey(key),
+  });
+  if (replicas < minReplicas)
+    throw replicationUnconfirmed(minReplicas, replicas, timeoutMs, "read");
 }

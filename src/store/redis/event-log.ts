@@ -10,6 +10,7 @@ import { sessionEventKeys, sessionKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
 import { readerConnection } from "./connections.js";
 import { DEFAULT_LOG_MAX_ENTRIES } from "./context.js";
+import { ASYNC_DURABILITY, confirmRead, type RedisDurability } from "./durability.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
 export interface RedisEventLogOptions {
@@ -19,6 +20,12 @@ export interface RedisEventLogOptions {
   maxEntries?: number;
   /** Idle blocking connections kept for readers. */
   maxIdleReaders?: number;
+  /**
+   * The store's durability (ADR 0017). Appends are never waited for; in `replicated` mode a
+   * read that returns a turn's completion returns it only once the replicas hold it, because
+   * the commit appends it (ADR 0023) before the commit's own WAIT has confirmed either.
+   */
+  durability?: RedisDurability;
 }
 
 /** Standalone servers only: a cluster routes the blocked read to a node the caller can't name. */
@@ -48,6 +55,14 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   // Enough for every session a busy replica follows at once, so readers are reused, not reopened.
   const maxIdle = options.maxIdleReaders ?? 64;
   const scripts = createScriptRunner(redis);
+  const durability = options.durability ?? ASYNC_DURABILITY;
+  /** Entries that announce a commit wait for the replicas to hold it (see `durability`). */
+  const confirmed = async (sessionId: SessionId, entries: LogEntry[]): Promise<LogEntry[]> => {
+    if (entries.some((entry) => entry.event.type === "turn_completed")) {
+      await confirmRead(redis, durability, sessionEventKeys(namespace, sessionId).events);
+    }
+    return entries;
+  };
   const idle: Connection[] = [];
   const busy = new Set<Connection>();
   /** Each standalone reader's client id, asked once, so an abandoned wait can be unblocked. */
@@ -126,7 +141,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
       for (let i = 2; i + 2 < reply.length; i += 3) {
         entries.push(entryOf(String(reply[i]), String(reply[i + 1]), String(reply[i + 2])));
       }
-      return { entries, firstRetainedSeq: Number(reply[1]) };
+      return { entries: await confirmed(sessionId, entries), firstRetainedSeq: Number(reply[1]) };
     },
 
     // XREAD hands over what arrived, so a watch need not read the log again after each wake-up.
@@ -180,7 +195,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
         )) as [key: string, entries: RawEntry[]][] | null;
         // An abort ends the wait with no reply too: that is no news, not "nothing arrived".
         if (signal.aborted) return undefined;
-        return (reply?.[0]?.[1] ?? []).map(toEntry);
+        return await confirmed(sessionId, (reply?.[0]?.[1] ?? []).map(toEntry));
       } catch {
         // A failed wait is only a wake-up; the reader's next read reports real failures.
         healthy = false;

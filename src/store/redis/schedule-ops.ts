@@ -18,6 +18,7 @@ import {
 } from "../shared/schedule-checks.js";
 import { checkNamespace, scheduleDueMember, scheduleKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
+import { ASYNC_DURABILITY, withDurability, type RedisDurability } from "./durability.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
 const FIELDS = ["tenant", "id", "spec", "rev", "paused", "reason", "next", "last", "runnow"];
@@ -52,10 +53,12 @@ function decodeRun(json: string): ScheduleRun {
 export function createRedisScheduleStore(options: {
   redis: Redis | Cluster;
   namespace?: string;
+  /** The store's durability (ADR 0017): what a client sets is acknowledged like a commit. */
+  durability?: RedisDurability;
 }): ScheduleStore {
   const { redis } = options;
   const keys = scheduleKeys(checkNamespace(options.namespace ?? "tether"));
-  const scripts = createScriptRunner(redis);
+  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
   const member = (ref: ScheduleRef) => scheduleDueMember(ref.tenant, ref.scheduleId);
   const hash = (ref: ScheduleRef) => keys.schedule(ref.tenant, ref.scheduleId);
 

@@ -4,7 +4,7 @@
 // optional, ADR 0024), and the shared reply table and helpers are prepended.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Cluster, Redis } from "ioredis";
+import type { ChainableCommander, Cluster, Redis } from "ioredis";
 import { TetherError, storeUnavailable } from "../../domain/errors.js";
 import { luaReplyTable } from "./replies.js";
 
@@ -85,6 +85,15 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 /** A script reply: the reply code first, then strings and integers. */
 export type ScriptReply = [number, ...(string | number | null)[]];
 
+export interface ReplicaWait {
+  replicas: number;
+  timeoutMs: number;
+  mark?: string;
+}
+
+/** How long a read's mark (ReplicaWait.mark) lives: it only has to reach the replicas. */
+const MARK_TTL_MS = 1_000;
+
 export interface ScriptRunner {
   run(
     name: ScriptName,
@@ -95,12 +104,17 @@ export interface ScriptRunner {
    * Runs the script, then `WAIT replicas timeoutMs` on the same connection (on a cluster, the
    * node that ran the script: both go in one pipeline for the script's slot). Resolves with the
    * reply and how many replicas confirmed the script's writes (durability.ts).
+   *
+   * `mark`: a key of the script's slot written between the script and WAIT. WAIT covers only
+   * what its own connection wrote, so a read marks: the mark moves this connection's replication
+   * offset past every write the read can have seen, whoever made it, and a confirmed WAIT then
+   * says the replicas hold all of it.
    */
   runAndWait(
     name: ScriptName,
     keys: readonly string[],
     args: readonly (string | number)[],
-    wait: { replicas: number; timeoutMs: number },
+    wait: ReplicaWait,
   ): Promise<{ reply: ScriptReply; replicas: number }>;
 }
 
@@ -228,20 +242,54 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
       const queued = pipeline as unknown as Record<string, ScriptCommand>;
       // Queued, not sent: a pipeline's command answers through exec() below.
       void (queued[script.command] as ScriptCommand).call(pipeline, ...argsOf(script, keys, args));
-      pipeline.call("WAIT", wait.replicas, wait.timeoutMs);
+      queueWait(pipeline, wait);
       let results: [Error | null, unknown][] | null;
       try {
         results = await pipeline.exec();
       } catch (error) {
         throw toStoreError(error);
       }
-      const [ran, waited] = results ?? [];
-      if (!ran || !waited) throw storeUnavailable("Redis did not answer a pipeline");
+      const ran = results?.[0];
+      const waited = results?.at(-1);
+      if (!ran || !waited || results?.length !== (wait.mark === undefined ? 2 : 3)) {
+        throw storeUnavailable("Redis did not answer a pipeline");
+      }
       if (ran[0]) throw toStoreError(ran[0]);
+      const marked = wait.mark === undefined ? undefined : results[1];
+      if (marked?.[0]) throw toStoreError(marked[0]);
       if (waited[0]) throw toStoreError(waited[0]);
       return { reply: checkedReply(name, ran[1]), replicas: Number(waited[1]) };
     },
   };
+}
+
+function queueWait(pipeline: ChainableCommander, wait: ReplicaWait): void {
+  if (wait.mark !== undefined) pipeline.call("SET", wait.mark, "1", "PX", MARK_TTL_MS);
+  pipeline.call("WAIT", wait.replicas, wait.timeoutMs);
+}
+
+/**
+ * Marks `wait.mark` and waits, with no script before: how many replicas hold everything the
+ * caller has read so far from the mark's slot (on any connection: replication offsets are the
+ * node's, and the mark is written after the read returned).
+ */
+export async function markAndWait(
+  redis: Redis | Cluster,
+  wait: ReplicaWait & { mark: string },
+): Promise<number> {
+  const pipeline = redis.pipeline();
+  queueWait(pipeline, wait);
+  let results: [Error | null, unknown][] | null;
+  try {
+    results = await pipeline.exec();
+  } catch (error) {
+    throw toStoreError(error);
+  }
+  const [marked, waited] = results ?? [];
+  if (!marked || !waited) throw storeUnavailable("Redis did not answer a pipeline");
+  if (marked[0]) throw toStoreError(marked[0]);
+  if (waited[0]) throw toStoreError(waited[0]);
+  return Number(waited[1]);
 }
 
 function checkedReply(name: ScriptName, reply: unknown): ScriptReply {

@@ -17,11 +17,14 @@ import { int, str } from "./codec.js";
 import { withStoreErrors as guarded } from "./connections.js";
 import { checkNamespace, outboxIndexKey, sessionKeys, webhookTenantKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
+import { ASYNC_DURABILITY, withDurability, type RedisDurability } from "./durability.js";
 import { createScriptRunner, type ScriptReply } from "./scripts.js";
 
 export interface RedisWebhookStoreOptions {
   redis: Redis | Cluster;
   namespace?: string;
+  /** The store's durability (ADR 0017): endpoint changes are acknowledged like a commit. */
+  durability?: RedisDurability;
 }
 
 /** Lua's cjson writes an empty list as `{}`: read any non-list as empty. */
@@ -56,7 +59,7 @@ function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClaim[] {
 export function createRedisWebhookStore(options: RedisWebhookStoreOptions): WebhookStore {
   const { redis } = options;
   const namespace = checkNamespace(options.namespace ?? "tether");
-  const scripts = createScriptRunner(redis);
+  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
   const outbox = (id: SessionId) => sessionKeys(namespace, id).outbox;
   const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
   const index = outboxIndexKey(namespace);

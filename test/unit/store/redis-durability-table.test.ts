@@ -1,7 +1,11 @@
 // Which Redis scripts wait for replicas in replicated mode. The table is exhaustive by type; this
 // pins the classification, so moving an operation in or out of "acknowledging" is a visible change.
 import { describe, expect, test } from "vitest";
-import { ACKNOWLEDGING_SCRIPTS, SCRIPT_WRITE_CLASS } from "../../../src/store/redis/durability.js";
+import {
+  ACKNOWLEDGING_SCRIPTS,
+  readMarkKey,
+  SCRIPT_WRITE_CLASS,
+} from "../../../src/store/redis/durability.js";
 import { SCRIPT_NAMES } from "../../../src/store/redis/scripts.js";
 
 describe("the durability table", () => {
@@ -47,5 +51,39 @@ describe("the durability table", () => {
       "updateSchedule",
       "updateWebhookEndpoint",
     ]);
+  });
+
+  test("confirmed reads: what a client was acknowledged; the log and counters are never waited", () => {
+    const of = (kind: string) =>
+      Object.entries(SCRIPT_WRITE_CLASS)
+        .filter(([, k]) => k === kind)
+        .map(([name]) => name)
+        .sort();
+    expect(of("read")).toEqual([
+      "getAgent",
+      "listInputs",
+      "listWork",
+      "loadSession",
+      "readLease",
+      "readParkedTurn",
+      "readRevision",
+      "readSessionSummary",
+      "readToolCalls",
+      "readWebhookEndpoints",
+    ]);
+    expect(of("internal-read")).toEqual([
+      "checkTokenQuota",
+      "listWebhookDeliveries",
+      "readDueSchedules",
+      "readEvents",
+      "readQuotaUsage",
+    ]);
+  });
+
+  test("a read's mark shares the slot of the key it read", () => {
+    expect(readMarkKey("tether:{s-1}:head")).toBe("tether:{s-1}:read-mark");
+    expect(readMarkKey("tether:{agent:a}:versions")).toBe("tether:{agent:a}:read-mark");
+    // No hash tag: the whole key becomes the tag, which hashes to the key's own slot.
+    expect(readMarkKey("tether:sessions")).toBe("{tether:sessions}:read-mark");
   });
 });
