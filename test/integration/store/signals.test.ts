@@ -13,6 +13,7 @@ import type { SessionSignals, TurnListener } from "../../../src/ports/session-si
 import { createMemorySignals } from "../../../src/store/memory/signals.js";
 import { createRedisSignals } from "../../../src/store/redis/signals.js";
 import { createRedisStore } from "../../../src/store/redis/index.js";
+import { sessionEventKeys } from "../../../src/store/redis/keys.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { acquire } from "../../conformance/support/expectations.js";
 import {
@@ -252,25 +253,35 @@ describe("signals (redis): a turn marked running in its start's step (ADR 0024)"
 });
 
 describe("signals (redis): a running turn's marker lives as long as its lease", () => {
-  test("renewing the lease keeps the marker past its first TTL; once renewals stop, it expires", async () => {
+  // Read from the marker's remaining time, not by sleeping past it: a renewal sets the marker's
+  // TTL to the lease's, so a renewal far longer than the marker's own TTL shows at once.
+  test("renewing the lease extends the marker to the lease's TTL; a stale fence or no marker changes nothing", async () => {
     const namespace = freshNamespace("signals");
     const signals = createRedisSignals({ redis, namespace });
     const store = createRedisStore({ redis, namespace });
     const sid = parseSessionId(`s-${Math.random().toString(36).slice(2)}`);
-    const ttlMs = 300;
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const marker = sessionEventKeys(namespace, sid).activeTurn;
+    const markerTtl = 5_000;
     try {
-      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), ttlMs));
-      const stop = await signals.listen(sid, TURN, recorder().listener, ttlMs);
-      for (let i = 0; i < 8; i++) {
-        await sleep(100);
-        expect((await store.renewLeases([fence], ttlMs))[0]?.kind).toBe("renewed");
-      }
-      // 800 ms in, well past the marker's first TTL: still the running turn, so a cancel finds it.
+      const lease = await acquire(store, sid, opaqueOwner("a"), markerTtl);
+      const fence = fenceOf(lease);
+      const stop = await signals.listen(sid, TURN, recorder().listener, markerTtl);
+      expect(await redis.pttl(marker)).toBeLessThanOrEqual(markerTtl);
+
+      // A stale fence (another lease's token) renews nothing, the marker included.
+      const stale = { ...fence, leaseToken: "not-this-lease" };
+      expect((await store.renewLeases([stale], 600_000))[0]?.kind).not.toBe("renewed");
+      expect(await redis.pttl(marker)).toBeLessThanOrEqual(markerTtl);
+
+      expect((await store.renewLeases([fence], 600_000))[0]?.kind).toBe("renewed");
+      expect(await redis.pttl(marker)).toBeGreaterThan(markerTtl);
       expect(await signals.activeTurn(sid)).toBe(TURN);
       expect(await signals.requestCancel(sid, TURN)).toBe(true);
-      await sleep(ttlMs + 150);
-      expect(await signals.activeTurn(sid)).toBeUndefined();
+
+      // Once no turn runs (the marker gone), a renewal does not bring a marker back.
+      await redis.del(marker);
+      expect((await store.renewLeases([fence], 600_000))[0]?.kind).toBe("renewed");
+      expect(await redis.exists(marker)).toBe(0);
       await stop();
     } finally {
       await signals.close();
