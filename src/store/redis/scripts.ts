@@ -175,9 +175,14 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;
 
-/** Errors Redis raises while it cannot serve, as opposed to a script or protocol fault. */
+/**
+ * Errors Redis raises while it cannot serve, as opposed to a script or protocol fault. The last:
+ * on a Cluster a failover can leave a pipeline's WAIT (it has no key, so it is not redirected)
+ * on a node that has just become a replica; the write was not confirmed, and a retry with the
+ * same key is as safe as after any unconfirmed WAIT.
+ */
 const UNAVAILABLE_REPLY =
-  /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS|MOVED|ASK)\b/u;
+  /^(?:(?:CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|BUSY|READONLY|NOREPLICAS|MOVED|ASK)\b|ERR WAIT cannot be used with replica instances)/u;
 
 /** Maps any failure of a Redis call to a typed error; raw Redis messages never escape. */
 export function toStoreError(error: unknown): TetherError {

@@ -36,4 +36,14 @@ describe("Redis failure classes", () => {
     );
     expect(toStoreError(new Error("Connection is closed.")).code).toBe("store_unavailable");
   });
+
+  it("a WAIT left on a node a failover made a replica is unavailable (the write is unconfirmed)", () => {
+    const error = replyError(
+      "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.",
+    );
+    expect(toStoreError(error).code).toBe("store_unavailable");
+    expect(toStoreError(replyError("BUSYGROUP Consumer Group name already exists")).code).toBe(
+      "internal",
+    );
+  });
 });
