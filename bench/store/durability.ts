@@ -1,6 +1,7 @@
-// Durability benchmark (ADR 0017): the store's turn cycle with TETHER_REDIS_DURABILITY=async and
-// =replicated on the same primary with one replica, alternating rounds in one run, so the price
-// of WAIT behind every acknowledging script is read against its own peer.
+// Durability benchmark (ADR 0017): the store's turn cycle, and a read of each session it made,
+// with TETHER_REDIS_DURABILITY=async and =replicated on the same primary with one replica,
+// alternating rounds in one run, so the price of WAIT behind every acknowledging script (and of
+// the mark and WAIT behind every read of acknowledged state) is read against its own peer.
 // Usage: npm run bench:store -- --durability [--sessions N --concurrency C --rounds R]
 import { Redis } from "ioredis";
 import type { SessionId } from "../../src/domain/ids.js";
@@ -31,7 +32,7 @@ async function cycles(
   durability: RedisDurability,
   prefix: string,
   options: DurabilityBenchOptions,
-): Promise<RunStats> {
+): Promise<{ cycle: RunStats; read: RunStats }> {
   const redis = new Redis({ host: "127.0.0.1", port, enableAutoPipelining: true });
   const store = createRedisStore({
     redis,
@@ -40,14 +41,18 @@ async function cycles(
     durability,
   });
   for (let lane = 0; lane < 8; lane++) await turnCycle(store, `${prefix}-w${lane}` as SessionId);
-  const { latenciesMs, seconds } = await runConcurrently(
-    options.sessions,
-    options.concurrency,
-    (i) => turnCycle(store, `${prefix}-${i}` as SessionId),
+  const cycle = await runConcurrently(options.sessions, options.concurrency, (i) =>
+    turnCycle(store, `${prefix}-${i}` as SessionId),
   );
+  const read = await runConcurrently(options.sessions, options.concurrency, async (i) => {
+    if (!(await store.loadSession(`${prefix}-${i}` as SessionId))) throw new Error("no session");
+  });
   await store.close();
   redis.disconnect();
-  return summarize(latenciesMs, seconds);
+  return {
+    cycle: summarize(cycle.latenciesMs, cycle.seconds),
+    read: summarize(read.latenciesMs, read.seconds),
+  };
 }
 
 function median(runs: RunStats[]): RunStats {
@@ -65,14 +70,19 @@ export async function durabilityBench(options: DurabilityBenchOptions): Promise<
     nodes.push(await startRedis(["--replicaof", "127.0.0.1", String(primary.port)]));
     await waitForReplicasOnline([primary.port], 1, 30_000);
     const runs: Record<keyof typeof MODES, RunStats[]> = { async: [], replicated: [] };
+    const reads: Record<keyof typeof MODES, RunStats[]> = { async: [], replicated: [] };
     for (let round = 0; round < options.rounds; round++) {
       for (const mode of ["async", "replicated"] as const) {
         const prefix = `${mode}-${Date.now()}-${round}`;
-        runs[mode].push(await cycles(primary.port, MODES[mode], prefix, options));
+        const measured = await cycles(primary.port, MODES[mode], prefix, options);
+        runs[mode].push(measured.cycle);
+        reads[mode].push(measured.read);
       }
     }
     const a = median(runs.async);
     const r = median(runs.replicated);
+    const ra = median(reads.async);
+    const rr = median(reads.replicated);
     const row = (s: RunStats) => ({
       ops_s: Math.round(s.opsPerSecond),
       p50_ms: Math.round(s.p50Ms * 100) / 100,
@@ -81,8 +91,11 @@ export async function durabilityBench(options: DurabilityBenchOptions): Promise<
     printTable([
       { run: "turn cycle, async", ...row(a) },
       { run: "turn cycle, replicated (WAIT 1)", ...row(r) },
+      { run: "session read, async", ...row(ra) },
+      { run: "session read, replicated (mark + WAIT 1)", ...row(rr) },
     ]);
     console.log(`replicated / async: ${(r.opsPerSecond / a.opsPerSecond).toFixed(2)}x`);
+    console.log(`reads, replicated / async: ${(rr.opsPerSecond / ra.opsPerSecond).toFixed(2)}x`);
     console.log(
       JSON.stringify({
         async_ops_s: Math.round(a.opsPerSecond),
@@ -90,6 +103,10 @@ export async function durabilityBench(options: DurabilityBenchOptions): Promise<
         replicated_ops_s: Math.round(r.opsPerSecond),
         replicated_p99_ms: row(r).p99_ms,
         ratio_replicated_vs_async: Math.round((r.opsPerSecond / a.opsPerSecond) * 100) / 100,
+        read_async_ops_s: Math.round(ra.opsPerSecond),
+        read_replicated_ops_s: Math.round(rr.opsPerSecond),
+        read_replicated_p99_ms: row(rr).p99_ms,
+        ratio_read_replicated_vs_async: Math.round((rr.opsPerSecond / ra.opsPerSecond) * 100) / 100,
         async_rounds_ops_s: runs.async.map((s) => Math.round(s.opsPerSecond)),
         replicated_rounds_ops_s: runs.replicated.map((s) => Math.round(s.opsPerSecond)),
         ...options,
