@@ -257,6 +257,9 @@ describe("replicated durability", () => {
         .createSchedule({ ...ref, spec: '{"v":1}', nextFireAt: 1_700_000_000_000 })
         .catch((e: unknown) => e),
       await webhooks.createEndpoint(endpoint).catch((e: unknown) => e),
+      // Nor are they shown while no replica holds them.
+      await schedules.getSchedule(ref).catch((e: unknown) => e),
+      await webhooks.getEndpoint("acme", "ep-1").catch((e: unknown) => e),
     ]);
     for (const error of refused) {
       expect((error as TetherError).code).toBe("replication_unconfirmed");

@@ -18,7 +18,12 @@ import {
 } from "../shared/schedule-checks.js";
 import { checkNamespace, scheduleDueMember, scheduleKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
-import { ASYNC_DURABILITY, withDurability, type RedisDurability } from "./durability.js";
+import {
+  ASYNC_DURABILITY,
+  confirmRead,
+  withDurability,
+  type RedisDurability,
+} from "./durability.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
 const FIELDS = ["tenant", "id", "spec", "rev", "paused", "reason", "next", "last", "runnow"];
@@ -58,7 +63,8 @@ export function createRedisScheduleStore(options: {
 }): ScheduleStore {
   const { redis } = options;
   const keys = scheduleKeys(checkNamespace(options.namespace ?? "tether"));
-  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
+  const durability = options.durability ?? ASYNC_DURABILITY;
+  const scripts = withDurability(createScriptRunner(redis), durability);
   const member = (ref: ScheduleRef) => scheduleDueMember(ref.tenant, ref.scheduleId);
   const hash = (ref: ScheduleRef) => keys.schedule(ref.tenant, ref.scheduleId);
 
@@ -69,6 +75,8 @@ export function createRedisScheduleStore(options: {
     } catch (error) {
       throw toStoreError(error);
     }
+    // A schedule read is a read of what a client set: confirmed like the store's `read` scripts.
+    await confirmRead(redis, durability, hash(ref));
     return values[0] === null ? undefined : decodeRecord(values);
   }
 
