@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATUS_OF } from "../../src/api/errors.js";
 import { TetherError } from "../../src/domain/errors.js";
 import { fenceOf } from "../../src/domain/lease.js";
-import type { SessionEvent } from "../../src/domain/session-events.js";
 import type { WebhookEndpointDraft } from "../../src/domain/webhooks.js";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
 import { createRedisStore, createRedisWebhookStore } from "../../src/store/redis/index.js";
@@ -24,6 +23,7 @@ import {
 import { startRedis, type RedisProcess } from "../support/redis-harness.js";
 import { freshNamespace } from "../support/redis-store-factory.js";
 import { waitFor } from "../support/wait-for.js";
+import { turnCompleted } from "../support/session-events.js";
 
 const REPLICATED: RedisDurability = { mode: "replicated", minReplicas: 1, timeoutMs: 300 };
 let primary: RedisProcess;
@@ -168,19 +168,7 @@ describe("replicated durability", () => {
     const owner = opaqueOwner("reader-check");
     const lease = await writer.tryClaimLease(sid, owner, LONG_TTL_MS);
     if (lease.kind !== "acquired") throw new Error("the lease was not acquired");
-    const completed: SessionEvent = {
-      type: "turn_completed",
-      outcome: { kind: "finished", reason: "assistant_message", text: "done" },
-      headRevision: 2,
-      usage: {
-        inputTokens: 1,
-        outputTokens: 1,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 0,
-        reasoningTokens: 0,
-      },
-      fencingToken: lease.lease.fencingToken,
-    };
+    const completed = turnCompleted(2, lease.lease.fencingToken);
     // The commit appends its turn's completion to the log in its own step (ADR 0023).
     const second = commitDraft(sid, 1, {
       appendMessages: ["turn-2"],

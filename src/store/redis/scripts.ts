@@ -248,22 +248,9 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
       // Queued, not sent: a pipeline's command answers through exec() below.
       void (queued[script.command] as ScriptCommand).call(pipeline, ...argsOf(script, keys, args));
       queueWait(pipeline, wait);
-      let results: [Error | null, unknown][] | null;
-      try {
-        results = await pipeline.exec();
-      } catch (error) {
-        throw toStoreError(error);
-      }
-      const ran = results?.[0];
-      const waited = results?.at(-1);
-      if (!ran || !waited || results?.length !== (wait.mark === undefined ? 2 : 3)) {
-        throw storeUnavailable("Redis did not answer a pipeline");
-      }
-      if (ran[0]) throw toStoreError(ran[0]);
-      const marked = wait.mark === undefined ? undefined : results[1];
-      if (marked?.[0]) throw toStoreError(marked[0]);
-      if (waited[0]) throw toStoreError(waited[0]);
-      return { reply: checkedReply(name, ran[1]), replicas: Number(waited[1]) };
+      const replies = await execWait(pipeline);
+      const waited = replies.pop();
+      return { reply: checkedReply(name, replies[0]), replicas: Number(waited) };
     },
   };
 }
@@ -271,6 +258,25 @@ export function createScriptRunner(redis: Redis | Cluster): ScriptRunner {
 function queueWait(pipeline: ChainableCommander, wait: ReplicaWait): void {
   if (wait.mark !== undefined) pipeline.call("SET", wait.mark, "1", "PX", MARK_TTL_MS);
   pipeline.call("WAIT", wait.replicas, wait.timeoutMs);
+}
+
+/**
+ * Sends a pipeline that ends with queueWait's commands; resolves with every reply in order (the
+ * WAIT's, the count of replicas, last), or fails with the first command's failure.
+ */
+async function execWait(pipeline: ChainableCommander): Promise<unknown[]> {
+  let results: [Error | null, unknown][] | null;
+  try {
+    results = await pipeline.exec();
+  } catch (error) {
+    throw toStoreError(error);
+  }
+  if (!results || results.length !== pipeline.length) {
+    throw storeUnavailable("Redis did not answer a pipeline");
+  }
+  const failed = results.find(([error]) => error);
+  if (failed) throw toStoreError(failed[0]);
+  return results.map(([, reply]) => reply);
 }
 
 /**
@@ -284,17 +290,7 @@ export async function markAndWait(
 ): Promise<number> {
   const pipeline = redis.pipeline();
   queueWait(pipeline, wait);
-  let results: [Error | null, unknown][] | null;
-  try {
-    results = await pipeline.exec();
-  } catch (error) {
-    throw toStoreError(error);
-  }
-  const [marked, waited] = results ?? [];
-  if (!marked || !waited) throw storeUnavailable("Redis did not answer a pipeline");
-  if (marked[0]) throw toStoreError(marked[0]);
-  if (waited[0]) throw toStoreError(waited[0]);
-  return Number(waited[1]);
+  return Number((await execWait(pipeline)).at(-1));
 }
 
 function checkedReply(name: ScriptName, reply: unknown): ScriptReply {
