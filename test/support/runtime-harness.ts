@@ -68,6 +68,8 @@ export interface RuntimeHarnessOptions {
   selectableTools?: SelectableTools;
   leaseTtlMs?: number;
   clientToolTimeoutMs?: number;
+  /** At most this many turn starts per event-loop iteration (unset: no pacing). */
+  turnStartsPerIteration?: number;
   /** When a waiting turn parks (default 2000 ms, as in production). */
   parkAfterMs?: number;
   parkedTurnTtlMs?: number;
@@ -167,6 +169,9 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     leaseTtlMs: options.leaseTtlMs ?? 5_000,
     clientToolTimeoutMs: options.clientToolTimeoutMs ?? 5_000,
+    ...(options.turnStartsPerIteration !== undefined && {
+      turnStartsPerIteration: options.turnStartsPerIteration,
+    }),
     parking: {
       afterMs: options.parkAfterMs ?? 2_000,
       ttlMs: options.parkedTurnTtlMs ?? DEFAULT_PARKED_TURN_TTL_MS,

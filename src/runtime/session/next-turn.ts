@@ -56,3 +56,16 @@ export async function nextTurn(
     claims: { inputs: outcome.inputClaim, work: outcome.workClaim, resumed: outcome },
   };
 }
+
+/** The turn a hold runs; a turn start's read goes to the hold's first turn (not a resumed one). */
+export function turnWork(
+  fence: LeaseFence,
+  claims: Pick<TurnWork, "inputs" | "work" | "resumed">,
+  signal: AbortSignal,
+  drain: AbortSignal,
+  loaded: TurnWork["loaded"],
+): TurnWork {
+  const work: TurnWork = { fence, ...claims, signal, drain };
+  if (loaded && !claims.resumed) work.loaded = loaded;
+  return work;
+}
