@@ -28,6 +28,7 @@ import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
 import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
+import type { ReadyIndex } from "../../src/ports/ready-index.js";
 import type { SpendPolicy, TenantBudgetStore } from "../../src/ports/spend-guard.js";
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
@@ -88,6 +89,8 @@ export interface RuntimeHarnessOptions {
   wrapStore?: (store: RuntimeStore) => RuntimeStore;
   /** Interposes on the event log (fault injection). */
   wrapLog?: (log: EventLog) => EventLog;
+  /** Interposes on the ready index (to see or order its writes). */
+  wrapReady?: (ready: ReadyIndex) => ReadyIndex;
   /** Hears the runtime's log records (silent by default). */
   logger?: RuntimeLogger;
   /**
@@ -153,9 +156,11 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     signals: redis
       ? createRedisSignals({ redis, namespace })
       : (shared?.deps.signals ?? createMemorySignals()),
-    ready: redis
-      ? createRedisReadyIndex({ redis, namespace })
-      : (shared?.deps.ready ?? createMemoryReadyIndex()),
+    ready: (options.wrapReady ?? ((ready: ReadyIndex) => ready))(
+      redis
+        ? createRedisReadyIndex({ redis, namespace })
+        : (shared?.deps.ready ?? createMemoryReadyIndex()),
+    ),
     liveness: createProcLivenessProbe(),
     bus: createSessionBus(),
     provider: options.provider,

@@ -14,7 +14,14 @@ import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
 import { admitToQuota } from "./quota-admission.js";
 import { afterTurn, logHoldStep, logLoopFailure } from "./after-turn.js";
-import { hasPendingWork, nextTurn, parkedWake, turnWork, type Parked } from "./next-turn.js";
+import {
+  clearReadyMark,
+  hasPendingWork,
+  nextTurn,
+  parkedWake,
+  turnWork,
+  type Parked,
+} from "./next-turn.js";
 import { reportTurnRun } from "./turn-end-metrics.js";
 import { createStartPacer } from "./start-pacer.js";
 
@@ -129,14 +136,16 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // once (a new loop claims the lease) instead of poking this one, which only clears the
         // ready mark before it ends (not under a loop that took the session since; not where the
         // release cleared it, ADR 0024); a watch for that input then sees the session held here.
+        // Input stored since the release keeps its mark (clearReadyMark looks after clearing).
         detach();
         const clear = !loops.has(sessionId) && !deps.store.keepsReadyIndex;
-        if (clear) await deps.ready.markIdle(sessionId).catch(() => undefined);
+        if (clear) await clearReadyMark(deps, sessionId).catch(() => undefined);
         return;
       }
       // Input submitted between our last empty claim and the release found us busy; look again.
-      const pending = await hasPendingWork(deps, sessionId);
-      if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
+      // Nothing found, the mark is cleared, and the look repeated after the clear (ADR 0026).
+      let pending = await hasPendingWork(deps, sessionId);
+      if (!pending) pending = await clearReadyMark(deps, sessionId);
       lease = pending && !stopping ? await claim(sessionId) : undefined;
     }
   }
