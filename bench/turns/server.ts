@@ -31,6 +31,10 @@ export async function startTether(
       TETHER_PORT: "0",
       TETHER_METRICS_PORT: "0",
       TETHER_OWNER_ID: `bench-${name}`,
+      // A run can compare turn-start pacing settings (ADR 0025); the server's default otherwise.
+      ...(process.env.TETHER_TURN_STARTS_PER_ITERATION !== undefined && {
+        TETHER_TURN_STARTS_PER_ITERATION: process.env.TETHER_TURN_STARTS_PER_ITERATION,
+      }),
       ...env,
     },
     stdio: ["ignore", fd, fd],

@@ -99,6 +99,11 @@ export interface RuntimeDeps {
   owner: LeaseOwner;
   leaseTtlMs: number;
   clientToolTimeoutMs: number;
+  /**
+   * At most this many turns start in one iteration of the event loop (start-pacer.ts, ADR 0025);
+   * 0 or unset: no pacing.
+   */
+  turnStartsPerIteration?: number;
   /** When a turn that waits only for outside answers parks, and how long it may stay parked. */
   parking: { afterMs: number; ttlMs: number; maxProgressBytes: number };
   /** The operator's tools (by name) whose calls wait for approval. */

@@ -24,7 +24,7 @@ import {
   startsInOneStep,
   submitOrStart,
   type SessionDriver,
-  type StartedTurn,
+  type Submitted,
 } from "./session/index.js";
 import { watchSession, type Latch } from "./stream/index.js";
 import { followTurn, openTurnWatch } from "./turn-watch.js";
@@ -124,9 +124,10 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     try {
       const submitted = await submitTurnInput(command, watch.startsAt);
       try {
-        await (submitted.started
+        const offer = submitted.started
           ? driver.driveStarted(sessionId, submitted.started)
-          : driver.ensureDriven(sessionId));
+          : driver.ensureDriven(sessionId);
+        await Promise.all([offer, submitted.marked]);
       } finally {
         watch.offered.settle();
       }
@@ -166,7 +167,9 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
   async function submitTurnInput(
     command: StreamTurnCommand,
     startsAt: Latch<{ cursor: number; readLog: boolean }>,
-  ): Promise<{ inputId: string; queued: CursoredEvent | undefined; started?: StartedTurn }> {
+  ): Promise<
+    { inputId: string; queued: CursoredEvent | undefined } & Omit<Submitted, "submitted">
+  > {
     const { sessionId } = command;
     // A parked turn holds the session without a lease: the input waits for it (idle claims
     // find nothing while it is parked), or steers, interrupts or is refused as for a running
@@ -197,12 +200,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         ...submittingTrace(deps),
       }),
     };
-    // The ready mark goes with the input (in the start's step where the store keeps the index,
-    // ADR 0024): a mark with nothing behind it costs the sweep one empty look.
-    const [{ submitted: receipt, started, logEnd }] = await Promise.all([
-      submitOrStart(deps, start, draft),
-      start && deps.store.keepsReadyIndex ? undefined : deps.ready.markReady(sessionId),
-    ]);
+    // The ready mark follows the stored input (ADR 0026); it is awaited with the offer to drive.
+    const { submitted: receipt, started, logEnd, marked } = await submitOrStart(deps, start, draft);
     // Not said by the start (a memory store without its log): no loop runs the session yet.
     const startSeq = readSeq ?? logEnd ?? (await deps.log.lastSeq(sessionId));
     const inputId = receipt.input.inputId;
@@ -225,7 +224,7 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
             event: { type: "input_queued", inputId },
           }
         : undefined;
-    return started ? { inputId, queued, started } : { inputId, queued };
+    return { inputId, queued, ...(marked && { marked }), ...(started && { started }) };
   }
 
   /** Steered input joins the running (or parked) turn; any other waits for the next turn. */

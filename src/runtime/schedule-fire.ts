@@ -118,15 +118,14 @@ export function createScheduleFirer(deps: RuntimeDeps, driver: SessionDriver) {
         const run = { ...base, sessionId, error: target.refused };
         return target.pause ? { run, pauseReason: target.refused } : { run };
       }
-      const [receipt] = await Promise.all([
-        deps.store.submitInput({
-          sessionId: target.sessionId,
-          delivery: target.delivery,
-          sourceKey: occurrenceKey(scheduleId, claim.scheduledAt),
-          payload: encodeInputPayload({ items: spec.input, clientTools: [], settings: {} }),
-        }),
-        deps.ready.markReady(target.sessionId),
-      ]);
+      const receipt = await deps.store.submitInput({
+        sessionId: target.sessionId,
+        delivery: target.delivery,
+        sourceKey: occurrenceKey(scheduleId, claim.scheduledAt),
+        payload: encodeInputPayload({ items: spec.input, clientTools: [], settings: {} }),
+      });
+      // Marked once stored, never before (a holder's clear looks after it, ADR 0026).
+      await deps.ready.markReady(target.sessionId);
       // Nobody waits on this turn: this replica offers to drive it now; the sweep is the backstop.
       void driver.ensureDriven(target.sessionId).catch(() => undefined);
       return {

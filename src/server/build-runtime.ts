@@ -136,6 +136,7 @@ export function buildRuntime(
     owner: replicaOwner(),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
+    turnStartsPerIteration: config.turnStartsPerIteration,
     parking: parkingOf(config),
     approvalRequiredTools: config.approvalRequiredTools,
     defaults: {},

@@ -84,6 +84,8 @@ export interface TetherConfig {
   leaseTtlMs: number;
   /** How long a turn waits for SubmitToolResults before the call fails (until it parks). */
   clientToolTimeoutMs: number;
+  /** At most this many turns start per event-loop iteration (ADR 0025); 0: no pacing. */
+  turnStartsPerIteration: number;
   /** How long a turn waits only for outside answers before it parks (0: at once). */
   parkAfterMs: number;
   /** How long a turn may stay parked before it ends as park_expired. */
@@ -270,6 +272,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
       100,
       24 * 60 * 60 * 1000,
     ),
+    turnStartsPerIteration: integer(env, "TETHER_TURN_STARTS_PER_ITERATION", 4, 0, 10_000),
     parkAfterMs: integer(env, "TETHER_PARK_AFTER_MS", 2_000, 0, 24 * 60 * 60 * 1000),
     parkedTurnTtlMs: integer(
       env,

@@ -137,6 +137,7 @@ describe("helm chart", () => {
       captureContent: true,
     });
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
+    expect([allOn.turnStartsPerIteration, defaults.turnStartsPerIteration]).toEqual([8, 4]);
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
     expect(allOn.metricsTenants).toEqual(["initech"]);
     expect(allOn.metricsModels).toEqual(["gpt-4.1", "claude-sonnet-4@20250514"]);

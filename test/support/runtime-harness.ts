@@ -28,6 +28,7 @@ import { createMemoryEventLog } from "../../src/store/memory/event-log.js";
 import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
+import type { ReadyIndex } from "../../src/ports/ready-index.js";
 import type { SpendPolicy, TenantBudgetStore } from "../../src/ports/spend-guard.js";
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
@@ -68,6 +69,8 @@ export interface RuntimeHarnessOptions {
   selectableTools?: SelectableTools;
   leaseTtlMs?: number;
   clientToolTimeoutMs?: number;
+  /** At most this many turn starts per event-loop iteration (unset: no pacing). */
+  turnStartsPerIteration?: number;
   /** When a waiting turn parks (default 2000 ms, as in production). */
   parkAfterMs?: number;
   parkedTurnTtlMs?: number;
@@ -86,6 +89,8 @@ export interface RuntimeHarnessOptions {
   wrapStore?: (store: RuntimeStore) => RuntimeStore;
   /** Interposes on the event log (fault injection). */
   wrapLog?: (log: EventLog) => EventLog;
+  /** Interposes on the ready index (to see or order its writes). */
+  wrapReady?: (ready: ReadyIndex) => ReadyIndex;
   /** Hears the runtime's log records (silent by default). */
   logger?: RuntimeLogger;
   /**
@@ -151,9 +156,11 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     signals: redis
       ? createRedisSignals({ redis, namespace })
       : (shared?.deps.signals ?? createMemorySignals()),
-    ready: redis
-      ? createRedisReadyIndex({ redis, namespace })
-      : (shared?.deps.ready ?? createMemoryReadyIndex()),
+    ready: (options.wrapReady ?? ((ready: ReadyIndex) => ready))(
+      redis
+        ? createRedisReadyIndex({ redis, namespace })
+        : (shared?.deps.ready ?? createMemoryReadyIndex()),
+    ),
     liveness: createProcLivenessProbe(),
     bus: createSessionBus(),
     provider: options.provider,
@@ -167,6 +174,9 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     leaseTtlMs: options.leaseTtlMs ?? 5_000,
     clientToolTimeoutMs: options.clientToolTimeoutMs ?? 5_000,
+    ...(options.turnStartsPerIteration !== undefined && {
+      turnStartsPerIteration: options.turnStartsPerIteration,
+    }),
     parking: {
       afterMs: options.parkAfterMs ?? 2_000,
       ttlMs: options.parkedTurnTtlMs ?? DEFAULT_PARKED_TURN_TTL_MS,

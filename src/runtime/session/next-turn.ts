@@ -25,6 +25,32 @@ export async function hasPendingWork(deps: RuntimeDeps, sessionId: SessionId): P
   );
 }
 
+/**
+ * Clears the session's ready mark, then looks whether anything waits for a holder (an input to
+ * run or one claimed, queued work, a parked turn) and marks it again if so. The clear comes
+ * first: a look before it could miss an input stored and marked in between, and the clear would
+ * then drop that input's only mark, leaving a session no sweep finds (ADR 0026). A submit marks
+ * only after its input is stored, so any mark this clear removes belongs to input the look sees.
+ * Returns whether an input or queued work waits (a parked turn goes on by its own wake-up).
+ */
+export async function clearReadyMark(deps: RuntimeDeps, sessionId: SessionId): Promise<boolean> {
+  await deps.ready.markIdle(sessionId);
+  let looked: [boolean, unknown];
+  try {
+    looked = await Promise.all([
+      hasPendingWork(deps, sessionId),
+      deps.store.readParkedTurn(sessionId),
+    ]);
+  } catch (error) {
+    // Not known whether anything waits: the mark goes back (a stale one costs one empty look).
+    await deps.ready.markReady(sessionId).catch(() => undefined);
+    throw error;
+  }
+  const [pending, parked] = looked;
+  if (pending || parked) await deps.ready.markReady(sessionId);
+  return pending;
+}
+
 /** When a parked turn should next be looked at; now (undefined) when it can go on already. */
 export function parkedWake(deps: RuntimeDeps, expiresAtMs: number, resumable: boolean): Parked {
   if (resumable) return { wakeAtMs: undefined };
@@ -55,4 +81,17 @@ export async function nextTurn(
   return {
     claims: { inputs: outcome.inputClaim, work: outcome.workClaim, resumed: outcome },
   };
+}
+
+/** The turn a hold runs; a turn start's read goes to the hold's first turn (not a resumed one). */
+export function turnWork(
+  fence: LeaseFence,
+  claims: Pick<TurnWork, "inputs" | "work" | "resumed">,
+  signal: AbortSignal,
+  drain: AbortSignal,
+  loaded: TurnWork["loaded"],
+): TurnWork {
+  const work: TurnWork = { fence, ...claims, signal, drain };
+  if (loaded && !claims.resumed) work.loaded = loaded;
+  return work;
 }

@@ -14,8 +14,16 @@ import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
 import { admitToQuota } from "./quota-admission.js";
 import { afterTurn, logHoldStep, logLoopFailure } from "./after-turn.js";
-import { hasPendingWork, nextTurn, parkedWake, type Parked } from "./next-turn.js";
+import {
+  clearReadyMark,
+  hasPendingWork,
+  nextTurn,
+  parkedWake,
+  turnWork,
+  type Parked,
+} from "./next-turn.js";
 import { reportTurnRun } from "./turn-end-metrics.js";
+import { createStartPacer } from "./start-pacer.js";
 
 export type DriveOutcome =
   | { kind: "driving" }
@@ -68,19 +76,6 @@ const claimed = (outcome: { lease: SessionExecutionLease; vacant: boolean }): Cl
 /** What a hold's signal aborts with (a reason of its own: no DOMException built per hold). */
 const HOLD_ENDED = new Error("lease hold ended");
 
-/** The turn a hold runs; a turn start's read goes to the hold's first turn (not a resumed one). */
-function turnWork(
-  fence: LeaseFence,
-  claims: Pick<TurnWork, "inputs" | "work" | "resumed">,
-  signal: AbortSignal,
-  drain: AbortSignal,
-  loaded: TurnWork["loaded"],
-): TurnWork {
-  const work: TurnWork = { fence, ...claims, signal, drain };
-  if (loaded && !claims.resumed) work.loaded = loaded;
-  return work;
-}
-
 export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   const loops = new Map<
     SessionId,
@@ -94,6 +89,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
   let unreleased = 0;
   // One renewal timer and call for every lease this replica holds.
   const keeper = createLeaseKeeper(deps);
+  const pacer = createStartPacer(deps.turnStartsPerIteration ?? 0);
   // Sessions whose lease this replica holds and has not lost (only its own turns write their
   // logs), each with a signal that aborts when the hold ends: a watch listens on it.
   // A hold is its lease's: a loop that stepped aside (its commit released the lease) ends its own.
@@ -140,14 +136,16 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // once (a new loop claims the lease) instead of poking this one, which only clears the
         // ready mark before it ends (not under a loop that took the session since; not where the
         // release cleared it, ADR 0024); a watch for that input then sees the session held here.
+        // Input stored since the release keeps its mark (clearReadyMark looks after clearing).
         detach();
         const clear = !loops.has(sessionId) && !deps.store.keepsReadyIndex;
-        if (clear) await deps.ready.markIdle(sessionId).catch(() => undefined);
+        if (clear) await clearReadyMark(deps, sessionId).catch(() => undefined);
         return;
       }
       // Input submitted between our last empty claim and the release found us busy; look again.
-      const pending = await hasPendingWork(deps, sessionId);
-      if (!pending) await deps.ready.markIdle(sessionId).catch(() => undefined);
+      // Nothing found, the mark is cleared, and the look repeated after the clear (ADR 0026).
+      let pending = await hasPendingWork(deps, sessionId);
+      if (!pending) pending = await clearReadyMark(deps, sessionId);
       lease = pending && !stopping ? await claim(sessionId) : undefined;
     }
   }
@@ -243,6 +241,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
         const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
         if (quota.kind === "wait") return { wakeAtMs: quota.wakeAtMs };
+        await pacer.slot();
         const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
         const end = await executeTurn(deps, work).finally(quota.release);
         reportEnd(end);

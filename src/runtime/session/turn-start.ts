@@ -1,6 +1,7 @@
 // A StreamTurn's submit: on a store with a one-step turn start (ADR 0023) and a session no loop
 // of this replica runs, the submit also takes the lease, the input and the transcript since what
 // this replica holds; otherwise the plain submit, and the driver claims on its own.
+import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputDraft, SubmitInputReceipt } from "../../domain/inputs.js";
 import type { TranscriptMark } from "../../domain/session.js";
 import type { TurnStartReceipt } from "../../domain/turn-start.js";
@@ -19,6 +20,19 @@ export interface Submitted {
   logEnd?: number;
   /** The lease and what was claimed and read with it: hand it to driver.driveStarted. */
   started?: StartedTurn;
+  /** The session's ready mark, sent once the input was stored (none where the start's step made it). */
+  marked?: Promise<void>;
+}
+
+/**
+ * Marks the session ready after its input was stored, never before: a holder clearing the mark
+ * looks for waiting input after its clear, so a mark it removes belongs to input that look sees
+ * (ADR 0026). The caller awaits it (a rejection is also kept from going unhandled meanwhile).
+ */
+function markStored(deps: RuntimeDeps, sessionId: SessionId): Promise<void> {
+  const marked = deps.ready.markReady(sessionId);
+  marked.catch(() => undefined);
+  return marked;
 }
 
 const withMark = (mark: TranscriptMark | undefined): { since?: TranscriptMark } =>
@@ -48,7 +62,8 @@ export async function submitOrStart(
 ): Promise<Submitted> {
   const { sessionId } = draft;
   if (!start || !deps.store.startTurn || draft.delivery.kind !== "next_turn") {
-    return { submitted: await deps.store.submitInput(draft) };
+    const submitted = await deps.store.submitInput(draft);
+    return { submitted, marked: markStored(deps, sessionId) };
   }
   // Hearing first: a signal sent between the mark and the listener is kept for it. Not hearing
   // (Redis refused the subscription), the start marks nothing and the listener takes its step.
@@ -57,11 +72,13 @@ export async function submitOrStart(
       () => true,
       () => false,
     )) === true;
-  return deps.store.startTurn(draft, {
+  const receipt = await deps.store.startTurn(draft, {
     owner: deps.owner,
     ttlMs: deps.leaseTtlMs,
     maxInputs: INPUTS_PER_TURN,
     ...withMark(deps.transcripts.mark(sessionId)),
     ...(hears && { turnIdOf: (inputId: string) => turnIdOfInput(sessionId, inputId) }),
   });
+  // Where the store keeps the ready index, the start's step marked the session (ADR 0024).
+  return deps.store.keepsReadyIndex ? receipt : { ...receipt, marked: markStored(deps, sessionId) };
 }

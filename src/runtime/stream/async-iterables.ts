@@ -12,18 +12,24 @@ export interface AsyncQueue<T> {
    * leave nothing behind: every caller until the next push shares one promise.
    */
   arrival(): Promise<void>;
+  /** Settles a pending arrival with nothing queued: the loop looks again (an abort, a stop). */
+  wake(): void;
 }
 
 export function createAsyncQueue<T>(): AsyncQueue<T> {
   const items: T[] = [];
   let waiting: { promise: Promise<void>; resolve: () => void } | undefined;
+  const wake = (): void => {
+    const woken = waiting;
+    waiting = undefined;
+    woken?.resolve();
+  };
   return {
     push(item) {
       items.push(item);
-      const woken = waiting;
-      waiting = undefined;
-      woken?.resolve();
+      wake();
     },
+    wake,
     take: () => items.shift(),
     get size() {
       return items.length;

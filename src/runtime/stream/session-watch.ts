@@ -87,6 +87,10 @@ export async function* watchSession(
   const unsubscribe = deps.bus.subscribe(sessionId, (event) => inbox.push({ kind: "bus", event }));
   // Ends the pending blocking wait on the log (it holds a Redis connection) when the watch ends.
   const logWaits = createLinkedAbortController(signal);
+  // The watch's waits end on the caller's abort or the replica's stop: heard once per watch,
+  // not once per wait (a listener added and removed per delivered event cost a turn's stream
+  // a measurable share of its time).
+  const unhear = [onAbort(signal, inbox.wake), options.stop && onAbort(options.stop, inbox.wake)];
   const effects = createWatchEffects(deps, options, inbox, logWaits.signal);
   let state = initialWatchState({
     publicSessionId: options.publicSessionId,
@@ -110,6 +114,7 @@ export async function* watchSession(
     }
   } finally {
     effects.dispose();
+    for (const dispose of unhear) dispose?.();
     unsubscribe();
     logWaits.abort(WATCH_ENDED);
   }
@@ -196,8 +201,10 @@ function createWatchEffects(
           unwatchLease();
           return undefined;
         case "wait":
-          // A stop wakes the wait too: the idle that follows sees it.
-          await waitUnlessAborted(inbox.arrival(), [signal, stop]);
+          // An abort or a stop wakes the wait too (watchSession hears both): the loop or the idle
+          // that follows sees it. One that came before this wait began ends it at once.
+          if (signal.aborted || stop?.aborted === true) return undefined;
+          await inbox.arrival();
           return undefined;
       }
     },

@@ -48,6 +48,17 @@ describe("loadConfig", () => {
     );
   });
 
+  test("turn starts: at most 4 per event-loop iteration unless set; 0 turns the pacing off", () => {
+    expect(loadConfig({}).turnStartsPerIteration).toBe(4);
+    expect(loadConfig({ TETHER_TURN_STARTS_PER_ITERATION: "0" }).turnStartsPerIteration).toBe(0);
+    expect(loadConfig({ TETHER_TURN_STARTS_PER_ITERATION: "16" }).turnStartsPerIteration).toBe(16);
+    for (const bad of ["-1", "2.5", "lots"]) {
+      expect(refusal({ TETHER_TURN_STARTS_PER_ITERATION: bad }).message).toContain(
+        "TETHER_TURN_STARTS_PER_ITERATION",
+      );
+    }
+  });
+
   test("metric tenants and models: none unless listed, each validated, a bad one refuses the start", () => {
     expect(loadConfig({})).toMatchObject({ metricsTenants: [], metricsModels: [] });
     expect(

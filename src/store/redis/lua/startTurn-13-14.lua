@@ -29,23 +29,9 @@
 --          marked running (ARGV[17]) else 0
 local now = now_ms()
 local log_end = tonumber(redis.call('GET', KEYS[12]) or '0')
-local busy = 0
-if live_lease(KEYS[7], now) or redis.call('EXISTS', KEYS[8]) == 1 then busy = 1 end
-local source_key = ARGV[2]
-local submitted = source_key_reply(KEYS[1], KEYS[4], source_key, ARGV[3])
-if submitted then
-  if submitted[1] == R.SOURCE_KEY_CONFLICT then return submitted end
-  submitted[3] = busy
-else
-  local seq = redis.call('HINCRBY', KEYS[5], 'input', 1)
-  local input = {
-    inputId = ARGV[1], seq = seq, delivery = cjson.decode(ARGV[4]), sourceKey = source_key,
-    state = 'pending', claimFencingToken = 0, claimId = '', deferred = false,
-  }
-  local keys = { items = KEYS[1], payloads = KEYS[2], index = KEYS[3], source_keys = KEYS[4], head = KEYS[6] }
-  local created = store_new_item(keys, ARGV[1], seq, input, ARGV[5], source_key, ARGV[3])
-  submitted = { R.OK, seq, created, busy }
-end
+local submit_keys = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }
+local submitted = submit_input(submit_keys, { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] }, now)
+if submitted[1] == R.SOURCE_KEY_CONFLICT then return submitted end
 if KEYS[14] then redis.call('ZADD', KEYS[14], 'LT', ARGV[15], ARGV[16]) end
 if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('EXISTS', KEYS[8]) == 1 then
   return { R.OK, submitted, {}, {}, {}, log_end, 0 }

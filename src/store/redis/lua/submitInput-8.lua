@@ -13,19 +13,5 @@
 --                                           caller knows every other field
 --          {R.DEDUPLICATED, inputJson, busy} the source key's input as it is now (same payload)
 --          {R.SOURCE_KEY_CONFLICT}
-local busy = 0
-if live_lease(KEYS[7], now_ms()) or redis.call('EXISTS', KEYS[8]) == 1 then busy = 1 end
-local source_key = ARGV[2]
-local seen = source_key_reply(KEYS[1], KEYS[4], source_key, ARGV[3])
-if seen then
-  if seen[1] == R.DEDUPLICATED then seen[3] = busy end
-  return seen
-end
-local seq = redis.call('HINCRBY', KEYS[5], 'input', 1)
-local input = {
-  inputId = ARGV[1], seq = seq, delivery = cjson.decode(ARGV[4]), sourceKey = source_key,
-  state = 'pending', claimFencingToken = 0, claimId = '', deferred = false,
-}
-local keys = { items = KEYS[1], payloads = KEYS[2], index = KEYS[3], source_keys = KEYS[4], head = KEYS[6] }
-local created = store_new_item(keys, ARGV[1], seq, input, ARGV[5], source_key, ARGV[3])
-return { R.OK, seq, created, busy }
+local keys = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }
+return submit_input(keys, { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] }, now_ms())

@@ -39,6 +39,24 @@ describe("createAsyncQueue", () => {
     queue.take();
     expect(queue.arrival()).not.toBe(first);
   });
+
+  it("settles a pending arrival on a wake with nothing queued, and the next waits anew", async () => {
+    const queue = createAsyncQueue<string>();
+    const woken = queue.arrival();
+    queue.wake();
+    await woken;
+    expect(queue.size).toBe(0);
+    expect(queue.take()).toBeUndefined();
+    const next = queue.arrival();
+    expect(next).not.toBe(woken);
+    let settled = false;
+    void next.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    queue.push("a");
+    await next;
+    expect(queue.take()).toBe("a");
+  });
 });
 
 /** An iterator over `items` that records each pull and, once ended, its return. */
