@@ -21,6 +21,8 @@ declare module "redlock" {
   export default class Redlock {
     constructor(clients: Iterable<Redis | Cluster>, settings?: RedlockSettings);
     acquire(resources: string[], duration: number, settings?: RedlockSettings): Promise<Lock>;
+    /** Runs `routine` under the lock, extending it while the routine runs; releases after. */
+    using<T>(resources: string[], duration: number, routine: () => Promise<T>): Promise<T>;
     quit(): Promise<void>;
   }
 }
