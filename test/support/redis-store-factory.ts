@@ -2,6 +2,7 @@
 // fresh namespace per harness so tests sharing a server never see each other's keys.
 import { randomUUID } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
+import { afterAll, inject } from "vitest";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
@@ -20,6 +21,20 @@ export function connectCluster(ports: readonly number[]): Cluster {
     ports.map((port) => ({ host: "127.0.0.1", port })),
     { redisOptions: { maxRetriesPerRequest: 2 } },
   );
+}
+
+/**
+ * The suite's standalone server and cluster, a connection to each for the test file that calls
+ * this at its top level, closed after the file's tests.
+ */
+export function connectBothForFile(): { redis: Redis; cluster: Cluster } {
+  const redis = new Redis(inject("redisUrl"));
+  const cluster = connectCluster(inject("clusterPorts"));
+  afterAll(() => {
+    redis.disconnect();
+    cluster.disconnect();
+  });
+  return { redis, cluster };
 }
 
 export function freshNamespace(label: string): string {

@@ -58,6 +58,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const durability = options.durability ?? ASYNC_DURABILITY;
   /** Entries that announce a commit wait for the replicas to hold it (see `durability`). */
   const confirmed = async (sessionId: SessionId, entries: LogEntry[]): Promise<LogEntry[]> => {
+    if (durability.mode === "async") return entries;
     if (entries.some((entry) => entry.event.type === "turn_completed")) {
       await confirmRead(redis, durability, sessionEventKeys(namespace, sessionId).events);
     }

@@ -4,8 +4,7 @@
 // waiting client ever drives the session again: the quota slot probe on Cluster hung so, the
 // survivor's sweep never finding the dead holder's session. Memory, Redis and Redis Cluster.
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
 import type { LeaseOwner } from "../../../src/domain/lease.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
@@ -20,15 +19,10 @@ import {
   type RuntimeHarness,
   type RuntimeHarnessOptions,
 } from "../../support/runtime-harness.js";
-import { connectCluster } from "../../support/redis-store-factory.js";
+import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { waitFor } from "../../support/wait-for.js";
 
-const redis = new Redis(inject("redisUrl"));
-const cluster = connectCluster(inject("clusterPorts"));
-afterAll(() => {
-  redis.disconnect();
-  cluster.disconnect();
-});
+const { redis, cluster } = connectBothForFile();
 
 /** Another replica, alive for the lease's TTL and then gone (opaque: never provably dead). */
 const OTHER: LeaseOwner = {

@@ -2,8 +2,7 @@
 // and park steps; a leased deliverer sends them over HTTP, signed, to a receiver that verifies
 // every signature with the Standard Webhooks algorithm. Memory, Redis and Redis Cluster.
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { WebhookEndpoint } from "../../../src/domain/webhooks.js";
 import { systemClock } from "../../../src/ports/clock.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
@@ -24,16 +23,11 @@ import {
   textCommand,
   type RuntimeHarness,
 } from "../../support/runtime-harness.js";
-import { connectCluster } from "../../support/redis-store-factory.js";
+import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
 import { waitFor } from "../../support/wait-for.js";
 
-const redis = new Redis(inject("redisUrl"));
-const cluster = connectCluster(inject("clusterPorts"));
-afterAll(() => {
-  redis.disconnect();
-  cluster.disconnect();
-});
+const { redis, cluster } = connectBothForFile();
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const TENANT = "acme";

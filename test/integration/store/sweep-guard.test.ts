@@ -37,12 +37,20 @@ describe("the sweep guard (redlock)", () => {
     const outcome = first(held.task);
     await held.running;
     expect(await second(async () => undefined)).toBe(false);
-    // Three lifetimes later the first task still holds it: redlock extended the lock.
-    const until = Date.now() + 3 * LOCK_MS;
-    while (Date.now() < until) {
-      expect(await second(async () => undefined)).toBe(false);
-      await new Promise((r) => setTimeout(r, LOCK_MS / 4));
-    }
+    // Redlock extends the lock while the task runs: its remaining time rises again each time.
+    // After three extensions (past three of its lifetimes) the first task still holds it.
+    let extensions = 0;
+    let remaining = await redis.pttl(resource);
+    await waitFor(
+      async () => {
+        const now = await redis.pttl(resource);
+        if (now > remaining) extensions++;
+        remaining = now;
+        return extensions >= 3;
+      },
+      { timeoutMs: 20 * LOCK_MS, what: "three extensions of the running task's lock" },
+    );
+    expect(await second(async () => undefined)).toBe(false);
     held.release();
     expect(await outcome).toBe(true);
     expect(await second(async () => undefined)).toBe(true);
