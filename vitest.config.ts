@@ -19,6 +19,12 @@ export default defineConfig({
       },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
       {
+        // The abuse suite: one tenant (or a client without a key) attacks the service while a
+        // second tenant's calls must keep being answered. Bounded in count and time, loopback only.
+        extends: true,
+        test: { name: "abuse", include: ["test/abuse/**/*.test.ts"] },
+      },
+      {
         // The fault-injection suite: its own Redis servers and replica processes, minutes long.
         extends: true,
         test: {
