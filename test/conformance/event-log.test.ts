@@ -1,4 +1,5 @@
-// The event log's fence laws, and a commit's announcement (announcement-laws.ts), on each event-log backend, each log paired with the store whose
+// The event log's fence laws, a commit's announcement (announcement-laws.ts) and a turn's end as
+// the client sees it (laws/turn-end.ts), on each event-log backend, each log paired with the store whose
 // leases it checks: memory (manual clock), Redis standalone and Redis Cluster (the lease and the
 // stream share the session's hash tag, so the check is one script in one slot).
 import { afterAll, beforeAll, describe, inject } from "vitest";
@@ -16,6 +17,7 @@ import {
 } from "../support/redis-store-factory.js";
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { describeEventLogFenceLaws, type EventLogFactory } from "./event-log-laws.js";
+import { describeTurnEndLaws } from "./laws/turn-end.js";
 
 let redis: Redis | undefined;
 let cluster: Cluster | undefined;
@@ -72,14 +74,17 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
 describe("memory event log", () => {
   describeEventLogFenceLaws(memoryLogs);
   describeAnnouncementLaws(memoryLogs);
+  describeTurnEndLaws(memoryLogs);
 });
 
 describe("redis event log (standalone)", () => {
   describeEventLogFenceLaws(redisLogs(() => redis, "log-standalone"));
   describeAnnouncementLaws(redisLogs(() => redis, "log-standalone"));
+  describeTurnEndLaws(redisLogs(() => redis, "log-standalone"));
 });
 
 describe("redis event log (cluster)", () => {
   describeEventLogFenceLaws(redisLogs(() => cluster, "log-cluster"));
   describeAnnouncementLaws(redisLogs(() => cluster, "log-cluster"));
+  describeTurnEndLaws(redisLogs(() => cluster, "log-cluster"));
 });
