@@ -14,6 +14,7 @@ import {
   connectCluster,
   connectStandalone,
   freshNamespace,
+  raiseGeneration,
 } from "../support/redis-store-factory.js";
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { describeEventLogFenceLaws, type EventLogFactory } from "./event-log-laws.js";
@@ -44,6 +45,10 @@ const memoryLogs: EventLogFactory = () => {
       clock.advance(ms);
       return Promise.resolve();
     },
+    clockBehindTokens: (_sid, ms) => {
+      clock.set(clock.nowMs() - ms);
+      return Promise.resolve();
+    },
     close: async () => {
       await log.close();
       await store.close();
@@ -63,6 +68,7 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
       log,
       // The Redis log reads the server's clock: time passes for real.
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      clockBehindTokens: (sid, ms) => raiseGeneration(conn, namespace, sid, ms),
       close: async () => {
         await log.close();
         await store.close();
