@@ -1,5 +1,5 @@
 // The event log's fence laws, a commit's announcement (announcement-laws.ts) and a turn's end as
-// the client sees it (laws/turn-end.ts), on each event-log backend, each log paired with the store whose
+// the client sees it (turn-end-laws.ts), on each event-log backend, each log paired with the store whose
 // leases it checks: memory (manual clock), Redis standalone and Redis Cluster (the lease and the
 // stream share the session's hash tag, so the check is one script in one slot).
 import { afterAll, beforeAll, describe, inject } from "vitest";
@@ -18,7 +18,7 @@ import {
 } from "../support/redis-store-factory.js";
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { describeEventLogFenceLaws, type EventLogFactory } from "./event-log-laws.js";
-import { describeTurnEndLaws } from "./laws/turn-end.js";
+import { describeTurnEndLaws } from "./turn-end-laws.js";
 
 let redis: Redis | undefined;
 let cluster: Cluster | undefined;

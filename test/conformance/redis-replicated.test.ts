@@ -1,7 +1,7 @@
 // The conformance suite against the Redis store in TETHER_REDIS_DURABILITY=replicated mode: on a
 // primary with one replica, and on a 3-master Redis Cluster with one replica per master (WAIT
 // then runs on the node that ran each script). WAIT behind acknowledgements changes no law,
-// a commit's announcement (announcement-laws.ts, laws/turn-end.ts) included.
+// a commit's announcement (announcement-laws.ts, turn-end-laws.ts) included.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isTetherError } from "../../src/domain/errors.js";
 import { parseSessionId } from "../../src/domain/ids.js";
@@ -27,7 +27,7 @@ import { waitFor } from "../support/wait-for.js";
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { defineStoreConformance } from "./define-store-conformance.js";
 import type { EventLogFactory } from "./event-log-laws.js";
-import { describeTurnEndLaws } from "./laws/turn-end.js";
+import { describeTurnEndLaws } from "./turn-end-laws.js";
 
 const REPLICATED: RedisDurability = { mode: "replicated", minReplicas: 1, timeoutMs: 2_000 };
 let processes: RedisProcess[] = [];

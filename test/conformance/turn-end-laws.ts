@@ -2,18 +2,19 @@
 // turn_completed, nothing of that turn holds the session. The announcing commit closes the
 // turn's client tool calls in its own step (ADR 0023), so it can release the lease there even
 // for a turn that waited on the client, and a rewind or a compaction's claim, sent the moment
-// the completion is seen, finds the session at rest. Needs a store paired with its log:
-// run by event-log.test.ts on memory, Redis and Cluster (the wire takes no announcement).
+// the completion is seen, finds the session at rest. Needs a store paired with its log: run by
+// event-log.test.ts on memory, Redis and Cluster, and by redis-replicated.test.ts with durability
+// replicated (the wire takes no announcement: its runtime announces after the commit).
 import { describe, expect, test } from "vitest";
-import type { SessionId } from "../../../src/domain/ids.js";
-import { fenceOf, type LeaseFence } from "../../../src/domain/lease.js";
-import type { SessionEvent } from "../../../src/domain/session-events.js";
-import type { ToolWait } from "../../../src/domain/tool-calls.js";
-import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
-import type { EventLogFactory } from "../event-log-laws.js";
-import { acquire } from "../support/expectations.js";
-import { commitDraft, freshSessionId, LONG_TTL_MS, opaqueOwner } from "../support/fixtures.js";
-import { useStoreHarness } from "../support/store-factory.js";
+import type { SessionId } from "../../src/domain/ids.js";
+import { fenceOf, type LeaseFence } from "../../src/domain/lease.js";
+import type { SessionEvent } from "../../src/domain/session-events.js";
+import type { ToolWait } from "../../src/domain/tool-calls.js";
+import type { RuntimeStore } from "../../src/ports/runtime-store.js";
+import type { EventLogFactory } from "./event-log-laws.js";
+import { acquire } from "./support/expectations.js";
+import { commitDraft, freshSessionId, LONG_TTL_MS, opaqueOwner } from "./support/fixtures.js";
+import { useStoreHarness } from "./support/store-factory.js";
 
 const TURN = "turn-t";
 const call = (callId: string): ToolWait => ({ kind: "result", callId });
