@@ -106,6 +106,7 @@ export interface RuntimeCommit {
 export interface CommitAnnouncement {
   /** The holder: the commit is refused (lease expired) unless this fence holds the lease. */
   fence: LeaseFence;
+  /** The turn that ends: its open client tool calls are closed in the commit's step. */
   turnId: string;
   /**
    * The event as the log keeps it (its JSON; the log's readers decode it): a turn_completed

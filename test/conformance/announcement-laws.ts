@@ -6,6 +6,7 @@
 import { describe, expect, test } from "vitest";
 import type { SessionId } from "../../src/domain/ids.js";
 import { fenceOf, type LeaseFence } from "../../src/domain/lease.js";
+import { queueClaimCompletion } from "../../src/domain/queue.js";
 import type { CommitAnnouncement } from "../../src/domain/session.js";
 import type { SessionEvent } from "../../src/domain/session-events.js";
 import type { EventLogFactory } from "./event-log-laws.js";
@@ -17,6 +18,7 @@ import {
   inputDraft,
   LONG_TTL_MS,
   opaqueOwner,
+  workDraft,
 } from "./support/fixtures.js";
 import { useStoreHarness } from "./support/store-factory.js";
 
@@ -83,6 +85,32 @@ export function describeAnnouncementLaws(factory: EventLogFactory): void {
       expect(waiting.announced).toMatchObject({ seq: 2, released: false });
       expect((await store.currentLease(sid))?.fencingToken).toBe(fence.fencingToken);
       expect(await types(sid)).toEqual(["1:turn_completed", "2:turn_completed"]);
+    });
+
+    test("keeps the lease while queued work waits, ready or claimed and not completed", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      await store.enqueueWork(workDraft(sid, "queued"));
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      // The enqueue created the session (head 1).
+      const ready = await store.commit(commitDraft(sid, 1, { announce: announcement(fence) }));
+      expect(ready.announced).toMatchObject({ seq: 1, released: false });
+      expect((await store.currentLease(sid))?.fencingToken).toBe(fence.fencingToken);
+      // Taken by the holder and not completed by this commit: still the holder's to finish.
+      const claim = await store.claimReadyWork(fence, "idle", 8);
+      expect(claim?.batches.map((b) => b.payload)).toEqual(["queued"]);
+      const claimed = await store.commit(commitDraft(sid, 2, { announce: announcement(fence) }));
+      expect(claimed.announced).toMatchObject({ seq: 2, released: false });
+      expect((await store.currentLease(sid))?.fencingToken).toBe(fence.fencingToken);
+      // Completed in the announcing commit: nothing waits, and the lease goes in that step.
+      const done = await store.commit(
+        commitDraft(sid, 3, {
+          completeQueueClaims: claim ? [queueClaimCompletion(claim)] : [],
+          announce: announcement(fence),
+        }),
+      );
+      expect(done.announced).toMatchObject({ seq: 3, released: true });
+      expect(await store.currentLease(sid)).toBeUndefined();
     });
 
     test("a replayed commit appends nothing again", async () => {

@@ -1,4 +1,5 @@
-// The event log's fence laws, and a commit's announcement (announcement-laws.ts), on each event-log backend, each log paired with the store whose
+// The event log's fence laws, a commit's announcement (announcement-laws.ts) and a turn's end as
+// the client sees it (turn-end-laws.ts), on each event-log backend, each log paired with the store whose
 // leases it checks: memory (manual clock), Redis standalone and Redis Cluster (the lease and the
 // stream share the session's hash tag, so the check is one script in one slot).
 import { afterAll, beforeAll, describe, inject } from "vitest";
@@ -13,9 +14,11 @@ import {
   connectCluster,
   connectStandalone,
   freshNamespace,
+  raiseGeneration,
 } from "../support/redis-store-factory.js";
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { describeEventLogFenceLaws, type EventLogFactory } from "./event-log-laws.js";
+import { describeTurnEndLaws } from "./turn-end-laws.js";
 
 let redis: Redis | undefined;
 let cluster: Cluster | undefined;
@@ -42,6 +45,10 @@ const memoryLogs: EventLogFactory = () => {
       clock.advance(ms);
       return Promise.resolve();
     },
+    clockBehindTokens: (_sid, ms) => {
+      clock.set(clock.nowMs() - ms);
+      return Promise.resolve();
+    },
     close: async () => {
       await log.close();
       await store.close();
@@ -61,6 +68,7 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
       log,
       // The Redis log reads the server's clock: time passes for real.
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      clockBehindTokens: (sid, ms) => raiseGeneration(conn, namespace, sid, ms),
       close: async () => {
         await log.close();
         await store.close();
@@ -72,14 +80,17 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
 describe("memory event log", () => {
   describeEventLogFenceLaws(memoryLogs);
   describeAnnouncementLaws(memoryLogs);
+  describeTurnEndLaws(memoryLogs);
 });
 
 describe("redis event log (standalone)", () => {
   describeEventLogFenceLaws(redisLogs(() => redis, "log-standalone"));
   describeAnnouncementLaws(redisLogs(() => redis, "log-standalone"));
+  describeTurnEndLaws(redisLogs(() => redis, "log-standalone"));
 });
 
 describe("redis event log (cluster)", () => {
   describeEventLogFenceLaws(redisLogs(() => cluster, "log-cluster"));
   describeAnnouncementLaws(redisLogs(() => cluster, "log-cluster"));
+  describeTurnEndLaws(redisLogs(() => cluster, "log-cluster"));
 });

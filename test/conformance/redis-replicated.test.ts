@@ -1,6 +1,7 @@
 // The conformance suite against the Redis store in TETHER_REDIS_DURABILITY=replicated mode: on a
 // primary with one replica, and on a 3-master Redis Cluster with one replica per master (WAIT
-// then runs on the node that ran each script). WAIT behind acknowledgements changes no law.
+// then runs on the node that ran each script). WAIT behind acknowledgements changes no law,
+// a commit's announcement (announcement-laws.ts, turn-end-laws.ts) included.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isTetherError } from "../../src/domain/errors.js";
 import { parseSessionId } from "../../src/domain/ids.js";
@@ -15,9 +16,18 @@ import {
   type RedisCluster,
   type RedisProcess,
 } from "../support/redis-harness.js";
-import { connectCluster, redisStoreFactory } from "../support/redis-store-factory.js";
+import { createRedisEventLog } from "../../src/store/redis/event-log.js";
+import {
+  connectCluster,
+  freshNamespace,
+  raiseGeneration,
+  redisStoreFactory,
+} from "../support/redis-store-factory.js";
 import { waitFor } from "../support/wait-for.js";
+import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { defineStoreConformance } from "./define-store-conformance.js";
+import type { EventLogFactory } from "./event-log-laws.js";
+import { describeTurnEndLaws } from "./turn-end-laws.js";
 
 const REPLICATED: RedisDurability = { mode: "replicated", minReplicas: 1, timeoutMs: 2_000 };
 let processes: RedisProcess[] = [];
@@ -82,6 +92,45 @@ describe("redis store conformance (cluster with a replica per master, durability
       REPLICATED,
     ),
   );
+});
+
+/** A replicated store paired with its event log: the laws of a commit's announcement. */
+function replicatedLogs(
+  connection: () => Redis | Cluster | undefined,
+  label: string,
+): EventLogFactory {
+  return () => {
+    const conn = connection();
+    if (!conn) throw new Error("no Redis connection");
+    const namespace = freshNamespace(label);
+    const store = createRedisStore({
+      redis: conn,
+      namespace,
+      logMaxEntries: 100,
+      durability: REPLICATED,
+    });
+    const log = createRedisEventLog({ redis: conn, namespace, maxEntries: 100 });
+    return Promise.resolve({
+      store,
+      log,
+      advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      clockBehindTokens: (sid, ms) => raiseGeneration(conn, namespace, sid, ms),
+      close: async () => {
+        await log.close();
+        await store.close();
+      },
+    });
+  };
+}
+
+describe("announcing commits, durability replicated (standalone with a replica)", () => {
+  describeAnnouncementLaws(replicatedLogs(() => redis, "log-replicated"));
+  describeTurnEndLaws(replicatedLogs(() => redis, "log-replicated"));
+});
+
+describe("announcing commits, durability replicated (cluster with a replica per master)", () => {
+  describeAnnouncementLaws(replicatedLogs(() => clusterConn, "log-cluster-replicated"));
+  describeTurnEndLaws(replicatedLogs(() => clusterConn, "log-cluster-replicated"));
 });
 
 /** The replica port of the master serving `key`'s slot, read from CLUSTER NODES. */

@@ -17,6 +17,9 @@ const wireStoreFactory: StoreFactory = async (options) => {
     advanceTime: async (ms) => {
       harness.clock.advance(ms);
     },
+    clockBehindTokens: async (_sid, ms) => {
+      harness.clock.set(harness.clock.nowMs() - ms);
+    },
     close: () => harness.close(),
     // Client session ids are 1-128 characters (session_service.proto); the server prefixes the
     // tenant, so the store's own 200-character ceiling is never reached from a client.

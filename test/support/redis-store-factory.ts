@@ -10,6 +10,8 @@ import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import { createRedisReadyIndex } from "../../src/store/redis/ready-index.js";
 import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
 import { createRedisWebhookStore } from "../../src/store/redis/webhook-ops.js";
+import type { SessionId } from "../../src/domain/ids.js";
+import { sessionKeys } from "../../src/store/redis/keys.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 
 export function connectStandalone(url: string): Redis {
@@ -42,6 +44,24 @@ export function freshNamespace(label: string): string {
 }
 
 /**
+ * The conformance hook `clockBehindTokens` on Redis: the server's clock cannot be set back, so
+ * the session's generation counter goes `ms` ahead of it (what a server whose clock lags the one
+ * that issued the last token finds after a failover).
+ */
+export async function raiseGeneration(
+  conn: Redis | Cluster,
+  namespace: string,
+  sessionId: SessionId,
+  ms: number,
+): Promise<void> {
+  const key = sessionKeys(namespace, sessionId).generation;
+  const [seconds, micros] = (await conn.time()) as [number | string, number | string];
+  const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const last = Number((await conn.get(key)) ?? 0);
+  await conn.set(key, String(Math.max(last, nowMs) + ms));
+}
+
+/**
  * A factory over a connection the test file owns. The Redis backend reads the server clock, so
  * advancing time is a real sleep (with a small margin for timer granularity).
  */
@@ -67,6 +87,7 @@ export function redisStoreFactory(
       webhooks: createRedisWebhookStore({ redis: connection(), namespace }),
       ready: createRedisReadyIndex({ redis: connection(), namespace }),
       advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      clockBehindTokens: (sid, ms) => raiseGeneration(connection(), namespace, sid, ms),
       close: () => store.close(),
     };
   };

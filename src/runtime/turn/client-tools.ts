@@ -49,8 +49,12 @@ export interface ClientToolBridge extends ToolExecutor {
     request: ApprovalRequest,
     signal: AbortSignal,
   ): Promise<ApprovalDecision | Unanswered>;
-  /** Closes every wait still open in the store (the turn stops waiting); no-op without any. */
-  closeAll(): Promise<void>;
+  /**
+   * Closes every wait still open in the store (the turn stops waiting); no-op without any.
+   * `closedInStore`: the commit that announced the turn closed them in its own step (ADR 0023),
+   * so only the local polling stops and the lease is not needed.
+   */
+  closeAll(closedInStore?: boolean): Promise<void>;
   /** Whether the turn recorded a call to close (closeAll then needs the lease). */
   hasCalls(): boolean;
 }
@@ -222,9 +226,9 @@ export function createClientToolBridge(options: ClientToolBridgeOptions): Client
       return asToolResult(answer);
     },
 
-    async closeAll() {
+    async closeAll(closedInStore = false) {
       stopPolling();
-      if (!bridge.hasCalls()) return;
+      if (closedInStore || !bridge.hasCalls()) return;
       await store.closeToolCalls(fence, turnId);
     },
     hasCalls: () => recorded.result.size + recorded.approval.size > 0,

@@ -229,8 +229,9 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       workClaims: run.workClaims,
       ...(prep.resumed && { parkedTurnId: turnId }),
       webhookEvents: turnEndEvents(deps, sessionId, turnId, result.outcome),
-      // Closing recorded tool calls needs the lease after the commit: no release in its step then.
-      completion: { event: completed, releaseIfIdle: !run.clientTools.hasCalls() },
+      // An announcing commit closes the turn's tool calls in its step, so it may release there:
+      // a client that saw turn_completed never finds the lease still held for this turn.
+      completion: { event: completed, releaseIfIdle: true },
     });
   } catch (error) {
     return endOfCommitError(turnId, error);
@@ -243,8 +244,9 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
   run.trace.committed(headRevision);
   // Answers after this are for a turn that ended: the store reports them ignored. Not before the
   // commit: a run that stops short (its events failed, its lease went) is run again, and the
-  // next run must still find its calls open and the answers given to them.
-  await run.clientTools.closeAll().catch((error: unknown) => {
+  // next run must still find its calls open and the answers given to them. An announcing
+  // commit closed them in its own step; a store that took no announcement needs the call.
+  await run.clientTools.closeAll(announced !== undefined).catch((error: unknown) => {
     deps.logger.warn({ sessionId, turnId, error }, "tool calls not closed after the commit");
   });
   // A store that did not announce in the commit's step (the wire's) gets it as its own append.

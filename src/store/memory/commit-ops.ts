@@ -23,6 +23,7 @@ import { liveLease, requireLiveFence, type SessionCell } from "./session-cell.js
 import type { AnnouncementLog } from "./event-log.js";
 import type { SessionEvent } from "../../domain/session-events.js";
 import { waitsForHolder } from "./lease-ops.js";
+import { closeTurnCalls } from "./tool-call-ops.js";
 import { writeOutboxRow } from "./webhook-state.js";
 
 /** Every check of a commit; throws before anything is written. */
@@ -129,12 +130,16 @@ function apply(cell: SessionCell, commit: RuntimeCommit): CommitReceipt {
  * a holder (ADR 0011): a vacant lease means the last turn was announced.
  */
 function announce(
+  ctx: MemoryContext,
   log: AnnouncementLog,
   cell: SessionCell,
   a: CommitAnnouncement,
+  nowMs: number,
 ): { seq: number; released: boolean } {
   const event = JSON.parse(a.eventJson) as SessionEvent;
   const [seq = 0] = log.appendNow(cell.sessionId, [{ turnId: a.turnId, event }]);
+  // The turn ended: its open client calls close here, so nothing of it needs the lease after.
+  closeTurnCalls(ctx, cell.sessionId, a.turnId, nowMs);
   const released = a.releaseIfIdle && !waitsForHolder(cell);
   if (released) cell.lease = undefined;
   return { seq, released };
@@ -162,7 +167,7 @@ export function commitRuntimeState(
       writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
     }
     if (!log || !commit.announce) return receipt;
-    return { ...receipt, announced: announce(log, cell, commit.announce) };
+    return { ...receipt, announced: announce(ctx, log, cell, commit.announce, nowMs) };
   });
 }
 

@@ -124,16 +124,30 @@ export function closeToolCalls(
 ): Promise<ToolCallState[]> {
   return atomically(ctx, fence.sessionId, (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
-    const records = liveRecords(ctx, fence.sessionId, turnId, nowMs);
-    if (!records) return [];
-    records.expiresAtMs = nowMs + TOOL_CALL_RETENTION_MS;
-    const named = waits?.map(waitField) ?? [...records.calls.keys()];
-    return named.flatMap((field) => {
-      const state = records.calls.get(field);
-      if (!state) return [];
-      if (state.status === "pending") records.calls.set(field, { ...state, status: "closed" });
-      return [copy(records.calls.get(field) as ToolCallState)];
-    });
+    return closeTurnCalls(ctx, fence.sessionId, turnId, nowMs, waits);
+  });
+}
+
+/**
+ * Inside a session's step: closes the turn's named calls (every recorded one without names),
+ * pending ones closed and answered ones kept; closeToolCalls, and a commit announcing the turn.
+ */
+export function closeTurnCalls(
+  ctx: MemoryContext,
+  sessionId: SessionId,
+  turnId: string,
+  nowMs: number,
+  waits?: ToolWait[],
+): ToolCallState[] {
+  const records = liveRecords(ctx, sessionId, turnId, nowMs);
+  if (!records) return [];
+  records.expiresAtMs = nowMs + TOOL_CALL_RETENTION_MS;
+  const named = waits?.map(waitField) ?? [...records.calls.keys()];
+  return named.flatMap((field) => {
+    const state = records.calls.get(field);
+    if (!state) return [];
+    if (state.status === "pending") records.calls.set(field, { ...state, status: "closed" });
+    return [copy(records.calls.get(field) as ToolCallState)];
   });
 }
 

@@ -16,6 +16,7 @@ import type {
   SessionSnapshot,
   TranscriptMark,
 } from "../../domain/session.js";
+import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
 import { int, str, usageAt } from "./codec.js";
 import { withReadyKey, type RedisContext } from "./context.js";
@@ -47,7 +48,7 @@ function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
   });
 }
 
-/** The announcement as the script takes it (see commit-18-19.lua); [] for none. */
+/** The announcement as the script takes it (see commit-19-20.lua); [] for none. */
 function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
   if (!a) return [];
   const { leaseToken, fencingToken } = a.fence;
@@ -59,6 +60,7 @@ function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): un
     maxLen,
     a.releaseIfIdle,
     a.fence.sessionId,
+    TOOL_CALL_RETENTION_MS,
   ];
 }
 
@@ -88,6 +90,7 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       ek.activeTurn,
       ek.cancel(input.announce?.turnId ?? ""),
       ek.toolResults(input.announce?.turnId ?? ""),
+      k.toolCalls(input.announce?.turnId ?? ""),
     ]),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );

@@ -18,6 +18,8 @@ import {
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
 const TURN = "turn-deleted";
+/** Far more than a test runs for: a clock this far behind never catches up with the tokens. */
+const CLOCK_LAG_MS = 3_600_000;
 const STAMP = { operationId: "op-delete", contentHash: "hash-delete" };
 
 export function describeDeleteLaws(factory: StoreFactory): void {
@@ -68,6 +70,27 @@ export function describeDeleteLaws(factory: StoreFactory): void {
       ]);
       const after = await acquire(store, sid, opaqueOwner("after"), LONG_TTL_MS);
       expect(after.fencingToken).toBeGreaterThan(holder.fencingToken);
+    });
+
+    test("tokens keep rising across a delete and recreate even with the clock behind the last token", async () => {
+      const { store, clockBehindTokens } = harness();
+      const sid = freshSessionId();
+      const tokens: number[] = [];
+      const holdAndRelease = async (name: string) => {
+        const lease = await acquire(store, sid, opaqueOwner(name), LONG_TTL_MS);
+        tokens.push(lease.fencingToken);
+        await store.releaseLease(fenceOf(lease));
+      };
+      await store.commit(commitDraft(sid, 0, { appendMessages: ["m1"] }));
+      await holdAndRelease("before");
+      // A failover to a server whose clock lags: the floor by the clock no longer lifts tokens,
+      // only the counter the delete must leave in place does.
+      await clockBehindTokens(sid, CLOCK_LAG_MS);
+      await holdAndRelease("ahead");
+      expect(await store.deleteSession(sid)).toBe(true);
+      await store.commit(commitDraft(sid, 0, { appendMessages: ["again"] }));
+      const recreated = await acquire(store, sid, opaqueOwner("recreated"), LONG_TTL_MS);
+      expect(recreated.fencingToken).toBeGreaterThan(Math.max(...tokens));
     });
 
     test("the id starts afresh: source keys and stamps are forgotten, the transcript is new", async () => {

@@ -11,6 +11,7 @@ import { fenceOf } from "../../../src/domain/lease.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
 import {
+  activeTurn,
   commitDraft,
   freshSessionId,
   inputDraft,
@@ -104,6 +105,40 @@ export function describeTurnStartLaws(factory: StoreFactory): void {
       const fence = fenceOf(receipt.started!.lease);
       const rest = await store.claimInputs(fence, { kind: "idle" }, 8);
       expect(rest?.inputs.map((i) => i.payload)).toEqual(["newer"]);
+    });
+
+    test("the idle claim takes exactly the next-turn inputs: a steered input left behind stays pending", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      // A steer for a turn that ended before taking it (its holder released without a commit):
+      // the oldest open input, and still not something a new turn's idle claim may take.
+      const steer = await store.submitInput(
+        inputDraft(sid, "steer", activeTurn("t-gone", "after_work")),
+      );
+      const older = await store.submitInput(inputDraft(sid, "older"));
+      const receipt = await startTurnOf(store)(inputDraft(sid, "newer"), claim("a", 8));
+      expect(receipt.started?.inputs?.inputs.map((i) => i.payload)).toEqual(["older", "newer"]);
+      expect(receipt.started?.inputs?.inputs.map((i) => i.inputId)).toEqual([
+        older.input.inputId,
+        receipt.submitted.input.inputId,
+      ]);
+      const inputs = await store.listInputs(sid);
+      expect(inputs.map((i) => [i.inputId, i.state])).toEqual([
+        [steer.input.inputId, "pending"],
+        [older.input.inputId, "claimed"],
+        [receipt.submitted.input.inputId, "claimed"],
+      ]);
+      expect(inputs[0]?.delivery).toEqual(activeTurn("t-gone", "after_work"));
+    });
+
+    test("with room for one, the idle claim skips an older steered input for the next-turn one", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      await store.submitInput(inputDraft(sid, "steer", activeTurn("t-gone", "after_work")));
+      const receipt = await startTurnOf(store)(inputDraft(sid, "next"), claim("a", 1));
+      expect(receipt.started?.inputs?.inputs.map((i) => i.payload)).toEqual(["next"]);
+      const steer = (await store.listInputs(sid)).find((i) => i.payload === "steer");
+      expect(steer?.state).toBe("pending");
     });
 
     test("a live lease: only the submit happens, and it says the session is busy", async () => {

@@ -1,6 +1,7 @@
 // The seam every backend plugs into the conformance suite: a factory of fresh stores and a way to
 // move the store's clock. Laws are written once against this and run per backend.
 import { afterEach, beforeEach } from "vitest";
+import type { SessionId } from "../../../src/domain/ids.js";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
 import type { ReadyIndex } from "../../../src/ports/ready-index.js";
 import type { ScheduleStore } from "../../../src/ports/schedule-store.js";
@@ -28,6 +29,13 @@ export interface StoreHarness {
    * a backend that reads its server's clock. Tests never read the clock themselves.
    */
   advanceTime(ms: number): Promise<void>;
+  /**
+   * Leaves the store's clock `ms` behind the session's next fencing token, as after a failover to
+   * a server whose clock lags the one that issued the last token (ADR 0022), so the clock floor
+   * cannot keep tokens rising: a manual clock is set back; a server's clock cannot be, so the
+   * session's generation counter is raised `ms` ahead of it instead.
+   */
+  clockBehindTokens(sessionId: SessionId, ms: number): Promise<void>;
   close(): Promise<void>;
   /**
    * Longest session id the backend accepts: the store's own 200, or less where an edge narrows

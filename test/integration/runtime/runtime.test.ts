@@ -126,6 +126,65 @@ function describeRuntime(
       expect(seen.at(-1)).toBe("turn_completed");
     });
 
+    it("once a client sees turn_completed of a turn that waited on it, a rewind finds no turn running (issue 35)", async () => {
+      const provider = createScriptedProvider({
+        script: [
+          {
+            response: {
+              parts: [{ type: "tool_call", callId: "c1", toolName: "lookup", argumentsJson: "{}" }],
+            },
+          },
+          { response: { fullText: "found", parts: [{ type: "text", text: "found" }] } },
+        ],
+      });
+      // Whatever the runtime still does with the store after the commit (closing the turn's calls
+      // one by one) is held back until the client has looked: the look must not depend on it.
+      let openGate: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      const { runtime, store } = createRuntimeHarness({
+        provider,
+        wrapStore: (inner) => ({
+          ...inner,
+          closeToolCalls: async (fence, turnId, waits) => {
+            if (waits === undefined) await gate;
+            return inner.closeToolCalls(fence, turnId, waits);
+          },
+        }),
+      });
+      const sid = "s4b" as SessionId;
+      let atCompletion: unknown;
+      try {
+        const stream = runtime.streamTurn(
+          textCommand("s4b", "look it up", {
+            clientTools: [{ name: "lookup", description: "d", inputSchema: { type: "object" } }],
+          }),
+          signal(),
+        );
+        for await (const item of stream) {
+          if (item.event.type === "tool_call_requested") {
+            await runtime.submitToolResults(sid, item.turnId, [
+              { callId: "c1", output: "42", isError: false },
+            ]);
+          }
+          if (item.event.type === "turn_completed") {
+            const head = item.event.headRevision;
+            atCompletion = {
+              lease: await store.currentLease(sid),
+              rewind: await store
+                .rewindSession({ sessionId: sid, toRevision: 1, expectedHeadRevision: head })
+                .then(
+                  (r) => r.headRevision - head,
+                  (e: unknown) => String(e),
+                ),
+            };
+          }
+        }
+      } finally {
+        openGate();
+      }
+      expect(atCompletion).toEqual({ lease: undefined, rewind: 1 });
+    });
+
     it("a client tool that is never answered ends with a tool error result after its timeout", async () => {
       const provider = createScriptedProvider({
         script: [

@@ -7,22 +7,7 @@
 local lease = live_lease(KEYS[1], now_ms())
 if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
 local ids = {}
-if #ARGV >= 4 then
-  for i = 4, #ARGV do ids[#ids + 1] = ARGV[i] end
-else
-  ids = redis.call('HKEYS', KEYS[2])
-end
+for i = 4, #ARGV do ids[#ids + 1] = ARGV[i] end
 local reply = { R.OK }
-for _, id in ipairs(ids) do
-  local raw = redis.call('HGET', KEYS[2], id)
-  if raw then
-    if cjson.decode(raw).s == 'p' then
-      raw = '{"s":"c"}'
-      redis.call('HSET', KEYS[2], id, raw)
-    end
-    reply[#reply + 1] = id
-    reply[#reply + 1] = raw
-  end
-end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+for _, v in ipairs(close_tool_calls(KEYS[2], ids, ARGV[3])) do reply[#reply + 1] = v end
 return reply

@@ -1,7 +1,8 @@
 -- commit: apply one commit atomically. Every check comes before the first write, because Redis
 -- does not roll back a script that stops halfway: stamp, then head CAS, then claim completions
 -- against the live lease generation; then head + 1, messages, usage, turn, metadata, claimed
--- items completed, stamp recorded, and the advisory lease release.
+-- items completed, stamp recorded, and the advisory lease release; with an announcement, the
+-- turn's end (its log entry, its signals and tool calls closed) and the release if idle.
 -- KEYS[1] head hash        KEYS[2] message list    KEYS[3] metadata hash   KEYS[4] stamp hash
 -- KEYS[5] lease hash       KEYS[6] work hash       KEYS[7] work index zset KEYS[8] input hash
 -- KEYS[9] input index zset (to move the settled-inputs watermark, see _shared.lua)
@@ -11,7 +12,8 @@
 -- KEYS[14] events stream   KEYS[15] event sequence counter (ADR 0011: a turn's announcement)
 -- KEYS[16] the running-turn marker   KEYS[17] the announced turn's cancel key
 -- KEYS[18] the announced turn's stored answers (signals.ts; without an announcement, unused)
--- KEYS[19] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
+-- KEYS[19] the announced turn's client tool call hash (closed in this step; else unused)
+-- KEYS[20] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
 --          clears its mark in this step; absent on Cluster (the runtime clears it there)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
@@ -23,10 +25,12 @@
 --           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
 --           w = [[webhook event id, event JSON]...], [] for none,
 --           a = [lease token, fencing token, turn id, event JSON, stream max length, release if
---               idle (bool), session id] or [] for none: the turn's announcement, appended as
---               appendEvents would, then the lease released unless something waits for a holder
---               (and the session's ready mark cleared with it, KEYS[19]); the turn's signals
---               end in the step as unlistenTurn ends them (ADR 0024) }
+--               idle (bool), session id, tool call retention ms] or [] for none: the turn's
+--               announcement, appended as appendEvents would, then the lease released unless
+--               something waits for a holder (and the session's ready mark cleared with it,
+--               KEYS[20]); the turn's signals end in the step as unlistenTurn ends them (ADR
+--               0024), and its open client tool calls are closed as closeToolCalls closes them,
+--               so nothing of the turn needs the lease after its announcement }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
@@ -131,10 +135,11 @@ redis.call('XADD', KEYS[14], 'MAXLEN', announce[5], num(seq) .. '-1', 't', annou
 -- marker too while it is still this turn's (unlistenTurn's step, which its listener then skips).
 redis.call('DEL', KEYS[17], KEYS[18])
 if redis.call('GET', KEYS[16]) == announce[3] then redis.call('DEL', KEYS[16]) end
+close_tool_calls(KEYS[19], {}, announce[8])
 local released = 0
 if announce[6] and not waits_for_holder(KEYS[1], KEYS[8], KEYS[9], KEYS[7], KEYS[10]) then
   redis.call('DEL', KEYS[5])
-  if KEYS[19] then redis.call('ZREM', KEYS[19], announce[7]) end
+  if KEYS[20] then redis.call('ZREM', KEYS[20], announce[7]) end
   released = 1
 end
 return { R.OK, rev, seq, released }
