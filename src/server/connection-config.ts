@@ -36,7 +36,7 @@ export function loadConnectionLimits(env: Env): ConnectionLimits {
     maxConnectionsPerAddress: integer(env, "TETHER_MAX_CONNECTIONS_PER_ADDRESS", 256, 0, 1e6),
     maxConcurrentStreams: integer(env, "TETHER_HTTP2_MAX_CONCURRENT_STREAMS", 1_000, 1, 2 ** 31),
     maxRejectedStreams: integer(env, "TETHER_HTTP2_MAX_REJECTED_STREAMS", 100, 0, 1e6),
-    maxInvalidFrames: integer(env, "TETHER_HTTP2_MAX_INVALID_FRAMES", 100, 0, 1e6),
+    maxInvalidFrames: integer(env, "TETHER_HTTP2_MAX_INVALID_FRAMES", 1_000, 0, 1e6),
     maxResetsPerSecond: integer(env, "TETHER_HTTP2_MAX_RESETS_PER_SECOND", 200, 1, 1e6),
   };
 }
