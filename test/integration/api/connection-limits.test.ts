@@ -3,13 +3,18 @@
 // and no reset flood, and an open call is never cut for being quiet.
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { ServingStatus } from "../../../src/api/health-service.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as Status,
+} from "../../../src/gen/grpc/health/v1/health_pb.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTurnService } from "../../../src/api/turn-service.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
@@ -61,6 +66,19 @@ function healthCheck(session: http2.ClientHttp2Session): Promise<string | undefi
     stream.resume();
     stream.end(Buffer.from([0, 0, 0, 0, 0])); // an empty HealthCheckRequest
   });
+}
+
+function makeCert(dir: string): { certFile: string; keyFile: string } {
+  const certFile = join(dir, "cert.pem");
+  const keyFile = join(dir, "key.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
+      .concat(["-addext", "subjectAltName=DNS:localhost"])
+      .concat(["-keyout", keyFile, "-out", certFile]),
+    { stdio: "ignore" },
+  );
+  return { certFile, keyFile };
 }
 
 describe("timeouts", () => {
@@ -163,6 +181,47 @@ describe("timeouts", () => {
     await runTurn("second");
     expect(await seen).toContain("turnCompleted");
   });
+
+  it.each([
+    ["HTTP/1.1", false, "1.1"],
+    ["h2c", false, "2"],
+    ["HTTP/1.1 over TLS", true, "1.1"],
+    ["HTTP/2 over TLS", true, "2"],
+  ] as const)(
+    "keeps a quiet Health.Watch stream open past every timeout over %s",
+    async (_name, tls, httpVersion) => {
+      const dir = mkdtempSync(join(tmpdir(), "tether-quiet-"));
+      try {
+        const cert = tls ? makeCert(dir) : undefined;
+        h = await startApiServer({
+          env: {
+            ...SHORT,
+            ...(cert && { TETHER_TLS_CERT_FILE: cert.certFile, TETHER_TLS_KEY_FILE: cert.keyFile }),
+          },
+        });
+        const transport = createConnectTransport({
+          baseUrl: `${tls ? "https" : "http"}://localhost:${h.server.port}`,
+          httpVersion,
+          ...(cert && { nodeOptions: { ca: readFileSync(cert.certFile) } }),
+        });
+        const seen: Status[] = [];
+        const watching = (async () => {
+          for await (const r of createClient(Health, transport).watch({ service: "" })) {
+            seen.push(r.status);
+            if (r.status === Status.NOT_SERVING) return;
+          }
+        })();
+        await expect.poll(() => seen.length, { timeout: GENEROUS_MS }).toBe(1);
+        // Five times every timeout with nothing sent on the stream's connection.
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        h.server.health.setAll(ServingStatus.NOT_SERVING);
+        await watching;
+        expect(seen).toEqual([Status.SERVING, Status.NOT_SERVING]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("limits", () => {
