@@ -69,6 +69,35 @@ const GENERIC_INTERNAL = "internal error";
 /** Where the edge reports failures it hides from the client. */
 export interface ErrorLog {
   error(record: Record<string, unknown>, message: string): void;
+  /** A client that went away mid-call: an ordinary event, so quiet and without a stack. */
+  debug?(record: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * What Node's streams and sockets throw when the peer is gone (cancelled, reset, disconnected).
+ * Any client can cause these at will, so they are never logged as server failures.
+ */
+const CLIENT_GONE_CODES = new Set([
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_STREAM_CANCEL",
+  "ECONNRESET",
+  "EPIPE",
+]);
+
+function clientGone(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && CLIENT_GONE_CODES.has(code)) return code;
+  return (error as { name?: unknown }).name === "AbortError" ? "AbortError" : undefined;
+}
+
+/** The client left: logged at debug by its code alone; the status goes nowhere but is Canceled. */
+function leftEarly(error: unknown, reason: string, log: ErrorLog): ConnectError {
+  log.debug?.({ reason }, "client left the call");
+  return new ConnectError("the client left the call", Code.Canceled, undefined, undefined, error);
 }
 
 const reasonOf = (code: TetherErrorCode): string => code.toUpperCase();
@@ -159,6 +188,8 @@ export function toConnectError(error: unknown, log: ErrorLog, tenant?: string): 
   if (error instanceof TetherError && error.code !== "internal") {
     return connectErrorOf(error, tenant);
   }
+  const gone = clientGone(error);
+  if (gone !== undefined) return leftEarly(error, gone, log);
   log.error({ err: error }, "unexpected error at the API edge");
   return new ConnectError(GENERIC_INTERNAL, Code.Internal, undefined, undefined, error);
 }
@@ -174,6 +205,11 @@ export function createErrorInterceptor(log: ErrorLog): Interceptor {
         ...res,
         message: observeStream(res.message, {
           fail: (error) => toConnectError(error, log, tenant),
+          // Thrown in by the transport: the response could not be delivered, whatever the error.
+          abandoned: (error) =>
+            error instanceof ConnectError
+              ? error
+              : leftEarly(error, clientGone(error) ?? "undelivered", log),
         }),
       };
     } catch (error) {

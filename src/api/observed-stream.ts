@@ -8,6 +8,11 @@ export interface StreamObserver {
   end?: () => void;
   /** The stream failed: returns what is thrown on instead (the same error, or a mapped one). */
   fail: (error: unknown) => unknown;
+  /**
+   * The transport threw in (it could not deliver: the client is gone); what the stream then
+   * fails with goes here instead of `fail` when set.
+   */
+  abandoned?: (error: unknown) => unknown;
 }
 
 export function observeStream<T>(
@@ -19,6 +24,9 @@ export function observeStream<T>(
       const inner = messages[Symbol.asyncIterator]();
       const failed = (error: unknown): never => {
         throw observer.fail(error);
+      };
+      const abandoned = (error: unknown): never => {
+        throw (observer.abandoned ?? observer.fail)(error);
       };
       const passed = (step: IteratorResult<T>): IteratorResult<T> => {
         if (step.done === true) observer.end?.();
@@ -35,8 +43,8 @@ export function observeStream<T>(
         // inner stream ends, its cleanup runs), and what comes back is observed as a failure.
         throw: (error?: unknown) =>
           inner.throw
-            ? inner.throw(error).then(passed, failed)
-            : Promise.resolve(inner.return?.()).then(() => failed(error)),
+            ? inner.throw(error).then(passed, abandoned)
+            : Promise.resolve(inner.return?.()).then(() => abandoned(error)),
       };
     },
   };

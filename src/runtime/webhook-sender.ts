@@ -25,7 +25,10 @@ export interface SendOptions {
 
 export type WebhookSend = (endpoint: WebhookEndpoint, event: WebhookEvent) => Promise<SendReport>;
 
-const PRIVATE = new BlockList();
+// Two lists: Node matches an IPv4 address against IPv6 rules as if IPv4-mapped, so one list
+// holding ::ffff:0:0/96 would refuse every IPv4 address.
+const PRIVATE_V4 = new BlockList();
+const PRIVATE_V6 = new BlockList();
 for (const [net, prefix] of [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -37,22 +40,32 @@ for (const [net, prefix] of [
   ["198.18.0.0", 15],
   ["224.0.0.0", 3],
 ] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv4");
+  PRIVATE_V4.addSubnet(net, prefix, "ipv4");
 }
+// IPv6 forms that carry an IPv4 address reach it too: IPv4-compatible (::/96, ::7f00:1 is
+// 127.0.0.1), IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96 and the local-use
+// 64:ff9b:1::/48) and 6to4 (2002::/16). All are refused rather than decoded: no webhook needs them.
 for (const [net, prefix] of [
-  ["::", 127],
+  ["::", 96],
+  ["::ffff:0:0", 96],
+  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["2002::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
   ["ff00::", 8],
 ] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv6");
+  PRIVATE_V6.addSubnet(net, prefix, "ipv6");
 }
 
-/** Loopback, private, link-local, shared, multicast or unspecified (IPv4-mapped IPv6 too). */
+/**
+ * Loopback, private, link-local, shared, multicast or unspecified, or an IPv6 address that embeds
+ * an IPv4 one (see above).
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/iu.exec(address);
-  if (mapped?.[1]) return PRIVATE.check(mapped[1], "ipv4");
-  return PRIVATE.check(address, isIP(address) === 6 ? "ipv6" : "ipv4");
+  return isIP(address) === 6
+    ? PRIVATE_V6.check(address, "ipv6")
+    : PRIVATE_V4.check(address, "ipv4");
 }
 
 /** The wire body of a thin event (Standard Webhooks: type, timestamp, data). */
@@ -65,12 +78,21 @@ export function webhookBody(event: WebhookEvent): string {
   });
 }
 
+/**
+ * The one refusal a tenant sees, whether the name did not resolve or resolved to an address it
+ * may not reach: telling the two apart would let a tenant probe which internal names exist.
+ */
+export const UNDELIVERABLE = "refused: the host is not a reachable public address";
+
 async function resolveChecked(host: string, allowPrivate: boolean): Promise<string> {
   const bare = host.startsWith("[") ? host.slice(1, -1) : host;
-  const address = isIP(bare) !== 0 ? bare : (await lookup(bare)).address;
-  if (!allowPrivate && isPrivateAddress(address)) {
-    throw new Error(`refused: ${host} resolves to a private or loopback address`);
+  let address: string;
+  try {
+    address = isIP(bare) !== 0 ? bare : (await lookup(bare)).address;
+  } catch {
+    throw new Error(UNDELIVERABLE);
   }
+  if (!allowPrivate && isPrivateAddress(address)) throw new Error(UNDELIVERABLE);
   return address;
 }
 

@@ -1,6 +1,7 @@
 // Server configuration from TETHER_* environment variables, validated once at start: a bad value
 // stops the process with an error naming the variable, never a surprise at the first request.
 import { loadWebhookConfig, type WebhookConfig } from "./webhook-config.js";
+import { loadConnectionLimits, type ConnectionLimits } from "./connection-config.js";
 import { readFileSync } from "node:fs";
 import { ConfigError, integer, oneOf, text, type Env } from "./env-values.js";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
@@ -108,6 +109,8 @@ export interface TetherConfig {
   tenantBudgets: ReadonlyMap<string, TenantBudget>;
   /** Webhook delivery (ADR 0021; webhook-config.ts). */
   webhooks: WebhookConfig;
+  /** Idle, header and handshake timeouts, per-address and HTTP/2 limits (ADR 0030). */
+  connections: ConnectionLimits;
 }
 
 /** "key1=tenantA,key2=tenantB" */
@@ -288,6 +291,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     ...budgetsOf(env),
     tracing: tracingOf(env),
     webhooks: loadWebhookConfig(env, (variable, problem) => new ConfigError(variable, problem)),
+    connections: loadConnectionLimits(env),
   };
 }
 

@@ -1,12 +1,21 @@
 // One port for gRPC, gRPC-Web and Connect. Plaintext: each connection's first bytes are sniffed;
 // the HTTP/2 preface goes to an h2c server, anything else to an HTTP/1.1 server (curl, browsers,
 // gRPC-Web proxies). TLS: ALPN picks h2 or http/1.1 on one secure server. Connections are tracked
-// so shutdown can be graceful (GOAWAY, finish in-flight) and, separately, forced.
+// so shutdown can be graceful (GOAWAY, finish in-flight) and, separately, forced, and each is
+// bounded in time and number by connection-guard.ts (ADR 0030).
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ConnectionLimits } from "./connection-config.js";
+import {
+  createAddressCap,
+  createCallCounter,
+  guardSession,
+  http2Options,
+  type CallCounter,
+} from "./connection-guard.js";
 
 /** The request handler connectNodeAdapter returns (its type is not exported by name). */
 type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
@@ -18,6 +27,7 @@ export interface ListenOptions {
   port: number;
   tls?: { certFile: string; keyFile: string } | undefined;
   handler: NodeHandlerFn;
+  limits: ConnectionLimits;
 }
 
 export interface Listener {
@@ -38,6 +48,14 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.Http2Session>();
   let accepting = true;
+  const { limits } = options;
+  // HTTP/1.1 connections by their socket; HTTP/2 sessions count their own streams.
+  const h1Calls = new WeakMap<net.Socket, CallCounter>();
+  const guardH1 = (socket: net.Socket) => {
+    const calls = createCallCounter(limits, () => socket.destroy());
+    h1Calls.set(socket, calls);
+    socket.once("close", () => calls.dispose());
+  };
 
   // Counted at the HTTP layer so every protocol and every service is covered.
   const counted = (
@@ -45,7 +63,10 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
     res: http.ServerResponse | http2.Http2ServerResponse,
   ) => {
     inFlight++;
+    const calls = "stream" in req ? undefined : h1Calls.get(req.socket);
+    calls?.opened();
     res.once("close", () => {
+      calls?.closed();
       inFlight--;
       if (inFlight === 0) for (const wake of idleWaiters) wake();
     });
@@ -69,6 +90,7 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
   const trackSession = (session: http2.Http2Session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
+    guardSession(session, limits);
     if (!accepting) session.close();
   };
 
@@ -80,18 +102,33 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
         cert: readFileSync(options.tls.certFile),
         key: readFileSync(options.tls.keyFile),
         allowHTTP1: true,
+        handshakeTimeout: limits.handshakeTimeoutMs,
+        unknownProtocolTimeout: limits.handshakeTimeoutMs,
+        ...http2Options(limits),
       },
       counted,
     );
     secure.on("session", trackSession);
+    secure.on("secureConnection", (socket: net.Socket & { alpnProtocol?: string | false }) => {
+      if (socket.alpnProtocol !== "h2") guardH1(socket);
+    });
     server = secure;
   } else {
-    const h2c = http2.createServer({}, counted);
+    const h2c = http2.createServer(http2Options(limits), counted);
     h2c.on("session", trackSession);
     h1 = http.createServer(counted);
+    // Between calls an HTTP/1.1 connection is idle: the one idle timeout applies to both protocols.
+    h1.keepAliveTimeout = limits.idleTimeoutMs;
     const plain = h1;
-    server = net.createServer((socket) => sniff(socket, h2c, plain));
+    server = net.createServer((socket) => {
+      if (!socket.destroyed) sniff(socket, h2c, plain, limits.handshakeTimeoutMs, guardH1);
+    });
   }
+  const cap = createAddressCap(limits.maxConnectionsPerAddress);
+  // Ahead of the server's own listener, so a connection past the cap is never read.
+  server.prependListener("connection", (socket: net.Socket) => {
+    if (!cap.admit(socket)) socket.destroy();
+  });
   server.on("connection", (socket: net.Socket) => {
     // Streamed events are small frames: send each at once instead of holding it for the
     // previous one's ACK (Nagle), which adds tens of milliseconds to a token's delivery.
@@ -149,8 +186,19 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
   };
 }
 
-/** Reads just enough of a plaintext connection to tell HTTP/2 from HTTP/1.x, then hands it on. */
-function sniff(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): void {
+/**
+ * Reads just enough of a plaintext connection to tell HTTP/2 from HTTP/1.x, then hands it on; a
+ * connection that has not told within `timeoutMs` (silent, or stopped inside the preface) is closed.
+ */
+function sniff(
+  socket: net.Socket,
+  h2c: http2.Http2Server,
+  h1: http.Server,
+  timeoutMs: number,
+  guardH1: (socket: net.Socket) => void,
+): void {
+  const timer = setTimeout(() => socket.destroy(), timeoutMs).unref();
+  socket.once("close", () => clearTimeout(timer));
   let seen = Buffer.alloc(0);
   const onData = (chunk: Buffer) => {
     seen = Buffer.concat([seen, chunk]);
@@ -158,6 +206,7 @@ function sniff(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): voi
     const isPrefix = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
     if (isPrefix && seen.length < H2_PREFACE.length) return; // need more bytes to decide
     socket.off("data", onData);
+    clearTimeout(timer);
     socket.pause();
     // Both servers start from the socket's buffered data, so the sniffed bytes go back into it
     // and the connection stays a native socket (HTTP/2 then runs on the native handle).
@@ -165,6 +214,7 @@ function sniff(socket: net.Socket, h2c: http2.Http2Server, h1: http.Server): voi
     if (isPrefix) {
       h2c.emit("connection", socket);
     } else {
+      guardH1(socket);
       h1.emit("connection", socket);
       socket.resume();
     }

@@ -100,6 +100,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     port: config.port,
     tls: config.tls,
     handler,
+    limits: config.connections,
   });
   let metricsListener: MetricsListener | undefined;
   try {

@@ -8,7 +8,7 @@ import type { Tracer } from "../../src/ports/tracer.js";
 import { createMemoryStore, type MemoryStore } from "../../src/store/memory/memory-store.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { loadConfig } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
+import { createLogger, type Logger } from "../../src/server/logger.js";
 import { createMetrics } from "../../src/server/metrics.js";
 import { createTetherServer, type TetherServer } from "../../src/server/server.js";
 import type { RouteHook } from "../../src/server/routes.js";
@@ -31,6 +31,8 @@ export interface ApiServerOptions {
   store?: MemoryStore;
   /** Traces RPCs (the runtime behind the routes gets the same tracer). */
   tracer?: Tracer;
+  /** Where the server logs (silent otherwise). */
+  logger?: Logger;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHarness> {
@@ -51,7 +53,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const server = await createTetherServer({
     config,
     store,
-    logger: createLogger({ level: "silent" }),
+    logger: options.logger ?? createLogger({ level: "silent" }),
     metrics: createMetrics({ defaultMetrics: false }),
     ...(options.routes ? { routes: options.routes } : {}),
     ...(options.tracer && { tracer: options.tracer }),

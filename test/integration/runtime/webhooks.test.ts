@@ -327,7 +327,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       expect(first).toMatchObject({
         ok: false,
         status: 0,
-        error: "refused: 127.0.0.1 resolves to a private or loopback address",
+        error: "refused: the host is not a reachable public address",
       });
       expect(s.receiver.requests).toHaveLength(0);
     });

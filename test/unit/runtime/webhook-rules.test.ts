@@ -8,6 +8,7 @@ import {
   webhookBackoffMs,
 } from "../../../src/domain/webhooks.js";
 import { isPrivateAddress, webhookBody } from "../../../src/runtime/index.js";
+import { createWebhookSender } from "../../../src/runtime/webhook-sender.js";
 
 describe("webhook rules", () => {
   test("loopback, private, link-local, shared and unspecified addresses are private; public ones are not", () => {
@@ -31,6 +32,64 @@ describe("webhook rules", () => {
     }
     for (const address of ["93.184.216.34", "172.32.0.1", "8.8.8.8", "2606:4700::1111"]) {
       expect(isPrivateAddress(address), address).toBe(false);
+    }
+  });
+
+  test.each([
+    ["::7f00:1", "IPv4-compatible 127.0.0.1 (::/96)"],
+    ["::a00:1", "IPv4-compatible 10.0.0.1 (::/96)"],
+    ["::8.8.8.8", "IPv4-compatible, even of a public address (::/96)"],
+    ["::ffff:7f00:1", "IPv4-mapped 127.0.0.1 in hex, as a URL writes it (::ffff:0:0/96)"],
+    ["::ffff:8.8.8.8", "IPv4-mapped, even of a public address (::ffff:0:0/96)"],
+    ["64:ff9b::7f00:1", "NAT64 of 127.0.0.1 (64:ff9b::/96)"],
+    ["64:ff9b::808:808", "NAT64 of a public address (64:ff9b::/96)"],
+    ["64:ff9b:1::a00:1", "local-use NAT64 (64:ff9b:1::/48)"],
+    ["2002:7f00:1::1", "6to4 of 127.0.0.1 (2002::/16)"],
+    ["2002:808:808::1", "6to4 of a public address (2002::/16)"],
+  ])("an IPv6 address embedding an IPv4 one is refused: %s (%s)", (address) => {
+    expect(isPrivateAddress(address)).toBe(true);
+  });
+
+  test.each([
+    "2606:4700::1111",
+    "2001:4860:4860::8888",
+    "2a00:1450:4001:82b::200e",
+    "2003::1",
+    "64:ff9c::1",
+    "::1:0:0:1",
+  ])("a public IPv6 address stays allowed: %s", (address) => {
+    expect(isPrivateAddress(address)).toBe(false);
+  });
+
+  test("a name that does not resolve and an address that is refused fail with the same refusal", async () => {
+    const send = createWebhookSender({ allowPrivate: false, timeoutMs: 2_000 });
+    const event = { id: "msg_1", type: "turn.completed" as const, createdAtMs: 0, data: {} };
+    const reports = [];
+    for (const url of [
+      "http://tether-no-such-host.invalid/hook",
+      "http://127.0.0.1:9/hook",
+      "http://[::7f00:1]:9/hook",
+      "http://localhost:9/hook",
+    ]) {
+      const endpoint = {
+        tenant: "t",
+        endpointId: "e",
+        url,
+        eventTypes: [],
+        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        disabled: false,
+        disabledReason: "",
+        consecutiveFailures: 0,
+        createdAtMs: 0,
+      };
+      reports.push(await send(endpoint, event));
+    }
+    for (const report of reports) {
+      expect(report).toEqual({
+        ok: false,
+        status: 0,
+        error: "refused: the host is not a reachable public address",
+      });
     }
   });
 

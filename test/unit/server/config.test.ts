@@ -59,6 +59,36 @@ describe("loadConfig", () => {
     }
   });
 
+  test("connection limits: bounded timeouts, a per-address cap and HTTP/2 limits by default; each settable", () => {
+    expect(loadConfig({}).connections).toEqual({
+      handshakeTimeoutMs: 10_000,
+      headersTimeoutMs: 20_000,
+      idleTimeoutMs: 120_000,
+      maxConnectionsPerAddress: 256,
+      maxConcurrentStreams: 1_000,
+      maxRejectedStreams: 100,
+      maxInvalidFrames: 1_000,
+      maxResetsPerSecond: 200,
+    });
+    const set = loadConfig({
+      TETHER_IDLE_TIMEOUT_MS: "300",
+      TETHER_MAX_CONNECTIONS_PER_ADDRESS: "0",
+      TETHER_HTTP2_MAX_CONCURRENT_STREAMS: "5",
+    }).connections;
+    expect([set.idleTimeoutMs, set.maxConnectionsPerAddress, set.maxConcurrentStreams]).toEqual([
+      300, 0, 5,
+    ]);
+    for (const [name, bad] of [
+      ["TETHER_HANDSHAKE_TIMEOUT_MS", "0"],
+      ["TETHER_HEADERS_TIMEOUT_MS", "soon"],
+      ["TETHER_IDLE_TIMEOUT_MS", "-1"],
+      ["TETHER_HTTP2_MAX_CONCURRENT_STREAMS", "0"],
+      ["TETHER_HTTP2_MAX_RESETS_PER_SECOND", "1.5"],
+    ] as const) {
+      expect(refusal({ [name]: bad }).message).toContain(name);
+    }
+  });
+
   test("metric tenants and models: none unless listed, each validated, a bad one refuses the start", () => {
     expect(loadConfig({})).toMatchObject({ metricsTenants: [], metricsModels: [] });
     expect(
