@@ -133,6 +133,33 @@ describe("traceProvider", () => {
     expect(open.size).toBe(0);
   });
 
+  it("a call that names no model is `chat {the provider's default}`, with the model that answered", async () => {
+    const { tracer, spans } = recordingTracer();
+    // The provider TETHER_MODEL configures: it sends its default when the turn names none.
+    const answering: ModelProvider = {
+      name: "openai-chat",
+      capabilities: { images: false },
+      defaultModel: "gpt-default",
+      call: () => ({
+        next: () =>
+          Promise.resolve({
+            done: true,
+            value: { fullText: "ok", parts: [], model: "gpt-default-2026-01-01" },
+          }),
+      }),
+    };
+    const provider = traceProvider(tracer, answering, new Map());
+    await drain(provider.call({ ...request, options: {} }));
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      name: "chat gpt-default",
+      attributes: {
+        "gen_ai.request.model": "gpt-default",
+        "gen_ai.response.model": "gpt-default-2026-01-01",
+      },
+    });
+  });
+
   it("a call that fails for good ends its span failed, with the status as the error type", async () => {
     const { tracer, spans } = recordingTracer();
     const open: OpenSpans = new Map();
