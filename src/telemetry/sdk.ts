@@ -142,6 +142,11 @@ class SdkSpan implements TraceSpan {
     this.span.addEvent(name, attributesOf(attributes));
   }
 
+  addLinks(traceparents: readonly string[]): void {
+    const links = linksOf(traceparents);
+    if (links !== undefined && links.length > 0) this.span.addLinks(links);
+  }
+
   fail(error: unknown, type?: string): void {
     const message = error instanceof Error ? error.message : String(error);
     const errorType = type ?? (error instanceof Error ? error.name : "error");
