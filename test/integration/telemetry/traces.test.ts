@@ -16,9 +16,11 @@ import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import type { ToolExecutor } from "../../../src/ports/tool-executor.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
+import { buildProvider } from "../../../src/server/build-runtime.js";
 import { loadConfig } from "../../../src/server/config.js";
 import { startTelemetry, telemetryOff, type Telemetry } from "../../../src/telemetry/index.js";
 import { startApiServer } from "../../support/api-server.js";
+import { startFakeOpenAI } from "../../support/fake-openai-server.js";
 import {
   SPAN_KIND,
   startOtlpReceiver,
@@ -105,12 +107,17 @@ afterEach(async () => {
 });
 
 /** One replica as main.ts builds it: config from the environment, telemetry, runtime, server. */
-async function replica(name: string, namespace: string, env: Record<string, string>) {
+async function replica(
+  name: string,
+  namespace: string,
+  env: Record<string, string>,
+  model: ModelProvider = provider(),
+) {
   // Batches leave after 20 ms (the standard variable; the default is 5 s).
   const config = loadConfig({ TETHER_PORT: "0", OTEL_BSP_SCHEDULE_DELAY: "20", ...env });
   const telemetry = await startTelemetry(config.tracing, { instanceId: name });
   const { runtime, store } = createRuntimeHarness({
-    provider: provider(),
+    provider: model,
     serverTools,
     parkAfterMs: 0,
     clientToolTimeoutMs: 20_000,
@@ -381,6 +388,49 @@ for (const [protocol, contentType] of [
     });
   });
 }
+
+describe("traces of a model the turn does not name", () => {
+  it("with TETHER_MODEL and a turn naming no model, the chat span names the model sent and the one that answered", async () => {
+    receiver = await startOtlpReceiver();
+    const fake = await startFakeOpenAI({ contextLimit: 100_000, answerChars: 20 });
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+      // The provider as main.ts builds it from the environment.
+      const openai = buildProvider(
+        loadConfig({
+          TETHER_PROVIDER: "openai",
+          TETHER_OPENAI_API_KEY: "test-key",
+          TETHER_OPENAI_BASE_URL: fake.baseURL,
+          TETHER_MODEL: "gpt-traced",
+        }).provider,
+      );
+      const a = await replica("replica-a", `traces-${randomUUID()}`, env, openai);
+      let last: TurnEvent | undefined;
+      for await (const r of a.turns.streamTurn({
+        sessionId: `s-${randomUUID()}`,
+        input: [{ kind: { case: "text", value: "hello" } }],
+      })) {
+        if (r.event) last = r.event;
+      }
+      expect(last?.event.case).toBe("turnCompleted");
+      await a.telemetry.flush();
+      const chat = await waitFor(() =>
+        receiver?.spans.find((s) => s.attributes["gen_ai.operation.name"] === "chat"),
+      );
+      expect(chat).toMatchObject({
+        name: "chat gpt-traced",
+        attributes: {
+          "gen_ai.provider.name": "openai",
+          "gen_ai.request.model": "gpt-traced",
+          // The fake names the model it was asked for in every chunk.
+          "gen_ai.response.model": "gpt-traced",
+        },
+      });
+    } finally {
+      await fake.close();
+    }
+  });
+});
 
 describe("traces across the input queue", () => {
   it("a steer links the turn that admits it to its submitter; a queued input's turn hangs under its submitter", async () => {
