@@ -52,7 +52,7 @@ export function createSpanAccounting(
       });
     },
     shutdown: () => inner.shutdown(),
-    ...(inner.forceFlush && { forceFlush: () => inner.forceFlush?.() ?? Promise.resolve() }),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
   };
   return {
     counter,
