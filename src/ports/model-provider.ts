@@ -39,6 +39,11 @@ export interface ModelResponse {
   usage?: UsageTotals;
   /** The model stopped at its output token limit: the text or the last tool call is cut. */
   truncated?: boolean;
+  /**
+   * The model that answered, as the provider named it in its reply (often a dated snapshot of
+   * the alias requested); absent when the provider does not say.
+   */
+  model?: string;
 }
 
 /** Stream events, then the final response as the iterator's return value. */

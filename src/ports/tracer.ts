@@ -28,6 +28,8 @@ export interface TraceSpan {
   readonly traceparent: string;
   setAttributes(attributes: TraceAttributes): void;
   addEvent(name: string, attributes?: TraceAttributes): void;
+  /** Links spans (W3C traceparents) learnt after the start, e.g. the submitters of steered input. */
+  addLinks(traceparents: readonly string[]): void;
   /** Marks the span failed, with the error's type and message. */
   fail(error: unknown, type?: string): void;
   end(): void;

@@ -78,6 +78,7 @@ async function* stream(
   let usage: UsageTotals | undefined;
   let stopReason: string | null | undefined;
   let stopped = false;
+  let answeredBy: string | undefined;
   const { system, messages } = toWireMessages(request.messages);
   try {
     const events = await client.messages.create(
@@ -105,6 +106,9 @@ async function* stream(
     for await (const event of events) {
       if (event.type === "message_delta") stopReason = event.delta.stop_reason;
       if (event.type === "message_stop") stopped = true;
+      if (event.type === "message_start" && event.message.model !== "") {
+        answeredBy = event.message.model;
+      }
       const out = onEvent(event, blocks, usage);
       if (out.usage !== undefined) {
         usage = out.usage;
@@ -138,6 +142,7 @@ async function* stream(
   const response: ModelResponse = { fullText, parts };
   if (usage !== undefined) response.usage = usage;
   if (stopReason === "max_tokens") response.truncated = true;
+  if (answeredBy !== undefined) response.model = answeredBy;
   return response;
 }
 

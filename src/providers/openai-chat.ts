@@ -71,12 +71,17 @@ async function* stream(
   const byIndex = new Map<number, ToolCallBuffer>();
   let usage: UsageTotals | undefined;
   let finishReason: string | undefined;
+  let answeredBy: string | undefined;
   try {
     const chunks = await client.chat.completions.create(wireRequest(options, request), {
       signal,
     });
     for await (const chunk of chunks) {
       failOnErrorChunk(chunk);
+      // Every chunk names the model; compatible servers may leave it empty.
+      if (answeredBy === undefined && typeof chunk.model === "string" && chunk.model !== "") {
+        answeredBy = chunk.model;
+      }
       if (chunk.usage != null) {
         usage = toUsage(chunk.usage);
         yield { type: "usage", usage };
@@ -124,6 +129,7 @@ async function* stream(
   const response: ModelResponse = { fullText: text, parts };
   if (usage !== undefined) response.usage = usage;
   if (finishReason === "length") response.truncated = true;
+  if (answeredBy !== undefined) response.model = answeredBy;
   return response;
 }
 

@@ -87,6 +87,7 @@ async function* play(
   const r = step.response ?? {};
   const response: ModelResponse = { fullText: r.fullText ?? "", parts: r.parts ?? [] };
   if (r.usage !== undefined) response.usage = r.usage;
+  if (r.model !== undefined) response.model = r.model;
   return response;
 }
 

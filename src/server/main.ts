@@ -29,8 +29,21 @@ async function main(): Promise<void> {
   // The store takes whatever a request within the message limit carries, encoded.
   const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
   const metrics = createMetrics({ labels: metricLabelsOf(config) });
-  // Off (and the SDK not loaded) unless an OTLP endpoint is configured.
-  const telemetry = await startTelemetry(config.tracing, { instanceId: replicaOwner().ownerId });
+  // Off (and the SDK not loaded) unless an OTLP endpoint is configured. The first drop is logged
+  // once; the counter says how many followed.
+  let dropsLogged = false;
+  const telemetry = await startTelemetry(config.tracing, {
+    instanceId: replicaOwner().ownerId,
+    onDroppedSpans: (spans) => {
+      metrics.countDroppedSpans(spans);
+      if (dropsLogged) return;
+      dropsLogged = true;
+      logger.warn(
+        { spans, tracesUrl: config.tracing?.tracesUrl },
+        "spans dropped: the Collector did not take them (further drops are counted in tether_trace_spans_dropped_total)",
+      );
+    },
+  });
   const { tracer } = telemetry;
   const { runtime, routes, sweeper, scheduler, mcp, webhooks } = buildRuntime(
     config,
@@ -102,11 +115,13 @@ async function main(): Promise<void> {
     await server.close();
     await mcp?.close();
     await built.close();
-    // The spans of the last turns are still batched: they are sent before the process ends.
-    await telemetry.shutdown().catch((error: unknown) => {
-      logger.warn({ err: error }, "spans not flushed at shutdown");
-    });
-    logger.info({ drained, released }, "stopped");
+    // The spans of the last turns are still batched: they are sent before the process ends, for
+    // at most TETHER_OTEL_SHUTDOWN_TIMEOUT_MS (ADR 0031); what a dead Collector keeps is dropped.
+    const traces = await telemetry.shutdown();
+    logger.info(
+      { drained, released, ...(traces.dropped > 0 && { droppedSpans: traces.dropped }) },
+      "stopped",
+    );
     // Clean (ADR 0302): every lease released and every call ended within the drain timeout.
     process.exit(drained && released ? 0 : 1);
   };

@@ -22,6 +22,8 @@ export interface Metrics {
   addProviderTokens(provider: string, kind: string, tokens: number): void;
   /** A committed turn compacted its session's context ("summarize", ...). */
   countCompaction(mode: string): void;
+  /** Spans that never reached the Collector (a failed export, a full queue, a cut flush). */
+  countDroppedSpans(spans: number): void;
   readonly registry: Registry;
 }
 
@@ -79,6 +81,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
     labelNames: ["mode"] as const,
     registers: [registry],
   });
+  const droppedSpans = new Counter({
+    name: "tether_trace_spans_dropped_total",
+    help: "Spans not sent to the Collector: exports that failed, a full queue, a flush cut at shutdown",
+    registers: [registry],
+  });
   return {
     registry,
     ...tenantMetrics,
@@ -91,6 +98,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
     setQueueDepth: (kind, depth) => queueDepth.set({ kind }, depth),
     addProviderTokens: (provider, kind, n) => tokens.inc({ provider, kind }, n),
     countCompaction: (mode) => compactions.inc({ mode }),
+    countDroppedSpans: (spans) => droppedSpans.inc(spans),
   };
 }
 

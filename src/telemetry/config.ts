@@ -8,6 +8,21 @@ export type SamplerConfig =
   | { kind: "always_on" | "always_off" | "parentbased_always_on" | "parentbased_always_off" }
   | { kind: "traceidratio" | "parentbased_traceidratio"; ratio: number };
 
+/**
+ * The batching span processor's settings (OTEL_BSP_*, as the SDK environment specification names
+ * them, with its defaults): the SDK this version pins does not read its environment itself.
+ */
+export interface BatchConfig {
+  /** OTEL_BSP_SCHEDULE_DELAY: how long ended spans wait to leave in one batch. */
+  scheduledDelayMs: number;
+  /** OTEL_BSP_MAX_QUEUE_SIZE: spans held for export; more are dropped (and counted). */
+  maxQueueSize: number;
+  /** OTEL_BSP_MAX_EXPORT_BATCH_SIZE: spans per export request, at most the queue size. */
+  maxExportBatchSize: number;
+  /** OTEL_BSP_EXPORT_TIMEOUT: how long one export may take before it counts as failed. */
+  exportTimeoutMs: number;
+}
+
 export interface TracingConfig {
   /** The full URL spans are posted to (…/v1/traces). */
   tracesUrl: string;
@@ -16,6 +31,12 @@ export interface TracingConfig {
   sampler: SamplerConfig;
   /** TETHER_OTEL_CAPTURE_CONTENT: message contents go on spans (off: sizes and ids only). */
   captureContent: boolean;
+  batch: BatchConfig;
+  /**
+   * TETHER_OTEL_SHUTDOWN_TIMEOUT_MS: how long a stopping replica waits for its last spans to be
+   * sent; what is not sent by then is dropped and counted (inside the close margin, ADR 0031).
+   */
+  shutdownTimeoutMs: number;
 }
 
 export class TracingConfigError extends Error {
@@ -110,6 +131,41 @@ function samplerOf(env: Env): SamplerConfig {
   return { kind, ratio };
 }
 
+/** A whole number of at least `min` (the specification's integers), or the default when unset. */
+function integer(env: Env, name: string, fallback: number, min: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/u.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new TracingConfigError(name, `must be a whole number of at least ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function batchOf(env: Env): BatchConfig {
+  const maxQueueSize = integer(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048, 1);
+  // Unset, the batch follows a smaller queue; set, it must fit (the specification requires it,
+  // where the SDK would quietly lower it).
+  const maxExportBatchSize = integer(
+    env,
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+    Math.min(512, maxQueueSize),
+    1,
+  );
+  if (maxExportBatchSize > maxQueueSize) {
+    throw new TracingConfigError(
+      "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+      `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${maxQueueSize}), got "${maxExportBatchSize}"`,
+    );
+  }
+  return {
+    scheduledDelayMs: integer(env, "OTEL_BSP_SCHEDULE_DELAY", 5000, 0),
+    maxQueueSize,
+    maxExportBatchSize,
+    exportTimeoutMs: integer(env, "OTEL_BSP_EXPORT_TIMEOUT", 30_000, 1),
+  };
+}
+
 /** Undefined: tracing is off (no endpoint, or OTEL_SDK_DISABLED=true). */
 export function parseTracingConfig(env: Env): TracingConfig | undefined {
   // Every value is checked even when tracing is off: a typo fails now, not when it is turned on.
@@ -117,8 +173,13 @@ export function parseTracingConfig(env: Env): TracingConfig | undefined {
   const protocol = protocolOf(env);
   const sampler = samplerOf(env);
   const captureContent = flag(env, "TETHER_OTEL_CAPTURE_CONTENT");
+  const batch = batchOf(env);
+  const shutdownTimeoutMs = integer(env, "TETHER_OTEL_SHUTDOWN_TIMEOUT_MS", 2000, 1);
   const disabled = flag(env, "OTEL_SDK_DISABLED");
   if (tracesUrl === undefined || disabled) return undefined;
   const serviceName = text(env, "OTEL_SERVICE_NAME") ?? "tether";
-  return { tracesUrl, protocol, serviceName, sampler, captureContent };
+  return {
+    ...{ tracesUrl, protocol, serviceName, sampler, captureContent },
+    ...{ batch, shutdownTimeoutMs },
+  };
 }

@@ -3,11 +3,13 @@
 // runtime and the RPC interceptor. shutdown() flushes the spans still batched.
 import type { Tracer } from "../ports/tracer.js";
 import type { TracingConfig } from "./config.js";
+import type { TelemetryShutdownReport } from "./sdk.js";
 
 export {
   parseTracingConfig,
   TracingConfigError,
   type OtlpProtocol,
+  type BatchConfig,
   type SamplerConfig,
   type TracingConfig,
 } from "./config.js";
@@ -17,21 +19,26 @@ export interface Telemetry {
   readonly tracer: Tracer | undefined;
   /** Sends every span ended so far. */
   flush(): Promise<void>;
-  /** Flushes, then stops exporting. Idempotent. */
-  shutdown(): Promise<void>;
+  /**
+   * Flushes (for at most the configured shutdown timeout, dropping what is not sent by then),
+   * then stops exporting. Idempotent.
+   */
+  shutdown(): Promise<TelemetryShutdownReport>;
 }
+
+export type { TelemetryShutdownReport };
 
 export interface TelemetryOptions {
   /** service.instance.id: this replica. */
   instanceId?: string;
-  /** How long ended spans wait to be sent in one batch (the SDK's 5 s by default). */
-  scheduledDelayMs?: number;
+  /** Hears every span dropped (tether_trace_spans_dropped_total). */
+  onDroppedSpans?: (spans: number) => void;
 }
 
 export const telemetryOff: Telemetry = {
   tracer: undefined,
   flush: () => Promise.resolve(),
-  shutdown: () => Promise.resolve(),
+  shutdown: () => Promise.resolve({ flushedInTime: true, dropped: 0 }),
 };
 
 export async function startTelemetry(
@@ -42,7 +49,7 @@ export async function startTelemetry(
   // Loaded here, not at the top: a replica with tracing off never loads the SDK.
   const { startSdkTelemetry } = await import("./sdk.js");
   const sdk = startSdkTelemetry(config, options);
-  let stopped: Promise<void> | undefined;
+  let stopped: Promise<TelemetryShutdownReport> | undefined;
   return {
     tracer: sdk.tracer,
     flush: () => sdk.flush(),

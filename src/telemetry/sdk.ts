@@ -36,6 +36,7 @@ import type {
   Tracer,
 } from "../ports/tracer.js";
 import type { SamplerConfig, TracingConfig } from "./config.js";
+import { createSpanAccounting } from "./span-accounting.js";
 
 /** The semantic-conventions release Tether's span names and attributes follow (ADR 0013). */
 export const SEMCONV_SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0";
@@ -43,14 +44,40 @@ export const SEMCONV_SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0";
 export interface SdkTelemetryOptions {
   /** service.instance.id: this replica (the lease owner id). */
   instanceId?: string;
-  /** Spans a batch waits for before it is sent (the SDK's default is 5 s). */
-  scheduledDelayMs?: number;
+  /** Hears every span dropped: an export that failed, a full queue, a flush cut at shutdown. */
+  onDroppedSpans?: (spans: number) => void;
+}
+
+/** How the last flush went: spans dropped over the process's life, those cut at shutdown too. */
+export interface TelemetryShutdownReport {
+  /** The last spans were sent (or failed) before the shutdown timeout. */
+  flushedInTime: boolean;
+  dropped: number;
 }
 
 export interface SdkTelemetry {
   tracer: Tracer;
   flush(): Promise<void>;
-  shutdown(): Promise<void>;
+  shutdown(): Promise<TelemetryShutdownReport>;
+}
+
+/** Resolves true when `work` settles within `ms`, false when the time runs out first. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const KINDS: Record<TraceSpanKind, SpanKind> = {
@@ -115,6 +142,11 @@ class SdkSpan implements TraceSpan {
     this.span.addEvent(name, attributesOf(attributes));
   }
 
+  addLinks(traceparents: readonly string[]): void {
+    const links = linksOf(traceparents);
+    if (links !== undefined && links.length > 0) this.span.addLinks(links);
+  }
+
   fail(error: unknown, type?: string): void {
     const message = error instanceof Error ? error.message : String(error);
     const errorType = type ?? (error instanceof Error ? error.name : "error");
@@ -132,7 +164,11 @@ export function startSdkTelemetry(
   options: SdkTelemetryOptions = {},
 ): SdkTelemetry {
   const Exporter = config.protocol === "http/json" ? OtlpJsonExporter : OtlpProtoExporter;
-  const exporter = new Exporter({ url: config.tracesUrl });
+  const accounting = createSpanAccounting(
+    new Exporter({ url: config.tracesUrl }),
+    options.onDroppedSpans ?? (() => undefined),
+  );
+  const { batch } = config;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: config.serviceName,
@@ -140,11 +176,13 @@ export function startSdkTelemetry(
     }),
     sampler: samplerOf(config.sampler),
     spanProcessors: [
+      accounting.counter,
       new BatchSpanProcessor({
-        exporter,
-        ...(options.scheduledDelayMs !== undefined && {
-          scheduledDelayMillis: options.scheduledDelayMs,
-        }),
+        exporter: accounting.exporter,
+        scheduledDelayMillis: batch.scheduledDelayMs,
+        maxQueueSize: batch.maxQueueSize,
+        maxExportBatchSize: batch.maxExportBatchSize,
+        exportTimeoutMillis: batch.exportTimeoutMs,
       }),
     ],
   });
@@ -185,8 +223,12 @@ export function startSdkTelemetry(
     tracer,
     flush: () => provider.forceFlush(),
     async shutdown() {
-      await provider.shutdown();
+      // A Collector that hangs or refuses would hold the exit for the exporter's own timeout and
+      // retries (8-10 s): past the close margin. What is not sent in time is dropped, counted.
+      const flushedInTime = await within(provider.shutdown(), config.shutdownTimeoutMs);
+      accounting.settleUnsent();
       contexts.disable();
+      return { flushedInTime, dropped: accounting.dropped() };
     },
   };
 }

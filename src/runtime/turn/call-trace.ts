@@ -74,6 +74,7 @@ function endChat(
   const usage = response.usage ?? streamed;
   const reason = finishReasonOf(response);
   span.setAttributes({
+    [GEN_AI.responseModel]: response.model,
     [GEN_AI.finishReasons]: [reason],
     [GEN_AI.inputTokens]: usage?.inputTokens,
     [GEN_AI.outputTokens]: usage?.outputTokens,
@@ -95,7 +96,9 @@ export function traceProvider(
   // A retryable failure's span, continued by the next call (its retry).
   let retrying: { span: TraceSpan; attempt: number } | undefined;
   const startChat = (request: ModelRequest): { span: TraceSpan; attempt: number } => {
-    const model = request.options.model;
+    // The model the call sends: the turn's, or the provider's default (TETHER_MODEL) when the
+    // turn names none. Semconv names the span `chat {model}` whenever it is known.
+    const model = request.options.model ?? provider.defaultModel;
     const span = tracer.startSpan(model === undefined ? "chat" : `chat ${model}`, {
       kind: "client",
       attributes: {

@@ -8,6 +8,7 @@ export const GEN_AI = {
   conversationId: "gen_ai.conversation.id",
   providerName: "gen_ai.provider.name",
   requestModel: "gen_ai.request.model",
+  responseModel: "gen_ai.response.model",
   requestTemperature: "gen_ai.request.temperature",
   requestMaxTokens: "gen_ai.request.max_tokens",
   inputTokens: "gen_ai.usage.input_tokens",

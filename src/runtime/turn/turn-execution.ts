@@ -186,6 +186,7 @@ async function admitAt(run: TurnRun, checkpoint: TurnCheckpoint): Promise<Checkp
   );
   if (steers) {
     run.inputClaims.push(steers);
+    run.trace.admitted(steers.inputs);
     for (const input of steers.inputs) {
       admissions.push({
         source: { kind: "steer", id: input.inputId },

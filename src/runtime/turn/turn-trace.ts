@@ -1,8 +1,11 @@
 // The turn's span (`invoke_agent`) and what hangs off it. A turn runs in the session driver, not
 // in the RPC that submitted its input, so its parent travels with the input: the submitting span's
-// traceparent is stored in the input's payload. A turn resumed after a park (on any replica) is
-// a new span under the same parent, linked to the span of its earlier part, whose traceparent the
-// parked progress keeps. With tracing off every step here is the identity.
+// traceparent is stored in the input's payload. The first input's submitter is the parent; every
+// other input the turn consumes (queued ones claimed with it, steers admitted at its checkpoints)
+// is a link to its submitter. A turn resumed after a park (on any replica) is a new span under
+// the same parent, linked to the span of its earlier part, whose traceparent the parked progress
+// keeps. With tracing off every step here is the identity.
+import type { PendingTurnInput } from "../../domain/inputs.js";
 import type { ModelProvider } from "../../ports/model-provider.js";
 import type { ToolExecutor } from "../../ports/tool-executor.js";
 import type { TraceAttributes, TraceSpan, Tracer } from "../../ports/tracer.js";
@@ -21,6 +24,8 @@ export interface TurnTrace {
   parked(fencingToken: number, waitingOn: readonly string[]): void;
   /** The turn's commit (an event on its span). */
   committed(headRevision: number): void;
+  /** Steered input admitted at a checkpoint: its submitters become links of the turn's span. */
+  admitted(inputs: readonly PendingTurnInput[]): void;
   /** The provider whose calls are `chat` spans under the turn. */
   provider(provider: ModelProvider): ModelProvider;
   /** The executor whose calls are `execute_tool` spans under the turn. */
@@ -33,6 +38,7 @@ export const untracedTurn: TurnTrace = {
   traceparent: undefined,
   parked: () => undefined,
   committed: () => undefined,
+  admitted: () => undefined,
   provider: (provider) => provider,
   tools: (executor) => executor,
   around: (work) => work(),
@@ -44,19 +50,30 @@ export function submittingTrace(deps: Pick<RuntimeDeps, "tracer">): { trace?: st
   return trace === undefined ? {} : { trace };
 }
 
-/** Where the turn's span hangs: the submitting request, and for a resumed turn its earlier part. */
+/** The submitting requests' traceparents, in the inputs' order (inputs without one left out). */
+function submittersOf(inputs: readonly PendingTurnInput[]): string[] {
+  return inputs.flatMap((i) => {
+    const trace = decodeInputPayload(i.payload).trace;
+    return trace === undefined ? [] : [trace];
+  });
+}
+
+/**
+ * Where the turn's span hangs: the first input's submitting request; links to the other inputs'
+ * submitters, and for a resumed turn to its earlier part.
+ */
 function originsOf(job: TurnWork): { parent?: string; links?: string[] } {
-  const first = job.inputs?.inputs[0];
-  const parent = first ? decodeInputPayload(first.payload).trace : undefined;
+  const [parent, ...others] = submittersOf(job.inputs?.inputs ?? []);
   let earlier: string | undefined;
   try {
     earlier = job.resumed ? decodeProgress(job.resumed.parked.progress).trace : undefined;
   } catch {
     // A progress this version cannot read fails the turn later, where it is reported.
   }
+  const links = [...new Set([...(earlier === undefined ? [] : [earlier]), ...others])];
   return {
     ...(parent !== undefined && { parent }),
-    ...(earlier !== undefined && { links: [earlier] }),
+    ...(links.length > 0 && { links }),
   };
 }
 
@@ -111,6 +128,7 @@ function tracedTurn(tracer: Tracer, span: TraceSpan): TurnTrace {
       }),
     committed: (headRevision) =>
       span.addEvent(TURN_EVENTS.committed, { [TETHER.headRevision]: headRevision }),
+    admitted: (inputs) => span.addLinks(submittersOf(inputs)),
     provider: (provider) => traceProvider(tracer, provider, open),
     tools: (executor, turn) => traceTools(tracer, executor, turn, open),
     async around(work) {

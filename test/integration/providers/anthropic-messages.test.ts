@@ -27,7 +27,7 @@ const messageStart = ev({
     id: "msg_1",
     type: "message",
     role: "assistant",
-    model: "test-model",
+    model: "test-model-20260101",
     content: [],
     stop_reason: null,
     stop_sequence: null,
@@ -90,10 +90,12 @@ describe("anthropic messages adapter", () => {
       { type: "text_delta", text: "lo!" },
       { type: "usage", usage: finalUsage },
     ]);
+    // The model as message_start names it (a snapshot of the alias sent).
     expect(response).toEqual({
       fullText: "Hello!",
       parts: [{ type: "text", text: "Hello!" }],
       usage: finalUsage,
+      model: "test-model-20260101",
     });
     const sent = server?.requests[0];
     expect(sent?.path).toBe("/v1/messages");

@@ -26,7 +26,7 @@ const chunk = (delta: unknown, finish: string | null = null) =>
     id: "chatcmpl-1",
     object: "chat.completion.chunk",
     created: 1,
-    model: "test-model",
+    model: "test-model-0613",
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
 
@@ -75,10 +75,12 @@ describe("openai chat completions adapter", () => {
       { type: "text_delta", text: "lo!" },
       { type: "usage", usage },
     ]);
+    // The model as the reply names it (a snapshot of the alias sent), for gen_ai.response.model.
     expect(response).toEqual({
       fullText: "Hello!",
       parts: [{ type: "text", text: "Hello!" }],
       usage,
+      model: "test-model-0613",
     });
     const sent = server?.requests[0];
     expect(sent?.path).toBe("/v1/chat/completions");
@@ -147,7 +149,7 @@ describe("openai chat completions adapter", () => {
       { type: "tool_call", callId: "call_b", toolName: "get_time", argumentsJson: '{"tz":"CET"}' },
     ];
     expect(events).toEqual(calls.map((part) => ({ type: "part", part })));
-    expect(response).toEqual({ fullText: "", parts: calls });
+    expect(response).toEqual({ fullText: "", parts: calls, model: "test-model-0613" });
     expect((server?.requests[0]?.body as { tools: unknown }).tools).toEqual([
       {
         type: "function",

@@ -11,14 +11,16 @@ import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { createSessionService } from "../../../src/api/session-service.js";
 import { createTurnService } from "../../../src/api/turn-service.js";
 import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
-import type { TurnEvent } from "../../../src/gen/tether/v1/turn_pb.js";
+import { BusyStrategy, type TurnEvent } from "../../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import type { ToolExecutor } from "../../../src/ports/tool-executor.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
+import { buildProvider } from "../../../src/server/build-runtime.js";
 import { loadConfig } from "../../../src/server/config.js";
 import { startTelemetry, telemetryOff, type Telemetry } from "../../../src/telemetry/index.js";
 import { startApiServer } from "../../support/api-server.js";
+import { startFakeOpenAI } from "../../support/fake-openai-server.js";
 import {
   SPAN_KIND,
   startOtlpReceiver,
@@ -36,12 +38,15 @@ const CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN = "00f067aa0ba902b7";
 const CALLER_TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
 const ANSWER_SPAN = "b7ad6b7169203331";
+// The callers of a steer and of a queued input, in traces of their own.
+const STEER_TRACE = "5c0ffee05c0ffee05c0ffee05c0ffee0";
+const QUEUE_TRACE = "9e11e9e11e9e11e9e11e9e11e9e11e90";
 
-/** First call: the server tool and the client tool; after their results: one answer. */
+/** First call: the server tool and the client tool; once their results are in: one answer. */
 function provider(): ModelProvider {
   return createScriptedProvider({
     script: (request) => {
-      if (request.messages.at(-1)?.role === "tool") {
+      if (request.messages.some((m) => m.role === "tool")) {
         return {
           events: [{ type: "text_delta", text: "the answer is 42" }],
           response: {
@@ -102,14 +107,17 @@ afterEach(async () => {
 });
 
 /** One replica as main.ts builds it: config from the environment, telemetry, runtime, server. */
-async function replica(name: string, namespace: string, env: Record<string, string>) {
-  const config = loadConfig({ TETHER_PORT: "0", ...env });
-  const telemetry = await startTelemetry(config.tracing, {
-    instanceId: name,
-    scheduledDelayMs: 20,
-  });
+async function replica(
+  name: string,
+  namespace: string,
+  env: Record<string, string>,
+  model: ModelProvider = provider(),
+) {
+  // Batches leave after 20 ms (the standard variable; the default is 5 s).
+  const config = loadConfig({ TETHER_PORT: "0", OTEL_BSP_SCHEDULE_DELAY: "20", ...env });
+  const telemetry = await startTelemetry(config.tracing, { instanceId: name });
   const { runtime, store } = createRuntimeHarness({
-    provider: provider(),
+    provider: model,
     serverTools,
     parkAfterMs: 0,
     clientToolTimeoutMs: 20_000,
@@ -380,6 +388,150 @@ for (const [protocol, contentType] of [
     });
   });
 }
+
+describe("traces of a model the turn does not name", () => {
+  it("with TETHER_MODEL and a turn naming no model, the chat span names the model sent and the one that answered", async () => {
+    receiver = await startOtlpReceiver();
+    const fake = await startFakeOpenAI({ contextLimit: 100_000, answerChars: 20 });
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+      // The provider as main.ts builds it from the environment.
+      const openai = buildProvider(
+        loadConfig({
+          TETHER_PROVIDER: "openai",
+          TETHER_OPENAI_API_KEY: "test-key",
+          TETHER_OPENAI_BASE_URL: fake.baseURL,
+          TETHER_MODEL: "gpt-traced",
+        }).provider,
+      );
+      const a = await replica("replica-a", `traces-${randomUUID()}`, env, openai);
+      let last: TurnEvent | undefined;
+      for await (const r of a.turns.streamTurn({
+        sessionId: `s-${randomUUID()}`,
+        input: [{ kind: { case: "text", value: "hello" } }],
+      })) {
+        if (r.event) last = r.event;
+      }
+      expect(last?.event.case).toBe("turnCompleted");
+      await a.telemetry.flush();
+      const chat = await waitFor(() =>
+        receiver?.spans.find((s) => s.attributes["gen_ai.operation.name"] === "chat"),
+      );
+      expect(chat).toMatchObject({
+        name: "chat gpt-traced",
+        attributes: {
+          "gen_ai.provider.name": "openai",
+          "gen_ai.request.model": "gpt-traced",
+          // The fake names the model it was asked for in every chunk.
+          "gen_ai.response.model": "gpt-traced",
+        },
+      });
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe("traces across the input queue", () => {
+  it("a steer links the turn that admits it to its submitter; a queued input's turn hangs under its submitter", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+    const namespace = `traces-${randomUUID()}`;
+    const a = await replica("replica-a", namespace, env);
+    const b = await replica("replica-b", namespace, env);
+    const sessionId = `s-${randomUUID()}`;
+    /** A stream's events as they come, and its end. */
+    const follow = (call: AsyncIterable<{ event?: TurnEvent }>) => {
+      const events: TurnEvent[] = [];
+      const done = (async () => {
+        for await (const r of call) if (r.event) events.push(r.event);
+      })();
+      return { events, done };
+    };
+    const first = follow(
+      a.turns.streamTurn(
+        {
+          sessionId,
+          input: [{ kind: { case: "text", value: "use both tools" } }],
+          clientTools: [
+            { name: "lookup", description: "by the client", parametersJsonSchema: "{}" },
+          ],
+        },
+        { headers: { traceparent: CALLER_TRACEPARENT } },
+      ),
+    );
+    const parked = await waitFor(() => first.events.find((e) => e.event.case === "turnParked"));
+    // While parked: a steer (admitted when the turn resumes) and a queued input (the next turn),
+    // each from a caller of its own, on the other replica.
+    const steered = follow(
+      b.turns.streamTurn(
+        {
+          sessionId,
+          input: [{ kind: { case: "text", value: "and be brief" } }],
+          busyStrategy: BusyStrategy.STEER,
+        },
+        { headers: { traceparent: `00-${STEER_TRACE}-${"1".repeat(16)}-01` } },
+      ),
+    );
+    const queued = follow(
+      b.turns.streamTurn(
+        { sessionId, input: [{ kind: { case: "text", value: "then this" } }] },
+        { headers: { traceparent: `00-${QUEUE_TRACE}-${"2".repeat(16)}-01` } },
+      ),
+    );
+    // Both stored before the answer: each stream says so as it starts waiting.
+    await waitFor(
+      () =>
+        steered.events.some((e) => e.event.case === "inputQueued") &&
+        queued.events.some((e) => e.event.case === "inputQueued"),
+      { what: "the steer and the queued input to be stored" },
+    );
+    await b.turns.submitToolResults({
+      sessionId,
+      turnId: parked.turnId,
+      results: [{ callId: "lookup-1", output: "42", isError: false }],
+    });
+    await Promise.all([first.done, steered.done, queued.done]);
+    expect(steered.events.some((e) => e.event.case === "inputAdmitted")).toBe(true);
+    expect(queued.events.at(-1)?.event.case).toBe("turnCompleted");
+    await Promise.all([a.telemetry.flush(), b.telemetry.flush()]);
+    const spans = receiver.spans;
+    await waitFor(
+      () =>
+        spans.filter((s) => s.name.endsWith("/StreamTurn")).length === 3 &&
+        spans.filter(
+          (s) => s.name === "invoke_agent" && s.attributes["tether.turn.end"] === "finished",
+        ).length === 2,
+      { what: "three StreamTurn spans and the two finished turns" },
+    );
+    const steerRpc = one(
+      spans,
+      (s) => s.name.endsWith("/StreamTurn") && s.traceId === STEER_TRACE,
+      "steer",
+    );
+    const queueRpc = one(
+      spans,
+      (s) => s.name.endsWith("/StreamTurn") && s.traceId === QUEUE_TRACE,
+      "queue",
+    );
+    const resumed = one(
+      spans,
+      (s) => s.name === "invoke_agent" && s.attributes["tether.turn.resumed"] === true,
+      "resumed",
+    );
+    // The resumed part: still the first caller's trace, linked to its earlier part and the steer.
+    expect(resumed.traceId).toBe(CALLER_TRACE);
+    expect(resumed.links).toContainEqual({ traceId: STEER_TRACE, spanId: steerRpc.spanId });
+    expect(resumed.links).toHaveLength(2);
+    // The queued input's turn: a child of the request that queued it.
+    const next = one(
+      spans,
+      (s) => s.name === "invoke_agent" && s.traceId === QUEUE_TRACE,
+      "the queued input's turn",
+    );
+    expect(next).toMatchObject({ parentSpanId: queueRpc.spanId, links: [] });
+  });
+});
 
 describe("traces of the Connect protocol", () => {
   it("a Connect call (HTTP/1.1, JSON) is an RPC span with rpc.system connect_rpc, in the caller's trace", async () => {

@@ -32,7 +32,43 @@ describe("parseTracingConfig", () => {
       serviceName: "tether",
       sampler: { kind: "parentbased_always_on" },
       captureContent: false,
+      // The SDK environment specification's defaults.
+      batch: {
+        scheduledDelayMs: 5000,
+        maxQueueSize: 2048,
+        maxExportBatchSize: 512,
+        exportTimeoutMs: 30000,
+      },
+      shutdownTimeoutMs: 2000,
     });
+  });
+
+  it("reads the OTEL_BSP_* batch settings and the shutdown timeout", () => {
+    const config = parseTracingConfig({
+      ...ENDPOINT,
+      OTEL_BSP_SCHEDULE_DELAY: "250",
+      OTEL_BSP_MAX_QUEUE_SIZE: "100",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "100",
+      OTEL_BSP_EXPORT_TIMEOUT: "4000",
+      TETHER_OTEL_SHUTDOWN_TIMEOUT_MS: "1500",
+    });
+    expect(config).toMatchObject({
+      batch: {
+        scheduledDelayMs: 250,
+        maxQueueSize: 100,
+        maxExportBatchSize: 100,
+        exportTimeoutMs: 4000,
+      },
+      shutdownTimeoutMs: 1500,
+    });
+    // A queue smaller than the default batch: the batch follows it.
+    expect(
+      parseTracingConfig({ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "64" })?.batch.maxExportBatchSize,
+    ).toBe(64);
+    // 0 is a valid delay: every span leaves at once.
+    expect(
+      parseTracingConfig({ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: "0" })?.batch.scheduledDelayMs,
+    ).toBe(0);
   });
 
   it("appends /v1/traces to the general endpoint, keeps its path, and takes the traces endpoint as is", () => {
@@ -63,6 +99,8 @@ describe("parseTracingConfig", () => {
       serviceName: "tether-eu",
       sampler: { kind: "parentbased_traceidratio", ratio: 0.25 },
       captureContent: true,
+      batch: expect.any(Object),
+      shutdownTimeoutMs: 2000,
     });
     expect(
       parseTracingConfig({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio" })?.sampler,
@@ -100,6 +138,29 @@ describe("parseTracingConfig", () => {
     ).toBe("OTEL_TRACES_SAMPLER_ARG");
     expect(refusal({ ...ENDPOINT, TETHER_OTEL_CAPTURE_CONTENT: "yes" }).variable).toBe(
       "TETHER_OTEL_CAPTURE_CONTENT",
+    );
+    expect(refusal({ OTEL_BSP_SCHEDULE_DELAY: "5s" })).toMatchObject({
+      variable: "OTEL_BSP_SCHEDULE_DELAY",
+      problem: 'must be a whole number of at least 0, got "5s"',
+    });
+    expect(refusal({ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "0" }).variable).toBe(
+      "OTEL_BSP_MAX_QUEUE_SIZE",
+    );
+    expect(refusal({ ...ENDPOINT, OTEL_BSP_EXPORT_TIMEOUT: "-1" }).variable).toBe(
+      "OTEL_BSP_EXPORT_TIMEOUT",
+    );
+    expect(
+      refusal({
+        ...ENDPOINT,
+        OTEL_BSP_MAX_QUEUE_SIZE: "10",
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "20",
+      }),
+    ).toMatchObject({
+      variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+      problem: 'must not exceed OTEL_BSP_MAX_QUEUE_SIZE (10), got "20"',
+    });
+    expect(refusal({ ...ENDPOINT, TETHER_OTEL_SHUTDOWN_TIMEOUT_MS: "1.5" }).variable).toBe(
+      "TETHER_OTEL_SHUTDOWN_TIMEOUT_MS",
     );
   });
 

@@ -15,6 +15,8 @@ import type {
 } from "../../../../src/ports/tracer.js";
 import type { RuntimeDeps } from "../../../../src/runtime/deps.js";
 import { traceProvider, type OpenSpans } from "../../../../src/runtime/turn/call-trace.js";
+import { encodeInputPayload } from "../../../../src/runtime/turn/input-payload.js";
+import type { PendingTurnInput } from "../../../../src/domain/inputs.js";
 import type { TurnWork } from "../../../../src/runtime/turn/turn-preparation.js";
 import { startTurnTrace } from "../../../../src/runtime/turn/turn-trace.js";
 
@@ -25,6 +27,8 @@ interface Recorded {
   events: { name: string; attributes: TraceAttributes | undefined }[];
   failed: string | undefined;
   ends: number;
+  /** Links added after the start. */
+  links: string[];
 }
 
 /** A Tracer that keeps what it was told, in order. */
@@ -40,12 +44,14 @@ function recordingTracer(): { tracer: Tracer; spans: Recorded[] } {
         events: [],
         failed: undefined,
         ends: 0,
+        links: [],
       };
       spans.push(r);
       const span: TraceSpan = {
         traceparent: `00-${"1".repeat(32)}-${String(spans.length).padStart(16, "0")}-01`,
         setAttributes: (a) => Object.assign(r.attributes, a),
         addEvent: (n, a) => r.events.push({ name: n, attributes: a }),
+        addLinks: (l) => r.links.push(...l),
         fail: (_e, type) => (r.failed = type ?? "error"),
         end: () => (r.ends += 1),
       };
@@ -133,6 +139,33 @@ describe("traceProvider", () => {
     expect(open.size).toBe(0);
   });
 
+  it("a call that names no model is `chat {the provider's default}`, with the model that answered", async () => {
+    const { tracer, spans } = recordingTracer();
+    // The provider TETHER_MODEL configures: it sends its default when the turn names none.
+    const answering: ModelProvider = {
+      name: "openai-chat",
+      capabilities: { images: false },
+      defaultModel: "gpt-default",
+      call: () => ({
+        next: () =>
+          Promise.resolve({
+            done: true,
+            value: { fullText: "ok", parts: [], model: "gpt-default-2026-01-01" },
+          }),
+      }),
+    };
+    const provider = traceProvider(tracer, answering, new Map());
+    await drain(provider.call({ ...request, options: {} }));
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      name: "chat gpt-default",
+      attributes: {
+        "gen_ai.request.model": "gpt-default",
+        "gen_ai.response.model": "gpt-default-2026-01-01",
+      },
+    });
+  });
+
   it("a call that fails for good ends its span failed, with the status as the error type", async () => {
     const { tracer, spans } = recordingTracer();
     const open: OpenSpans = new Map();
@@ -204,5 +237,36 @@ describe("traceProvider", () => {
       attributes: { "tether.turn.end": "finished" },
       ends: 1,
     });
+  });
+});
+
+describe("the turn span's origins", () => {
+  const submitter = (n: number) => `00-${String(n).repeat(32)}-${String(n).repeat(16)}-01`;
+  const input = (trace: string | undefined) =>
+    ({
+      payload: encodeInputPayload({
+        items: [{ type: "text", text: "hi" }],
+        clientTools: [],
+        settings: {},
+        ...(trace !== undefined && { trace }),
+      }),
+    }) as PendingTurnInput;
+
+  it("hangs under the first input's submitter, links every other input's and each admitted steer's", async () => {
+    const { tracer, spans } = recordingTracer();
+    const deps = { tracer, provider: failingProvider([]) } as unknown as RuntimeDeps;
+    const job = {
+      fence: { sessionId: "default:s-1", fencingToken: 7, owner: { ownerId: "replica-a" } },
+      inputs: { inputs: [input(submitter(1)), input(undefined), input(submitter(2))] },
+      work: undefined,
+    } as unknown as TurnWork;
+    const trace = startTurnTrace(deps, job);
+    // Steers admitted at a checkpoint: those with a submitter become links.
+    trace.admitted([input(submitter(3)), input(undefined)]);
+    await trace.around(() =>
+      Promise.resolve({ kind: "cancelled" as const, turnId: "turn-1" } as never),
+    );
+    expect(spans[0]?.options).toMatchObject({ parent: submitter(1), links: [submitter(2)] });
+    expect(spans[0]?.links).toEqual([submitter(3)]);
   });
 });
