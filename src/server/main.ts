@@ -1,6 +1,7 @@
 // Process entry (`npm start`): configuration, store, server, and signals. SIGTERM/SIGINT drain
 // gracefully (health NOT_SERVING, stop accepting, finish in-flight calls up to the drain
 // timeout); a second signal, or a drain that runs out of time, takes the forced path.
+import { applyStorageQuotas, storageUsageReader } from "./storage-quotas.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
@@ -27,7 +28,10 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
   // The store takes whatever a request within the message limit carries, encoded.
-  const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
+  const built = applyStorageQuotas(
+    await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes)),
+    config.quotas,
+  );
   const metrics = createMetrics({ labels: metricLabelsOf(config) });
   // Off (and the SDK not loaded) unless an OTLP endpoint is configured.
   const telemetry = await startTelemetry(config.tracing, { instanceId: replicaOwner().ownerId });
@@ -44,6 +48,7 @@ async function main(): Promise<void> {
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
+    storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
   });

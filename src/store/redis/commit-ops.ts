@@ -17,6 +17,7 @@ import type {
   TranscriptMark,
 } from "../../domain/session.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
+import { metadataRefusal } from "../shared/metadata-limits.js";
 import { int, str, usageAt } from "./codec.js";
 import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
@@ -39,6 +40,9 @@ function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
     q: (commit.completeQueueClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.batchIds]),
     i: (commit.completeInputClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.inputIds]),
     m: metadata,
+    ...(commit.metadataLimits && {
+      ml: [commit.metadataLimits.maxBytes, commit.metadataLimits.maxHistoryBytes],
+    }),
     p: commit.parkedTurnId ?? "",
     f: commit.deferTurnInputs ?? "",
     c: commit.costMicros ?? 0,
@@ -105,6 +109,8 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       };
     case REPLY.LEASE_EXPIRED:
       throw leaseExpired(sessionId, input.announce?.fence.fencingToken ?? 0);
+    case REPLY.QUOTA_REFUSED:
+      throw metadataRefusal(input, str(reply, 1));
     case REPLY.STAMP_REPLAYED:
       return { sessionId, headRevision: int(reply, 1), replayed: true };
     case REPLY.STAMP_CONFLICT:
