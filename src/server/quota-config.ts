@@ -108,12 +108,22 @@ export function parseQuotaConfig(json: string): QuotaConfig {
     }
   }
   const storageDefault = {};
-  return {
+  const quotas: QuotaConfig = {
     tenants,
     default:
       raw.default === undefined ? undefined : tenantQuotaOf("default", raw.default, storageDefault),
-    storage: { tenants: storageTenants, default: storageDefault },
   };
+  // Only where a storage limit is set: a tenant listed without any keeps the defaults.
+  const anyStorage = [storageDefault, ...Object.values(storageTenants)].some(
+    (limits) => Object.keys(limits).length > 0,
+  );
+  if (anyStorage) {
+    const storageTenantsSet = Object.fromEntries(
+      Object.entries(storageTenants).filter(([, limits]) => Object.keys(limits).length > 0),
+    );
+    quotas.storage = { tenants: storageTenantsSet, default: storageDefault };
+  }
+  return quotas;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
