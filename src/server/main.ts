@@ -28,10 +28,9 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
   // The store takes whatever a request within the message limit carries, encoded.
-  const built = applyStorageQuotas(
-    await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes)),
-    config.quotas,
-  );
+  const unlimited = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
+  // Tenants' creates are held to their storage limits (ADR 0029); the operator's own are not.
+  const built = applyStorageQuotas(unlimited, config.quotas);
   const metrics = createMetrics({ labels: metricLabelsOf(config) });
   // Off (and the SDK not loaded) unless an OTLP endpoint is configured.
   const telemetry = await startTelemetry(config.tracing, { instanceId: replicaOwner().ownerId });
@@ -44,7 +43,11 @@ async function main(): Promise<void> {
     tracer,
   );
   // Declared endpoints are in place before serving, or retried while the store is unreachable.
-  const declared = await applyDeclaredEndpoints(built.webhooks, config.webhooks.endpoints, logger);
+  const declared = await applyDeclaredEndpoints(
+    unlimited.webhooks,
+    config.webhooks.endpoints,
+    logger,
+  );
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,

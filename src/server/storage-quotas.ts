@@ -42,6 +42,10 @@ export function storageUsageReader(
       webhooks.listEndpoints(tenant),
     ]);
     const used: Record<string, number> = { ...counts, webhook_endpoints: endpoints.length };
-    return STORAGE_LIMIT_NAMES.map((limit) => ({ limit, max: limits[limit], used: used[limit] ?? 0 }));
+    return STORAGE_LIMIT_NAMES.map((limit) => ({
+      limit,
+      max: limits[limit],
+      used: used[limit] ?? 0,
+    }));
   };
 }

@@ -1,7 +1,7 @@
 // The per-session metadata limits (ADR 0029) as every backend applies them in a commit's step:
 // the metadata after the patch, and every patch the session keeps as its history, in bytes
 // (keys plus values, UTF-8: what Lua's `#` counts).
-import { TetherError } from "../../domain/errors.js";
+import type { TetherError } from "../../domain/errors.js";
 import { tenantOfSession } from "../../domain/quotas.js";
 import type { RuntimeCommit } from "../../domain/session.js";
 import {

@@ -153,11 +153,23 @@ for (const backend of BACKENDS) {
       const schedules = acme(ScheduleService);
       const target = { case: "agent" as const, value: { agentId: `a1-${run}` } };
       const input = [{ kind: { case: "text" as const, value: "tick" } }];
-      await schedules.createSchedule({ scheduleId: `c1-${run}`, target, cron: "0 0 1 1 *", timezone: "UTC", input });
+      await schedules.createSchedule({
+        scheduleId: `c1-${run}`,
+        target,
+        cron: "0 0 1 1 *",
+        timezone: "UTC",
+        input,
+      });
       expect(
         (
           await quotaFailure(
-            schedules.createSchedule({ scheduleId: `c2-${run}`, target, cron: "0 0 1 1 *", timezone: "UTC", input }),
+            schedules.createSchedule({
+              scheduleId: `c2-${run}`,
+              target,
+              cron: "0 0 1 1 *",
+              timezone: "UTC",
+              input,
+            }),
           )
         ).quotaId,
       ).toBe("schedules");
