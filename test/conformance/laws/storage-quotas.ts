@@ -15,7 +15,13 @@ import {
   withStorageQuotas,
 } from "../../../src/store/shared/storage-quota-store.js";
 import { expectTetherError } from "../support/expectations.js";
-import { commitDraft, inputDraft, workDraft } from "../support/fixtures.js";
+import {
+  commitDraft,
+  inputDraft,
+  LONG_TTL_MS,
+  opaqueOwner,
+  workDraft,
+} from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
 const LIMITS: StorageLimits = {
@@ -63,6 +69,16 @@ export function describeStorageQuotaLaws(factory: StoreFactory): void {
         () => s.commit(commitDraft(sessionOf(tenant, "c"), 0)),
         () => s.submitInput(inputDraft(sessionOf(tenant, "c"), "hi")),
         () => s.enqueueWork(workDraft(sessionOf(tenant, "c"), "w")),
+        ...(s.startTurn
+          ? [
+              () =>
+                s.startTurn?.(inputDraft(sessionOf(tenant, "c"), "hi"), {
+                  owner: opaqueOwner("storage"),
+                  ttlMs: LONG_TTL_MS,
+                  maxInputs: 1,
+                }) ?? Promise.resolve(),
+            ]
+          : []),
         () =>
           s.forkSession({
             sourceId: sessionOf(tenant, "a"),
