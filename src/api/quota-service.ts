@@ -15,11 +15,14 @@ import {
 import { QuotaLimitKind, QuotaMode, type QuotaService } from "../gen/tether/v1/quota_service_pb.js";
 import type { QuotaStore } from "../ports/quota-store.js";
 import { tenantKey } from "./tenancy.js";
+import type { StorageLimitName, StorageUsage } from "../domain/storage-quotas.js";
 
 export interface QuotaServiceOptions {
   /** Undefined where the server keeps no quota counters: every tenant then has no limits. */
   store: QuotaStore | undefined;
   config: QuotaConfig;
+  /** The tenant's storage limits with their use (ADR 0029), appended to GetQuotaUsage's. */
+  storageUsage?: (tenant: string) => Promise<StorageUsage[]>;
   /** Hears each submission the gate refuses (for the refusal metric). */
   onRefusal?: (tenant: string, limit: QuotaLimitName) => void;
 }
@@ -29,6 +32,14 @@ const KIND: Record<QuotaLimitName, QuotaLimitKind> = {
   turns_per_minute: QuotaLimitKind.TURNS_PER_MINUTE,
   tokens_per_minute: QuotaLimitKind.TOKENS_PER_MINUTE,
   tokens_per_day: QuotaLimitKind.TOKENS_PER_DAY,
+};
+const STORAGE_KIND: Record<StorageLimitName, QuotaLimitKind> = {
+  sessions: QuotaLimitKind.SESSIONS,
+  agents: QuotaLimitKind.AGENTS,
+  schedules: QuotaLimitKind.SCHEDULES,
+  webhook_endpoints: QuotaLimitKind.WEBHOOK_ENDPOINTS,
+  session_metadata_bytes: QuotaLimitKind.SESSION_METADATA_BYTES,
+  metadata_history_bytes: QuotaLimitKind.METADATA_HISTORY_BYTES,
 };
 const MODE: Record<DomainQuotaMode, QuotaMode> = {
   queue: QuotaMode.QUEUE,
@@ -43,17 +54,29 @@ export function createQuotaService(options: QuotaServiceOptions): ServiceImpl<ty
         throw permissionDenied("tenant", "a caller reads its own tenant's quota only");
       }
       const quota = quotaOf(options.config, own);
-      if (!quota || !options.store) return { tenant: own, limits: [] };
-      const usage = await options.store.readQuotaUsage(own);
+      const [usage, storage] = await Promise.all([
+        quota && options.store?.readQuotaUsage(own),
+        options.storageUsage?.(own) ?? [],
+      ]);
+      const turns = quota && usage ? quotaReport(quota, usage) : [];
       return {
         tenant: own,
-        limits: quotaReport(quota, usage).map((r) => ({
-          kind: KIND[r.limit],
-          mode: MODE[r.mode],
-          limit: BigInt(r.max),
-          used: BigInt(r.used),
-          resetTimeUnixMs: BigInt(r.resetAtMs ?? 0),
-        })),
+        limits: [
+          ...turns.map((r) => ({
+            kind: KIND[r.limit],
+            mode: MODE[r.mode],
+            limit: BigInt(r.max),
+            used: BigInt(r.used),
+            resetTimeUnixMs: BigInt(r.resetAtMs ?? 0),
+          })),
+          ...storage.map((r) => ({
+            kind: STORAGE_KIND[r.limit],
+            mode: QuotaMode.REJECT,
+            limit: BigInt(r.max),
+            used: BigInt(r.used),
+            resetTimeUnixMs: 0n,
+          })),
+        ],
       };
     },
   };

@@ -3,6 +3,7 @@
 // engine counts them for a budget: input + output + cache reads + cache writes (budgetTokens).
 import { TetherError } from "./errors.js";
 import { TENANT_SEPARATOR, type SessionId } from "./ids.js";
+import type { StorageQuotaConfig } from "./storage-quotas.js";
 
 export const QUOTA_LIMIT_NAMES = [
   "concurrent_turns",
@@ -27,6 +28,8 @@ export type TenantQuota = Partial<Record<QuotaLimitName, QuotaLimit>>;
 export interface QuotaConfig {
   tenants: Readonly<Record<string, TenantQuota>>;
   default: TenantQuota | undefined;
+  /** The storage limits set (ADR 0029); absent ones keep DEFAULT_STORAGE_LIMITS. */
+  storage?: StorageQuotaConfig;
 }
 
 export const NO_QUOTAS: QuotaConfig = { tenants: {}, default: undefined };

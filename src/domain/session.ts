@@ -4,6 +4,7 @@ import type { TurnInputClaimCompletion } from "./inputs.js";
 import type { LeaseFence, SessionExecutionLease } from "./lease.js";
 import type { ParkedTurn } from "./parked-turns.js";
 import type { QueuedWorkClaimCompletion } from "./queue.js";
+import type { MetadataLimits } from "./storage-quotas.js";
 
 export interface UsageTotals {
   inputTokens: number;
@@ -81,6 +82,11 @@ export interface RuntimeCommit {
   advanceTurn?: boolean;
   /** Keys set to "" are removed. */
   metadataPatch?: Record<string, string>;
+  /**
+   * The tenant's metadata limits (ADR 0029), checked with the patch in the commit's step: past
+   * either, the commit is refused (quota_exhausted) and changes nothing. Absent: unchecked.
+   */
+  metadataLimits?: MetadataLimits;
   stamp?: CommitStamp;
   /** Advisory: released when the commit applies. */
   releaseLease?: LeaseFence;

@@ -68,8 +68,14 @@ export interface WebhookOutboxStore {
 }
 
 export interface WebhookEndpointStore {
-  /** Undefined when the id is taken (the existing endpoint is left as it is). */
-  createEndpoint(draft: WebhookEndpointDraft): Promise<WebhookEndpoint | undefined>;
+  /**
+   * Undefined when the id is taken (the existing endpoint is left as it is). With `maxEndpoints`
+   * (ADR 0029), a tenant holding that many already is refused quota_exhausted, in the same step.
+   */
+  createEndpoint(
+    draft: WebhookEndpointDraft,
+    maxEndpoints?: number,
+  ): Promise<WebhookEndpoint | undefined>;
   getEndpoint(tenant: string, endpointId: string): Promise<WebhookEndpoint | undefined>;
   /** Every endpoint of the tenant, by id. */
   listEndpoints(tenant: string): Promise<WebhookEndpoint[]>;

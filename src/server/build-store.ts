@@ -9,6 +9,9 @@ import { createRedisScheduleStore } from "../store/redis/schedule-ops.js";
 import { systemClock } from "../ports/clock.js";
 import { createMemoryQuotaStore } from "../store/memory/quota-ops.js";
 import { createRedisQuotaStore } from "../store/redis/quota-ops.js";
+import type { StorageQuotaStore } from "../ports/storage-quota-store.js";
+import { createMemoryStorageQuotaStore } from "../store/memory/storage-quota-ops.js";
+import { createRedisStorageQuotaStore } from "../store/redis/storage-quota-ops.js";
 import { createMemoryStore } from "../store/memory/memory-store.js";
 import { createRedisStore, createRedisWebhookStore } from "../store/redis/index.js";
 import type { WebhookStore } from "../ports/webhook-store.js";
@@ -41,6 +44,8 @@ export interface BuiltStore {
   ready: ReadyIndex;
   /** Tenant quota counters (ADR 0015), shared by every replica on the same backend. */
   quotas: QuotaStore;
+  /** Storage slots of sessions, agents and schedules per tenant (ADR 0029). */
+  storageQuotas: StorageQuotaStore;
   /** Schedules (ADR 0020), shared by every replica on the same backend. */
   schedules: ScheduleStore;
   /** Webhook outboxes and endpoints (ADR 0021) on the same backend. */
@@ -76,6 +81,7 @@ export async function buildStore(
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
       quotas: createMemoryQuotaStore({ clock: systemClock }),
+      storageQuotas: createMemoryStorageQuotaStore(),
       schedules: createMemoryScheduleStore({ clock: systemClock }),
       webhooks: store.webhooks,
       ping: () => Promise.resolve(),
@@ -125,6 +131,7 @@ export async function buildStore(
     signals,
     ready: createRedisReadyIndex({ redis }),
     quotas: createRedisQuotaStore({ redis }),
+    storageQuotas: createRedisStorageQuotaStore({ redis }),
     schedules: createRedisScheduleStore({ redis, durability: config.durability }),
     webhooks: createRedisWebhookStore({ redis, durability: config.durability }),
     async ping() {

@@ -1,6 +1,7 @@
 // Process entry (`npm start`): configuration, store, server, and signals. SIGTERM/SIGINT drain
 // gracefully (health NOT_SERVING, stop accepting, finish in-flight calls up to the drain
 // timeout); a second signal, or a drain that runs out of time, takes the forced path.
+import { applyStorageQuotas, storageUsageReader } from "./storage-quotas.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
@@ -27,7 +28,9 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
   // The store takes whatever a request within the message limit carries, encoded.
-  const built = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
+  const unlimited = await buildStore(config.store, logger, storeLimitsFor(config.maxMessageBytes));
+  // Tenants' creates are held to their storage limits (ADR 0029); the operator's own are not.
+  const built = applyStorageQuotas(unlimited, config.quotas);
   const metrics = createMetrics({ labels: metricLabelsOf(config) });
   // Off (and the SDK not loaded) unless an OTLP endpoint is configured. The first drop is logged
   // once; the counter says how many followed.
@@ -53,10 +56,15 @@ async function main(): Promise<void> {
     tracer,
   );
   // Declared endpoints are in place before serving, or retried while the store is unreachable.
-  const declared = await applyDeclaredEndpoints(built.webhooks, config.webhooks.endpoints, logger);
+  const declared = await applyDeclaredEndpoints(
+    unlimited.webhooks,
+    config.webhooks.endpoints,
+    logger,
+  );
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
+    storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
   });

@@ -14,6 +14,17 @@ import {
   type TenantQuota,
 } from "../domain/quotas.js";
 import { checkTenantName } from "../api/tenancy.js";
+import { STORAGE_LIMIT_NAMES, type StorageLimits } from "../domain/storage-quotas.js";
+
+const isStorageLimit = (key: string): key is (typeof STORAGE_LIMIT_NAMES)[number] =>
+  (STORAGE_LIMIT_NAMES as readonly string[]).includes(key);
+
+/** A storage limit (ADR 0029) is always reject: a store cannot queue a write until room frees. */
+function storageLimitOf(field: string, raw: unknown): number {
+  const { max, mode } = limitOf(field, "tokens_per_day", raw);
+  if (mode !== "reject") throw new QuotaConfigError(`${field}.mode`, 'must be "reject"');
+  return max;
+}
 
 export class QuotaConfigError extends Error {
   constructor(
@@ -47,15 +58,21 @@ function limitOf(field: string, name: QuotaLimitName, raw: unknown): QuotaLimit 
   return { max, mode };
 }
 
-function tenantQuotaOf(field: string, raw: unknown): TenantQuota {
+function tenantQuotaOf(
+  field: string,
+  raw: unknown,
+  storage: Partial<Record<keyof StorageLimits, number>>,
+): TenantQuota {
   if (!isObject(raw)) throw new QuotaConfigError(field, "must be an object of limits");
   const quota: TenantQuota = {};
   for (const [key, value] of Object.entries(raw)) {
+    if (isStorageLimit(key)) {
+      storage[key] = storageLimitOf(`${field}.${key}`, value);
+      continue;
+    }
     if (!(QUOTA_LIMIT_NAMES as readonly string[]).includes(key)) {
-      throw new QuotaConfigError(
-        `${field}.${key}`,
-        `is not a limit (one of ${QUOTA_LIMIT_NAMES.join(", ")})`,
-      );
+      const names = [...QUOTA_LIMIT_NAMES, ...STORAGE_LIMIT_NAMES];
+      throw new QuotaConfigError(`${field}.${key}`, `is not a limit (one of ${names.join(", ")})`);
     }
     const name = key as QuotaLimitName;
     quota[name] = limitOf(`${field}.${key}`, name, value);
@@ -77,6 +94,7 @@ export function parseQuotaConfig(json: string): QuotaConfig {
     }
   }
   const tenants: Record<string, TenantQuota> = {};
+  const storageTenants: Record<string, Partial<StorageLimits>> = {};
   if (raw.tenants !== undefined) {
     if (!isObject(raw.tenants)) throw new QuotaConfigError("tenants", "must be an object");
     for (const [tenant, quota] of Object.entries(raw.tenants)) {
@@ -85,13 +103,27 @@ export function parseQuotaConfig(json: string): QuotaConfig {
       } catch (error) {
         throw new QuotaConfigError(`tenants.${tenant}`, (error as Error).message);
       }
-      tenants[tenant] = tenantQuotaOf(`tenants.${tenant}`, quota);
+      const storage = (storageTenants[tenant] = {});
+      tenants[tenant] = tenantQuotaOf(`tenants.${tenant}`, quota, storage);
     }
   }
-  return {
+  const storageDefault = {};
+  const quotas: QuotaConfig = {
     tenants,
-    default: raw.default === undefined ? undefined : tenantQuotaOf("default", raw.default),
+    default:
+      raw.default === undefined ? undefined : tenantQuotaOf("default", raw.default, storageDefault),
   };
+  // Only where a storage limit is set: a tenant listed without any keeps the defaults.
+  const anyStorage = [storageDefault, ...Object.values(storageTenants)].some(
+    (limits) => Object.keys(limits).length > 0,
+  );
+  if (anyStorage) {
+    const storageTenantsSet = Object.fromEntries(
+      Object.entries(storageTenants).filter(([, limits]) => Object.keys(limits).length > 0),
+    );
+    quotas.storage = { tenants: storageTenantsSet, default: storageDefault };
+  }
+  return quotas;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -9,6 +9,7 @@ import { createHealthState, ServingStatus, type HealthState } from "../api/healt
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
+import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
 import { startListener } from "./listeners.js";
@@ -32,6 +33,8 @@ export interface TetherServerOptions {
   routes?: RouteHook;
   /** The tenant quota counters the configured quotas (config.quotas) are kept in. */
   quotas?: QuotaStore;
+  /** The tenant's storage limits with their use, for GetQuotaUsage (ADR 0029). */
+  storageUsage?: (tenant: string) => Promise<StorageUsage[]>;
   /** Spans of RPCs; the runtime gets the same tracer (src/telemetry, ADR 0013). */
   tracer?: Tracer;
   /** CompactSession's work: the runtime's. */
@@ -69,6 +72,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   const quotas = {
     store: options.quotas,
     config: config.quotas,
+    ...(options.storageUsage && { storageUsage: options.storageUsage }),
     onRefusal: (tenant: string, limit: string) =>
       metrics.countQuotaRefusal?.(tenant, limit, "submission"),
   };

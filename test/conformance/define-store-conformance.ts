@@ -16,6 +16,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeQuotaLaws } from "./laws/quotas.js";
+import { describeStorageQuotaLaws } from "./laws/storage-quotas.js";
 import { describeScheduleLaws } from "./laws/schedules.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
 import { describeRenewalLaws } from "./laws/renewals.js";
@@ -70,6 +71,7 @@ export function defineStoreConformance(
   describeAgentLaws(factory);
   describeBadInputLaws(factory);
   if (options.quotas !== false) describeQuotaLaws(factory);
+  if (options.quotas !== false) describeStorageQuotaLaws(factory);
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);

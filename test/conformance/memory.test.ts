@@ -3,6 +3,7 @@ import { describe } from "vitest";
 import { createManualClock } from "../../src/ports/clock.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
+import { createMemoryStorageQuotaStore } from "../../src/store/memory/storage-quota-ops.js";
 import { createMemoryReadyIndex } from "../../src/store/memory/ready-index.js";
 import { createMemoryScheduleStore } from "../../src/store/memory/schedule-ops.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
@@ -19,6 +20,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
   return {
     store,
     quotas: createMemoryQuotaStore({ clock }),
+    storageQuotas: createMemoryStorageQuotaStore(),
     schedules: createMemoryScheduleStore({ clock }),
     webhooks: store.webhooks,
     ready: createMemoryReadyIndex(),

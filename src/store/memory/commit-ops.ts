@@ -16,6 +16,8 @@ import {
   type TranscriptMark,
 } from "../../domain/session.js";
 import { logClaimSuperseded, type StoreLogger } from "../shared/store-log.js";
+import { metadataBytes } from "../../domain/storage-quotas.js";
+import { metadataOverLimit, metadataRefusal } from "../shared/metadata-limits.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { recordRevision } from "./history-ops.js";
 import { deferTurnInputs } from "./input-ops.js";
@@ -162,6 +164,9 @@ export function commitRuntimeState(
     checkApplicable(cell, commit, nowMs, ctx.log);
     const log = commit.announce && ctx.announcements;
     if (log && commit.announce) requireLiveFence(cell, commit.announce.fence, nowMs);
+    const logged = cell.history.metadataLog.reduce((sum, e) => sum + metadataBytes(e.patch), 0);
+    const over = metadataOverLimit(cell.metadata, logged, commit);
+    if (over) throw metadataRefusal(commit, over);
     const receipt = apply(cell, commit);
     for (const event of commit.webhookEvents ?? []) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);

@@ -1,5 +1,6 @@
 // Webhooks of the memory store (ADR 0021): outbox rows per session, written inside the session's
 // serialized step by commit and park (writeOutboxRow), and the tenant's endpoints and logs.
+import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
 import type { SessionId } from "../../domain/ids.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
@@ -104,9 +105,14 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
     return map;
   };
   return {
-    createEndpoint(draft) {
+    createEndpoint(draft, maxEndpoints) {
       const map = tenantMap(draft.tenant);
       if (map.has(draft.endpointId)) return Promise.resolve(undefined);
+      if (maxEndpoints !== undefined && map.size >= maxEndpoints) {
+        return Promise.reject(
+          storageQuotaExhausted(draft.tenant, "webhook_endpoints", maxEndpoints),
+        );
+      }
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       map.set(draft.endpointId, copyEndpoint(endpoint));
       return Promise.resolve(copyEndpoint(endpoint));

@@ -18,6 +18,7 @@ import type {
 } from "../../domain/session.js";
 import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
+import { metadataRefusal } from "../shared/metadata-limits.js";
 import { int, str, usageAt } from "./codec.js";
 import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
@@ -40,6 +41,9 @@ function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
     q: (commit.completeQueueClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.batchIds]),
     i: (commit.completeInputClaims ?? []).map((c) => [c.claimId, c.fencingToken, c.inputIds]),
     m: metadata,
+    ...(commit.metadataLimits && {
+      ml: [commit.metadataLimits.maxBytes, commit.metadataLimits.maxHistoryBytes],
+    }),
     p: commit.parkedTurnId ?? "",
     f: commit.deferTurnInputs ?? "",
     c: commit.costMicros ?? 0,
@@ -108,6 +112,8 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       };
     case REPLY.LEASE_EXPIRED:
       throw leaseExpired(sessionId, input.announce?.fence.fencingToken ?? 0);
+    case REPLY.QUOTA_REFUSED:
+      throw metadataRefusal(input, str(reply, 1));
     case REPLY.STAMP_REPLAYED:
       return { sessionId, headRevision: int(reply, 1), replayed: true };
     case REPLY.STAMP_CONFLICT:

@@ -89,6 +89,11 @@ export const SCRIPT_WRITE_CLASS = {
   releaseTurnSlot: "internal",
   renewTurnSlots: "internal",
   readQuotaUsage: "internal-read",
+  // Storage slots (ADR 0029) are taken before the acknowledged create they admit; a lost one
+  // lets a tenant past its limit by what the failover lost, and promises nothing to a client.
+  takeStorageSlot: "internal",
+  releaseStorageSlot: "internal",
+  countStorageSlots: "internal-read",
   // A tenant's spend (ADR 0016) is a counter of the same kind: a lost charge lets the tenant
   // spend a little more, and no client is promised it.
   chargeTenantSpend: "internal",

@@ -216,6 +216,14 @@ export function quotaKeys(namespace: string, tenant: string): QuotaKeys {
 }
 
 /**
+ * Set of the ids of one kind (sessions, agents, schedules) that hold a storage slot of a tenant
+ * (ADR 0029); the tenant's quota hash tag, so each slot change is one script on one slot.
+ */
+export function storageSlotsKey(namespace: string, tenant: string, kind: string): string {
+  return `${namespace}:{quota:${tenant}}:storage:${kind}`;
+}
+
+/**
  * Keys of the schedules (ADR 0020): every schedule of every tenant, the due index and the runs
  * share the hash tag `{sched}`, so claiming an occurrence and settling it are each one script
  * on one slot, on Cluster too. The fire itself lands in the target session's slot.

@@ -3,6 +3,7 @@
 // tenant's endpoints and delivery logs live under the tag `{webhooks:<tenant>}`.
 import type { Cluster, Redis } from "ioredis";
 import type { SessionId } from "../../domain/ids.js";
+import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
   type OutboxClaim,
@@ -116,14 +117,17 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
         await guarded(() => redis.zadd(index, "LT", 0, outboxId));
       }
     },
-    async createEndpoint(draft) {
+    async createEndpoint(draft, maxEndpoints) {
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       const keys = tenantKeys(draft.tenant);
       const reply = await scripts.run(
         "createWebhookEndpoint",
         [keys.endpoints],
-        [draft.endpointId, encodeEndpoint(endpoint)],
+        [draft.endpointId, encodeEndpoint(endpoint), maxEndpoints ?? 0],
       );
+      if (reply[0] === REPLY.QUOTA_REFUSED) {
+        throw storageQuotaExhausted(draft.tenant, "webhook_endpoints", maxEndpoints ?? 0);
+      }
       return reply[0] === REPLY.OK ? endpoint : undefined;
     },
     async getEndpoint(tenant, endpointId) {

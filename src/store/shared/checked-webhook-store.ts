@@ -90,14 +90,15 @@ export function withWebhookChecks(inner: WebhookStore): WebhookStore {
         () => checkCount("limit", limit, 1, 10_000),
         () => inner.dueOutboxes(limit),
       ),
-    createEndpoint: (draft) =>
+    createEndpoint: (draft, maxEndpoints) =>
       checked(
         () => {
           tenant(draft?.tenant);
           endpoint(draft.endpointId);
           parseWebhookEventTypes(draft.eventTypes, "event_types");
+          if (maxEndpoints !== undefined) checkCount("max_endpoints", maxEndpoints, 1);
         },
-        () => inner.createEndpoint(draft),
+        () => inner.createEndpoint(draft, maxEndpoints),
       ),
     getEndpoint: (t, id) =>
       checked(

@@ -221,6 +221,10 @@ export function checkCommit(commit: RuntimeCommit, limits: StoreLimits): void {
     checkText("metadata_patch key", key, MAX_KEY_LENGTH, false);
     checkText(`metadata_patch.${key}`, value, limits.maxPayloadBytes, true);
   }
+  if (commit.metadataLimits) {
+    checkCount("metadata_limits.max_bytes", commit.metadataLimits.maxBytes, 1);
+    checkCount("metadata_limits.max_history_bytes", commit.metadataLimits.maxHistoryBytes, 1);
+  }
   if (commit.stamp) {
     checkText("stamp.operation_id", commit.stamp.operationId, MAX_KEY_LENGTH, false);
     checkText("stamp.content_hash", commit.stamp.contentHash, MAX_KEY_LENGTH, false);

@@ -4,6 +4,7 @@ import { afterEach, beforeEach } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
 import type { ReadyIndex } from "../../../src/ports/ready-index.js";
+import type { StorageQuotaStore } from "../../../src/ports/storage-quota-store.js";
 import type { ScheduleStore } from "../../../src/ports/schedule-store.js";
 import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
@@ -15,6 +16,8 @@ export interface StoreHarness {
    * has none: quota operations are not on LeaseService (ADR 0015).
    */
   quotas?: QuotaStore;
+  /** Per-tenant storage slots (ADR 0029) on the same backend; the wire has none. */
+  storageQuotas?: StorageQuotaStore;
   /** The schedules on the same backend and clock; the wire has none (ADR 0020). */
   schedules?: ScheduleStore;
   /**

@@ -825,7 +825,10 @@ export const SessionService: GenService<{
     output: typeof DeleteSessionResponseSchema;
   },
   /**
-   * Sets or removes metadata keys in one commit.
+   * Sets or removes metadata keys in one commit. Every revision's patch is kept (GetSession at a
+   * revision reads it), within the tenant's storage limits (ADR 0029): RESOURCE_EXHAUSTED when
+   * the metadata would pass session_metadata_bytes or the session's kept patches
+   * metadata_history_bytes; nothing changes then (a fork starts a fresh history).
    *
    * @generated from rpc tether.v1.SessionService.UpdateSessionMetadata
    */

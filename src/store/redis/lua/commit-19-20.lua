@@ -20,6 +20,9 @@
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
 --           q = [[claim id, fencing token, [batch ids]]...], i = same for input claims,
 --           m = [key, value, ...] (value "" removes the key),
+--           ml = [max metadata bytes, max metadata history bytes] or absent (ADR 0029: the
+--                metadata after the patch, keys plus values, and every patch the session
+--                keeps, counted in the head's 'mlb', stay within them),
 --           p = the parked turn this commit ends ("" for none),
 --           f = the turn whose pending steered inputs become next-turn input ("" for none),
 --           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
@@ -40,6 +43,7 @@
 --          {R.HEAD_CONFLICT, actualHead}
 --          {R.QUEUE_CLAIM_SUPERSEDED, claimId} / {R.INPUT_CLAIM_SUPERSEDED, claimId}
 --          {R.PARKED_MISMATCH, parkedTurnId or ""}  p names a turn that is not the parked one
+--          {R.QUOTA_REFUSED, limit name}       the patch would pass a limit of ml (nothing changed)
 local spec = cjson.decode(ARGV[1])
 
 if spec.op ~= '' then
@@ -85,6 +89,22 @@ if announce and not fence_matches(lease, announce[1], announce[2]) then
   return { R.LEASE_EXPIRED }
 end
 
+local patch_bytes = 0
+for n = 1, #spec.m, 2 do patch_bytes = patch_bytes + #spec.m[n] + #spec.m[n + 1] end
+if #spec.m > 0 and spec.ml and #spec.ml == 2 then
+  local logged = tonumber(redis.call('HGET', KEYS[1], 'mlb') or '0')
+  if logged + patch_bytes > spec.ml[2] then return { R.QUOTA_REFUSED, 'metadata_history_bytes' } end
+  local after = {}
+  local current = redis.call('HGETALL', KEYS[3])
+  for n = 1, #current, 2 do after[current[n]] = #current[n] + #current[n + 1] end
+  for n = 1, #spec.m, 2 do
+    after[spec.m[n]] = spec.m[n + 1] ~= '' and #spec.m[n] + #spec.m[n + 1] or nil
+  end
+  local size = 0
+  for _, bytes in pairs(after) do size = size + bytes end
+  if size > spec.ml[1] then return { R.QUOTA_REFUSED, 'session_metadata_bytes' } end
+end
+
 -- Every check passed: write.
 local rev = head + 1
 redis.call('HSET', KEYS[1], 'rev', rev)
@@ -118,7 +138,10 @@ if spec.p ~= '' then redis.call('DEL', KEYS[10]) end
 if spec.f ~= '' then defer_turn_inputs(KEYS[1], KEYS[9], KEYS[8], spec.f) end
 local turn = tonumber(redis.call('HGET', KEYS[1], 'turn') or '0')
 record_revision(KEYS[1], KEYS[11], KEYS[3], KEYS[12], rev, redis.call('LLEN', KEYS[2]), turn)
-if #spec.m > 0 then redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = spec.m })) end
+if #spec.m > 0 then
+  redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = spec.m }))
+  redis.call('HINCRBY', KEYS[1], 'mlb', patch_bytes)
+end
 if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
   redis.call('DEL', KEYS[5])
 end

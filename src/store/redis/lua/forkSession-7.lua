@@ -22,5 +22,9 @@ rpush_all(KEYS[2], messages)
 local metadata = cjson.decode(ARGV[3])
 if #metadata > 0 then redis.call('HSET', KEYS[3], unpack(metadata)) end
 redis.call('RPUSH', KEYS[5], cjson.encode({ r = rev, m = metadata }))
+-- The metadata history's bytes (ADR 0029, as commit counts them): this first entry's.
+local logged = 0
+for n = 1, #metadata do logged = logged + #metadata[n] end
+redis.call('HSET', KEYS[1], 'mlb', logged)
 redis.call('RPUSH', KEYS[4], num(#messages) .. ':' .. ARGV[2])
 return { R.OK, rev }

@@ -1,0 +1,41 @@
+// The storage-slot port on Redis (ADR 0029): per tenant and kind a set of ids under the tenant's
+// quota hash tag `{quota:<tenant>}`; one script call per operation.
+import type { Cluster, Redis } from "ioredis";
+import { COUNTED_KINDS, type CountedKind } from "../../domain/storage-quotas.js";
+import type { StorageQuotaStore } from "../../ports/storage-quota-store.js";
+import { checkTenant } from "../shared/quota-checks.js";
+import { checkKind, checkMax, checkSlotId } from "../shared/storage-quota-checks.js";
+import { checkNamespace, storageSlotsKey } from "./keys.js";
+import { REPLY } from "./replies.js";
+import { createScriptRunner } from "./scripts.js";
+
+export function createRedisStorageQuotaStore(options: {
+  redis: Redis | Cluster;
+  namespace?: string;
+}): StorageQuotaStore {
+  const namespace = checkNamespace(options.namespace ?? "tether");
+  const scripts = createScriptRunner(options.redis);
+  const key = (tenant: unknown, kind: unknown) =>
+    storageSlotsKey(namespace, checkTenant(tenant), checkKind(kind));
+  return {
+    async takeStorageSlot(tenant, kind, id, max) {
+      const k = key(tenant, kind);
+      const args = [checkSlotId(id), checkMax(max)];
+      const reply = await scripts.run("takeStorageSlot", [k], args);
+      if (reply[0] === REPLY.QUOTA_REFUSED) return "refused";
+      return reply[1] === 1 ? "taken" : "held";
+    },
+    async releaseStorageSlot(tenant, kind, id) {
+      const k = key(tenant, kind);
+      const reply = await scripts.run("releaseStorageSlot", [k], [checkSlotId(id)]);
+      return reply[1] === 1;
+    },
+    async countStorageSlots(tenant) {
+      const keys = COUNTED_KINDS.map((kind) => key(tenant, kind));
+      const reply = await scripts.run("countStorageSlots", keys, []);
+      const counts = {} as Record<CountedKind, number>;
+      COUNTED_KINDS.forEach((kind, i) => (counts[kind] = Number(reply[i + 1])));
+      return counts;
+    },
+  };
+}
