@@ -10,11 +10,7 @@ import { createAgentService } from "../../src/api/agent-service.js";
 import { createTurnService } from "../../src/api/turn-service.js";
 import { AgentService } from "../../src/gen/tether/v1/agent_service_pb.js";
 import { QuotaService } from "../../src/gen/tether/v1/quota_service_pb.js";
-import {
-  FailureReason,
-  type ToolDefinition,
-  type TurnOutcome,
-} from "../../src/gen/tether/v1/turn_pb.js";
+import { FailureReason, type TurnOutcome } from "../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import { createScriptedProvider } from "../../src/providers/scripted.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
@@ -117,7 +113,11 @@ async function whileBPolls(attack: () => Promise<void>): Promise<number> {
 const refusedField = async (call: Promise<unknown>) =>
   violatedFields(await expectCode(call, Code.InvalidArgument));
 
-const turnWith = (text: string, options: object, clientTools: Partial<ToolDefinition>[] = []) => ({
+const turnWith = (
+  text: string,
+  options: object,
+  clientTools: { name: string; parametersJsonSchema: string }[] = [],
+) => ({
   sessionId: `s-${randomUUID()}`,
   input: [{ kind: { case: "text" as const, value: text } }],
   options,

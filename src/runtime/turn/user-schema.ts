@@ -20,8 +20,16 @@ export const USER_SCHEMA_LIMITS = {
   maxBytes: 64 * 1024,
   /** Objects and arrays nested in one another, the schema itself being level 1. */
   maxDepth: 64,
-  /** Object members and array elements in the whole schema: what Ajv's compile time follows. */
-  maxMembers: 1_000,
+  /**
+   * Object members and array elements in a schema Tether compiles: Ajv's compile time grows
+   * with them (a client tool's schema, never compiled here, is not held to this).
+   */
+  maxMembers: 500,
+  /**
+   * RE2 instructions of all the schema's patterns together: checking a string costs its length
+   * times the instructions of the patterns it meets, so this bounds a check's time per byte.
+   */
+  maxPatternProgram: 2_000,
 } as const;
 
 /** Where a value breaks its schema first: a JSON pointer ("" for the value itself), and why. */
@@ -39,8 +47,8 @@ export const USER_SCHEMA_CACHE_ENTRIES = 256;
 export const USER_SCHEMA_CACHE_BYTES = 8 * 1024 * 1024;
 
 /**
- * Parses a schema given as JSON text and checks its bounds: the edge's one call for a schema
- * field. Throws invalid_argument naming `field`.
+ * Parses a schema given as JSON text and checks its size and depth: the edge's one call for a
+ * schema field. Throws invalid_argument naming `field`.
  */
 export function parseUserSchema(text: string, field: string): JsonSchemaObject {
   const bytes = Buffer.byteLength(text, "utf8");
@@ -56,7 +64,7 @@ export function parseUserSchema(text: string, field: string): JsonSchemaObject {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
     throw invalidArgument(field, "must be a JSON object");
   }
-  checkShape(schema as JsonSchemaObject, field);
+  checkShape(schema as JsonSchemaObject, field, Number.POSITIVE_INFINITY);
   return schema as JsonSchemaObject;
 }
 
@@ -64,7 +72,7 @@ export function parseUserSchema(text: string, field: string): JsonSchemaObject {
  * Depth and member count, walked with an explicit stack: the schema may be nested far deeper
  * than the call stack allows (JSON.parse itself does not recurse).
  */
-function checkShape(schema: JsonSchemaObject, field: string): void {
+function checkShape(schema: JsonSchemaObject, field: string, maxMembers: number): void {
   const pending: { value: JsonValue; depth: number }[] = [{ value: schema, depth: 1 }];
   let members = 0;
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
@@ -78,10 +86,10 @@ function checkShape(schema: JsonSchemaObject, field: string): void {
     }
     const children = Array.isArray(value) ? value : Object.values(value);
     members += children.length;
-    if (members > USER_SCHEMA_LIMITS.maxMembers) {
+    if (members > maxMembers) {
       throw invalidArgument(
         field,
-        `must hold at most ${USER_SCHEMA_LIMITS.maxMembers} object members and array elements`,
+        `must hold at most ${maxMembers} object members and array elements`,
       );
     }
     for (const child of children) pending.push({ value: child, depth: depth + 1 });
@@ -96,22 +104,43 @@ function re2Syntax(pattern: string): string {
   return pattern.replace(/(?<!\\)((?:\\\\)*)\\u([0-9A-Fa-f]{4})/gu, "$1\\x{$2}");
 }
 
-/** Ajv's `code.regExp`: RE2 matches in time linear in the input, whatever the pattern. */
-function re2Engine(pattern: string, flags: string): { test(s: string): boolean; toString(): string } {
-  let compiled: RE2JS;
-  try {
-    compiled = RE2JS.compile(re2Syntax(pattern), flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`pattern ${JSON.stringify(pattern)} is not supported (${reason})`);
-  }
-  return {
-    test: (s: string) => compiled.test(s),
-    // Ajv keeps one regex per distinct key in a compiled schema: the key must tell them apart.
-    toString: () => `/${pattern}/${flags}`,
-  };
+type RegExpEngine = ((pattern: string, flags: string) => RegExpLike) & { code: string };
+interface RegExpLike {
+  test(s: string): boolean;
+  toString(): string;
 }
-re2Engine.code = "re2js";
+
+/**
+ * Ajv's `code.regExp` for one compile: RE2 matches in time linear in the input, whatever the
+ * pattern, and the patterns together get `maxPatternProgram` instructions.
+ */
+function re2Engine(): RegExpEngine {
+  let program = 0;
+  const engine = (pattern: string, flags: string): RegExpLike => {
+    let compiled: RE2JS;
+    try {
+      compiled = RE2JS.compile(
+        re2Syntax(pattern),
+        flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0,
+      );
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`pattern ${JSON.stringify(pattern)} is not supported (${reason})`);
+    }
+    program += compiled.programSize();
+    if (program > USER_SCHEMA_LIMITS.maxPatternProgram) {
+      throw new Error(
+        `its patterns are too large together (at most ${USER_SCHEMA_LIMITS.maxPatternProgram} RE2 instructions; ${JSON.stringify(pattern)} reaches ${program})`,
+      );
+    }
+    return {
+      test: (s: string) => compiled.test(s),
+      // Ajv keeps one regex per distinct key in a compiled schema: the key must tell them apart.
+      toString: () => `/${pattern}/${flags}`,
+    };
+  };
+  return Object.assign(engine, { code: "re2js" });
+}
 
 /** Checks schemas against the JSON Schema meta-schema; never compiles or registers one. */
 const metaChecker = new Ajv({ strict: false, logger: false });
@@ -129,7 +158,7 @@ function compile(schema: JsonSchemaObject): ValidateFunction {
     // thousand properties overflow the parser's stack.
     allErrors: true,
     validateSchema: false,
-    code: { regExp: re2Engine },
+    code: { regExp: re2Engine() },
   });
   return ajv.compile(schema);
 }
@@ -165,7 +194,7 @@ export function userSchemaCacheSize(): { entries: number; bytes: number } {
  */
 export function compileUserSchema(schema: JsonSchemaObject, field: string): SchemaCheck {
   // Bounds first: JSON.stringify below recurses as deep as the schema nests.
-  checkShape(schema, field);
+  checkShape(schema, field, USER_SCHEMA_LIMITS.maxMembers);
   const text = JSON.stringify(schema);
   const key = createHash("sha256").update(text).digest("hex");
   const hit = cache.get(key);
@@ -190,7 +219,8 @@ export function compileUserSchema(schema: JsonSchemaObject, field: string): Sche
       if (validate(value)) return undefined;
     } catch (error) {
       // A recursive schema follows the value as deep as it nests.
-      if (error instanceof RangeError) return { path: "", message: "is nested too deeply to check" };
+      if (error instanceof RangeError)
+        return { path: "", message: "is nested too deeply to check" };
       throw error;
     }
     const first = validate.errors?.[0];

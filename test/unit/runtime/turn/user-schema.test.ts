@@ -171,18 +171,33 @@ describe("bounds", () => {
     refusal(() => compileUserSchema(nested(65), "f"), "f");
   });
 
-  test("more than 1,000 members are refused, 1,000 accepted", () => {
-    const withProperties = (n: number): Schema => {
-      const properties: Schema = {};
-      for (let i = 0; i < n; i++) properties[`p${i}`] = {};
-      return { type: "object", properties };
-    };
+  const withProperties = (n: number): Schema => {
+    const properties: Schema = {};
+    for (let i = 0; i < n; i++) properties[`p${i}`] = {};
+    return { type: "object", properties };
+  };
+
+  test("a compiled schema of more than 500 members is refused, 500 accepted", () => {
     // `type` and `properties`, then n properties.
-    expect(() => compileUserSchema(withProperties(998), "f")).not.toThrow();
-    const error = refusal(() => compileUserSchema(withProperties(999), "f"), "f");
+    expect(() => compileUserSchema(withProperties(498), "f")).not.toThrow();
+    const error = refusal(() => compileUserSchema(withProperties(499), "f"), "f");
     expect(error.violations[0]?.description).toBe(
-      "must hold at most 1000 object members and array elements",
+      "must hold at most 500 object members and array elements",
     );
+  });
+
+  test("a client tool's schema, never compiled, is held to size and depth only", () => {
+    const text = JSON.stringify(withProperties(2_000));
+    expect(Object.keys(parseUserSchema(text, field).properties as object)).toHaveLength(2_000);
+  });
+
+  test("patterns get 2,000 RE2 instructions together", () => {
+    // `.{1000}` is about 1,000 instructions: two fit, three do not.
+    const two = { anyOf: [{ pattern: ".{1000}" }, { pattern: "x.{990}" }] };
+    expect(() => compileUserSchema(two, "f")).not.toThrow();
+    const three = { anyOf: [...two.anyOf, { pattern: "y.{100}" }] };
+    const error = refusal(() => compileUserSchema(three, "f"), "f");
+    expect(error.violations[0]?.description).toMatch(/patterns are too large together/u);
   });
 
   test("a recursive schema against a deeply nested answer is a mismatch, not a crash", () => {
