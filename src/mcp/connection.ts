@@ -37,9 +37,9 @@ export interface McpLogger {
  * Throws when the schema is refused. The composition root passes the runtime's bounded, isolated
  * compiler (ADR 0027); without one the SDK's own Ajv runs server schemas' patterns natively.
  */
-export type OutputSchemaCompiler = (
-  schema: { [key: string]: JsonValue },
-) => (value: unknown) => string | undefined;
+export type OutputSchemaCompiler = (schema: {
+  [key: string]: JsonValue;
+}) => (value: unknown) => string | undefined;
 
 export interface McpConnectionOptions {
   /** Called whenever the state or the tool list changes. */

@@ -125,7 +125,9 @@ function re2Engine(): RegExpEngine {
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`pattern ${JSON.stringify(pattern)} is not supported (${reason})`);
+      throw new Error(`pattern ${JSON.stringify(pattern)} is not supported (${reason})`, {
+        cause: error,
+      });
     }
     program += compiled.programSize();
     if (program > USER_SCHEMA_LIMITS.maxPatternProgram) {

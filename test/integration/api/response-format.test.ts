@@ -246,5 +246,7 @@ it("a schema past the size, depth or member bound is refused naming its field, a
     }),
     Code.InvalidArgument,
   );
-  expect(violatedFields(asAgentTool)).toEqual(["definition.client_tools[0].parameters_json_schema"]);
+  expect(violatedFields(asAgentTool)).toEqual([
+    "definition.client_tools[0].parameters_json_schema",
+  ]);
 });

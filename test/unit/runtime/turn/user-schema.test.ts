@@ -95,10 +95,7 @@ describe("isolation", () => {
 
   test("tenant B cannot $ref tenant A's $id: the unknown reference is refused", () => {
     checkResponseFormat(aSchema, "a");
-    const error = refusal(
-      () => checkResponseFormat({ $ref: "http://a.example/s" }, "b"),
-      "b",
-    );
+    const error = refusal(() => checkResponseFormat({ $ref: "http://a.example/s" }, "b"), "b");
     expect(error.message).toMatch(/can't resolve reference http:\/\/a\.example\/s/u);
     expect(error.message).not.toMatch(/secret_field_of_a/u);
   });
@@ -159,11 +156,12 @@ describe("bounds", () => {
     // Within the byte bound too: 10,000 levels.
     const deep = `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`;
     const error = refusal(() => parseUserSchema(deep, field), field);
-    expect(error.violations[0]?.description).toBe(
-      "must nest objects and arrays at most 64 deep",
-    );
+    expect(error.violations[0]?.description).toBe("must nest objects and arrays at most 64 deep");
     // And as an object already in memory (a stored definition).
-    refusal(() => compileUserSchema(nested(100_000), "response_format.schema"), "response_format.schema");
+    refusal(
+      () => compileUserSchema(nested(100_000), "response_format.schema"),
+      "response_format.schema",
+    );
   });
 
   test("64 levels are accepted, 65 refused", () => {
