@@ -80,7 +80,7 @@ function transportFor(config: McpServerConfig): Transport {
 }
 
 /** The SDK's validator seam over `compile`: a refused schema fails its tool's calls, not the list. */
-function schemaValidator(compile: OutputSchemaCompiler): jsonSchemaValidator {
+export function schemaValidator(compile: OutputSchemaCompiler): jsonSchemaValidator {
   return {
     getValidator<T>(schema: object) {
       let check: (value: unknown) => string | undefined;

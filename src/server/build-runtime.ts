@@ -100,7 +100,7 @@ export function parkingOf(config: TetherConfig): RuntimeDeps["parking"] {
 }
 
 /** MCP servers' output schemas compile like tenants' schemas: bounded, isolated, RE2 patterns. */
-const mcpOutputSchemas: OutputSchemaCompiler = (schema) => {
+export const mcpOutputSchemas: OutputSchemaCompiler = (schema) => {
   const check = compileUserSchema(schema, "outputSchema");
   return (value) => {
     const mismatch = check(value);
