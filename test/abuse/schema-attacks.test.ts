@@ -1,5 +1,5 @@
 // Schema attacks (issue 40 items 1-3): tenant A sends schemas built to freeze the process (a
-// catastrophic regex), to overflow its stack (100,000 levels), to fill its memory (100 KB), and
+// catastrophic regex, a quadratic uniqueItems), to overflow its stack (100,000 levels), to fill its memory (100 KB), and
 // to read or squat tenant B's `$id`s. Each is refused or bounded, and B's GetQuotaUsage keeps
 // being answered meanwhile.
 import { randomUUID } from "node:crypto";
@@ -146,6 +146,21 @@ describe("schema attacks from tenant A", () => {
     expect(outcome?.kind.case === "failed" && outcome.kind.value.reason).toBe(
       FailureReason.RESPONSE_FORMAT_MISMATCH,
     );
+    expect(slowest).toBeLessThan(B_BOUND_MS);
+  });
+
+  test("uniqueItems over an answer of 30,000 objects is checked in linear time; B stays answered", async () => {
+    // Pairwise comparison would be 450 million deep-equal calls: about a minute on the event loop.
+    const responseFormat = {
+      name: "unique",
+      jsonSchema: JSON.stringify({ type: "array", uniqueItems: true }),
+    };
+    const answer = JSON.stringify(Array.from({ length: 30_000 }, (_, i) => ({ i })));
+    let outcome: TurnOutcome | undefined;
+    const slowest = await whileBPolls(async () => {
+      outcome = await outcomeOf(a, turnWith(answer, { responseFormat }));
+    });
+    expect(outcome?.kind.case).toBe("finished");
     expect(slowest).toBeLessThan(B_BOUND_MS);
   });
 

@@ -4,7 +4,7 @@
 // remote `$ref`), with `pattern` and `patternProperties` run by RE2 in linear time, and the
 // compiled validators are kept in a small LRU keyed by the schema's content hash (ADR 0027).
 import { createHash } from "node:crypto";
-import { Ajv, type ValidateFunction } from "ajv";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { RE2JS } from "re2js";
 import type { JsonValue } from "../../domain/conversation.js";
 import { invalidArgument } from "../../domain/errors.js";
@@ -147,6 +147,46 @@ function re2Engine(): RegExpEngine {
 /** Checks schemas against the JSON Schema meta-schema; never compiles or registers one. */
 const metaChecker = new Ajv({ strict: false, logger: false });
 
+/** JSON text with object keys sorted: equal exactly for the values JSON Schema calls equal. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const object = value as Record<string, unknown>;
+    const members = Object.keys(object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`);
+    return `{${members.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * `uniqueItems` in time linear in the array's size: Ajv's own compares every pair of object
+ * items (10,000 items: seconds on the event loop).
+ */
+function checkUniqueItems(schema: boolean, data: unknown[]): boolean {
+  checkUniqueItems.errors = undefined;
+  if (!schema) return true;
+  const seen = new Map<string, number>();
+  for (const [j, item] of data.entries()) {
+    const key = canonical(item);
+    const i = seen.get(key);
+    if (i !== undefined) {
+      checkUniqueItems.errors = [
+        {
+          keyword: "uniqueItems",
+          message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
+          params: { i, j },
+        },
+      ];
+      return false;
+    }
+    seen.set(key, j);
+  }
+  return true;
+}
+checkUniqueItems.errors = undefined as Partial<ErrorObject>[] | undefined;
+
 function compile(schema: JsonSchemaObject): ValidateFunction {
   if (!metaChecker.validateSchema(schema)) {
     throw new Error(metaChecker.errorsText(metaChecker.errors));
@@ -161,6 +201,14 @@ function compile(schema: JsonSchemaObject): ValidateFunction {
     allErrors: true,
     validateSchema: false,
     code: { regExp: re2Engine() },
+  });
+  ajv.removeKeyword("uniqueItems");
+  ajv.addKeyword({
+    keyword: "uniqueItems",
+    type: "array",
+    schemaType: "boolean",
+    errors: true,
+    validate: checkUniqueItems,
   });
   return ajv.compile(schema);
 }

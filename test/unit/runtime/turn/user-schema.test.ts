@@ -85,6 +85,28 @@ describe("patterns", () => {
   });
 });
 
+describe("uniqueItems", () => {
+  test("objects equal up to key order are duplicates; distinct ones pass", () => {
+    const check = compileUserSchema({ type: "array", uniqueItems: true }, "f");
+    expect(check([{ a: 1, b: [2] }, "x", { b: [2], a: 1 }])).toEqual({
+      path: "",
+      message: "must NOT have duplicate items (items ## 2 and 0 are identical)",
+    });
+    expect(check([1, "1", [1], { a: 1 }, null, true])).toBeUndefined();
+  });
+
+  test("30,000 distinct objects are checked, not compared pairwise", () => {
+    // Ajv's own uniqueItems compares every pair: about a minute for these on the event loop.
+    const check = compileUserSchema(
+      { type: "object", properties: { list: { type: "array", uniqueItems: true } } },
+      "f",
+    );
+    const list = Array.from({ length: 30_000 }, (_, i) => ({ id: i }));
+    expect(check({ list })).toBeUndefined();
+    expect(check({ list: [...list, { id: 7 }] })).toMatchObject({ path: "/list" });
+  });
+});
+
 describe("isolation", () => {
   const aSchema: Schema = {
     $id: "http://a.example/s",
