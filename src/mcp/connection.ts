@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/index.js";
 import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -31,10 +32,20 @@ export interface McpLogger {
   warn(fields: object, message: string): void;
 }
 
+/**
+ * Compiles a tool's output schema into a check: undefined when a value matches, else why not.
+ * Throws when the schema is refused. The composition root passes the runtime's bounded, isolated
+ * compiler (ADR 0027); without one the SDK's own Ajv runs server schemas' patterns natively.
+ */
+export type OutputSchemaCompiler = (schema: {
+  [key: string]: JsonValue;
+}) => (value: unknown) => string | undefined;
+
 export interface McpConnectionOptions {
   /** Called whenever the state or the tool list changes. */
   onChange: () => void;
   logger: McpLogger;
+  outputSchemas?: OutputSchemaCompiler;
   /** Longest wait between connection attempts. */
   maxBackoffMs?: number;
   /** Ping interval while idle, and while a call is in flight. */
@@ -66,6 +77,27 @@ function transportFor(config: McpServerConfig): Transport {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...t.env },
     stderr: "ignore",
   });
+}
+
+/** The SDK's validator seam over `compile`: a refused schema fails its tool's calls, not the list. */
+export function schemaValidator(compile: OutputSchemaCompiler): jsonSchemaValidator {
+  return {
+    getValidator<T>(schema: object) {
+      let check: (value: unknown) => string | undefined;
+      try {
+        check = compile(schema as { [key: string]: JsonValue });
+      } catch (error) {
+        const reason = `the tool's output schema is refused: ${(error as Error).message}`;
+        check = () => reason;
+      }
+      return (input: unknown) => {
+        const reason = check(input);
+        return reason === undefined
+          ? { valid: true as const, data: input as T, errorMessage: undefined }
+          : { valid: false as const, data: undefined, errorMessage: reason };
+      };
+    },
+  };
 }
 
 export class McpConnection {
@@ -146,7 +178,11 @@ export class McpConnection {
   private async run(): Promise<void> {
     const maxBackoff = this.options.maxBackoffMs ?? 5_000;
     for (let attempt = 0; !this.stopped; attempt++) {
-      const client = new Client({ name: "tether", version: "1" });
+      const compile = this.options.outputSchemas;
+      const client = new Client(
+        { name: "tether", version: "1" },
+        compile && { jsonSchemaValidator: schemaValidator(compile) },
+      );
       let closed = false;
       const ended = new Promise<void>((resolve) => {
         client.onclose = () => {

@@ -8,7 +8,12 @@ import type { JsonValue } from "../domain/conversation.js";
 import type { ToolDefinition, ToolExecutor, ToolResult } from "../ports/tool-executor.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { McpServerConfig } from "./config.js";
-import { McpConnection, type McpLogger, type McpServerState } from "./connection.js";
+import {
+  McpConnection,
+  type McpLogger,
+  type McpServerState,
+  type OutputSchemaCompiler,
+} from "./connection.js";
 
 /** Where the idempotency key travels in a call's `_meta`. */
 export const IDEMPOTENCY_META_KEY = "tether.dev/idempotency-key";
@@ -25,6 +30,8 @@ export interface McpHubOptions {
   callTimeoutMs: number;
   logger: McpLogger;
   maxBackoffMs?: number;
+  /** Compiles tools' output schemas (connection.ts). */
+  outputSchemas?: OutputSchemaCompiler;
 }
 
 /** One content block as the model reads it. */
@@ -66,6 +73,7 @@ export function createMcpHub(options: McpHubOptions): McpHub {
         onChange: changed,
         logger: options.logger,
         ...(options.maxBackoffMs !== undefined && { maxBackoffMs: options.maxBackoffMs }),
+        ...(options.outputSchemas && { outputSchemas: options.outputSchemas }),
       }),
   );
   const byName = new Map(connections.map((c) => [c.config.name, c]));

@@ -21,7 +21,11 @@ export {
 } from "./deps.js";
 export { createSessionBus, isValidCursor, type SessionBus } from "./stream/index.js";
 export {
-  compileResponseFormat,
+  checkResponseFormat,
+  compileUserSchema,
+  parseUserSchema,
+  USER_SCHEMA_LIMITS,
+  type SchemaCheck,
   createTranscriptCache,
   decodeCommitted,
   RESPONSE_FORMAT_NAME,

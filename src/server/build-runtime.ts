@@ -4,7 +4,7 @@ import type { Registry } from "prom-client";
 import { buildWebhooks, type BuiltWebhooks } from "./webhooks.js";
 import { storeLimitsFor } from "../ports/runtime-store.js";
 import { systemClock } from "../ports/clock.js";
-import { createTranscriptCache } from "../runtime/index.js";
+import { compileUserSchema, createTranscriptCache } from "../runtime/index.js";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -15,6 +15,7 @@ import type { Tracer } from "../ports/tracer.js";
 import { systemSleep } from "../ports/sleep.js";
 import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
+import type { OutputSchemaCompiler } from "../mcp/connection.js";
 import { createMcpHub, type McpHub } from "../mcp/hub.js";
 import type { RuntimeDeps, RuntimeMetrics, SpendPolicy } from "../runtime/index.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/index.js";
@@ -98,6 +99,15 @@ export function parkingOf(config: TetherConfig): RuntimeDeps["parking"] {
   };
 }
 
+/** MCP servers' output schemas compile like tenants' schemas: bounded, isolated, RE2 patterns. */
+export const mcpOutputSchemas: OutputSchemaCompiler = (schema) => {
+  const check = compileUserSchema(schema, "outputSchema");
+  return (value) => {
+    const mismatch = check(value);
+    return mismatch && `${mismatch.path === "" ? "the output" : mismatch.path} ${mismatch.message}`;
+  };
+};
+
 export function buildRuntime(
   config: TetherConfig,
   backend: BuiltStore,
@@ -116,6 +126,7 @@ export function buildRuntime(
           servers: config.mcpServers,
           callTimeoutMs: config.mcpCallTimeoutMs,
           logger,
+          outputSchemas: mcpOutputSchemas,
         });
   if (mcp) {
     logger.info({ mcpServers: config.mcpServers.map(redactedServer) }, "MCP servers configured");

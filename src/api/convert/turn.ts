@@ -23,7 +23,7 @@ import {
   type TurnOutcome as TurnOutcomePb,
 } from "../../gen/tether/v1/turn_pb.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
-import type { TurnSettings } from "../../runtime/index.js";
+import { parseUserSchema, type TurnSettings } from "../../runtime/index.js";
 import type { BusyStrategy } from "../../runtime/index.js";
 import { budgetFromProto, budgetStopMessage } from "./budgets.js";
 import { createEnumTable, fromUint64 } from "./scalars.js";
@@ -102,21 +102,16 @@ export function clientToolsFromProto(tools: readonly ToolDefinitionPb[]): ToolDe
     }
     if (names.has(tool.name)) throw invalidArgument(`${field}.name`, `duplicates ${tool.name}`);
     names.add(tool.name);
-    let schema: JsonValue = { type: "object" };
-    if (tool.parametersJsonSchema !== "") {
-      try {
-        schema = JSON.parse(tool.parametersJsonSchema) as JsonValue;
-      } catch {
-        throw invalidArgument(`${field}.parameters_json_schema`, "must be valid JSON");
-      }
-      if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
-        throw invalidArgument(`${field}.parameters_json_schema`, "must be a JSON object");
-      }
-    }
+    // Bounded like every user schema, so nothing downstream (the store's JSON, the provider's
+    // request) recurses past the stack. Not compiled: Tether never validates by it, the model does.
+    const schema: { [key: string]: JsonValue } =
+      tool.parametersJsonSchema === ""
+        ? { type: "object" }
+        : parseUserSchema(tool.parametersJsonSchema, `${field}.parameters_json_schema`);
     return {
       name: tool.name,
       description: tool.description,
-      inputSchema: schema as { [key: string]: JsonValue },
+      inputSchema: schema,
       ...(tool.requiresApproval && { requiresApproval: true }),
     };
   });

@@ -19,10 +19,16 @@ export {
   type AgentPin,
 } from "./agent-definition.js";
 export {
-  compileResponseFormat,
+  checkResponseFormat,
   RESPONSE_FORMAT_NAME,
   type ResponseFormat,
 } from "./response-format.js";
+export {
+  compileUserSchema,
+  parseUserSchema,
+  USER_SCHEMA_LIMITS,
+  type SchemaCheck,
+} from "./user-schema.js";
 export {
   createTranscriptCache,
   TRANSCRIPT_CACHE_SESSIONS,

@@ -1,9 +1,11 @@
 // A turn's response format: the JSON schema its final answer must match. The schema is checked
-// once, at the edge (compileResponseFormat), and goes to providers that shape output by it
+// once, at the edge (checkResponseFormat), and goes to providers that shape output by it
 // (ModelCallOptions.responseFormat); whatever the provider did, the final text is checked here
 // before the turn finishes, and a mismatch ends the turn failed (response_format_mismatch).
-import { Ajv, type ValidateFunction } from "ajv";
+// Compiling and the cache of compiled schemas are user-schema.ts's (ADR 0027).
 import type { JsonValue } from "../../domain/conversation.js";
+import { isTetherError } from "../../domain/errors.js";
+import { compileUserSchema, type SchemaCheck } from "./user-schema.js";
 
 export interface ResponseFormat {
   /** A name providers show the model (letters, digits, `_` and `-`, at most 64). */
@@ -13,19 +15,9 @@ export interface ResponseFormat {
 
 export const RESPONSE_FORMAT_NAME = /^[A-Za-z0-9_-]{1,64}$/u;
 
-// One validator instance: compiled schemas are cached by it, so a turn that checks its answer
-// after a resume or on another input of the same format compiles nothing again.
-const ajv = new Ajv({ allErrors: false, strict: false });
-const compiled = new WeakMap<object, ValidateFunction>();
-
-/** Throws with the compiler's reason when the schema is not one it can use. */
-export function compileResponseFormat(schema: { [key: string]: JsonValue }): ValidateFunction {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
-  }
-  return validate;
+/** Throws invalid_argument naming `field` when the schema is not one the turn can check by. */
+export function checkResponseFormat(schema: { [key: string]: JsonValue }, field: string): void {
+  compileUserSchema(schema, field);
 }
 
 /** Undefined when `text` is JSON matching the format; else why it is not, for the client. */
@@ -36,10 +28,17 @@ export function responseMismatch(format: ResponseFormat, text: string): string |
   } catch {
     return `the answer is not JSON (response format ${format.name})`;
   }
-  const validate = compileResponseFormat(format.schema);
-  if (validate(value)) return undefined;
-  const first = validate.errors?.[0];
-  const where =
-    first?.instancePath === "" || first === undefined ? "the answer" : first.instancePath;
-  return `the answer does not match response format ${format.name}: ${where} ${first?.message ?? "is invalid"}`;
+  let check: SchemaCheck;
+  try {
+    check = compileUserSchema(format.schema, "response_format.schema");
+  } catch (error) {
+    // A format accepted before today's bounds (an agent's, stored earlier) ends the turn as a
+    // mismatch the client can read, not as an internal failure.
+    if (!isTetherError(error, "invalid_argument")) throw error;
+    return `response format ${format.name} cannot be checked: ${error.message}`;
+  }
+  const mismatch = check(value);
+  if (mismatch === undefined) return undefined;
+  const where = mismatch.path === "" ? "the answer" : mismatch.path;
+  return `the answer does not match response format ${format.name}: ${where} ${mismatch.message}`;
 }

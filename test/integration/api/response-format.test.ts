@@ -1,6 +1,8 @@
 // A turn's response format: the schema reaches the provider, the final answer is checked against
 // it (a mismatch ends the turn failed with its own reason, the answer kept), a bad schema is
-// refused naming its field, and an agent's format applies to its sessions' turns.
+// refused naming its field, and an agent's format applies to its sessions' turns. A schema is
+// user input (issue 40): its patterns run in linear time, its `$id` is its own, and its size,
+// depth and member count are bounded at submission.
 import { randomUUID } from "node:crypto";
 import { Code, createClient } from "@connectrpc/connect";
 import { afterEach, expect, it } from "vitest";
@@ -41,7 +43,9 @@ async function setup() {
       const last = request.messages.at(-1);
       const text =
         last?.role === "user" && last.content[0]?.type === "text" ? last.content[0].text : "";
-      return { events: [{ type: "text_delta", text: ANSWERS[text] ?? "" }], response: {} };
+      // "echo:<text>" answers <text>: the client picks the answer to check.
+      const answer = text.startsWith("echo:") ? text.slice(5) : (ANSWERS[text] ?? "");
+      return { events: [{ type: "text_delta", text: answer }], response: {} };
     },
   });
   const provider: ModelProvider = {
@@ -152,4 +156,97 @@ it("an agent's response format applies to its sessions' turns", async () => {
     }),
     Code.InvalidArgument,
   );
+});
+
+const drain = async (stream: AsyncIterable<unknown>) => {
+  for await (const _ of stream) {
+    // drained
+  }
+};
+const withFormat = (text: string, jsonSchema: string) => ({
+  sessionId: `s-${randomUUID()}`,
+  input: [{ kind: { case: "text" as const, value: text } }],
+  options: { responseFormat: { name: "checked", jsonSchema } },
+});
+
+it("a catastrophic pattern checks an answer of 40 a's and a '!' in linear time", async () => {
+  const { outcomeOf } = await setup();
+  const jsonSchema = JSON.stringify({ type: "string", pattern: "^(a+)+$" });
+  const refused = await outcomeOf(
+    withFormat(`echo:${JSON.stringify(`${"a".repeat(40)}!`)}`, jsonSchema),
+  );
+  expect(refused?.kind.case === "failed" && refused.kind.value).toMatchObject({
+    reason: FailureReason.RESPONSE_FORMAT_MISMATCH,
+    message: expect.stringMatching(/must match pattern/u) as unknown,
+  });
+  const matched = await outcomeOf(withFormat(`echo:${JSON.stringify("a".repeat(40))}`, jsonSchema));
+  expect(matched?.kind.case).toBe("finished");
+});
+
+it("a pattern only a backtracking engine runs is refused naming the field", async () => {
+  const { turns } = await setup();
+  const error = await expectCode(
+    drain(
+      turns.streamTurn(withFormat("good", JSON.stringify({ type: "string", pattern: "(a)\\1" }))),
+    ),
+    Code.InvalidArgument,
+  );
+  expect(violatedFields(error)).toEqual(["options.response_format.json_schema"]);
+  expect(error.rawMessage).toMatch(/pattern .* is not supported/u);
+});
+
+it("a schema with an $id checks turn after turn; another format cannot $ref it", async () => {
+  const { turns, outcomeOf } = await setup();
+  const id = `http://tenant.example/${randomUUID()}`;
+  const jsonSchema = JSON.stringify({
+    $id: id,
+    type: "object",
+    properties: { city: { type: "string" } },
+    required: ["city"],
+  });
+  for (let i = 0; i < 2; i++) {
+    const outcome = await outcomeOf(withFormat('echo:{"city":"Paris"}', jsonSchema));
+    expect(outcome?.kind.case).toBe("finished");
+  }
+  const error = await expectCode(
+    drain(turns.streamTurn(withFormat("good", JSON.stringify({ $ref: id })))),
+    Code.InvalidArgument,
+  );
+  expect(error.rawMessage).toMatch(/can't resolve reference/u);
+});
+
+it("a schema past the size, depth or member bound is refused naming its field, also a client tool's", async () => {
+  const { turns, agents } = await setup();
+  const deep = `${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}`;
+  const deep65 = `${'{"a":'.repeat(64)}{}${"}".repeat(64)}`;
+  const big = JSON.stringify({ description: "x".repeat(70_000) });
+  const many = JSON.stringify({
+    properties: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`p${i}`, {}])),
+  });
+  const toolTurn = (parametersJsonSchema: string) => ({
+    sessionId: `s-${randomUUID()}`,
+    input: [{ kind: { case: "text" as const, value: "good" } }],
+    clientTools: [{ name: "lookup", description: "", parametersJsonSchema }],
+  });
+  for (const text of [deep, deep65, big, many]) {
+    const asFormat = await expectCode(
+      drain(turns.streamTurn(withFormat("good", text))),
+      Code.InvalidArgument,
+    );
+    expect(violatedFields(asFormat)).toEqual(["options.response_format.json_schema"]);
+    // A tool's schema is not compiled here: its member count is the model's business.
+    if (text === many) continue;
+    const asTool = await expectCode(drain(turns.streamTurn(toolTurn(text))), Code.InvalidArgument);
+    expect(violatedFields(asTool)).toEqual(["client_tools[0].parameters_json_schema"]);
+  }
+  const asAgentTool = await expectCode(
+    agents.createAgent({
+      agentId: `a-${randomUUID()}`,
+      definition: { clientTools: [{ name: "lookup", parametersJsonSchema: deep }] },
+    }),
+    Code.InvalidArgument,
+  );
+  expect(violatedFields(asAgentTool)).toEqual([
+    "definition.client_tools[0].parameters_json_schema",
+  ]);
 });
