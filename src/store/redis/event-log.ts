@@ -33,7 +33,6 @@ export interface RedisEventLogOptions {
   durability?: RedisDurability;
 }
 
-
 function entryOf(id: string, turnId: string, json: string): LogEntry {
   return { seq: Number(id.split("-")[0]), turnId, event: JSON.parse(json) as SessionEvent };
 }

@@ -92,7 +92,10 @@ describe("concurrent streams per tenant (redis)", () => {
   test("past the limit a watch is RESOURCE_EXHAUSTED with QuotaFailure; GetQuotaUsage counts the open ones; an ended watch frees its place", async () => {
     const turns = createClient(TurnService, transport);
     for (const key of ["key-viewer", "key-other"]) {
-      for await (const _ of turns.streamTurn({ sessionId: "s", input: textInput("hi") }, auth(key)));
+      for await (const _ of turns.streamTurn(
+        { sessionId: "s", input: textInput("hi") },
+        auth(key),
+      ));
     }
     const stops = Array.from({ length: STREAMS }, () => new AbortController());
     // Each watch receives the session's first event, so it is open on the server.

@@ -29,7 +29,12 @@ async function clientCount(conn: Redis): Promise<number> {
 }
 
 /** `count` sessions each awaited by one blocking read, then one append to each. */
-async function watchMany(log: EventLog, count: number, label: string, during?: () => Promise<void>) {
+async function watchMany(
+  log: EventLog,
+  count: number,
+  label: string,
+  during?: () => Promise<void>,
+) {
   const stop = new AbortController();
   const sessions = Array.from({ length: count }, (_, i) => parseSessionId(`${label}-${i}`));
   // Every waiter's wait outlasts the test, so each must be woken by its own entry.
