@@ -117,4 +117,32 @@ describe("blocking reads share a bounded set of connections", () => {
     readers.close();
     own.disconnect();
   });
+
+  it("on a cluster, a waiter from before the point the blocked read names restarts it at once", async () => {
+    const namespace = freshNamespace("behind");
+    const key = `${namespace}:{c}:events`;
+    await cluster.xadd(key, "1-1", "t", "x", "e", "{}");
+    // One reader blocking for a minute from entry 1: a waiter from 0 needs a new read.
+    const readers = createLogReaders({ redis: cluster, maxReaders: 1, blockMs: 60_000 });
+    const stop = new AbortController();
+    const ahead = readers.wait({
+      key,
+      afterSeq: 1,
+      limit: 10,
+      timeoutMs: 60_000,
+      signal: stop.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const behind = readers.wait({
+      key,
+      afterSeq: 0,
+      limit: 10,
+      timeoutMs: 60_000,
+      signal: stop.signal,
+    });
+    expect((await behind)?.map(([id]) => id)).toEqual(["1-1"]);
+    stop.abort();
+    expect(await ahead).toBeUndefined();
+    readers.close();
+  });
 });
