@@ -297,9 +297,12 @@ export function createLogReaders(options: LogReadersOptions): LogReaders {
         set.add(waiter);
         const reader = home.reader;
         if (!reader) return schedule(home);
-        // The XREAD under way serves this waiter only if it reads the stream from here or before.
+        // The XREAD under way serves this waiter only if it reads the stream from here or before;
+        // if it does, the waiter is read (a timeout then says "nothing arrived", not "read the log").
         const from = reader.inFlight?.get(key);
-        if (reader.inFlight && (from === undefined || from > afterSeq)) void interrupt(reader);
+        if (!reader.inFlight) return;
+        if (from !== undefined && from <= afterSeq) waiter.read = true;
+        else void interrupt(reader);
       });
     },
     connections: () => readers.length,

@@ -145,4 +145,33 @@ describe("blocking reads share a bounded set of connections", () => {
     expect(await ahead).toBeUndefined();
     readers.close();
   });
+
+  it("a wait that times out while the shared read covers its stream is told nothing arrived, not to read the log", async () => {
+    const own = new Redis({ host: "127.0.0.1", port: server.port });
+    const key = `${freshNamespace("covered")}:{d}:events`;
+    const readers = createLogReaders({ redis: own, maxReaders: 1, blockMs: 60_000 });
+    const stop = new AbortController();
+    const first = readers.wait({
+      key,
+      afterSeq: 0,
+      limit: 10,
+      timeoutMs: 60_000,
+      signal: stop.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Joins the read already under way: a watch re-arming after its poll does this every second,
+    // and being told to read the log each time would cost a read per watch per second.
+    const second = readers.wait({
+      key,
+      afterSeq: 0,
+      limit: 10,
+      timeoutMs: 200,
+      signal: stop.signal,
+    });
+    expect(await second).toEqual([]);
+    stop.abort();
+    expect(await first).toBeUndefined();
+    readers.close();
+    own.disconnect();
+  });
 });
