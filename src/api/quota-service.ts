@@ -1,6 +1,7 @@
 // QuotaService: GetQuotaUsage, the caller's tenant's quota limits with their use now (ADR 0015),
 // and the submission gate: StreamTurn, SubmitInput and EnqueueWork are refused with
-// RESOURCE_EXHAUSTED while one of the tenant's reject-mode limits is used up.
+// RESOURCE_EXHAUSTED while one of the tenant's reject-mode limits is used up. Streams have their
+// own gate (stream-quota.ts); their count is reported here.
 import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
 import { permissionDenied } from "../domain/errors.js";
 import {
@@ -11,9 +12,11 @@ import {
   type QuotaConfig,
   type QuotaLimitName,
   type QuotaMode as DomainQuotaMode,
+  type TenantQuota,
 } from "../domain/quotas.js";
 import { QuotaLimitKind, QuotaMode, type QuotaService } from "../gen/tether/v1/quota_service_pb.js";
 import type { QuotaStore } from "../ports/quota-store.js";
+import type { StreamGate } from "./stream-quota.js";
 import { tenantKey } from "./tenancy.js";
 import type { StorageLimitName, StorageUsage } from "../domain/storage-quotas.js";
 
@@ -25,13 +28,27 @@ export interface QuotaServiceOptions {
   storageUsage?: (tenant: string) => Promise<StorageUsage[]>;
   /** Hears each submission the gate refuses (for the refusal metric). */
   onRefusal?: (tenant: string, limit: QuotaLimitName) => void;
+  /** The replica's count of open streams (ADR 0028); without it streams are not limited. */
+  streams?: StreamGate | undefined;
 }
+
+/** Counters of a tenant with no store-kept limits: only the stream count is reported. */
+const NO_STORED_USE = {
+  runningTurns: 0,
+  turnsThisMinute: 0,
+  tokensThisMinute: 0,
+  tokensToday: 0,
+  minuteResetAtMs: 0,
+  dayResetAtMs: 0,
+  nowMs: 0,
+};
 
 const KIND: Record<QuotaLimitName, QuotaLimitKind> = {
   concurrent_turns: QuotaLimitKind.CONCURRENT_TURNS,
   turns_per_minute: QuotaLimitKind.TURNS_PER_MINUTE,
   tokens_per_minute: QuotaLimitKind.TOKENS_PER_MINUTE,
   tokens_per_day: QuotaLimitKind.TOKENS_PER_DAY,
+  concurrent_streams: QuotaLimitKind.CONCURRENT_STREAMS,
 };
 const STORAGE_KIND: Record<StorageLimitName, QuotaLimitKind> = {
   sessions: QuotaLimitKind.SESSIONS,
@@ -53,12 +70,19 @@ export function createQuotaService(options: QuotaServiceOptions): ServiceImpl<ty
       if (req.tenant !== "" && req.tenant !== own) {
         throw permissionDenied("tenant", "a caller reads its own tenant's quota only");
       }
-      const quota = quotaOf(options.config, own);
-      const [usage, storage] = await Promise.all([
-        quota && options.store?.readQuotaUsage(own),
+      const { store, streams } = options;
+      const configured = store ? quotaOf(options.config, own) : undefined;
+      const quota: TenantQuota = {
+        ...configured,
+        ...(streams ? { concurrent_streams: streams.limitOf(own) } : {}),
+      };
+      if (!streams) delete quota.concurrent_streams;
+      const [stored, storage] = await Promise.all([
+        store && configured ? store.readQuotaUsage(own) : NO_STORED_USE,
         options.storageUsage?.(own) ?? [],
       ]);
-      const turns = quota && usage ? quotaReport(quota, usage) : [];
+      const usage = { ...stored, openStreams: streams?.open(own) ?? 0 };
+      const turns = Object.keys(quota).length === 0 ? [] : quotaReport(quota, usage);
       return {
         tenant: own,
         limits: [

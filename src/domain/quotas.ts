@@ -10,8 +10,18 @@ export const QUOTA_LIMIT_NAMES = [
   "turns_per_minute",
   "tokens_per_minute",
   "tokens_per_day",
+  "concurrent_streams",
 ] as const;
 export type QuotaLimitName = (typeof QUOTA_LIMIT_NAMES)[number];
+
+/**
+ * Streams (WatchSession, StreamTurn) a tenant may hold open at once on one replica (ADR 0028).
+ * Unlike the other limits it always applies: each open stream costs the replica memory (about
+ * 85 KB for an idle watch, measured) and a share of its blocking reads, so a tenant with no quota
+ * configured gets this default. 256 lets a client follow hundreds of sessions at once, and holds
+ * one tenant to about 22 MB of a replica's memory in streams.
+ */
+export const DEFAULT_CONCURRENT_STREAMS = 256;
 
 /** `reject`: refused at submission while over; `queue`: accepted, and the turn waits. */
 export type QuotaMode = "reject" | "queue";
@@ -43,6 +53,16 @@ export function quotaOf(config: QuotaConfig, tenant: string): TenantQuota | unde
   return quota && Object.keys(quota).length > 0 ? quota : undefined;
 }
 
+/** The tenant's concurrent_streams limit: its configured one, else the default (always reject). */
+export function streamLimitOf(config: QuotaConfig, tenant: string): QuotaLimit {
+  return (
+    quotaOf(config, tenant)?.concurrent_streams ?? {
+      max: DEFAULT_CONCURRENT_STREAMS,
+      mode: "reject",
+    }
+  );
+}
+
 /** The tenant a session belongs to: the prefix of its store id (`default` without one). */
 export function tenantOfSession(sessionId: SessionId): string {
   const at = sessionId.indexOf(TENANT_SEPARATOR);
@@ -68,6 +88,8 @@ export interface QuotaUsage {
   dayResetAtMs: number;
   /** The store's clock when it read the counters. */
   nowMs: number;
+  /** Streams this replica holds open for the tenant: counted in process, never by the store. */
+  openStreams?: number;
 }
 
 /** One limit with its use, for GetQuotaUsage. resetAtMs undefined: it frees as turns end. */
@@ -89,11 +111,13 @@ export function usedOf(usage: QuotaUsage, limit: QuotaLimitName): number {
       return usage.tokensThisMinute;
     case "tokens_per_day":
       return usage.tokensToday;
+    case "concurrent_streams":
+      return usage.openStreams ?? 0;
   }
 }
 
 function resetOf(usage: QuotaUsage, limit: QuotaLimitName): number | undefined {
-  if (limit === "concurrent_turns") return undefined;
+  if (limit === "concurrent_turns" || limit === "concurrent_streams") return undefined;
   return limit === "tokens_per_day" ? usage.dayResetAtMs : usage.minuteResetAtMs;
 }
 
@@ -126,6 +150,8 @@ export function exhaustedLimit(
   mode: QuotaMode,
 ): { limit: QuotaLimitName; retryAfterMs: number } | undefined {
   for (const limit of QUOTA_LIMIT_NAMES) {
+    // Streams are counted where they open (the stream gate), not from the store's counters.
+    if (limit === "concurrent_streams") continue;
     const set = quota[limit];
     if (!set || set.mode !== mode || usedOf(usage, limit) < set.max) continue;
     const reset = resetOf(usage, limit);

@@ -3,7 +3,8 @@
 //   { "default": { "concurrent_turns": 4 },
 //     "tenants": { "acme": { "turns_per_minute": { "max": 60, "mode": "queue" } } } }
 // A limit is its max alone (mode: queue for concurrent_turns, reject for the others) or
-// { "max", "mode" }.
+// { "max", "mode" }. concurrent_streams (reject only) applies even when not set: its default is
+// DEFAULT_CONCURRENT_STREAMS per tenant per replica.
 import { readFileSync } from "node:fs";
 import {
   NO_QUOTAS,
@@ -54,6 +55,10 @@ function limitOf(field: string, name: QuotaLimitName, raw: unknown): QuotaLimit 
   const mode = spec.mode ?? defaultMode;
   if (mode !== "queue" && mode !== "reject") {
     throw new QuotaConfigError(`${field}.mode`, 'must be "queue" or "reject"');
+  }
+  // A stream cannot wait for room: past the limit it is refused.
+  if (name === "concurrent_streams" && mode !== "reject") {
+    throw new QuotaConfigError(`${field}.mode`, 'must be "reject" for concurrent_streams');
   }
   return { max, mode };
 }

@@ -6,6 +6,7 @@ import { createErrorInterceptor, type ErrorLog } from "../api/errors.js";
 import type { HealthState } from "../api/health-service.js";
 import { routeOperationalServices, routeQuotaService, routeStoreServices } from "../api/routes.js";
 import { createQuotaInterceptor, type QuotaServiceOptions } from "../api/quota-service.js";
+import { createStreamQuotaInterceptor } from "../api/stream-quota.js";
 import { NO_QUOTAS } from "../domain/quotas.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { createAuthInterceptor } from "./auth.js";
@@ -44,7 +45,10 @@ export interface TetherInterceptorOptions {
   requestTimeoutMs: number;
   metrics?: Metrics | undefined;
   log: ErrorLog;
-  /** Refuses submissions while a reject-mode quota is used up (inside the error mapping). */
+  /**
+   * Refuses submissions while a reject-mode quota is used up, and streams past the tenant's
+   * concurrent_streams (inside the error mapping).
+   */
   quotas?: QuotaServiceOptions | undefined;
   /** Spans of RPCs (ADR 0013); none when tracing is off. */
   tracer?: Tracer | undefined;
@@ -62,5 +66,6 @@ export function createTetherInterceptors(options: TetherInterceptorOptions): Int
     createDefaultDeadlineInterceptor(options.requestTimeoutMs),
     createErrorInterceptor(options.log),
     ...(options.quotas ? [createQuotaInterceptor(options.quotas)] : []),
+    ...(options.quotas?.streams ? [createStreamQuotaInterceptor(options.quotas.streams)] : []),
   ];
 }

@@ -22,6 +22,7 @@ import {
 } from "./metrics.js";
 import type { TenantMetrics } from "./tenant-metrics.js";
 import { createTetherInterceptors, createTetherRoutes, type RouteHook } from "./routes.js";
+import { createStreamGate } from "../api/stream-quota.js";
 
 export interface TetherServerOptions {
   config: TetherConfig;
@@ -69,12 +70,20 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // Every call in flight listens on both (connect links each call's signal to shutdown; streams
   // end on drain), so their listener count follows the number of open calls, with no bound.
   setMaxListeners(0, draining.signal, shutdown.signal);
+  const onRefusal = (tenant: string, limit: string): void =>
+    metrics.countQuotaRefusal?.(tenant, limit, "submission");
   const quotas = {
     store: options.quotas,
     config: config.quotas,
     ...(options.storageUsage && { storageUsage: options.storageUsage }),
-    onRefusal: (tenant: string, limit: string) =>
-      metrics.countQuotaRefusal?.(tenant, limit, "submission"),
+    onRefusal,
+    streams: createStreamGate({
+      config: config.quotas,
+      onRefusal: (tenant, limit) => {
+        logger.info({ tenant, limit }, "stream refused: quota used up");
+        onRefusal(tenant, limit);
+      },
+    }),
   };
 
   const handler = connectNodeAdapter({

@@ -1,6 +1,7 @@
 // The event log on Redis Streams: one stream per session under the session's hash tag, entry ids
 // `<seq>-1` so the id is the cursor, trimmed to an approximate length. Appends are fenced by the
-// session lease in the same script; readers block with XREAD on a pool of connections that are reused.
+// session lease in the same script; blocking readers share a bounded set of connections
+// (log-readers.ts), however many sessions are watched.
 import type { Cluster, Redis } from "ioredis";
 import { leaseExpired } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
@@ -8,8 +9,8 @@ import type { SessionEvent } from "../../domain/session-events.js";
 import type { EventLog, LogEntry } from "../../ports/event-log.js";
 import { sessionEventKeys, sessionKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
-import { readerConnection } from "./connections.js";
 import { DEFAULT_LOG_MAX_ENTRIES } from "./context.js";
+import { createLogReaders, type RawEntry } from "./log-readers.js";
 import { ASYNC_DURABILITY, confirmRead, type RedisDurability } from "./durability.js";
 import { createScriptRunner, toStoreError } from "./scripts.js";
 
@@ -18,8 +19,12 @@ export interface RedisEventLogOptions {
   namespace?: string;
   /** Entries kept per session; older ones are trimmed and readers get a gap. */
   maxEntries?: number;
-  /** Idle blocking connections kept for readers. */
-  maxIdleReaders?: number;
+  /**
+   * Connections this log's blocking reads share (ADR 0028): each runs one XREAD for many
+   * sessions, so the count does not grow with watches. Default 4 on a standalone server, 16 on
+   * a cluster (where one XREAD names one session, and sessions take turns past the bound).
+   */
+  maxReaders?: number;
   /**
    * The store's durability (ADR 0017). Appends are never waited for; in `replicated` mode a
    * read that returns a turn's completion returns it only once the replicas hold it, because
@@ -27,12 +32,6 @@ export interface RedisEventLogOptions {
    */
   durability?: RedisDurability;
 }
-
-/** Standalone servers only: a cluster routes the blocked read to a node the caller can't name. */
-const isStandalone = (conn: Redis | Cluster): conn is Redis => !conn.isCluster;
-
-type Connection = Redis | Cluster;
-type RawEntry = [id: string, fields: string[]];
 
 function entryOf(id: string, turnId: string, json: string): LogEntry {
   return { seq: Number(id.split("-")[0]), turnId, event: JSON.parse(json) as SessionEvent };
@@ -52,8 +51,6 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
   const { redis } = options;
   const namespace = options.namespace ?? "tether";
   const maxEntries = options.maxEntries ?? DEFAULT_LOG_MAX_ENTRIES;
-  // Enough for every session a busy replica follows at once, so readers are reused, not reopened.
-  const maxIdle = options.maxIdleReaders ?? 64;
   const scripts = createScriptRunner(redis);
   const durability = options.durability ?? ASYNC_DURABILITY;
   /** Entries that announce a commit wait for the replicas to hold it (see `durability`). */
@@ -64,45 +61,10 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
     }
     return entries;
   };
-  const idle: Connection[] = [];
-  const busy = new Set<Connection>();
-  /** Each standalone reader's client id, asked once, so an abandoned wait can be unblocked. */
-  const clientIds = new WeakMap<Connection, Promise<number | undefined>>();
-  const watched = new WeakSet<Connection>();
-  let closed = false;
-
-  const clientIdOf = (conn: Connection): Promise<number | undefined> => {
-    if (!isStandalone(redis) || !isStandalone(conn)) return Promise.resolve(undefined);
-    let id = clientIds.get(conn);
-    if (!id) {
-      // A reconnected reader has a new id (and a restarted server reuses old ones): ask again.
-      if (!watched.has(conn)) {
-        watched.add(conn);
-        conn.on("ready", () => clientIds.delete(conn));
-      }
-      id = conn.client("ID").then(
-        (value) => Number(value),
-        () => undefined,
-      );
-      clientIds.set(conn, id);
-    }
-    return id;
-  };
-
-  const acquire = (): Connection => {
-    let conn = idle.pop();
-    if (!conn) {
-      // A reader's failures reach it through its XREAD.
-      conn = readerConnection(redis);
-    }
-    busy.add(conn);
-    return conn;
-  };
-  const release = (conn: Connection, healthy: boolean): void => {
-    busy.delete(conn);
-    if (healthy && !closed && idle.length < maxIdle) idle.push(conn);
-    else conn.disconnect();
-  };
+  const readers = createLogReaders({
+    redis,
+    maxReaders: options.maxReaders ?? (redis.isCluster ? 16 : 4),
+  });
 
   return {
     async append(sessionId, entries, fence) {
@@ -168,43 +130,17 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
       signal: AbortSignal,
       limit = 1,
     ) {
-      if (signal.aborted || closed) return undefined;
-      const conn = acquire();
-      const clientId = await clientIdOf(conn);
-      if (signal.aborted) {
-        release(conn, true);
-        return undefined;
-      }
-      // An abort cannot interrupt XREAD by itself. On a standalone server CLIENT UNBLOCK from the
-      // shared connection ends it and the reader goes back to the pool, so a watch that ends
-      // costs no new connection; otherwise (a cluster) dropping the connection ends it.
-      const onAbort = (): void => {
-        if (clientId === undefined || !isStandalone(redis)) return void conn.disconnect();
-        redis.client("UNBLOCK", clientId).catch(() => conn.disconnect());
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      let healthy = true;
-      try {
-        const reply = (await (conn as Redis).xread(
-          "COUNT",
-          Math.max(1, limit),
-          "BLOCK",
-          Math.max(1, timeoutMs),
-          "STREAMS",
-          sessionEventKeys(namespace, sessionId).events,
-          `${afterSeq}-1`,
-        )) as [key: string, entries: RawEntry[]][] | null;
-        // An abort ends the wait with no reply too: that is no news, not "nothing arrived".
-        if (signal.aborted) return undefined;
-        return await confirmed(sessionId, (reply?.[0]?.[1] ?? []).map(toEntry));
-      } catch {
-        // A failed wait is only a wake-up; the reader's next read reports real failures.
-        healthy = false;
-        return undefined;
-      } finally {
-        signal.removeEventListener("abort", onAbort);
-        release(conn, healthy && (clientId !== undefined || !signal.aborted));
-      }
+      const entries = await readers.wait({
+        key: sessionEventKeys(namespace, sessionId).events,
+        afterSeq,
+        limit,
+        timeoutMs,
+        signal,
+      });
+      // An abort ends the wait with no reply too: that is no news, not "nothing arrived".
+      if (entries === undefined || signal.aborted) return undefined;
+      // A failed confirmation is only a wake-up; the reader's next read reports real failures.
+      return confirmed(sessionId, entries.map(toEntry)).catch(() => undefined);
     },
 
     async remove(sessionId) {
@@ -216,10 +152,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): EventLog {
     },
 
     async close() {
-      closed = true;
-      for (const conn of [...idle, ...busy]) conn.disconnect();
-      idle.length = 0;
-      busy.clear();
+      readers.close();
     },
   };
 }

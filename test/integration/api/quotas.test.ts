@@ -230,11 +230,19 @@ for (const backend of BACKENDS) {
         auth("key-acme"),
       );
       expect(usageNow.tenant).toBe("acme");
-      expect(usageNow.limits).toHaveLength(1);
+      expect(usageNow.limits).toHaveLength(2);
       expect(usageNow.limits[0]).toMatchObject({
         kind: QuotaLimitKind.CONCURRENT_TURNS,
         mode: QuotaMode.QUEUE,
         limit: 2n,
+        used: 0n,
+        resetTimeUnixMs: 0n,
+      });
+      // Streams are limited for every tenant (ADR 0028): the default, none open now.
+      expect(usageNow.limits[1]).toMatchObject({
+        kind: QuotaLimitKind.CONCURRENT_STREAMS,
+        mode: QuotaMode.REJECT,
+        limit: 256n,
         used: 0n,
         resetTimeUnixMs: 0n,
       });
@@ -307,7 +315,8 @@ for (const backend of BACKENDS) {
 
       const quotas = createClient(QuotaService, b.transport);
       const report = await quotas.getQuotaUsage({ tenant: "strict" }, auth("key-strict"));
-      expect(report.limits).toHaveLength(1);
+      expect(report.limits).toHaveLength(2);
+      expect(report.limits[1]?.kind).toBe(QuotaLimitKind.CONCURRENT_STREAMS);
       expect(report.limits[0]).toMatchObject({
         kind: QuotaLimitKind.TURNS_PER_MINUTE,
         mode: QuotaMode.REJECT,

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { streamLimitOf } from "../../../src/domain/quotas.js";
 import { ConfigError, loadConfig } from "../../../src/server/config.js";
 
 function refusal(env: Record<string, string>): string {
@@ -76,8 +77,22 @@ describe("quota configuration", () => {
       "TETHER_QUOTAS: default.turns_per_minute.max: must be an integer of at least 1",
     ],
     ['{"tenants":{"a b":{}}}', "TETHER_QUOTAS: tenants.a b: tenant"],
+    [
+      '{"default":{"concurrent_streams":{"max":8,"mode":"queue"}}}',
+      'TETHER_QUOTAS: default.concurrent_streams.mode: must be "reject" for concurrent_streams',
+    ],
   ])("refuses %s naming the field", (json, message) => {
     expect(refusal({ TETHER_QUOTAS: json })).toContain(message);
+  });
+
+  test("concurrent_streams is a bare number (it only rejects), and has a default when not set", () => {
+    const config = loadConfig({
+      TETHER_QUOTAS: JSON.stringify({ tenants: { acme: { concurrent_streams: 8 } } }),
+    });
+    expect(config.quotas.tenants.acme).toEqual({ concurrent_streams: { max: 8, mode: "reject" } });
+    expect(streamLimitOf(config.quotas, "acme")).toEqual({ max: 8, mode: "reject" });
+    expect(streamLimitOf(config.quotas, "other")).toEqual({ max: 256, mode: "reject" });
+    expect(streamLimitOf(loadConfig({}).quotas, "acme")).toEqual({ max: 256, mode: "reject" });
   });
 
   test("both variables, or an unreadable file, are refused by name", () => {

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/quota_service.proto.
  */
 export const file_tether_v1_quota_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXRoZXIvdjEvcXVvdGFfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIiYKFEdldFF1b3RhVXNhZ2VSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSKXAQoPUXVvdGFMaW1pdFVzYWdlEicKBGtpbmQYASABKA4yGS50ZXRoZXIudjEuUXVvdGFMaW1pdEtpbmQSIgoEbW9kZRgCIAEoDjIULnRldGhlci52MS5RdW90YU1vZGUSDQoFbGltaXQYAyABKAQSDAoEdXNlZBgEIAEoBBIaChJyZXNldF90aW1lX3VuaXhfbXMYBSABKAMiUwoVR2V0UXVvdGFVc2FnZVJlc3BvbnNlEg4KBnRlbmFudBgBIAEoCRIqCgZsaW1pdHMYAiADKAsyGi50ZXRoZXIudjEuUXVvdGFMaW1pdFVzYWdlKqsDCg5RdW90YUxpbWl0S2luZBIgChxRVU9UQV9MSU1JVF9LSU5EX1VOU1BFQ0lGSUVEEAASJQohUVVPVEFfTElNSVRfS0lORF9DT05DVVJSRU5UX1RVUk5TEAESJQohUVVPVEFfTElNSVRfS0lORF9UVVJOU19QRVJfTUlOVVRFEAISJgoiUVVPVEFfTElNSVRfS0lORF9UT0tFTlNfUEVSX01JTlVURRADEiMKH1FVT1RBX0xJTUlUX0tJTkRfVE9LRU5TX1BFUl9EQVkQBBIdChlRVU9UQV9MSU1JVF9LSU5EX1NFU1NJT05TEBQSGwoXUVVPVEFfTElNSVRfS0lORF9BR0VOVFMQFRIeChpRVU9UQV9MSU1JVF9LSU5EX1NDSEVEVUxFUxAWEiYKIlFVT1RBX0xJTUlUX0tJTkRfV0VCSE9PS19FTkRQT0lOVFMQFxIrCidRVU9UQV9MSU1JVF9LSU5EX1NFU1NJT05fTUVUQURBVEFfQllURVMQGBIrCidRVU9UQV9MSU1JVF9LSU5EX01FVEFEQVRBX0hJU1RPUllfQllURVMQGSpUCglRdW90YU1vZGUSGgoWUVVPVEFfTU9ERV9VTlNQRUNJRklFRBAAEhUKEVFVT1RBX01PREVfUkVKRUNUEAESFAoQUVVPVEFfTU9ERV9RVUVVRRACMmIKDFF1b3RhU2VydmljZRJSCg1HZXRRdW90YVVzYWdlEh8udGV0aGVyLnYxLkdldFF1b3RhVXNhZ2VSZXF1ZXN0GiAudGV0aGVyLnYxLkdldFF1b3RhVXNhZ2VSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("Ch10ZXRoZXIvdjEvcXVvdGFfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIiYKFEdldFF1b3RhVXNhZ2VSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCSKXAQoPUXVvdGFMaW1pdFVzYWdlEicKBGtpbmQYASABKA4yGS50ZXRoZXIudjEuUXVvdGFMaW1pdEtpbmQSIgoEbW9kZRgCIAEoDjIULnRldGhlci52MS5RdW90YU1vZGUSDQoFbGltaXQYAyABKAQSDAoEdXNlZBgEIAEoBBIaChJyZXNldF90aW1lX3VuaXhfbXMYBSABKAMiUwoVR2V0UXVvdGFVc2FnZVJlc3BvbnNlEg4KBnRlbmFudBgBIAEoCRIqCgZsaW1pdHMYAiADKAsyGi50ZXRoZXIudjEuUXVvdGFMaW1pdFVzYWdlKtQDCg5RdW90YUxpbWl0S2luZBIgChxRVU9UQV9MSU1JVF9LSU5EX1VOU1BFQ0lGSUVEEAASJQohUVVPVEFfTElNSVRfS0lORF9DT05DVVJSRU5UX1RVUk5TEAESJQohUVVPVEFfTElNSVRfS0lORF9UVVJOU19QRVJfTUlOVVRFEAISJgoiUVVPVEFfTElNSVRfS0lORF9UT0tFTlNfUEVSX01JTlVURRADEiMKH1FVT1RBX0xJTUlUX0tJTkRfVE9LRU5TX1BFUl9EQVkQBBInCiNRVU9UQV9MSU1JVF9LSU5EX0NPTkNVUlJFTlRfU1RSRUFNUxAFEh0KGVFVT1RBX0xJTUlUX0tJTkRfU0VTU0lPTlMQBhIbChdRVU9UQV9MSU1JVF9LSU5EX0FHRU5UUxAHEh4KGlFVT1RBX0xJTUlUX0tJTkRfU0NIRURVTEVTEAgSJgoiUVVPVEFfTElNSVRfS0lORF9XRUJIT09LX0VORFBPSU5UUxAJEisKJ1FVT1RBX0xJTUlUX0tJTkRfU0VTU0lPTl9NRVRBREFUQV9CWVRFUxAKEisKJ1FVT1RBX0xJTUlUX0tJTkRfTUVUQURBVEFfSElTVE9SWV9CWVRFUxALKlQKCVF1b3RhTW9kZRIaChZRVU9UQV9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRUVVPVEFfTU9ERV9SRUpFQ1QQARIUChBRVU9UQV9NT0RFX1FVRVVFEAIyYgoMUXVvdGFTZXJ2aWNlElIKDUdldFF1b3RhVXNhZ2USHy50ZXRoZXIudjEuR2V0UXVvdGFVc2FnZVJlcXVlc3QaIC50ZXRoZXIudjEuR2V0UXVvdGFVc2FnZVJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * Request of GetQuotaUsage.
@@ -68,8 +68,8 @@ export type QuotaLimitUsage = Message<"tether.v1.QuotaLimitUsage"> & {
   used: bigint;
 
   /**
-   * When the window resets, epoch ms by the store's clock; 0 for concurrent turns (they free as
-   * turns end).
+   * When the window resets, epoch ms by the store's clock; 0 for concurrent turns and streams
+   * (they free as turns and streams end).
    *
    * @generated from field: int64 reset_time_unix_ms = 5;
    */
@@ -153,47 +153,55 @@ export enum QuotaLimitKind {
   TOKENS_PER_DAY = 4,
 
   /**
-   * Storage limits (ADR 0029), always reject; numbered apart so other kinds can follow 4.
+   * Streams (WatchSession, StreamTurn) open at once on the replica that answers; counted per
+   * replica, and reported for every tenant (it has a default).
+   *
+   * @generated from enum value: QUOTA_LIMIT_KIND_CONCURRENT_STREAMS = 5;
+   */
+  CONCURRENT_STREAMS = 5,
+
+  /**
+   * Storage limits (ADR 0029), always reject.
    * Sessions the tenant holds.
    *
-   * @generated from enum value: QUOTA_LIMIT_KIND_SESSIONS = 20;
+   * @generated from enum value: QUOTA_LIMIT_KIND_SESSIONS = 6;
    */
-  SESSIONS = 20,
+  SESSIONS = 6,
 
   /**
    * Agents the tenant holds (deleted ones free their slot).
    *
-   * @generated from enum value: QUOTA_LIMIT_KIND_AGENTS = 21;
+   * @generated from enum value: QUOTA_LIMIT_KIND_AGENTS = 7;
    */
-  AGENTS = 21,
+  AGENTS = 7,
 
   /**
    * Schedules the tenant holds.
    *
-   * @generated from enum value: QUOTA_LIMIT_KIND_SCHEDULES = 22;
+   * @generated from enum value: QUOTA_LIMIT_KIND_SCHEDULES = 8;
    */
-  SCHEDULES = 22,
+  SCHEDULES = 8,
 
   /**
    * Webhook endpoints the tenant holds.
    *
-   * @generated from enum value: QUOTA_LIMIT_KIND_WEBHOOK_ENDPOINTS = 23;
+   * @generated from enum value: QUOTA_LIMIT_KIND_WEBHOOK_ENDPOINTS = 9;
    */
-  WEBHOOK_ENDPOINTS = 23,
+  WEBHOOK_ENDPOINTS = 9,
 
   /**
    * Bytes of one session's metadata (keys plus values); a per-session limit, used is 0.
    *
-   * @generated from enum value: QUOTA_LIMIT_KIND_SESSION_METADATA_BYTES = 24;
+   * @generated from enum value: QUOTA_LIMIT_KIND_SESSION_METADATA_BYTES = 10;
    */
-  SESSION_METADATA_BYTES = 24,
+  SESSION_METADATA_BYTES = 10,
 
   /**
    * Bytes of one session's metadata history (every revision's patch); per session, used is 0.
    *
-   * @generated from enum value: QUOTA_LIMIT_KIND_METADATA_HISTORY_BYTES = 25;
+   * @generated from enum value: QUOTA_LIMIT_KIND_METADATA_HISTORY_BYTES = 11;
    */
-  METADATA_HISTORY_BYTES = 25,
+  METADATA_HISTORY_BYTES = 11,
 }
 
 /**
@@ -244,7 +252,8 @@ export const QuotaModeSchema: GenEnum<QuotaMode> = /*@__PURE__*/
  */
 export const QuotaService: GenService<{
   /**
-   * The tenant's limits and their use now; a tenant without quotas has no limits.
+   * The tenant's limits and their use now; a tenant without quotas has only the default
+   * concurrent-streams limit.
    *
    * @generated from rpc tether.v1.QuotaService.GetQuotaUsage
    */
