@@ -21,7 +21,7 @@ import type { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import type { Clock } from "../ports/clock.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { ScheduleStore } from "../ports/schedule-store.js";
-import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken, pageSizeOf } from "./convert/page-token.js";
 import {
   checkScheduleId,
   runToProto,
@@ -42,11 +42,8 @@ export interface ScheduleServiceOptions {
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
 
-function pageSize(requested: number, fallback: number): number {
-  if (requested > MAX_PAGE_SIZE)
-    throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
-  return requested === 0 ? fallback : requested;
-}
+const pageSize = (requested: number, fallback: number): number =>
+  pageSizeOf(requested, { fallback, max: MAX_PAGE_SIZE });
 
 export function createScheduleService(
   options: ScheduleServiceOptions,
