@@ -20,10 +20,17 @@ import type { SessionId } from "../domain/ids.js";
 import { HEAD_RACE_ATTEMPTS, type SessionSnapshot } from "../domain/session.js";
 import {
   GetSessionResponseSchema,
+  ListMessagesResponseSchema,
   type SessionService,
 } from "../gen/tether/v1/session_service_pb.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type RuntimeStore } from "../ports/runtime-store.js";
-import { encodedSize, responseBudget } from "./response-fit.js";
+import {
+  encodedSize,
+  fits,
+  fittingCount,
+  responseBudget,
+  type ResponseBudget,
+} from "./response-fit.js";
 import { checkClientMetadata } from "../domain/agent-binding.js";
 import type { CompactionItem } from "../domain/conversation.js";
 import { compactionPartToProto } from "./convert/context.js";
@@ -143,6 +150,38 @@ export function createSessionService(
     return sessionToProto(snapshot, lease, scope, parked);
   }
 
+  /** A ListMessages page cut at whole revisions to fit the response limit (the token goes on). */
+  function fitMessagePage(page: ReturnType<typeof messagePage>, budget: ResponseBudget) {
+    const answer = (messages: typeof page.messages, next: number) => ({
+      messages,
+      nextAfterRevision: BigInt(next),
+      nextPageToken: encodeRevisionToken(next),
+    });
+    const revisions = [...new Set(page.messages.map((m) => m.revision))];
+    const firstRevisions = (k: number) => {
+      if (k === revisions.length) return answer(page.messages, page.nextAfterRevision);
+      const kept = new Set(revisions.slice(0, k));
+      const last = Number(revisions[k - 1] ?? 0n);
+      return answer(
+        page.messages.filter((m) => kept.has(m.revision)),
+        last,
+      );
+    };
+    // A page ending at a revision 0 (written before revisions were stamped) cannot be resumed.
+    const n = fittingCount(
+      revisions.length,
+      (k) =>
+        (k === revisions.length || revisions[k - 1] !== 0n) &&
+        fits(ListMessagesResponseSchema, firstRevisions(k), budget),
+    );
+    if (n === 0 && revisions.length > 0) {
+      const size = encodedSize(ListMessagesResponseSchema, firstRevisions(1), budget.json);
+      const remedy = `revision ${revisions[0]} alone passes it; raise the limit`;
+      throw responseTooLarge("page_size", size, budget.maxBytes, remedy);
+    }
+    return firstRevisions(n);
+  }
+
   return {
     async createSession(req, ctx) {
       const scope = scopeOf(ctx.values);
@@ -247,11 +286,7 @@ export function createSessionService(
       }
       const snapshot = await load(scope, scope.toStore(req.sessionId, "session_id"));
       const page = messagePage(snapshot.messages, fromToken ?? filter, limit);
-      return {
-        messages: page.messages,
-        nextAfterRevision: BigInt(page.nextAfterRevision),
-        nextPageToken: encodeRevisionToken(page.nextAfterRevision),
-      };
+      return fitMessagePage(page, responseBudget(ctx, maxResponseBytes));
     },
 
     async listSessions(req, ctx) {

@@ -40,7 +40,13 @@ function countingStore(maxResponseBytes?: number) {
   }) as RuntimeStore;
   const transport = createRouterTransport(
     (router) => {
-      router.service(SessionService, createSessionService({ store }));
+      router.service(
+        SessionService,
+        createSessionService({
+          store,
+          ...(maxResponseBytes !== undefined && { maxResponseBytes }),
+        }),
+      );
       router.service(AgentService, createAgentService(store));
       router.service(
         QueueService,
@@ -247,5 +253,40 @@ describe("list paging", () => {
         "page_size",
       ]);
     }
+  });
+
+  test("a ListMessages page is cut at whole revisions to fit the response limit; one revision too large for any answer is refused", async () => {
+    const { inner, sessions } = countingStore(10_000);
+    await sessions.createSession({ sessionId: "long" });
+    for (let i = 1; i <= 3; i++) {
+      const head = (await inner.loadSession(storeId("long")))?.headRevision ?? 0;
+      await inner.commit({
+        sessionId: storeId("long"),
+        expectedHeadRevision: head,
+        // Stamped as the runtime stamps what it commits: with the revision it lands in.
+        appendMessages: [JSON.stringify({ note: `${i}`.repeat(4_000), revision: head + 1 })],
+      });
+    }
+    const first = await sessions.listMessages({ sessionId: "long" });
+    expect(first.messages).toHaveLength(2);
+    expect(first.nextPageToken).not.toBe("");
+    const rest = await sessions.listMessages({ sessionId: "long", pageToken: first.nextPageToken });
+    expect(rest.messages).toHaveLength(1);
+    expect(rest.nextPageToken).toBe("");
+    const revisions = [...first.messages, ...rest.messages].map((m) => m.revision);
+    expect(new Set(revisions).size).toBe(3);
+
+    const head = (await inner.loadSession(storeId("long")))?.headRevision ?? 0;
+    await inner.commit({
+      sessionId: storeId("long"),
+      expectedHeadRevision: head,
+      appendMessages: [JSON.stringify({ note: "x".repeat(12_000), revision: head + 1 })],
+    });
+    // The large revision alone is the page after the third, and no answer can hold it.
+    const last = await expectCode(
+      sessions.listMessages({ sessionId: "long", afterRevision: revisions[2] ?? 0n }),
+      Code.FailedPrecondition,
+    );
+    expect(violatedFields(last)).toEqual(["page_size"]);
   });
 });
