@@ -5,6 +5,7 @@
 #
 #   TETHER_INTEROP_DIR   where the tools live (default .tmp/interop)
 #   prints KEY=VALUE lines on stdout (GRPCURL, PYTHON, GOBIN_DIR, GO); progress goes to stderr
+#   `setup-interop.sh grpcurl` installs grpcurl only (the README examples' test) and prints GRPCURL
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +38,10 @@ go_install() {
 
 go_install grpcurl "github.com/fullstorydev/grpcurl/cmd/grpcurl@latest" \
   "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_PINNED"
+if [ "${1:-}" = grpcurl ]; then
+  echo "GRPCURL=$BIN/grpcurl"
+  exit 0
+fi
 go_install protoc-gen-go "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO"
 go_install protoc-gen-go-grpc "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC"
 

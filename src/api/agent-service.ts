@@ -6,12 +6,10 @@ import { agentNotFound, invalidArgument } from "../domain/errors.js";
 import type { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { agentToProto, definitionToStore } from "./convert/agents.js";
-import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken, LIST_PAGE, pageSizeOf } from "./convert/page-token.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { scopeOf } from "./tenancy.js";
 
-const DEFAULT_PAGE_SIZE = 100;
-const MAX_PAGE_SIZE = 1000;
 const MAX_DISPLAY_NAME = 200;
 
 function displayName(raw: string): string {
@@ -44,10 +42,7 @@ export function createAgentService(store: AgentStore): ServiceImpl<typeof AgentS
 
     async listAgents(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
-      if (limit > MAX_PAGE_SIZE) {
-        throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
-      }
+      const limit = pageSizeOf(req.pageSize, LIST_PAGE);
       const after = decodePageToken(req.pageToken);
       const page = await store.listAgents({
         prefix: scope.prefix,

@@ -39,6 +39,9 @@ export const STATUS_OF: Readonly<Record<TetherErrorCode, Code>> = {
   schedule_already_exists: Code.AlreadyExists,
   revision_out_of_range: Code.OutOfRange,
   revision_unavailable: Code.FailedPrecondition,
+  // Not RESOURCE_EXHAUSTED: that code is the quota's, which clients retry after a delay; the
+  // same request can never succeed, only another (paged) one.
+  response_too_large: Code.FailedPrecondition,
   turn_in_progress: Code.FailedPrecondition,
   quota_exhausted: Code.ResourceExhausted,
   permission_denied: Code.PermissionDenied,

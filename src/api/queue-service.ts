@@ -1,23 +1,72 @@
 // QueueService over a RuntimeStore: queued work and pending turn input of a session, scoped to
-// the caller's tenant. Validation of content stays in the store (one rule set for every backend);
+// the caller's tenant, listed in pages like every List RPC. Validation of content stays in the store (one rule set for every backend);
 // this layer converts, scopes ids and refuses what the wire cannot express.
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, sessionNotFound } from "../domain/errors.js";
+import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
+import { invalidArgument, responseTooLarge, sessionNotFound } from "../domain/errors.js";
 import type { BatchId, InputId, SessionId } from "../domain/ids.js";
 import type { InputCancelSelector } from "../domain/inputs.js";
-import type { QueueService } from "../gen/tether/v1/queue_service_pb.js";
-import type { RuntimeStore } from "../ports/runtime-store.js";
+import {
+  ListInputsResponseSchema,
+  ListWorkResponseSchema,
+  type QueueService,
+} from "../gen/tether/v1/queue_service_pb.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, type RuntimeStore } from "../ports/runtime-store.js";
 import { deliveryFromProto, inputToProto } from "./convert/inputs.js";
 import { batchToProto, cancelReportToProto, draftFromProto } from "./convert/queue.js";
+import {
+  decodeSequenceToken,
+  encodeSequenceToken,
+  LIST_PAGE,
+  pageSizeOf,
+} from "./convert/page-token.js";
 import { optionalText } from "./convert/scalars.js";
+import {
+  encodedSize,
+  fits,
+  fittingCount,
+  responseBudget,
+  type ResponseBudget,
+} from "./response-fit.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
 
 export interface QueueServiceOptions {
   store: RuntimeStore;
+  /** The largest answer the transport writes (TETHER_MAX_MESSAGE_BYTES); 4 MiB by default. */
+  maxResponseBytes?: number;
+}
+
+/**
+ * One page of a session's batches or inputs, in sequence order after the token's: at most
+ * page_size, cut short to fit the response limit; an item too large for any answer is refused.
+ */
+function pageOf<T extends { seq: number }, D extends DescMessage>(
+  items: readonly T[],
+  request: { pageSize: number; pageToken: string },
+  answer: { schema: D; build: (page: readonly T[], next: string) => MessageInitShape<D> },
+  budget: ResponseBudget,
+): MessageInitShape<D> {
+  const limit = pageSizeOf(request.pageSize, LIST_PAGE);
+  const after = decodeSequenceToken(request.pageToken) ?? 0;
+  const rest = items.filter((i) => i.seq > after);
+  const build = (n: number) => {
+    const page = rest.slice(0, n);
+    const more = rest.length > n;
+    return answer.build(page, more ? encodeSequenceToken(page.at(-1)?.seq ?? after) : "");
+  };
+  const wanted = Math.min(limit, rest.length);
+  const n = fittingCount(wanted, (k) => fits(answer.schema, build(k), budget));
+  if (n === 0 && wanted > 0) {
+    const size = encodedSize(answer.schema, build(1), budget.json);
+    const remedy = "the next item alone passes it: cancel it, or raise the limit";
+    throw responseTooLarge("page_size", size, budget.maxBytes, remedy);
+  }
+  return build(n);
 }
 
 export function createQueueService(options: QueueServiceOptions): ServiceImpl<typeof QueueService> {
   const { store } = options;
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
   /**
    * Reading or cancelling needs the session to exist for the caller's tenant (ADR 0003); only
@@ -39,7 +88,18 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
     async listWork(req, ctx) {
       const scope = scopeOf(ctx.values);
       const batches = await store.listWork(await existing(scope, req.sessionId));
-      return { batches: batches.map((b) => batchToProto(b, scope)) };
+      return pageOf(
+        batches.map((b) => ({ seq: b.enqueueSeq, batch: b })),
+        req,
+        {
+          schema: ListWorkResponseSchema,
+          build: (page, nextPageToken) => ({
+            batches: page.map((p) => batchToProto(p.batch, scope)),
+            nextPageToken,
+          }),
+        },
+        responseBudget(ctx, maxResponseBytes),
+      );
     },
 
     async cancelWork(req, ctx) {
@@ -70,7 +130,18 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
     async listInputs(req, ctx) {
       const scope = scopeOf(ctx.values);
       const inputs = await store.listInputs(await existing(scope, req.sessionId));
-      return { inputs: inputs.map((i) => inputToProto(i, scope)) };
+      return pageOf(
+        inputs,
+        req,
+        {
+          schema: ListInputsResponseSchema,
+          build: (page, nextPageToken) => ({
+            inputs: page.map((i) => inputToProto(i, scope)),
+            nextPageToken,
+          }),
+        },
+        responseBudget(ctx, maxResponseBytes),
+      );
     },
 
     async cancelInputs(req, ctx) {

@@ -31,10 +31,15 @@ export function routeStoreServices(
   router: ConnectRouter,
   store: RuntimeStore,
   compact?: CompactSessionFn,
+  maxResponseBytes?: number,
 ): void {
-  router.service(SessionService, createSessionService({ store, ...(compact && { compact }) }));
+  const limit = maxResponseBytes === undefined ? {} : { maxResponseBytes };
+  router.service(
+    SessionService,
+    createSessionService({ store, ...(compact && { compact }), ...limit }),
+  );
   router.service(AgentService, createAgentService(store));
-  router.service(QueueService, createQueueService({ store }));
+  router.service(QueueService, createQueueService({ store, ...limit }));
   router.service(LeaseService, createLeaseService({ store }));
 }
 

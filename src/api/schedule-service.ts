@@ -9,13 +9,19 @@ import {
   scheduleNotFound,
   sessionNotFound,
 } from "../domain/errors.js";
+import { clientSessionId } from "../domain/ids.js";
 import { firstOccurrence } from "../domain/schedule-timing.js";
-import type { ScheduleRecord, ScheduleRef, ScheduleSpec } from "../domain/schedules.js";
+import {
+  MISSED_WHILE_PAUSED,
+  type ScheduleRecord,
+  type ScheduleRef,
+  type ScheduleSpec,
+} from "../domain/schedules.js";
 import type { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import type { Clock } from "../ports/clock.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { ScheduleStore } from "../ports/schedule-store.js";
-import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken, pageSizeOf } from "./convert/page-token.js";
 import {
   checkScheduleId,
   runToProto,
@@ -36,11 +42,8 @@ export interface ScheduleServiceOptions {
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
 
-function pageSize(requested: number, fallback: number): number {
-  if (requested > MAX_PAGE_SIZE)
-    throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
-  return requested === 0 ? fallback : requested;
-}
+const pageSize = (requested: number, fallback: number): number =>
+  pageSizeOf(requested, { fallback, max: MAX_PAGE_SIZE });
 
 export function createScheduleService(
   options: ScheduleServiceOptions,
@@ -65,6 +68,29 @@ export function createScheduleService(
     if (!(await store.getAgent(target.agentId, target.version))) {
       throw agentNotFound(target.clientAgentId, target.version);
     }
+  }
+
+  /**
+   * A one-off keeps its instant when it is still ahead (or has none left: it fired or was
+   * missed). One whose instant passed while paused is missed, never fired late: it ends with a
+   * run saying so (the store checks, in the unpause's step, that no claim is firing it).
+   */
+  async function unpauseOneOff(
+    ref: ScheduleRef,
+    current: ScheduleRecord,
+    spec: ScheduleSpec,
+  ): Promise<ScheduleRecord | undefined> {
+    const at = current.nextFireAt;
+    const now = clock.nowMs();
+    if (at === undefined || at > now) return schedules.unpauseSchedule(ref, at);
+    const { target } = spec;
+    return schedules.unpauseSchedule(ref, undefined, {
+      runId: `run-${at}`,
+      scheduledAt: at,
+      firedAt: now,
+      sessionId: target.kind === "session" ? clientSessionId(target.sessionId) : "",
+      skipReason: MISSED_WHILE_PAUSED,
+    });
   }
 
   function found(record: ScheduleRecord | undefined, scheduleId: string): ScheduleRecord {
@@ -148,13 +174,11 @@ export function createScheduleService(
       const scope = scopeOf(ctx.values);
       const ref = refOf(scope, req.scheduleId);
       const current = found(await schedules.getSchedule(ref), req.scheduleId);
-      const { timing } = JSON.parse(current.spec) as ScheduleSpec;
-      // A one-off that already fired stays without an occurrence; one that did not fires now.
-      const next =
-        timing.kind === "at" && current.lastFireAt !== undefined
-          ? undefined
-          : firstOccurrence(timing, clock.nowMs());
-      const record = await schedules.unpauseSchedule(ref, next);
+      const spec = JSON.parse(current.spec) as ScheduleSpec;
+      const record =
+        spec.timing.kind === "at"
+          ? await unpauseOneOff(ref, current, spec)
+          : await schedules.unpauseSchedule(ref, firstOccurrence(spec.timing, clock.nowMs()));
       wake();
       return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
     },

@@ -10,6 +10,7 @@ import {
   invalidArgument,
   isTetherError,
   revisionOutOfRange,
+  responseTooLarge,
   revisionUnavailable,
   sessionAlreadyExists,
   sessionNotFound,
@@ -17,8 +18,19 @@ import {
 } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
 import { HEAD_RACE_ATTEMPTS, type SessionSnapshot } from "../domain/session.js";
-import type { SessionService } from "../gen/tether/v1/session_service_pb.js";
-import type { RuntimeStore } from "../ports/runtime-store.js";
+import {
+  GetSessionResponseSchema,
+  ListMessagesResponseSchema,
+  type SessionService,
+} from "../gen/tether/v1/session_service_pb.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, type RuntimeStore } from "../ports/runtime-store.js";
+import {
+  encodedSize,
+  fits,
+  fittingCount,
+  responseBudget,
+  type ResponseBudget,
+} from "./response-fit.js";
 import { checkClientMetadata } from "../domain/agent-binding.js";
 import type { CompactionItem } from "../domain/conversation.js";
 import { compactionPartToProto } from "./convert/context.js";
@@ -29,6 +41,8 @@ import {
   decodeRevisionToken,
   encodePageToken,
   encodeRevisionToken,
+  LIST_PAGE,
+  pageSizeOf,
 } from "./convert/page-token.js";
 import { sessionToProto } from "./convert/session.js";
 import { messagePage, transcriptMessage } from "./convert/transcript.js";
@@ -38,6 +52,8 @@ export interface SessionServiceOptions {
   store: RuntimeStore;
   /** CompactSession's work (the runtime's); without it CompactSession is refused. */
   compact?: CompactSessionFn;
+  /** The largest answer the transport writes (TETHER_MAX_MESSAGE_BYTES); 4 MiB by default. */
+  maxResponseBytes?: number;
 }
 
 export type CompactSessionFn = (
@@ -45,8 +61,6 @@ export type CompactSessionFn = (
   instructions: string | undefined,
 ) => Promise<{ item: CompactionItem | undefined }>;
 
-const DEFAULT_PAGE_SIZE = 100;
-const MAX_PAGE_SIZE = 1000;
 /** Longest pause between two attempts: each waits a random part of it, so racers spread out. */
 const UPDATE_BACKOFF_MS = 50;
 
@@ -54,6 +68,7 @@ export function createSessionService(
   options: SessionServiceOptions,
 ): ServiceImpl<typeof SessionService> {
   const { store } = options;
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
   async function load(scope: TenantScope, storeId: SessionId): Promise<SessionSnapshot> {
     const snapshot = await store.loadSession(storeId);
@@ -135,6 +150,38 @@ export function createSessionService(
     return sessionToProto(snapshot, lease, scope, parked);
   }
 
+  /** A ListMessages page cut at whole revisions to fit the response limit (the token goes on). */
+  function fitMessagePage(page: ReturnType<typeof messagePage>, budget: ResponseBudget) {
+    const answer = (messages: typeof page.messages, next: number) => ({
+      messages,
+      nextAfterRevision: BigInt(next),
+      nextPageToken: encodeRevisionToken(next),
+    });
+    const revisions = [...new Set(page.messages.map((m) => m.revision))];
+    const firstRevisions = (k: number) => {
+      if (k === revisions.length) return answer(page.messages, page.nextAfterRevision);
+      const kept = new Set(revisions.slice(0, k));
+      const last = Number(revisions[k - 1] ?? 0n);
+      return answer(
+        page.messages.filter((m) => kept.has(m.revision)),
+        last,
+      );
+    };
+    // A page ending at a revision 0 (written before revisions were stamped) cannot be resumed.
+    const n = fittingCount(
+      revisions.length,
+      (k) =>
+        (k === revisions.length || revisions[k - 1] !== 0n) &&
+        fits(ListMessagesResponseSchema, firstRevisions(k), budget),
+    );
+    if (n === 0 && revisions.length > 0) {
+      const size = encodedSize(ListMessagesResponseSchema, firstRevisions(1), budget.json);
+      const remedy = `revision ${revisions[0]} alone passes it; raise the limit`;
+      throw responseTooLarge("page_size", size, budget.maxBytes, remedy);
+    }
+    return firstRevisions(n);
+  }
+
   return {
     async createSession(req, ctx) {
       const scope = scopeOf(ctx.values);
@@ -170,11 +217,28 @@ export function createSessionService(
       const messages = !req.includeMessages
         ? []
         : await transcriptAt(snapshot, at === 0 ? snapshot.headRevision : at);
-      return {
+      const answer = {
         session: await view(scope, snapshot),
         messages,
         transcript: messages.map(transcriptMessage),
       };
+      // A transcript can outgrow one answer (inline images travel in full in `messages`):
+      // refused naming the field, pointing at the RPC that pages, never a transport failure.
+      if (req.includeMessages) {
+        const budget = responseBudget(ctx, maxResponseBytes);
+        const size = encodedSize(GetSessionResponseSchema, answer, budget.json);
+        if (size > budget.maxBytes) {
+          throw responseTooLarge(
+            "include_messages",
+            size,
+            budget.maxBytes,
+            at === 0
+              ? "page it with tether.v1.SessionService/ListMessages"
+              : "page it with tether.v1.SessionService/ListMessages on a fork at that revision",
+          );
+        }
+      }
+      return answer;
     },
 
     async forkSession(req, ctx) {
@@ -214,10 +278,7 @@ export function createSessionService(
 
     async listMessages(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
-      if (limit > MAX_PAGE_SIZE) {
-        throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
-      }
+      const limit = pageSizeOf(req.pageSize, LIST_PAGE);
       const filter = fromUint64(req.afterRevision, "after_revision");
       const fromToken = decodeRevisionToken(req.pageToken);
       if (fromToken !== undefined && filter !== 0) {
@@ -225,19 +286,12 @@ export function createSessionService(
       }
       const snapshot = await load(scope, scope.toStore(req.sessionId, "session_id"));
       const page = messagePage(snapshot.messages, fromToken ?? filter, limit);
-      return {
-        messages: page.messages,
-        nextAfterRevision: BigInt(page.nextAfterRevision),
-        nextPageToken: encodeRevisionToken(page.nextAfterRevision),
-      };
+      return fitMessagePage(page, responseBudget(ctx, maxResponseBytes));
     },
 
     async listSessions(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
-      if (limit > MAX_PAGE_SIZE) {
-        throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
-      }
+      const limit = pageSizeOf(req.pageSize, LIST_PAGE);
       const after = decodePageToken(req.pageToken);
       const page = await store.listSessions({
         prefix: scope.prefix,

@@ -19,11 +19,8 @@ import type {
 } from "../gen/tether/v1/webhook_service_pb.js";
 import type { WebhookStore } from "../ports/webhook-store.js";
 import { replayDelivery } from "../runtime/index.js";
-import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken, LIST_PAGE, pageSizeOf } from "./convert/page-token.js";
 import { checkClientSessionId, scopeOf } from "./tenancy.js";
-
-const DEFAULT_PAGE_SIZE = 100;
-const MAX_PAGE_SIZE = 1000;
 
 function toProto(e: WebhookEndpoint, withSecret: boolean): Omit<ProtoEndpoint, "$typeName"> {
   return {
@@ -106,9 +103,7 @@ export function createWebhookService(store: WebhookStore): ServiceImpl<typeof We
       const scope = scopeOf(ctx.values);
       const endpointId = endpointIdOf(req.endpointId);
       await found(scope.tenant, endpointId);
-      const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
-      if (limit > MAX_PAGE_SIZE)
-        throw invalidArgument("page_size", `must be at most ${MAX_PAGE_SIZE}`);
+      const limit = pageSizeOf(req.pageSize, LIST_PAGE);
       const cursor = decodePageToken(req.pageToken);
       const page = await store.listDeliveries(scope.tenant, endpointId, {
         limit,

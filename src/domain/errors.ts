@@ -25,6 +25,7 @@ export type TetherErrorCode =
   | "webhook_endpoint_already_exists"
   | "revision_out_of_range"
   | "revision_unavailable"
+  | "response_too_large"
   | "turn_in_progress"
   | "quota_exhausted"
   | "permission_denied"
@@ -311,6 +312,25 @@ export function revisionOutOfRange(
  * A revision the session does not hold: one before the revision a fork started from (the source
  * session holds it), or one committed before the store kept history (an older version).
  */
+/**
+ * An answer that would pass the server's response limit: refused naming the request field that
+ * asked for it, with what to do instead (`remedy`, e.g. the RPC that pages the same content).
+ */
+export function responseTooLarge(
+  field: string,
+  sizeBytes: number,
+  limitBytes: number,
+  remedy: string,
+): TetherError {
+  const description =
+    `the answer (${sizeBytes} bytes) would pass the response limit of ${limitBytes} bytes ` +
+    `(TETHER_MAX_MESSAGE_BYTES); ${remedy}`;
+  return new TetherError("response_too_large", `${field}: ${description}`, {
+    violations: [{ field, description }],
+    fields: { field, sizeBytes, limitBytes },
+  });
+}
+
 export function revisionUnavailable(
   sessionId: string,
   field: string,

@@ -49,7 +49,15 @@ export interface ScheduleRun {
   sessionId: string;
   inputId?: string;
   error?: string;
+  /** Set when the occurrence was settled without a fire (MISSED_WHILE_PAUSED); no input went. */
+  skipReason?: string;
 }
+
+/**
+ * Why a one-off ends without a fire: its instant passed while the schedule was paused, and an
+ * unpause never fires what it missed (ADR 0020). Its run records this instead of an input.
+ */
+export const MISSED_WHILE_PAUSED = "missed_while_paused";
 
 export interface ScheduleRef {
   tenant: string;

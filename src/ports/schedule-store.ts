@@ -45,10 +45,18 @@ export interface ScheduleStore {
   ): Promise<ScheduleRecord[]>;
   /** Paused schedules never fire (a pending run-now waits too). Idempotent. */
   pauseSchedule(ref: ScheduleRef, reason: string): Promise<ScheduleRecord | undefined>;
-  /** Resumes with `nextFireAt` as the next regular occurrence (computed from now by the caller). */
+  /**
+   * Resumes with `nextFireAt` as the next regular occurrence (computed from now by the caller).
+   * With `missed` (a one-off whose instant passed while paused), in the same step: when the
+   * schedule is paused, holds no claim (live or lapsed: a claimed occurrence is settled by its
+   * claim) and its stored next occurrence is `missed.scheduledAt`, at or before the store's now,
+   * the run `missed` is appended and the schedule resumes at `nextFireAt`; otherwise `missed` is
+   * dropped and the stored next occurrence is kept. A running schedule is left as it is.
+   */
   unpauseSchedule(
     ref: ScheduleRef,
     nextFireAt: number | undefined,
+    missed?: ScheduleRun,
   ): Promise<ScheduleRecord | undefined>;
   /** Asks for one fire at the store's now, besides the regular timing. */
   runScheduleNow(ref: ScheduleRef): Promise<ScheduleRecord | undefined>;

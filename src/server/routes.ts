@@ -29,11 +29,13 @@ export interface TetherRoutesOptions {
   quotas?: QuotaServiceOptions | undefined;
   /** CompactSession's work (the runtime's); refused without it. */
   compactSession?: CompactSessionFn | undefined;
+  /** The largest answer written (TETHER_MAX_MESSAGE_BYTES): larger ones are paged or refused. */
+  maxResponseBytes?: number | undefined;
 }
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
   return (router) => {
-    routeStoreServices(router, options.store, options.compactSession);
+    routeStoreServices(router, options.store, options.compactSession, options.maxResponseBytes);
     routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
     routeOperationalServices(router, { health: options.health, stopSignal: options.stopSignal });

@@ -94,6 +94,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       stopSignal: draining.signal,
       quotas,
       compactSession: options.compactSession,
+      maxResponseBytes: config.maxMessageBytes,
     }),
     interceptors: createTetherInterceptors({
       apiKeys: config.apiKeys,

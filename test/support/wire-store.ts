@@ -244,10 +244,20 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
 
     // QueueService answers NOT_FOUND for a session that does not exist (ADR 0003); the port
     // answers with what such a session holds: nothing, and every named id not found.
+    // The port lists everything; the wire answers in pages, so every page is read.
     listWork: (sessionId) =>
       call(async () => {
-        const res = await orNotFound(queue.listWork({ sessionId }), { batches: [] });
-        return res.batches.map((b, i) => batchFromProto(b, ids, `batches[${i}]`));
+        const batches = [];
+        let pageToken = "";
+        do {
+          const res = await orNotFound(queue.listWork({ sessionId, pageToken }), {
+            batches: [],
+            nextPageToken: "",
+          });
+          batches.push(...res.batches);
+          pageToken = res.nextPageToken;
+        } while (pageToken !== "");
+        return batches.map((b, i) => batchFromProto(b, ids, `batches[${i}]`));
       }),
 
     cancelWork: (sessionId, batchIds) =>
@@ -299,8 +309,17 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
 
     listInputs: (sessionId) =>
       call(async () => {
-        const res = await orNotFound(queue.listInputs({ sessionId }), { inputs: [] });
-        return res.inputs.map((i, n) => inputFromProto(i, ids, `inputs[${n}]`));
+        const inputs = [];
+        let pageToken = "";
+        do {
+          const res = await orNotFound(queue.listInputs({ sessionId, pageToken }), {
+            inputs: [],
+            nextPageToken: "",
+          });
+          inputs.push(...res.inputs);
+          pageToken = res.nextPageToken;
+        } while (pageToken !== "");
+        return inputs.map((i, n) => inputFromProto(i, ids, `inputs[${n}]`));
       }),
 
     cancelInputs: (sessionId, selector) =>

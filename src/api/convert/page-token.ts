@@ -27,17 +27,34 @@ export function decodePageToken(token: string): string | undefined {
   throw invalidArgument("page_token", "is not a token this server issued");
 }
 
-/** A page token over revisions (ListMessages): the revision a page starts after. */
-export const encodeRevisionToken = (revision: number): string =>
-  revision === 0 ? "" : encodePageToken(String(revision));
+/**
+ * A page token over a sequence (revisions for ListMessages, enqueue and submission sequences for
+ * ListWork and ListInputs, all from 1): the number a page starts after; 0 is "no more pages".
+ */
+export const encodeSequenceToken = (sequence: number): string =>
+  sequence === 0 ? "" : encodePageToken(String(sequence));
 
-/** The revision a page starts after; undefined for the first page (an empty token). */
-export function decodeRevisionToken(token: string): number | undefined {
+/** The sequence number a page starts after; undefined for the first page (an empty token). */
+export function decodeSequenceToken(token: string): number | undefined {
   const after = decodePageToken(token);
   if (after === undefined) return undefined;
-  const revision = /^[1-9][0-9]*$/u.test(after) ? Number(after) : Number.NaN;
-  if (!Number.isSafeInteger(revision)) {
+  const sequence = /^[1-9][0-9]*$/u.test(after) ? Number(after) : Number.NaN;
+  if (!Number.isSafeInteger(sequence)) {
     throw invalidArgument("page_token", "is not a token this server issued");
   }
-  return revision;
+  return sequence;
 }
+
+export const encodeRevisionToken = encodeSequenceToken;
+export const decodeRevisionToken = decodeSequenceToken;
+
+/** The List RPCs' page size: 0 asks for the default; more than `max` is refused naming it. */
+export function pageSizeOf(requested: number, defaults: { fallback: number; max: number }): number {
+  if (requested > defaults.max) {
+    throw invalidArgument("page_size", `must be at most ${defaults.max}`);
+  }
+  return requested === 0 ? defaults.fallback : requested;
+}
+
+/** The page size of most List RPCs: 100 unless asked, at most 1000. */
+export const LIST_PAGE = { fallback: 100, max: 1000 } as const;

@@ -168,5 +168,6 @@ export function runToProto(run: ScheduleRun): Omit<ScheduleRunPb, "$typeName"> {
     sessionId: run.sessionId,
     inputId: run.inputId ?? "",
     error: run.error ?? "",
+    skipReason: run.skipReason ?? "",
   };
 }

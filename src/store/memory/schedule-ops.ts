@@ -102,16 +102,27 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
       return copy(cell.record);
     },
 
-    async unpauseSchedule(ref, nextFireAt) {
+    async unpauseSchedule(ref, nextFireAt, missed) {
       const cell = cellOf(ref);
       if (!cell) return undefined;
       if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
-      if (cell.record.paused) {
-        cell.record.paused = false;
-        cell.record.pausedReason = "";
-        cell.record.nextFireAt = nextFireAt;
+      if (missed) checkInstant(missed.scheduledAt, "missed.scheduledAt");
+      const { record } = cell;
+      if (record.paused) {
+        record.paused = false;
+        record.pausedReason = "";
+        if (!missed) record.nextFireAt = nextFireAt;
+        else if (
+          cell.claim === undefined &&
+          record.nextFireAt === missed.scheduledAt &&
+          missed.scheduledAt <= now()
+        ) {
+          record.nextFireAt = nextFireAt;
+          cell.runs.unshift({ ...missed });
+          cell.runs.length = Math.min(cell.runs.length, SCHEDULE_RUNS_KEPT);
+        }
       }
-      return copy(cell.record);
+      return copy(record);
     },
 
     async runScheduleNow(ref) {

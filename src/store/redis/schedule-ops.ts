@@ -82,7 +82,7 @@ export function createRedisScheduleStore(options: {
 
   /** Runs a script that answers {OK, record...} or {NONE}. */
   async function change(
-    name: "updateSchedule" | "pauseSchedule" | "unpauseSchedule" | "runScheduleNow",
+    name: "updateSchedule" | "pauseSchedule" | "runScheduleNow",
     ref: ScheduleRef,
     args: readonly (string | number)[],
   ): Promise<ScheduleRecord | undefined> {
@@ -144,9 +144,22 @@ export function createRedisScheduleStore(options: {
 
     pauseSchedule: (ref, reason) => change("pauseSchedule", ref, [reason]),
 
-    async unpauseSchedule(ref, nextFireAt) {
+    async unpauseSchedule(ref, nextFireAt, missed) {
+      checkRef(ref);
       if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
-      return change("unpauseSchedule", ref, [slot(nextFireAt)]);
+      if (missed) checkInstant(missed.scheduledAt, "missed.scheduledAt");
+      const reply = await scripts.run(
+        "unpauseSchedule",
+        [hash(ref), keys.due, keys.runs(ref.tenant, ref.scheduleId)],
+        [
+          slot(nextFireAt),
+          member(ref),
+          missed ? String(missed.scheduledAt) : "",
+          missed ? JSON.stringify(missed) : "",
+          SCHEDULE_RUNS_KEPT,
+        ],
+      );
+      return reply[0] === REPLY.NONE ? undefined : decodeRecord(reply.slice(1));
     },
 
     runScheduleNow: (ref) => change("runScheduleNow", ref, []),

@@ -1,12 +1,13 @@
 // Schedules (ADR 0020): creation is idempotent on the id; an occurrence is claimed by one
 // claimer at a time, lease-like, and settled only under that claim; a lapsed claim is re-claimed
 // with the same occurrence; nothing is due early; pause, unpause, run-now and delete keep the due
-// index right; runs are kept newest first and bounded. Instants far in the past are due on every
+// index right; an unpause records a one-off missed while paused instead of firing it; runs are kept newest first and bounded. Instants far in the past are due on every
 // backend's clock, far in the future never. Runs on memory, Redis and Redis Cluster; not on the
 // wire (ADR 0020 says why).
 import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import {
+  MISSED_WHILE_PAUSED,
   SCHEDULE_RUNS_KEPT,
   type ScheduleRef,
   type ScheduleRun,
@@ -139,6 +140,70 @@ export function describeScheduleLaws(factory: StoreFactory): void {
       expect(await s().claimScheduleFire(ref, "tok-a", LONG_TTL_MS)).toMatchObject({
         scheduledAt: PAST + 1,
       });
+    });
+
+    test("unpausing with a missed one-off records its run and leaves nothing due, only when its due, unclaimed occurrence is the one named", async () => {
+      const missedRun = (scheduledAt: number): ScheduleRun => ({
+        runId: `run-${scheduledAt}`,
+        scheduledAt,
+        firedAt: scheduledAt + 7,
+        sessionId: "target",
+        skipReason: MISSED_WHILE_PAUSED,
+      });
+      // Missed: recorded, and the one-off has no occurrence left.
+      const missed = freshRef();
+      await create(missed, PAST);
+      await s().pauseSchedule(missed, "by hand");
+      expect(await s().unpauseSchedule(missed, undefined, missedRun(PAST))).toMatchObject({
+        paused: false,
+        nextFireAt: undefined,
+        lastFireAt: undefined,
+      });
+      expect(await s().listScheduleRuns(missed, 10)).toEqual([missedRun(PAST)]);
+      expect((await s().dueSchedules(10)).due).toEqual([]);
+      expect(await s().claimScheduleFire(missed, "tok-a", LONG_TTL_MS)).toBeUndefined();
+      // Already running: an unpause changes nothing and records nothing.
+      expect(await s().unpauseSchedule(missed, undefined, missedRun(PAST))).toMatchObject({
+        paused: false,
+      });
+      expect(await s().listScheduleRuns(missed, 10)).toHaveLength(1);
+
+      // Not yet due, or another occurrence than the stored one: dropped, the stored one kept.
+      for (const [stored, named] of [
+        [FUTURE, FUTURE],
+        [PAST, PAST + 1],
+      ] as const) {
+        const ref = freshRef();
+        await create(ref, stored);
+        await s().pauseSchedule(ref, "by hand");
+        expect(await s().unpauseSchedule(ref, undefined, missedRun(named))).toMatchObject({
+          paused: false,
+          nextFireAt: stored,
+        });
+        expect(await s().listScheduleRuns(ref, 10)).toEqual([]);
+      }
+
+      // Claimed before the pause: the claim settles it; the unpause records nothing.
+      const claimed = freshRef();
+      await create(claimed, PAST);
+      const claim = await s().claimScheduleFire(claimed, "tok-c", LONG_TTL_MS);
+      expect(claim?.scheduledAt).toBe(PAST);
+      await s().pauseSchedule(claimed, "by hand");
+      expect(await s().unpauseSchedule(claimed, undefined, missedRun(PAST))).toMatchObject({
+        paused: false,
+        nextFireAt: PAST,
+      });
+      expect(await s().listScheduleRuns(claimed, 10)).toEqual([]);
+      const settled = await s().completeScheduleFire({
+        ref: claimed,
+        claimToken: "tok-c",
+        scheduledAt: PAST,
+        revision: claim?.record.revision ?? -1,
+        nextFireAt: undefined,
+        run: runOf(PAST),
+      });
+      expect(settled).toBe(true);
+      expect(await s().listScheduleRuns(claimed, 10)).toEqual([runOf(PAST)]);
     });
 
     test("a completion that pauses records its run and leaves the schedule paused with the reason", async () => {

@@ -128,6 +128,33 @@ for (const backend of ["memory", "redis"] as const) {
       expect(ref).toMatchObject({ mimeType: "image/png", sizeBytes: 4_000_000n });
     });
 
+    it("GetSession with include_messages on a 4 MB image's session is refused FAILED_PRECONDITION naming include_messages, pointing at ListMessages; never a transport failure", async () => {
+      const r = await replica();
+      const sessionId = `img-${randomUUID()}`;
+      expect(await runTurn(r, sessionId, input(imageBytes(4_000_000)))).toBe("finished");
+
+      const error = await expectCode(
+        r.sessions.getSession({ sessionId, includeMessages: true }),
+        Code.FailedPrecondition,
+      );
+      expect(violatedFields(error)).toEqual(["include_messages"]);
+      expect(error.rawMessage).toContain("tether.v1.SessionService/ListMessages");
+      expect(error.rawMessage).toContain("4194304");
+      // A past revision is refused the same way; the session alone and the paged transcript read.
+      const past = await expectCode(
+        r.sessions.getSession({ sessionId, includeMessages: true, atRevision: 2n }),
+        Code.FailedPrecondition,
+      );
+      expect(violatedFields(past)).toEqual(["include_messages"]);
+      const { session } = await r.sessions.getSession({ sessionId });
+      expect(session?.headRevision).toBe(2n);
+      const { messages } = await r.sessions.listMessages({ sessionId });
+      expect(messages.map((m) => m.role)).toEqual([
+        TranscriptMessage_Role.USER,
+        TranscriptMessage_Role.ASSISTANT,
+      ]);
+    });
+
     it("with a message limit above 5 MiB: a 5 MiB image is committed, one byte more is refused naming input[1].image.data", async () => {
       const r = await replica(8 * MiB);
       const sessionId = `img-${randomUUID()}`;

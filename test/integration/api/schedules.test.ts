@@ -247,6 +247,43 @@ for (const backend of BACKENDS) {
       ]);
     });
 
+    test("a one-off whose instant passes while paused is not fired by the unpause: it ends with a missed_while_paused run", async () => {
+      await sessionsOf(a).createSession({ sessionId: "paused-target" });
+      // Far enough ahead that the pause lands first even on a busy machine.
+      const at = BigInt(Date.now() + 2_500);
+      await schedulesOf(a).createSchedule({
+        scheduleId: "paused-once",
+        target: { case: "session", value: { sessionId: "paused-target" } },
+        atMs: at,
+        input: text("too late"),
+      });
+      const paused = await schedulesOf(b).pauseSchedule({ scheduleId: "paused-once" });
+      expect(paused.schedule).toMatchObject({ paused: true, nextFireAtMs: at });
+      await waitFor(async () => BigInt(Date.now()) > at + 200n, { what: "the instant to pass" });
+      const resumed = await schedulesOf(a).unpauseSchedule({ scheduleId: "paused-once" });
+      expect(resumed.schedule).toMatchObject({ paused: false, nextFireAtMs: 0n, upcomingMs: [] });
+      // Both replicas poll every 25 ms: a late fire would land well within this second.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const { runs } = await schedulesOf(b).listScheduleRuns({ scheduleId: "paused-once" });
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({
+        runId: `run-${at}`,
+        scheduledAtMs: at,
+        sessionId: "paused-target",
+        inputId: "",
+        error: "",
+        skipReason: "missed_while_paused",
+      });
+      expect(await userTexts("paused-target")).toEqual([]);
+      const { schedule } = await schedulesOf(b).getSchedule({ scheduleId: "paused-once" });
+      expect(schedule).toMatchObject({ paused: false, nextFireAtMs: 0n, lastFireAtMs: 0n });
+      // Pausing and unpausing again records nothing more.
+      await schedulesOf(a).pauseSchedule({ scheduleId: "paused-once" });
+      await schedulesOf(a).unpauseSchedule({ scheduleId: "paused-once" });
+      const again = await schedulesOf(a).listScheduleRuns({ scheduleId: "paused-once" });
+      expect(again.runs).toHaveLength(1);
+    });
+
     test("typed errors: bad cron or time zone names the field; the same id is idempotent, another body ALREADY_EXISTS", async () => {
       const client = schedulesOf(a);
       await sessionsOf(a).createSession({ sessionId: "typed-target" });

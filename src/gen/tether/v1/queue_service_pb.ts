@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tether/v1/queue_service.proto.
  */
 export const file_tether_v1_queue_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXRoZXIvdjEvcXVldWVfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIkQKDUNhbmNlbE91dGNvbWUSCgoCaWQYASABKAkSJwoGc3RhdHVzGAIgASgOMhcudGV0aGVyLnYxLkNhbmNlbFN0YXR1cyI/ChJFbnF1ZXVlV29ya1JlcXVlc3QSKQoFZHJhZnQYASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0RyYWZ0IlYKE0VucXVldWVXb3JrUmVzcG9uc2USKQoFYmF0Y2gYASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0JhdGNoEhQKDGRlZHVwbGljYXRlZBgCIAEoCCIlCg9MaXN0V29ya1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSI/ChBMaXN0V29ya1Jlc3BvbnNlEisKB2JhdGNoZXMYASADKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0JhdGNoIjoKEUNhbmNlbFdvcmtSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEQoJYmF0Y2hfaWRzGAIgAygJIkAKEkNhbmNlbFdvcmtSZXNwb25zZRIqCghvdXRjb21lcxgBIAMoCzIYLnRldGhlci52MS5DYW5jZWxPdXRjb21lInkKElN1Ym1pdElucHV0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEioKCGRlbGl2ZXJ5GAIgASgLMhgudGV0aGVyLnYxLklucHV0RGVsaXZlcnkSEgoKc291cmNlX2tleRgDIAEoCRIPCgdwYXlsb2FkGAQgASgJIm0KE1N1Ym1pdElucHV0UmVzcG9uc2USKgoFaW5wdXQYASABKAsyGy50ZXRoZXIudjEuUGVuZGluZ1R1cm5JbnB1dBIUCgxkZWR1cGxpY2F0ZWQYAiABKAgSFAoMc2Vzc2lvbl9idXN5GAMgASgIIicKEUxpc3RJbnB1dHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiQQoSTGlzdElucHV0c1Jlc3BvbnNlEisKBmlucHV0cxgBIAMoCzIbLnRldGhlci52MS5QZW5kaW5nVHVybklucHV0InsKE0NhbmNlbElucHV0c1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIrCglpbnB1dF9pZHMYAiABKAsyFi50ZXRoZXIudjEuSW5wdXRJZExpc3RIABIXCg1mcm9tX2lucHV0X2lkGAMgASgJSABCCgoIc2VsZWN0b3IiGgoLSW5wdXRJZExpc3QSCwoDaWRzGAEgAygJIkIKFENhbmNlbElucHV0c1Jlc3BvbnNlEioKCG91dGNvbWVzGAEgAygLMhgudGV0aGVyLnYxLkNhbmNlbE91dGNvbWUq1AEKDENhbmNlbFN0YXR1cxIdChlDQU5DRUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXQ0FOQ0VMX1NUQVRVU19DQU5DRUxMRUQQARIhCh1DQU5DRUxfU1RBVFVTX0FMUkVBRFlfQ0xBSU1FRBACEiMKH0NBTkNFTF9TVEFUVVNfQUxSRUFEWV9DT01QTEVURUQQAxIjCh9DQU5DRUxfU1RBVFVTX0FMUkVBRFlfQ0FOQ0VMTEVEEAQSGwoXQ0FOQ0VMX1NUQVRVU19OT1RfRk9VTkQQBTLWAwoMUXVldWVTZXJ2aWNlEkwKC0VucXVldWVXb3JrEh0udGV0aGVyLnYxLkVucXVldWVXb3JrUmVxdWVzdBoeLnRldGhlci52MS5FbnF1ZXVlV29ya1Jlc3BvbnNlEkMKCExpc3RXb3JrEhoudGV0aGVyLnYxLkxpc3RXb3JrUmVxdWVzdBobLnRldGhlci52MS5MaXN0V29ya1Jlc3BvbnNlEkkKCkNhbmNlbFdvcmsSHC50ZXRoZXIudjEuQ2FuY2VsV29ya1JlcXVlc3QaHS50ZXRoZXIudjEuQ2FuY2VsV29ya1Jlc3BvbnNlEkwKC1N1Ym1pdElucHV0Eh0udGV0aGVyLnYxLlN1Ym1pdElucHV0UmVxdWVzdBoeLnRldGhlci52MS5TdWJtaXRJbnB1dFJlc3BvbnNlEkkKCkxpc3RJbnB1dHMSHC50ZXRoZXIudjEuTGlzdElucHV0c1JlcXVlc3QaHS50ZXRoZXIudjEuTGlzdElucHV0c1Jlc3BvbnNlEk8KDENhbmNlbElucHV0cxIeLnRldGhlci52MS5DYW5jZWxJbnB1dHNSZXF1ZXN0Gh8udGV0aGVyLnYxLkNhbmNlbElucHV0c1Jlc3BvbnNlYgZwcm90bzM", [file_tether_v1_input, file_tether_v1_queue]);
+  fileDesc("Ch10ZXRoZXIvdjEvcXVldWVfc2VydmljZS5wcm90bxIJdGV0aGVyLnYxIkQKDUNhbmNlbE91dGNvbWUSCgoCaWQYASABKAkSJwoGc3RhdHVzGAIgASgOMhcudGV0aGVyLnYxLkNhbmNlbFN0YXR1cyI/ChJFbnF1ZXVlV29ya1JlcXVlc3QSKQoFZHJhZnQYASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0RyYWZ0IlYKE0VucXVldWVXb3JrUmVzcG9uc2USKQoFYmF0Y2gYASABKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0JhdGNoEhQKDGRlZHVwbGljYXRlZBgCIAEoCCJMCg9MaXN0V29ya1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKA0SEgoKcGFnZV90b2tlbhgDIAEoCSJYChBMaXN0V29ya1Jlc3BvbnNlEisKB2JhdGNoZXMYASADKAsyGi50ZXRoZXIudjEuUXVldWVkV29ya0JhdGNoEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI6ChFDYW5jZWxXb3JrUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCWJhdGNoX2lkcxgCIAMoCSJAChJDYW5jZWxXb3JrUmVzcG9uc2USKgoIb3V0Y29tZXMYASADKAsyGC50ZXRoZXIudjEuQ2FuY2VsT3V0Y29tZSJ5ChJTdWJtaXRJbnB1dFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIqCghkZWxpdmVyeRgCIAEoCzIYLnRldGhlci52MS5JbnB1dERlbGl2ZXJ5EhIKCnNvdXJjZV9rZXkYAyABKAkSDwoHcGF5bG9hZBgEIAEoCSJtChNTdWJtaXRJbnB1dFJlc3BvbnNlEioKBWlucHV0GAEgASgLMhsudGV0aGVyLnYxLlBlbmRpbmdUdXJuSW5wdXQSFAoMZGVkdXBsaWNhdGVkGAIgASgIEhQKDHNlc3Npb25fYnVzeRgDIAEoCCJOChFMaXN0SW5wdXRzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoDRISCgpwYWdlX3Rva2VuGAMgASgJIloKEkxpc3RJbnB1dHNSZXNwb25zZRIrCgZpbnB1dHMYASADKAsyGy50ZXRoZXIudjEuUGVuZGluZ1R1cm5JbnB1dBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiewoTQ2FuY2VsSW5wdXRzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEisKCWlucHV0X2lkcxgCIAEoCzIWLnRldGhlci52MS5JbnB1dElkTGlzdEgAEhcKDWZyb21faW5wdXRfaWQYAyABKAlIAEIKCghzZWxlY3RvciIaCgtJbnB1dElkTGlzdBILCgNpZHMYASADKAkiQgoUQ2FuY2VsSW5wdXRzUmVzcG9uc2USKgoIb3V0Y29tZXMYASADKAsyGC50ZXRoZXIudjEuQ2FuY2VsT3V0Y29tZSrUAQoMQ2FuY2VsU3RhdHVzEh0KGUNBTkNFTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdDQU5DRUxfU1RBVFVTX0NBTkNFTExFRBABEiEKHUNBTkNFTF9TVEFUVVNfQUxSRUFEWV9DTEFJTUVEEAISIwofQ0FOQ0VMX1NUQVRVU19BTFJFQURZX0NPTVBMRVRFRBADEiMKH0NBTkNFTF9TVEFUVVNfQUxSRUFEWV9DQU5DRUxMRUQQBBIbChdDQU5DRUxfU1RBVFVTX05PVF9GT1VORBAFMtYDCgxRdWV1ZVNlcnZpY2USTAoLRW5xdWV1ZVdvcmsSHS50ZXRoZXIudjEuRW5xdWV1ZVdvcmtSZXF1ZXN0Gh4udGV0aGVyLnYxLkVucXVldWVXb3JrUmVzcG9uc2USQwoITGlzdFdvcmsSGi50ZXRoZXIudjEuTGlzdFdvcmtSZXF1ZXN0GhsudGV0aGVyLnYxLkxpc3RXb3JrUmVzcG9uc2USSQoKQ2FuY2VsV29yaxIcLnRldGhlci52MS5DYW5jZWxXb3JrUmVxdWVzdBodLnRldGhlci52MS5DYW5jZWxXb3JrUmVzcG9uc2USTAoLU3VibWl0SW5wdXQSHS50ZXRoZXIudjEuU3VibWl0SW5wdXRSZXF1ZXN0Gh4udGV0aGVyLnYxLlN1Ym1pdElucHV0UmVzcG9uc2USSQoKTGlzdElucHV0cxIcLnRldGhlci52MS5MaXN0SW5wdXRzUmVxdWVzdBodLnRldGhlci52MS5MaXN0SW5wdXRzUmVzcG9uc2USTwoMQ2FuY2VsSW5wdXRzEh4udGV0aGVyLnYxLkNhbmNlbElucHV0c1JlcXVlc3QaHy50ZXRoZXIudjEuQ2FuY2VsSW5wdXRzUmVzcG9uc2ViBnByb3RvMw", [file_tether_v1_input, file_tether_v1_queue]);
 
 /**
  * One id's cancel result.
@@ -105,6 +105,21 @@ export type ListWorkRequest = Message<"tether.v1.ListWorkRequest"> & {
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
+
+  /**
+   * At most this many batches (1-1000; 0 means 100); a page is cut short to fit the response
+   * limit (TETHER_MAX_MESSAGE_BYTES), and next_page_token goes on from there.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
 };
 
 /**
@@ -121,11 +136,18 @@ export const ListWorkRequestSchema: GenMessage<ListWorkRequest> = /*@__PURE__*/
  */
 export type ListWorkResponse = Message<"tether.v1.ListWorkResponse"> & {
   /**
-   * The batches.
+   * The batches, in enqueue order.
    *
    * @generated from field: repeated tether.v1.QueuedWorkBatch batches = 1;
    */
   batches: QueuedWorkBatch[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -274,6 +296,21 @@ export type ListInputsRequest = Message<"tether.v1.ListInputsRequest"> & {
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
+
+  /**
+   * At most this many inputs (1-1000; 0 means 100); a page is cut short to fit the response
+   * limit (TETHER_MAX_MESSAGE_BYTES), and next_page_token goes on from there.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
 };
 
 /**
@@ -290,11 +327,18 @@ export const ListInputsRequestSchema: GenMessage<ListInputsRequest> = /*@__PURE_
  */
 export type ListInputsResponse = Message<"tether.v1.ListInputsResponse"> & {
   /**
-   * The inputs.
+   * The inputs, in submission order.
    *
    * @generated from field: repeated tether.v1.PendingTurnInput inputs = 1;
    */
   inputs: PendingTurnInput[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**

@@ -251,7 +251,8 @@ export type GetSessionRequest = Message<"tether.v1.GetSessionRequest"> & {
   sessionId: string;
 
   /**
-   * When true, the committed transcript is included.
+   * When true, the committed transcript is included; a transcript too large for one answer is
+   * refused FAILED_PRECONDITION naming this field (page it with ListMessages).
    *
    * @generated from field: bool include_messages = 2;
    */
@@ -542,7 +543,8 @@ export type ListMessagesRequest = Message<"tether.v1.ListMessagesRequest"> & {
 
   /**
    * About this many messages (1-1000; 0 means 100): a page holds whole revisions only, so one
-   * revision with more messages than this is a page of its own.
+   * revision with more messages than this is a page of its own; a page is cut short (at a
+   * revision) to fit the response limit, TETHER_MAX_MESSAGE_BYTES.
    *
    * @generated from field: uint32 page_size = 3;
    */
