@@ -606,6 +606,43 @@ describe("traces across the input queue", () => {
   });
 });
 
+describe("traces of the server's own QueueService", () => {
+  it("the composed server's SubmitInput keeps its RPC span with the input, beside the payload as written", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+    const config = loadConfig({ TETHER_PORT: "0", OTEL_BSP_SCHEDULE_DELAY: "20", ...env });
+    const telemetry = await startTelemetry(config.tracing, { instanceId: "queue-only" });
+    const server = await startApiServer({
+      env,
+      ...(telemetry.tracer && { tracer: telemetry.tracer }),
+    });
+    open.push({
+      baseUrl: server.baseUrl,
+      turns: createClient(TurnService, server.transport),
+      queue: createClient(QueueService, server.transport),
+      telemetry,
+      close: async () => {
+        await server.close();
+        await telemetry.shutdown();
+      },
+    });
+    const queue = createClient(QueueService, server.transport);
+    const sessionId = `s-${randomUUID()}`;
+    await queue.submitInput(
+      { sessionId, delivery: { kind: { case: "nextTurn", value: {} } }, payload: '{"raw":1}' },
+      { headers: { traceparent: `00-${RAW_TRACE}-${"4".repeat(16)}-01` } },
+    );
+    const [listed] = (await queue.listInputs({ sessionId })).inputs;
+    expect(listed?.payload).toBe('{"raw":1}');
+    await telemetry.flush();
+    const spans = receiver.spans;
+    const rpc = await waitFor(() => spans.find((s) => s.name.endsWith("/SubmitInput")), {
+      what: "the SubmitInput span",
+    });
+    expect(listed?.trace).toBe(`00-${RAW_TRACE}-${rpc.spanId}-01`);
+  });
+});
+
 describe("traces of the Connect protocol", () => {
   it("a Connect call (HTTP/1.1, JSON) is an RPC span with rpc.system connect_rpc, in the caller's trace", async () => {
     receiver = await startOtlpReceiver();
