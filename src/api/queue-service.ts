@@ -12,6 +12,7 @@ import {
   type QueueService,
 } from "../gen/tether/v1/queue_service_pb.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type RuntimeStore } from "../ports/runtime-store.js";
+import type { Tracer } from "../ports/tracer.js";
 import { deliveryFromProto, inputToProto } from "./convert/inputs.js";
 import { batchToProto, cancelReportToProto, draftFromProto } from "./convert/queue.js";
 import {
@@ -34,6 +35,11 @@ export interface QueueServiceOptions {
   store: RuntimeStore;
   /** The largest answer the transport writes (TETHER_MAX_MESSAGE_BYTES); 4 MiB by default. */
   maxResponseBytes?: number;
+  /**
+   * The RPC spans' tracer (ADR 0013): SubmitInput stores its span's traceparent with the input,
+   * so the turn that consumes it hangs under the request; none when tracing is off.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -114,11 +120,14 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
     async submitInput(req, ctx) {
       const scope = scopeOf(ctx.values);
       const sourceKey = optionalText(req.sourceKey);
+      // The payload is the client's, returned as written: the trace goes beside it.
+      const trace = options.tracer?.activeTraceparent();
       const receipt = await store.submitInput({
         sessionId: scope.toStore(req.sessionId, "session_id"),
         delivery: deliveryFromProto(req.delivery, "delivery"),
         ...(sourceKey === undefined ? {} : { sourceKey }),
         payload: req.payload,
+        ...(trace !== undefined && { trace }),
       });
       return {
         input: inputToProto(receipt.input, scope),

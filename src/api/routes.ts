@@ -12,6 +12,7 @@ import { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import { WebhookService } from "../gen/tether/v1/webhook_service_pb.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { WebhookStore } from "../ports/webhook-store.js";
 import { createWebhookService } from "./webhook-service.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
@@ -32,6 +33,7 @@ export function routeStoreServices(
   store: RuntimeStore,
   compact?: CompactSessionFn,
   maxResponseBytes?: number,
+  tracer?: Tracer,
 ): void {
   const limit = maxResponseBytes === undefined ? {} : { maxResponseBytes };
   router.service(
@@ -39,7 +41,7 @@ export function routeStoreServices(
     createSessionService({ store, ...(compact && { compact }), ...limit }),
   );
   router.service(AgentService, createAgentService(store));
-  router.service(QueueService, createQueueService({ store, ...limit }));
+  router.service(QueueService, createQueueService({ store, ...limit, ...(tracer && { tracer }) }));
   router.service(LeaseService, createLeaseService({ store }));
 }
 

@@ -14,6 +14,12 @@ export interface TurnInputDraft {
   delivery: InputDelivery;
   sourceKey?: string;
   payload: string;
+  /**
+   * The W3C traceparent of the request that submitted it, kept beside the client's payload
+   * (which is returned as written): the turn that consumes the input hangs under or links to it.
+   * Not content: a retried submit under another trace is still the same input.
+   */
+  trace?: string;
 }
 
 export type TurnInputState = "pending" | "claimed" | "completed" | "cancelled";
@@ -30,6 +36,8 @@ export interface PendingTurnInput {
   claimId: string;
   /** True once an active-turn input that missed its turn was turned into a next-turn input. */
   deferred: boolean;
+  /** The submitting request's traceparent, when it had one (TurnInputDraft.trace). */
+  trace?: string;
 }
 
 /** Only the fields of the delivery kind, so stored records never carry stray properties. */
@@ -56,6 +64,7 @@ export function newTurnInput(
     claimFencingToken: 0,
     claimId: "",
     deferred: false,
+    ...(draft.trace !== undefined && draft.trace !== "" && { trace: draft.trace }),
   };
 }
 

@@ -44,6 +44,11 @@ export interface ConformanceOptions {
   turnStart?: boolean;
   /** True where the store keeps the ready index in its own steps: a standalone Redis (ADR 0024). */
   readyIndexInSteps?: boolean;
+  /**
+   * False where a submitted input's trace cannot be handed to the store: the wire (its SubmitInput
+   * keeps the RPC's own span, and the conformance server traces nothing).
+   */
+  inputTraces?: boolean;
 }
 
 export function defineStoreConformance(
@@ -59,7 +64,7 @@ export function defineStoreConformance(
   describeClaimLaws(factory);
   describeFenceLaws(factory);
   describeQueueLaws(factory);
-  describeInputLaws(factory);
+  describeInputLaws(factory, { keepsTrace: options.inputTraces !== false });
   describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
   describeSessionListLaws(factory);

@@ -294,12 +294,17 @@ export function createWireStore(options: WireStoreOptions): RuntimeStore {
 
     submitInput: (draft) =>
       call(async () => {
-        const res = await queue.submitInput({
-          sessionId: ids.toClient(draft.sessionId),
-          delivery: deliveryToProto(draft.delivery),
-          sourceKey: draft.sourceKey ?? "",
-          payload: draft.payload,
-        });
+        // The submitter's trace travels as the call's own traceparent: a traced server keeps
+        // its SubmitInput span (a child of it) with the input; an untraced one keeps none.
+        const res = await queue.submitInput(
+          {
+            sessionId: ids.toClient(draft.sessionId),
+            delivery: deliveryToProto(draft.delivery),
+            sourceKey: draft.sourceKey ?? "",
+            payload: draft.payload,
+          },
+          draft.trace === undefined ? {} : { headers: { traceparent: draft.trace } },
+        );
         return {
           input: inputFromProto(res.input, ids, "input"),
           deduplicated: res.deduplicated,

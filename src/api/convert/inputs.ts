@@ -82,6 +82,7 @@ export function inputToProto(input: PendingTurnInput, ids: SessionIdMap): Pendin
     claimFencingToken: BigInt(input.claimFencingToken),
     claimId: input.claimId,
     deferred: input.deferred,
+    ...(input.trace !== undefined && { trace: input.trace }),
   });
 }
 
@@ -102,6 +103,7 @@ export function inputFromProto(
     claimFencingToken: fromUint64(i.claimFencingToken, `${field}.claim_fencing_token`),
     claimId: i.claimId,
     deferred: i.deferred,
+    ...(i.trace !== undefined && i.trace !== "" && { trace: i.trace }),
   };
 }
 

@@ -1,6 +1,7 @@
 // The turn's span (`invoke_agent`) and what hangs off it. A turn runs in the session driver, not
 // in the RPC that submitted its input, so its parent travels with the input: the submitting span's
-// traceparent is stored in the input's payload. The first input's submitter is the parent; every
+// traceparent is stored in the input's payload, or beside it in the input record for a payload
+// the client wrote (QueueService.SubmitInput). The first input's submitter is the parent; every
 // other input the turn consumes (queued ones claimed with it, steers admitted at its checkpoints)
 // is a link to its submitter. A turn resumed after a park (on any replica) is a new span under
 // the same parent, linked to the span of its earlier part, whose traceparent the parked progress
@@ -50,10 +51,14 @@ export function submittingTrace(deps: Pick<RuntimeDeps, "tracer">): { trace?: st
   return trace === undefined ? {} : { trace };
 }
 
-/** The submitting requests' traceparents, in the inputs' order (inputs without one left out). */
+/**
+ * The submitting requests' traceparents, in the inputs' order (inputs without one left out): the
+ * payload's (StreamTurn, SendInput), else the record's (QueueService.SubmitInput, whose payload
+ * is the client's own).
+ */
 function submittersOf(inputs: readonly PendingTurnInput[]): string[] {
   return inputs.flatMap((i) => {
-    const trace = decodeInputPayload(i.payload).trace;
+    const trace = decodeInputPayload(i.payload).trace ?? i.trace;
     return trace === undefined ? [] : [trace];
   });
 }

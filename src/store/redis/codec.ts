@@ -106,6 +106,7 @@ interface StoredInput {
   claimFencingToken: number;
   claimId: string;
   deferred: boolean;
+  trace?: string;
 }
 
 export function decodeInput(
@@ -129,6 +130,7 @@ export function decodeInput(
     claimFencingToken: i.claimFencingToken,
     claimId: i.claimId,
     deferred: i.deferred,
+    ...(typeof i.trace === "string" && i.trace !== "" && { trace: i.trace }),
   };
 }
 

@@ -44,7 +44,14 @@ export async function submitInput(
       k.lease,
       k.parked,
     ],
-    [inputId, draft.sourceKey ?? "", turnInputHash(draft), JSON.stringify(delivery), draft.payload],
+    [
+      inputId,
+      draft.sourceKey ?? "",
+      turnInputHash(draft),
+      JSON.stringify(delivery),
+      draft.payload,
+      draft.trace ?? "",
+    ],
   );
   return submitted(ctx, draft, inputId, reply);
 }

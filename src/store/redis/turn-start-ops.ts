@@ -56,6 +56,7 @@ export async function startTurn(
       Date.now(),
       sessionId,
       claim.turnIdOf?.(inputId) ?? "",
+      draft.trace ?? "",
     ],
   );
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {

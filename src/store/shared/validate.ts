@@ -167,6 +167,7 @@ export function checkTurnInputDraft(draft: TurnInputDraft, limits: StoreLimits):
   }
   checkOptionalKey("source_key", draft.sourceKey);
   checkText("payload", draft.payload, limits.maxPayloadBytes, true);
+  checkOptionalKey("trace", draft.trace);
 }
 
 export function checkBoundary(boundary: ClaimBoundary): void {

@@ -28,7 +28,20 @@ async function leaseFor(store: RuntimeStore, sid: SessionId): Promise<SessionExe
   return acquire(store, sid, opaqueOwner("worker"), LONG_TTL_MS);
 }
 
-export function describeInputLaws(factory: StoreFactory): void {
+// Submitters' traceparents (W3C): two callers of their own.
+const TRACE_A = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const TRACE_B = "00-5c0ffee05c0ffee05c0ffee05c0ffee0-1111111111111111-01";
+
+export interface InputLawOptions {
+  /**
+   * False where the backend cannot be handed a trace to keep: the wire, whose SubmitInput keeps
+   * its own RPC span, and only on a server with tracing on (the conformance server has none).
+   */
+  keepsTrace?: boolean;
+}
+
+export function describeInputLaws(factory: StoreFactory, options: InputLawOptions = {}): void {
+  const keepsTrace = options.keepsTrace !== false;
   describe("turn inputs", () => {
     const harness = useStoreHarness(factory);
 
@@ -67,6 +80,42 @@ export function describeInputLaws(factory: StoreFactory): void {
         "source_key_conflict",
       );
       expect((await store.listInputs(sid)).map((i) => i.payload)).toEqual(["hi"]);
+    });
+
+    test("law 16: an input's trace is kept with it and does not change what counts as the same content", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const traced = (payload: string, trace: string) => ({
+        ...inputDraft(sid, payload, NEXT_TURN, "msg-1"),
+        trace,
+      });
+      const first = await store.submitInput(traced("hi", TRACE_A));
+      // A retry from another request (another trace) is the same input, still under the first.
+      const again = await store.submitInput(traced("hi", TRACE_B));
+      expect(again.deduplicated).toBe(true);
+      expect(again.input.inputId).toBe(first.input.inputId);
+      // Other content under the same trace is still other content.
+      await expectTetherError(
+        () => store.submitInput(traced("something else", TRACE_A)),
+        "source_key_conflict",
+      );
+      const untraced = await store.submitInput(inputDraft(sid, "plain"));
+      const expected = keepsTrace ? TRACE_A : undefined;
+      expect(first.input.trace).toBe(expected);
+      expect(again.input.trace).toBe(expected);
+      expect(untraced.input.trace).toBeUndefined();
+      const listed = await store.listInputs(sid);
+      expect(listed.map((i) => [i.payload, i.trace])).toEqual([
+        ["hi", expected],
+        ["plain", undefined],
+      ]);
+      // The claim hands it to the turn that consumes the input, payload untouched.
+      const lease = await leaseFor(store, sid);
+      const claim = await store.claimInputs(fenceOf(lease), { kind: "idle" }, 8);
+      expect(claim?.inputs.map((i) => [i.payload, i.trace])).toEqual([
+        ["hi", expected],
+        ["plain", undefined],
+      ]);
     });
 
     test("law 16: a submit says whether a turn held the session (a live lease or a parked turn)", async () => {

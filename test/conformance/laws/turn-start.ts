@@ -38,6 +38,23 @@ export function describeTurnStartLaws(factory: StoreFactory): void {
       maxInputs,
     });
 
+    test("the input keeps its submitter's trace, claimed with it, and a retry under another trace is the same input", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const traceA = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const traceB = "00-5c0ffee05c0ffee05c0ffee05c0ffee0-1111111111111111-01";
+      const draft = (trace: string) => ({ ...inputDraft(sid, "hello"), sourceKey: "k", trace });
+      const receipt = await startTurnOf(store)(draft(traceA), claim("a"));
+      expect(receipt.submitted.input.trace).toBe(traceA);
+      expect(receipt.started?.inputs?.inputs.map((i) => [i.payload, i.trace])).toEqual([
+        ["hello", traceA],
+      ]);
+      const again = await startTurnOf(store)(draft(traceB), claim("b"));
+      expect(again.submitted.deduplicated).toBe(true);
+      expect(again.submitted.input.inputId).toBe(receipt.submitted.input.inputId);
+      expect(again.submitted.input.trace).toBe(traceA);
+    });
+
     test("a vacant session: the input is stored, the lease acquired, the input claimed and the state read, in one step", async () => {
       const { store } = harness();
       const sid = freshSessionId();

@@ -8,8 +8,10 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { Health } from "../../../src/gen/grpc/health/v1/health_pb.js";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { createQueueService } from "../../../src/api/queue-service.js";
 import { createSessionService } from "../../../src/api/session-service.js";
 import { createTurnService } from "../../../src/api/turn-service.js";
+import { QueueService } from "../../../src/gen/tether/v1/queue_service_pb.js";
 import { SessionService } from "../../../src/gen/tether/v1/session_service_pb.js";
 import { BusyStrategy, type TurnEvent } from "../../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
@@ -41,6 +43,8 @@ const ANSWER_SPAN = "b7ad6b7169203331";
 // The callers of a steer and of a queued input, in traces of their own.
 const STEER_TRACE = "5c0ffee05c0ffee05c0ffee05c0ffee0";
 const QUEUE_TRACE = "9e11e9e11e9e11e9e11e9e11e9e11e90";
+// The caller of a raw QueueService.SubmitInput, in a trace of its own.
+const RAW_TRACE = "7a5e7a5e7a5e7a5e7a5e7a5e7a5e7a5e";
 
 /** First call: the server tool and the client tool; once their results are in: one answer. */
 function provider(): ModelProvider {
@@ -94,6 +98,7 @@ const serverTools: ToolExecutor = {
 interface Replica {
   baseUrl: string;
   turns: Client<typeof TurnService>;
+  queue: Client<typeof QueueService>;
   telemetry: Telemetry;
   close(): Promise<void>;
 }
@@ -131,12 +136,17 @@ async function replica(
     routes: (router) => {
       router.service(TurnService, createTurnService({ runtime }));
       router.service(SessionService, createSessionService({ store }));
+      router.service(
+        QueueService,
+        createQueueService({ store, ...(telemetry.tracer && { tracer: telemetry.tracer }) }),
+      );
     },
     ...(telemetry.tracer && { tracer: telemetry.tracer }),
   });
   const r: Replica = {
     baseUrl: server.baseUrl,
     turns: createClient(TurnService, server.transport),
+    queue: createClient(QueueService, server.transport),
     telemetry,
     close: async () => {
       await runtime.drain(1_000);
@@ -530,6 +540,106 @@ describe("traces across the input queue", () => {
       "the queued input's turn",
     );
     expect(next).toMatchObject({ parentSpanId: queueRpc.spanId, links: [] });
+  });
+  it("an input submitted raw through QueueService.SubmitInput: its turn hangs under the submitting RPC, the payload as written", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+    const namespace = `traces-${randomUUID()}`;
+    const a = await replica("replica-a", namespace, env);
+    const b = await replica("replica-b", namespace, env);
+    const sessionId = `s-${randomUUID()}`;
+    const events: TurnEvent[] = [];
+    const first = (async () => {
+      const call = a.turns.streamTurn(
+        {
+          sessionId,
+          input: [{ kind: { case: "text", value: "use both tools" } }],
+          clientTools: [
+            { name: "lookup", description: "by the client", parametersJsonSchema: "{}" },
+          ],
+        },
+        { headers: { traceparent: CALLER_TRACEPARENT } },
+      );
+      for await (const r of call) if (r.event) events.push(r.event);
+    })();
+    const parked = await waitFor(() => events.find((e) => e.event.case === "turnParked"));
+    // While the turn is parked, a client queues plain text for the next turn on the other
+    // replica, under a trace of its own.
+    const submitted = await b.queue.submitInput(
+      { sessionId, delivery: { kind: { case: "nextTurn", value: {} } }, payload: "then this" },
+      { headers: { traceparent: `00-${RAW_TRACE}-${"3".repeat(16)}-01` } },
+    );
+    expect(submitted.input?.payload).toBe("then this");
+    await b.turns.submitToolResults({
+      sessionId,
+      turnId: parked.turnId,
+      results: [{ callId: "lookup-1", output: "42", isError: false }],
+    });
+    await first;
+    expect(events.at(-1)?.event.case).toBe("turnCompleted");
+    const spans = receiver.spans;
+    await waitFor(
+      async () => {
+        await Promise.all([a.telemetry.flush(), b.telemetry.flush()]);
+        return (
+          spans.some((s) => s.name.endsWith("/SubmitInput")) &&
+          spans.filter(
+            (s) => s.name === "invoke_agent" && s.attributes["tether.turn.end"] === "finished",
+          ).length === 2
+        );
+      },
+      { what: "the SubmitInput span and the two finished turns", timeoutMs: 20_000 },
+    );
+    const submitRpc = one(spans, (s) => s.name.endsWith("/SubmitInput"), "SubmitInput");
+    expect(submitRpc.traceId).toBe(RAW_TRACE);
+    // The stored input names that span, beside the payload the client wrote.
+    expect(submitted.input?.trace).toBe(`00-${RAW_TRACE}-${submitRpc.spanId}-01`);
+    const next = one(
+      spans,
+      (s) =>
+        s.name === "invoke_agent" &&
+        s.attributes["tether.turn.resumed"] === false &&
+        s.traceId !== CALLER_TRACE,
+      "the queued input's turn",
+    );
+    expect(next).toMatchObject({ traceId: RAW_TRACE, parentSpanId: submitRpc.spanId, links: [] });
+  });
+});
+
+describe("traces of the server's own QueueService", () => {
+  it("the composed server's SubmitInput keeps its RPC span with the input, beside the payload as written", async () => {
+    receiver = await startOtlpReceiver();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint };
+    const config = loadConfig({ TETHER_PORT: "0", OTEL_BSP_SCHEDULE_DELAY: "20", ...env });
+    const telemetry = await startTelemetry(config.tracing, { instanceId: "queue-only" });
+    const server = await startApiServer({
+      env,
+      ...(telemetry.tracer && { tracer: telemetry.tracer }),
+    });
+    open.push({
+      baseUrl: server.baseUrl,
+      turns: createClient(TurnService, server.transport),
+      queue: createClient(QueueService, server.transport),
+      telemetry,
+      close: async () => {
+        await server.close();
+        await telemetry.shutdown();
+      },
+    });
+    const queue = createClient(QueueService, server.transport);
+    const sessionId = `s-${randomUUID()}`;
+    await queue.submitInput(
+      { sessionId, delivery: { kind: { case: "nextTurn", value: {} } }, payload: '{"raw":1}' },
+      { headers: { traceparent: `00-${RAW_TRACE}-${"4".repeat(16)}-01` } },
+    );
+    const [listed] = (await queue.listInputs({ sessionId })).inputs;
+    expect(listed?.payload).toBe('{"raw":1}');
+    await telemetry.flush();
+    const spans = receiver.spans;
+    const rpc = await waitFor(() => spans.find((s) => s.name.endsWith("/SubmitInput")), {
+      what: "the SubmitInput span",
+    });
+    expect(listed?.trace).toBe(`00-${RAW_TRACE}-${rpc.spanId}-01`);
   });
 });
 

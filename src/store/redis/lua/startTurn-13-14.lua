@@ -20,6 +20,7 @@
 -- ARGV[17] the turn id a claim of just this input makes ("" for none): when the claim takes
 --          exactly the input this step stored, that turn is marked running for the ttl, as
 --          listenTurn marks it (ADR 0024; nothing can be stored for a turn not yet marked)
+-- ARGV[18] the submitter's traceparent ("" for none), as submitInput's ARGV[6]
 -- Replies: {R.SOURCE_KEY_CONFLICT}
 --          {R.OK, submitted, lease, claimed, state, logEnd}: submitted is submitInput's reply; lease is {}
 --          when the session was not vacant (nothing else happened), else claimLease's reply
@@ -30,7 +31,7 @@
 local now = now_ms()
 local log_end = tonumber(redis.call('GET', KEYS[12]) or '0')
 local submit_keys = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }
-local submitted = submit_input(submit_keys, { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] }, now)
+local submitted = submit_input(submit_keys, { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[18] }, now)
 if submitted[1] == R.SOURCE_KEY_CONFLICT then return submitted end
 if KEYS[14] then redis.call('ZADD', KEYS[14], 'LT', ARGV[15], ARGV[16]) end
 if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('EXISTS', KEYS[8]) == 1 then

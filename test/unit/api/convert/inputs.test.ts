@@ -88,6 +88,19 @@ describe("PendingTurnInput", () => {
     },
   );
 
+  test("round-trips the submitter's trace beside the payload; an input without one has none", () => {
+    const traced = input({
+      payload: "plain text",
+      trace: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    });
+    const wire = overTheWire(PendingTurnInputSchema, inputToProto(traced, tenant));
+    expect(wire.payload).toBe("plain text");
+    expect(inputFromProto(wire, tenant, "input")).toEqual(traced);
+    const bare = overTheWire(PendingTurnInputSchema, inputToProto(input(), tenant));
+    expect(bare.trace).toBeUndefined();
+    expect(inputFromProto(bare, tenant, "input")).not.toHaveProperty("trace");
+  });
+
   test("round-trips the zero input (sequence 0, empty strings, never claimed)", () => {
     const wire = overTheWire(PendingTurnInputSchema, inputToProto(input(), tenant));
     expect(wire.state).toBe(TurnInputState.PENDING);
