@@ -135,6 +135,14 @@ describe("helm chart", () => {
       serviceName: "tether-prod",
       sampler: { kind: "parentbased_traceidratio", ratio: 0.25 },
       captureContent: true,
+      // The chart leaves the batch and shutdown settings at the SDK specification's defaults.
+      batch: {
+        scheduledDelayMs: 5000,
+        maxQueueSize: 2048,
+        maxExportBatchSize: 512,
+        exportTimeoutMs: 30000,
+      },
+      shutdownTimeoutMs: 2000,
     });
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
     expect([allOn.turnStartsPerIteration, defaults.turnStartsPerIteration]).toEqual([8, 4]);

@@ -73,6 +73,7 @@ describe("the durability table", () => {
     ]);
     expect(of("internal-read")).toEqual([
       "checkTokenQuota",
+      "countStorageSlots",
       "listWebhookDeliveries",
       "readDueSchedules",
       "readEvents",
