@@ -19,6 +19,8 @@ export interface RestartableRedis {
   halt(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** Starts a halted server on its port and directory; resolves once it answers PONG. */
   start(): Promise<void>;
+  /** Whether a server process is up (false after halt, or a crash, until start). */
+  isRunning(): boolean;
   /** SIGSTOP / SIGCONT the running server (a replica left behind by its primary). */
   pause(): void;
   resume(): void;
@@ -102,6 +104,7 @@ async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRed
       await launch();
     },
     halt: (signal) => kill(signal),
+    isRunning: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     start: launch,
     pause: () => void child?.kill("SIGSTOP"),
     resume: () => void child?.kill("SIGCONT"),
