@@ -5,7 +5,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formCluster, freePort, waitForClusterOk, waitForPing } from "../support/redis-harness.js";
+import {
+  formCluster,
+  redisPid,
+  stablePort,
+  waitForClusterOk,
+  waitForPing,
+} from "../support/redis-harness.js";
 import { track } from "./processes.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,7 +52,8 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
 }
 
 async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRedis> {
-  const port = await freePort();
+  // Restarted on this port many times: one no other process is handed meanwhile.
+  const port = await stablePort();
   const dir = await mkdtemp(join(tmpdir(), `tether-faults-redis-${port}-`));
   const args = [
     "--port",
@@ -79,6 +86,12 @@ async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRed
     exited.catch(() => undefined);
     answered.catch(() => undefined);
     await Promise.race([answered, exited]);
+    // The answer must come from this server, not from a process that took the port while it was
+    // down (the run would then go on against someone else's Redis and verify the wrong data).
+    const pid = await redisPid(port);
+    if (pid !== launched.pid) {
+      throw new Error(`port ${port} answered by process ${pid}, not redis-server ${launched.pid}`);
+    }
   };
   const kill = async (signal: NodeJS.Signals): Promise<void> => {
     const current = child;

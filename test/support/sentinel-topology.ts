@@ -6,7 +6,14 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort, startRedis, waitForPing, type RedisProcess } from "./redis-harness.js";
+import {
+  freePort,
+  redisPid,
+  stablePort,
+  startRedis,
+  waitForPing,
+  type RedisProcess,
+} from "./redis-harness.js";
 import { waitFor } from "./wait-for.js";
 
 export const SENTINEL_MASTER = "tether-primary";
@@ -145,11 +152,17 @@ export async function startSentinelTopology(
   options: SentinelTopologyOptions = {},
 ): Promise<SentinelTopology> {
   const spawned = (child: ChildProcess) => options.onSpawn?.(child);
-  const primary = await startRedis(NODE_ARGS);
+  // Data nodes are killed and revived on their ports: ports no other process is handed meanwhile.
+  const primary = await startRedis(NODE_ARGS, await stablePort());
   spawned(primary.child);
   const nodes = [primary];
   for (let i = 0; i < replicas; i++) {
-    nodes.push(await startRedis([...NODE_ARGS, "--replicaof", "127.0.0.1", String(primary.port)]));
+    nodes.push(
+      await startRedis(
+        [...NODE_ARGS, "--replicaof", "127.0.0.1", String(primary.port)],
+        await stablePort(),
+      ),
+    );
     spawned((nodes.at(-1) as RedisProcess).child);
   }
   await waitFor(
@@ -239,6 +252,10 @@ export async function startSentinelTopology(
       );
       spawned(child);
       await waitForPing(port);
+      const pid = await redisPid(port);
+      if (pid !== child.pid) {
+        throw new Error(`port ${port} answered by process ${pid}, not redis-server ${child.pid}`);
+      }
       nodes[index] = {
         port,
         child,
