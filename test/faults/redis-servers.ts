@@ -85,13 +85,15 @@ async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRed
     // Whichever loses is settled later (a kill ends every server; PING polls run out): unheard.
     exited.catch(() => undefined);
     answered.catch(() => undefined);
-    await Promise.race([answered, exited]);
     // The answer must come from this server, not from a process that took the port while it was
-    // down (the run would then go on against someone else's Redis and verify the wrong data).
+    // down (the run would then go on against someone else's Redis and verify the wrong data);
+    // such a process also makes this server exit at once, unable to bind.
+    const outcome = await Promise.race([answered, exited]).catch((error: unknown) => error);
     const pid = await redisPid(port);
-    if (pid !== launched.pid) {
+    if (pid !== 0 && pid !== launched.pid) {
       throw new Error(`port ${port} answered by process ${pid}, not redis-server ${launched.pid}`);
     }
+    if (outcome instanceof Error) throw outcome;
   };
   const kill = async (signal: NodeJS.Signals): Promise<void> => {
     const current = child;
