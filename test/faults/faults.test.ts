@@ -11,6 +11,7 @@
 // promotable replica on a starved machine is a reported finding, not a failure. The same failover workload in `async` durability is reported apart
 // (`async_mode`): present, with its faults and what it lost, not held to zero. One run, no retry.
 import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
@@ -119,6 +120,8 @@ const RUN_KINDS: Record<string, string[]> = {
 
 it("survives replica kills, pauses, restarts, partitions, Redis restarts and primary failovers without losing or repeating input", async () => {
   const { code, output } = await runSuite();
+  // The whole output, for the post-mortem of a run that failed (the assertion quotes its end).
+  await writeFile(join(repo, ".tmp/faults/suite-output.log"), output);
   const lines = output.trim().split("\n");
   expect(code, lines.slice(-60).join("\n")).toBe(0);
   const verdict = JSON.parse(lines.at(-1) ?? "{}") as Verdict;

@@ -454,6 +454,11 @@ function table(reports: RunReport[]): string {
       (r) => Object.values(r.verification_retries.retries).reduce((a, b) => a + b, 0),
     ],
     ["findings (environment, not violations)", (r) => r.findings.length],
+    [
+      "schedules: due / missed / duplicated",
+      (r) =>
+        `${r.schedules.schedules}/${r.schedules.schedule_fires_missed}/${r.schedules.schedule_fires_duplicated}`,
+    ],
     ["inputs acknowledged", (r) => r.acknowledged],
     ["inputs committed", (r) => r.committed],
     ["inputs lost", (r) => r.lost],
