@@ -240,8 +240,17 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
     const state = { cursor: 0n, answering: new Set<string>() };
     const text = input.tool ? `/tool lookup {"token":"${input.token}"}` : `say ${input.token}`;
     let backoff = 100;
-    while (!input.completed && input.attempts < MAX_ATTEMPTS && Date.now() < options.giveUpAt()) {
+    // The attempt cap counts only attempts after the faults end: while they run, replicas the
+    // harness stopped refuse connections, and on a starved machine (slow restarts) a client could
+    // spend its 60 there and give up on a turn that then completes (issue 35). Time bounds both.
+    let attemptsAfterFaults = 0;
+    while (
+      !input.completed &&
+      attemptsAfterFaults < MAX_ATTEMPTS &&
+      Date.now() < options.giveUpAt()
+    ) {
       input.attempts++;
+      if (!options.submitting()) attemptsAfterFaults++;
       const abort = new AbortController();
       // The give-up moves (far off while the faults run, then the end of the drain), and a timer
       // cannot take a far-off delay (past 2^31 - 1 ms it fires at once): polled instead.

@@ -6,6 +6,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import { TranscriptMessage_Role } from "../../src/gen/tether/v1/transcript_pb.js";
 import { inputsByRevision, type FinalSession, type Observation } from "./history/record.js";
+import type { VerificationReads } from "./verify-reads.js";
 
 export type SessionClient = Client<typeof SessionService>;
 
@@ -41,28 +42,22 @@ export async function readSession(
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every session's final state, trying the replicas in turn until one answers (30 s at most). */
+/**
+ * Every session's final state, trying the replicas in turn until one answers; an outage the
+ * harness caused is ridden out within `reads`' budget, its retries counted there.
+ */
 export async function readFinalSessions(
   addresses: string[],
   sessions: string[],
+  reads: VerificationReads,
 ): Promise<FinalSession[]> {
-  const clients = addresses.map(sessionClient);
+  const clients = new Map(addresses.map((a) => [a, sessionClient(a)]));
   const final: FinalSession[] = [];
-  const until = Date.now() + 30_000;
   for (const session of sessions) {
-    for (let attempt = 0; ; attempt++) {
-      const client = clients[attempt % clients.length] as SessionClient;
-      try {
-        const seen = await readSession(client, session, AbortSignal.timeout(5_000));
-        final.push({ session, head: seen.head ?? 0, revisions: seen.revisions ?? [] });
-        break;
-      } catch (error) {
-        if (Date.now() > until) throw error;
-        await sleep(200);
-      }
-    }
+    const seen = await reads.onAny(addresses, (address) =>
+      readSession(clients.get(address) as SessionClient, session, AbortSignal.timeout(5_000)),
+    );
+    final.push({ session, head: seen.head ?? 0, revisions: seen.revisions ?? [] });
   }
   return final;
 }

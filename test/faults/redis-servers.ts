@@ -5,7 +5,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formCluster, freePort, waitForClusterOk, waitForPing } from "../support/redis-harness.js";
+import {
+  formCluster,
+  redisPid,
+  stablePort,
+  waitForClusterOk,
+  waitForPing,
+} from "../support/redis-harness.js";
 import { track } from "./processes.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,6 +25,8 @@ export interface RestartableRedis {
   halt(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** Starts a halted server on its port and directory; resolves once it answers PONG. */
   start(): Promise<void>;
+  /** Whether a server process is up (false after halt, or a crash, until start). */
+  isRunning(): boolean;
   /** SIGSTOP / SIGCONT the running server (a replica left behind by its primary). */
   pause(): void;
   resume(): void;
@@ -44,7 +52,8 @@ async function startRestartable(extraArgs: string[]): Promise<RestartableRedis> 
 }
 
 async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRedis> {
-  const port = await freePort();
+  // Restarted on this port many times: one no other process is handed meanwhile.
+  const port = await stablePort();
   const dir = await mkdtemp(join(tmpdir(), `tether-faults-redis-${port}-`));
   const args = [
     "--port",
@@ -76,7 +85,15 @@ async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRed
     // Whichever loses is settled later (a kill ends every server; PING polls run out): unheard.
     exited.catch(() => undefined);
     answered.catch(() => undefined);
-    await Promise.race([answered, exited]);
+    // The answer must come from this server, not from a process that took the port while it was
+    // down (the run would then go on against someone else's Redis and verify the wrong data);
+    // such a process also makes this server exit at once, unable to bind.
+    const outcome = await Promise.race([answered, exited]).catch((error: unknown) => error);
+    const pid = await redisPid(port);
+    if (pid !== 0 && pid !== launched.pid) {
+      throw new Error(`port ${port} answered by process ${pid}, not redis-server ${launched.pid}`);
+    }
+    if (outcome instanceof Error) throw outcome;
   };
   const kill = async (signal: NodeJS.Signals): Promise<void> => {
     const current = child;
@@ -102,6 +119,7 @@ async function startRestartableOnce(extraArgs: string[]): Promise<RestartableRed
       await launch();
     },
     halt: (signal) => kill(signal),
+    isRunning: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     start: launch,
     pause: () => void child?.kill("SIGSTOP"),
     resume: () => void child?.kill("SIGCONT"),

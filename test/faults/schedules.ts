@@ -9,6 +9,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { ScheduleService } from "../../src/gen/tether/v1/schedule_service_pb.js";
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import { TranscriptMessage_Role } from "../../src/gen/tether/v1/transcript_pb.js";
+import { createVerificationReads, type VerificationReads } from "./verify-reads.js";
 
 export interface ScheduleFaultReport {
   schedules: number;
@@ -28,21 +29,6 @@ interface Planned {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Calls `call` on each address in turn until one answers (replicas come and go). */
-async function onAny<T>(addresses: readonly string[], call: (baseUrl: string) => Promise<T>) {
-  let last: unknown;
-  for (let attempt = 0; attempt < 40; attempt++) {
-    const baseUrl = addresses[attempt % addresses.length] as string;
-    try {
-      return await call(baseUrl);
-    } catch (error) {
-      last = error;
-      await sleep(250);
-    }
-  }
-  throw last;
-}
-
 const schedulesAt = (baseUrl: string) =>
   createClient(ScheduleService, createGrpcTransport({ baseUrl }));
 const sessionsAt = (baseUrl: string) =>
@@ -55,6 +41,8 @@ export async function planSchedules(options: {
   count: number;
   spanMs: number;
 }): Promise<Planned[]> {
+  // Replicas are starting up: each call may take a few tries (as many as the budget allows).
+  const { onAny } = createVerificationReads({ budgetMs: 30_000 });
   const start = Date.now() + 2_000;
   const planned: Planned[] = [];
   for (let i = 0; i < options.count; i++) {
@@ -82,12 +70,17 @@ export async function planSchedules(options: {
   return planned;
 }
 
-/** Waits (up to `deadlineMs`) for every occurrence's run, then judges each once. */
+/**
+ * Waits (up to `deadlineMs`) for every occurrence's run, then judges each once. The reads ride
+ * out an outage the harness caused through `reads` (its retries are reported by the caller).
+ */
 export async function checkSchedules(
   addresses: readonly string[],
   planned: readonly Planned[],
   deadlineMs: number,
+  reads: VerificationReads,
 ): Promise<ScheduleFaultReport> {
+  const { onAny } = reads;
   const report: ScheduleFaultReport = {
     schedules: planned.length,
     schedule_fires_missed: 0,
@@ -97,12 +90,12 @@ export async function checkSchedules(
   };
   for (const p of planned) {
     let runs = await onAny(addresses, (url) =>
-      schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }),
+      schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }, { timeoutMs: 10_000 }),
     );
     let inputs: number;
     for (;;) {
       const { messages } = await onAny(addresses, (url) =>
-        sessionsAt(url).listMessages({ sessionId: p.sessionId }),
+        sessionsAt(url).listMessages({ sessionId: p.sessionId }, { timeoutMs: 10_000 }),
       );
       inputs = messages.filter(
         (m) =>
@@ -112,7 +105,7 @@ export async function checkSchedules(
       if ((runs.runs.length > 0 && inputs > 0) || Date.now() > deadlineMs) break;
       await sleep(250);
       runs = await onAny(addresses, (url) =>
-        schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }),
+        schedulesAt(url).listScheduleRuns({ scheduleId: p.scheduleId }, { timeoutMs: 10_000 }),
       );
     }
     const fired = runs.runs.length;

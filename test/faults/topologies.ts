@@ -12,6 +12,8 @@ import { Cluster, Redis } from "ioredis";
 import { waitForClusterOk } from "../support/redis-harness.js";
 import { startSentinelTopology } from "../support/sentinel-topology.js";
 import { track } from "./processes.js";
+import { describeDiagnosis, type UnpromotableDiagnosis } from "./sentinel-diagnosis.js";
+import { healSentinel, type HealReport } from "./sentinel-heal.js";
 import {
   startRestartableCluster,
   startStandalone,
@@ -44,8 +46,19 @@ export interface FaultTopology {
    * after): what it accepted meanwhile reached no replica, as with a replication link that lags.
    */
   failover?(pick: Pick, lagMs?: number): Promise<{ from: number; to: number }>;
+  /**
+   * Before the verification: every node the faults stopped started again, a primary (per shard)
+   * with its replicas in sync; bounded, and reported (time, nodes restarted, any diagnosis).
+   */
+  heal(): Promise<HealReport>;
+  /** Findings about the environment made during the run (a Sentinel with no good replica). */
+  readonly findings: UnpromotableDiagnosis[];
   stop(): Promise<void>;
 }
+
+/** How long a heal may take in all, and how long Sentinel gets to promote on its own first. */
+export const HEAL_DEADLINE_MS = 120_000;
+export const PROMOTION_WAIT_MS = 30_000;
 
 async function info(port: number): Promise<string> {
   return run("redis-cli", ["-p", String(port), "info", "replication"], { timeout: 5_000 }).then(
@@ -72,6 +85,13 @@ export async function startStandaloneTopology(): Promise<FaultTopology> {
     standalone: server,
     connect: () => new Redis(`redis://127.0.0.1:${server.port}`),
     restartNode: (_pick, signal, downMs) => server.restart(signal, downMs),
+    findings: [],
+    async heal() {
+      const started = Date.now();
+      const restarted = server.isRunning() ? [] : [server.port];
+      if (!server.isRunning()) await server.start();
+      return { ms: Date.now() - started, restarted, primary: server.port };
+    },
     stop: () => server.stop(),
   };
 }
@@ -136,6 +156,15 @@ export async function startClusterTopology(
     },
     durability,
     connect: () => new Cluster(ports.map((port) => ({ host: "127.0.0.1", port }))),
+    findings: [],
+    async heal() {
+      // A failover that timed out before it started its victim again leaves that node down.
+      const started = Date.now();
+      const restarted = cluster.nodes.filter((n) => !n.isRunning()).map((n) => n.port);
+      for (const port of restarted) await node(port).start();
+      await settled();
+      return { ms: Date.now() - started, restarted, primary: 0 };
+    },
     async restartNode(pick, signal, downMs) {
       await node(pick(ports)).restart(signal, downMs);
       await settled();
@@ -182,14 +211,30 @@ function durabilityEnv(durability: Durability, replicas: number): Record<string,
     : { TETHER_REDIS_DURABILITY: "async" };
 }
 
+/** Sentinel's down-after-milliseconds in the fault suite: failovers start half a second in. */
+const DOWN_AFTER_MS = 500;
+
 /** One primary, two replicas, three Sentinels (test/support/sentinel-topology.ts). */
 export async function startSentinelFaultTopology(durability: Durability): Promise<FaultTopology> {
   const topology = await startSentinelTopology(2, {
-    downAfterMs: 500,
+    downAfterMs: DOWN_AFTER_MS,
     onSpawn: (child: ChildProcess) => void track(child),
   });
   const dataPorts = topology.nodes.map((n) => n.port);
   const sentinels = topology.sentinels;
+  const findings: UnpromotableDiagnosis[] = [];
+  const heal = async (promotionWaitMs: number): Promise<HealReport> => {
+    const report = await healSentinel(topology, {
+      downAfterMs: DOWN_AFTER_MS,
+      promotionWaitMs,
+      deadlineMs: HEAL_DEADLINE_MS,
+    });
+    if (report.diagnosis) {
+      findings.push(report.diagnosis);
+      process.stdout.write(`[sentinel] finding: ${describeDiagnosis(report.diagnosis)}\n`);
+    }
+    return report;
+  };
   return {
     name: "sentinel",
     ports: [...dataPorts, ...sentinels.map((s) => s.port)],
@@ -200,12 +245,24 @@ export async function startSentinelFaultTopology(durability: Durability): Promis
     },
     durability,
     connect: () => new Redis({ sentinels, name: topology.masterName, role: "master" }),
+    findings,
+    heal: () => heal(PROMOTION_WAIT_MS),
     async failover(_pick, lagMs = 0) {
       const from = await topology.primaryPort();
-      const to = await topology.killPrimary({ replicasStoppedMs: lagMs });
-      await topology.revive(from);
-      await topology.settled();
-      return { from, to };
+      try {
+        const to = await topology.killPrimary({
+          replicasStoppedMs: lagMs,
+          promotionWaitMs: PROMOTION_WAIT_MS,
+        });
+        await topology.revive(from);
+        await topology.settled();
+        return { from, to };
+      } catch {
+        // Sentinel promoted no one in time (or the topology did not settle): heal it now, with
+        // the diagnosis, rather than leave the rest of the run without a primary.
+        const healed = await heal(0);
+        return { from, to: healed.primary };
+      }
     },
     stop: () => topology.stop(),
   };

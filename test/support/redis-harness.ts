@@ -30,6 +30,41 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free loopback port below the kernel's ephemeral range (32768 and up on Linux), for a server
+ * that is stopped and started again on its port. An ephemeral port freed by a stopped server can
+ * be taken meanwhile by any process asking the kernel for a free port (another test run's Redis)
+ * or by an outgoing connection's source port; then the restarted server cannot bind, and whatever
+ * took the port answers in its place. Ports in 11000-21999 (a cluster's bus ports, 10000 above,
+ * stay below 32768 too) are only ever handed out here.
+ */
+export async function stablePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = 11_000 + Math.floor(Math.random() * 11_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.unref();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+    if (attempt > 50) throw new Error("no free port in 11000-21999");
+  }
+}
+
+/** The process id of the redis-server answering on `port` (0 when none answers). */
+export async function redisPid(port: number): Promise<number> {
+  const { stdout } = await run("redis-cli", [
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "info",
+    "server",
+  ]).catch(() => ({ stdout: "" }));
+  return Number(/process_id:(\d+)/u.exec(stdout)?.[1] ?? 0);
+}
+
 /** Resolves once redis-server on `port` answers PONG (it may be starting or loading its AOF). */
 export async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
   const started = Date.now();
@@ -45,8 +80,11 @@ export async function waitForPing(port: number, deadlineMs = 10_000): Promise<vo
   }
 }
 
-export async function startRedis(extraArgs: string[] = []): Promise<RedisProcess> {
-  const port = await freePort();
+export async function startRedis(
+  extraArgs: string[] = [],
+  chosenPort?: number,
+): Promise<RedisProcess> {
+  const port = chosenPort ?? (await freePort());
   const dir = await mkdtemp(join(tmpdir(), `tether-redis-${port}-`));
   const child = spawn(
     "redis-server",

@@ -6,7 +6,14 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort, startRedis, waitForPing, type RedisProcess } from "./redis-harness.js";
+import {
+  freePort,
+  redisPid,
+  stablePort,
+  startRedis,
+  waitForPing,
+  type RedisProcess,
+} from "./redis-harness.js";
 import { waitFor } from "./wait-for.js";
 
 export const SENTINEL_MASTER = "tether-primary";
@@ -25,9 +32,13 @@ export interface SentinelTopology {
    * `replicasStoppedMs`, the replicas are stopped (SIGSTOP) that long first and continued right
    * after the kill: the primary's last writes of that span never reach a replica.
    */
-  killPrimary(options?: { replicasStoppedMs?: number }): Promise<number>;
-  /** Starts a killed node again on its port, as a replica of the current primary. */
-  revive(port: number): Promise<void>;
+  killPrimary(options?: { replicasStoppedMs?: number; promotionWaitMs?: number }): Promise<number>;
+  /** Starts a killed node again on its port, as a replica of `primary` (default: Sentinel's). */
+  revive(port: number, primary?: number): Promise<void>;
+  /** Whether the node on `port` was killed (and not revived since). */
+  isDown(port: number): boolean;
+  /** Every Sentinel's log so far, one after another. */
+  sentinelLogs(): Promise<string>;
   /** The node on `port`. */
   node(port: number): RedisProcess;
   /**
@@ -54,13 +65,16 @@ const NODE_ARGS = ["--repl-diskless-sync-delay", "0"];
  * A one-command connection to a node or Sentinel. A node killed meanwhile (a failover) fails the
  * command, which the caller handles; the socket error itself needs a listener or ioredis prints it.
  */
-function probe(port: number): Redis {
+export function probe(port: number): Redis {
   const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
   client.on("error", () => undefined);
   return client;
 }
 
-async function sentinelCommand(port: number, ...args: (string | number)[]): Promise<unknown> {
+export async function sentinelCommand(
+  port: number,
+  ...args: (string | number)[]
+): Promise<unknown> {
   const client = probe(port);
   try {
     await client.connect();
@@ -70,7 +84,7 @@ async function sentinelCommand(port: number, ...args: (string | number)[]): Prom
   }
 }
 
-async function role(port: number): Promise<string> {
+export async function role(port: number): Promise<string> {
   const client = probe(port);
   try {
     await client.connect();
@@ -138,11 +152,17 @@ export async function startSentinelTopology(
   options: SentinelTopologyOptions = {},
 ): Promise<SentinelTopology> {
   const spawned = (child: ChildProcess) => options.onSpawn?.(child);
-  const primary = await startRedis(NODE_ARGS);
+  // Data nodes are killed and revived on their ports: ports no other process is handed meanwhile.
+  const primary = await startRedis(NODE_ARGS, await stablePort());
   spawned(primary.child);
   const nodes = [primary];
   for (let i = 0; i < replicas; i++) {
-    nodes.push(await startRedis([...NODE_ARGS, "--replicaof", "127.0.0.1", String(primary.port)]));
+    nodes.push(
+      await startRedis(
+        [...NODE_ARGS, "--replicaof", "127.0.0.1", String(primary.port)],
+        await stablePort(),
+      ),
+    );
     spawned((nodes.at(-1) as RedisProcess).child);
   }
   await waitFor(
@@ -209,13 +229,18 @@ export async function startSentinelTopology(
       } finally {
         for (const n of lagging) n.child.kill("SIGCONT");
       }
-      return promotedAfter(before);
+      return promotedAfter(before, killOptions.promotionWaitMs);
     },
-    async revive(port) {
+    isDown(port) {
+      const found = nodes.find((n) => n.port === port);
+      return !found || found.child.exitCode !== null || found.child.signalCode !== null;
+    },
+    sentinelLogs: () => sentinelLogTails(dirs, Number.MAX_SAFE_INTEGER),
+    async revive(port, primaryGiven) {
       const index = nodes.findIndex((n) => n.port === port);
       const old = nodes[index];
       if (!old || old.child.signalCode === null) throw new Error(`node ${port} was not killed`);
-      const primary = await primaryPort();
+      const primary = primaryGiven ?? (await primaryPort());
       const child = spawn(
         "redis-server",
         [
@@ -227,6 +252,10 @@ export async function startSentinelTopology(
       );
       spawned(child);
       await waitForPing(port);
+      const pid = await redisPid(port);
+      if (pid !== child.pid) {
+        throw new Error(`port ${port} answered by process ${pid}, not redis-server ${child.pid}`);
+      }
       nodes[index] = {
         port,
         child,
@@ -286,7 +315,7 @@ export async function startSentinelTopology(
     },
   };
 
-  async function promotedAfter(before: number): Promise<number> {
+  async function promotedAfter(before: number, timeoutMs = 90_000): Promise<number> {
     let after = before;
     await quotingLogs(
       waitFor(
@@ -297,7 +326,7 @@ export async function startSentinelTopology(
         // Generous: an election split among the three Sentinels aborts the attempt, and the next
         // comes only after twice the failover-timeout (5 s here), so a few splits in a row on a
         // loaded machine take tens of seconds; giving up early leaves the topology with no primary.
-        { timeoutMs: 90_000, intervalMs: 50, what: "Sentinel to promote a replica" },
+        { timeoutMs, intervalMs: 50, what: "Sentinel to promote a replica" },
       ),
     );
     return after;
