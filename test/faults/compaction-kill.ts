@@ -183,9 +183,10 @@ export async function probeCompactionKill(options: {
   };
   /** Held at the model, then the replica is SIGKILLed mid-call. */
   const killDuringSummary = async (held: Promise<void>) => {
+    // Generous: on a starved machine the call can take tens of seconds to reach the model.
     await Promise.race([
       held,
-      sleep(20_000).then(() => Promise.reject(new Error("no summary call reached the model"))),
+      sleep(90_000).then(() => Promise.reject(new Error("no summary call reached the model"))),
     ]);
     await victim.kill();
     report.kills++;
