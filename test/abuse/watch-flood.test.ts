@@ -139,11 +139,18 @@ describe("a WatchSession flood from one tenant", () => {
         ),
     );
     const outcomes = await Promise.all(attempts);
-    // The watches arm their blocking reads just after their first event: sample for a while.
-    for (let i = 0; i < 10; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      peak = Math.max(peak, await redisClients(admin));
-    }
+    // The watches arm their blocking reads just after their first event: wait until Redis sees
+    // a reader connection more than before the flood (armed), rather than sampling for a while.
+    peak = Math.max(
+      peak,
+      await waitFor(
+        async () => {
+          const clients = await redisClients(admin);
+          return clients > baseline ? clients : 0;
+        },
+        { what: "the watches' blocking reads to reach Redis" },
+      ),
+    );
 
     // Redis holds at most the log's four shared readers more than before the flood (each watch
     // held a client of its own before: the flood then reached Redis's maxclients).
