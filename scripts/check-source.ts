@@ -1,4 +1,5 @@
-// Gate over src: no import cycles, production files and functions within their size limits, and
+// Gate over src: no import cycles, production files and functions within their size limits (a
+// function's own lines, and a top-level function with all it nests), and
 // every Lua script with a complete header (scripts/source-gates.ts). Prints each finding; exits 1
 // on any.
 // Usage: npx tsx scripts/check-source.ts
@@ -8,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import {
   findCycles,
   importGraph,
+  largeFunctions,
   longFunctions,
   luaHeaderProblems,
   oversizedFiles,
@@ -17,6 +19,8 @@ const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 const LINE_LIMIT = 400;
 /** A function's own lines: without its nested functions, blank lines and comments. */
 const FUNCTION_LIMIT = 80;
+/** A top-level function with everything it nests (a factory and its closures), in lines of code. */
+const TOTAL_FUNCTION_LIMIT = 150;
 const LUA_DIR = "src/store/redis/lua";
 
 /**
@@ -57,6 +61,11 @@ for (const fn of longFunctions(production, FUNCTION_LIMIT)) {
     `${fn.path}:${fn.line} ${fn.name}: ${fn.ownLines} own lines (limit ${FUNCTION_LIMIT}; split it into named steps)`,
   );
 }
+for (const fn of largeFunctions(production, TOTAL_FUNCTION_LIMIT)) {
+  findings.push(
+    `${fn.path}:${fn.line} ${fn.name}: ${fn.totalLines} lines with what it nests (limit ${TOTAL_FUNCTION_LIMIT}; split it along its seams)`,
+  );
+}
 for (const path of walk(LUA_DIR).filter((p) => p.endsWith(".lua"))) {
   const name = relative(join(ROOT, LUA_DIR), join(ROOT, path)).split(sep).join("/");
   findings.push(...luaHeaderProblems(name, read(path)).map((p) => `${LUA_DIR}/${p}`));
@@ -65,5 +74,5 @@ for (const path of walk(LUA_DIR).filter((p) => p.endsWith(".lua"))) {
 for (const finding of findings) console.error(finding);
 if (findings.length > 0) process.exit(1);
 console.log(
-  `check-source: ${sources.size} modules without cycles, ${production.size} production files within ${LINE_LIMIT} lines and their functions within ${FUNCTION_LIMIT}, Lua headers complete`,
+  `check-source: ${sources.size} modules without cycles, ${production.size} production files within ${LINE_LIMIT} lines and their functions within ${FUNCTION_LIMIT} own and ${TOTAL_FUNCTION_LIMIT} total lines, Lua headers complete`,
 );

@@ -169,42 +169,99 @@ function functionName(node: ts.Node, file: ts.SourceFile): string {
 export function longFunctions(files: ReadonlyMap<string, string>, limit: number): LongFunction[] {
   const found: LongFunction[] = [];
   for (const [path, text] of files) {
-    const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-    const owned = new Map<ts.Node, Set<number>>();
-    // Per function, the line spans (first, last) of the functions directly nested in it.
-    const nested = new Map<ts.Node, [number, number][]>();
-    const lineOf = (pos: number) => file.getLineAndCharacterOfPosition(pos).line;
-    const visit = (node: ts.Node, owner: ts.Node | undefined): void => {
-      if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) {
-        return;
+    for (const fn of measureFunctions(path, text)) {
+      if (fn.ownLines > limit) {
+        found.push({ path, line: fn.line, name: fn.name, ownLines: fn.ownLines });
       }
-      const isFunction = FUNCTION_KINDS.has(node.kind);
-      if (isFunction && owner !== undefined) {
-        nested.get(owner)?.push([lineOf(node.getStart(file)), lineOf(node.end)]);
-      }
-      const inner = isFunction ? node : owner;
-      if (inner !== undefined && !owned.has(inner)) {
-        owned.set(inner, new Set());
-        nested.set(inner, []);
-      }
-      const children = node.getChildren(file);
-      if (children.length === 0 && inner !== undefined && node.getStart(file) < node.end) {
-        // A token may span lines (a template literal): each of them is code.
-        const lines = owned.get(inner);
-        for (let l = lineOf(node.getStart(file)); l <= lineOf(node.end); l += 1) lines?.add(l);
-      }
-      for (const child of children) visit(child, inner);
-    };
-    visit(file, undefined);
-    for (const [node, lines] of owned) {
-      const spans = nested.get(node) ?? [];
-      const own = [...lines].filter((l) => !spans.some(([first, last]) => l >= first && l <= last));
-      if (own.length <= limit) continue;
-      const line = lineOf(node.getStart(file)) + 1;
-      found.push({ path, line, name: functionName(node, file), ownLines: own.length });
     }
   }
   return found.sort((a, b) => b.ownLines - a.ownLines || a.path.localeCompare(b.path));
+}
+
+export interface LargeFunction {
+  path: string;
+  /** 1-based line where the function starts. */
+  line: number;
+  name: string;
+  /** Its lines of code together with those of every function nested in it. */
+  totalLines: number;
+}
+
+/**
+ * Top-level functions (not nested in another function; a class's methods count as top level)
+ * whose lines of code, nested functions included, exceed `limit`, longest first. The own-lines
+ * limit alone lets a closure factory grow without bound as long as each closure stays short; this
+ * one measures the factory as the unit a reader has to hold in mind.
+ */
+export function largeFunctions(files: ReadonlyMap<string, string>, limit: number): LargeFunction[] {
+  const found: LargeFunction[] = [];
+  for (const [path, text] of files) {
+    for (const fn of measureFunctions(path, text)) {
+      if (fn.topLevel && fn.totalLines > limit) {
+        found.push({ path, line: fn.line, name: fn.name, totalLines: fn.totalLines });
+      }
+    }
+  }
+  return found.sort((a, b) => b.totalLines - a.totalLines || a.path.localeCompare(b.path));
+}
+
+interface MeasuredFunction {
+  line: number;
+  name: string;
+  topLevel: boolean;
+  ownLines: number;
+  totalLines: number;
+}
+
+/** Every function-like node of one file with its own and its total lines of code. */
+function measureFunctions(path: string, text: string): MeasuredFunction[] {
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const owned = new Map<ts.Node, Set<number>>();
+  // Per function, the line spans (first, last) of the functions directly nested in it.
+  const nested = new Map<ts.Node, [number, number][]>();
+  const total = new Map<ts.Node, Set<number>>();
+  const topLevel = new Set<ts.Node>();
+  const lineOf = (pos: number) => file.getLineAndCharacterOfPosition(pos).line;
+  const visit = (node: ts.Node, owner: ts.Node | undefined, top: ts.Node | undefined): void => {
+    if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) {
+      return;
+    }
+    const isFunction = FUNCTION_KINDS.has(node.kind);
+    if (isFunction && owner !== undefined) {
+      nested.get(owner)?.push([lineOf(node.getStart(file)), lineOf(node.end)]);
+    }
+    const inner = isFunction ? node : owner;
+    const outermost = top ?? (isFunction ? node : undefined);
+    if (isFunction && top === undefined) {
+      topLevel.add(node);
+      total.set(node, new Set());
+    }
+    if (inner !== undefined && !owned.has(inner)) {
+      owned.set(inner, new Set());
+      nested.set(inner, []);
+    }
+    const children = node.getChildren(file);
+    if (children.length === 0 && inner !== undefined && node.getStart(file) < node.end) {
+      // A token may span lines (a template literal): each of them is code.
+      for (let l = lineOf(node.getStart(file)); l <= lineOf(node.end); l += 1) {
+        owned.get(inner)?.add(l);
+        if (outermost !== undefined) total.get(outermost)?.add(l);
+      }
+    }
+    for (const child of children) visit(child, inner, outermost);
+  };
+  visit(file, undefined, undefined);
+  return [...owned].map(([node, lines]) => {
+    const spans = nested.get(node) ?? [];
+    const own = [...lines].filter((l) => !spans.some(([first, last]) => l >= first && l <= last));
+    return {
+      line: lineOf(node.getStart(file)) + 1,
+      name: functionName(node, file),
+      topLevel: topLevel.has(node),
+      ownLines: own.length,
+      totalLines: total.get(node)?.size ?? 0,
+    };
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   findCycles,
   importGraph,
   lineCount,
+  largeFunctions,
   longFunctions,
   luaHeaderProblems,
   oversizedFiles,
@@ -217,6 +218,64 @@ describe("function size", () => {
     expect(longFunctions(files, 1).map((f) => `${f.name} ${f.ownLines}`)).toEqual([
       "described 6",
       "area 3",
+    ]);
+  });
+});
+
+describe("total function size", () => {
+  /** A closure of `n` statements, bound to `name`. */
+  const closure = (name: string, n: number) =>
+    [
+      `  const ${name} = (): number => {`,
+      "    let total = 0;",
+      ...Array.from({ length: n }, (_, i) => `    total += ${i};`),
+      "    return total;",
+      "  };",
+    ].join("\n");
+
+  test("a factory of small closures is measured with all it nests, under its own name", () => {
+    const files = tree({
+      "src/factory.ts": [
+        "// a comment that does not count",
+        "export function createThing() {", // line 2
+        closure("first", 3),
+        "",
+        closure("second", 3),
+        "  return { first, second };",
+        "}",
+        "export function small(): number {", // line 8
+        "  return 1;",
+        "}",
+      ].join("\n"),
+    });
+    // createThing: its first line, two closures of 7 lines, the return and its closing brace.
+    expect(largeFunctions(files, 17)).toEqual([]);
+    expect(largeFunctions(files, 16)).toEqual([
+      { path: "src/factory.ts", line: 2, name: "createThing", totalLines: 17 },
+    ]);
+    // The closures never count on their own, and every own size stays within a small limit.
+    expect(largeFunctions(files, 2).map((f) => `${f.name} ${f.totalLines}`)).toEqual([
+      "createThing 17",
+      "small 3",
+    ]);
+    expect(longFunctions(files, 7)).toEqual([]);
+  });
+
+  test("a class's methods are each a top-level unit", () => {
+    const files = tree({
+      "src/shape.ts": [
+        "export class Shape {",
+        "  constructor(readonly side: number) {}",
+        "  area(): number {", // line 3
+        "    const square = () => this.side * this.side;",
+        "    return square();",
+        "  }",
+        "}",
+      ].join("\n"),
+    });
+    expect(largeFunctions(files, 0).map((f) => `${f.name} ${f.line} ${f.totalLines}`)).toEqual([
+      "area 3 4",
+      "constructor 2 1",
     ]);
   });
 });
