@@ -1,11 +1,13 @@
 // Loads the Lua scripts of lua/ and runs them through ioredis `defineCommand`, which sends
 // EVALSHA and falls back to EVAL once per connection. Each file is `<operation>-<keys>.lua`;
 // the key count comes from the name (`n`: each call gives it; `<min>-<max>`: the last keys are
-// optional, ADR 0024), and the shared reply table and helpers are prepended.
+// optional, ADR 0024). Each script is sent as the reply table, the prelude, the helper files it
+// includes (`--- @include "name"`, ADR 0035), then its own text.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ChainableCommander, Cluster, Redis } from "ioredis";
 import { TetherError, storeUnavailable } from "../../domain/errors.js";
+import { resolveIncludes } from "./lua-includes.js";
 import { luaReplyTable } from "./replies.js";
 
 export const SCRIPT_NAMES = [
@@ -134,7 +136,10 @@ interface LoadedScript {
 
 const LUA_DIR = fileURLToPath(new URL("./lua/", import.meta.url));
 const FILE_NAME = /^([A-Za-z]+)-(\d+(?:-\d+)?|n)\.lua$/u;
-const SHARED_FILE = "_shared.lua";
+/** `_<name>.lua`: a helper file, inlined into the scripts that include it. */
+const HELPER_FILE = /^_([a-z][a-z0-9-]*)\.lua$/u;
+/** The helper file every script starts with (after the reply table); no script includes it. */
+const PRELUDE = "prelude";
 
 let loaded: Map<ScriptName, LoadedScript> | undefined;
 
@@ -147,7 +152,14 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
     // The build copies src/store/redis/lua next to the compiled module (package.json "build").
     throw new Error(`the Redis store's Lua scripts are missing from ${LUA_DIR}`, { cause: error });
   }
-  const prelude = luaReplyTable() + readFileSync(LUA_DIR + SHARED_FILE, "utf8");
+  const helpers = new Map<string, string>();
+  for (const file of files) {
+    const helper = HELPER_FILE.exec(file);
+    if (helper) helpers.set(helper[1] as string, readFileSync(LUA_DIR + file, "utf8"));
+  }
+  const preludeText = helpers.get(PRELUDE);
+  if (preludeText === undefined) throw new Error(`_${PRELUDE}.lua is missing from ${LUA_DIR}`);
+  const prelude = luaReplyTable() + preludeText;
   const scripts = new Map<ScriptName, LoadedScript>();
   for (const file of files) {
     const match = FILE_NAME.exec(file);
@@ -158,8 +170,8 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
       // A stale build left an older file of the same operation next to the current one.
       throw new Error(`two Lua scripts for ${name} in ${LUA_DIR}: rebuild into a clean directory`);
     }
-    // The operation's own header stays first in the file; the prelude goes after it at load time.
-    const body = readFileSync(LUA_DIR + file, "utf8");
+    // The script's own text comes last and unchanged, so a script on the wire ends with its file.
+    const body = resolveIncludes(file, readFileSync(LUA_DIR + file, "utf8"), (n) => helpers.get(n));
     const counts = match[2] === "n" ? undefined : (match[2] as string).split("-").map(Number);
     const [min, max] = [counts?.[0], counts?.at(-1)];
     scripts.set(name, {
@@ -174,6 +186,11 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
   }
   loaded = scripts;
   return scripts;
+}
+
+/** Each script's Lua as sent to Redis (tests and the size report of ADR 0035 read it). */
+export function scriptSources(): ReadonlyMap<ScriptName, string> {
+  return new Map([...loadScripts()].map(([name, script]) => [name, script.lua]));
 }
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;

@@ -5,18 +5,22 @@
 -- ARGV[1] retention ms   ARGV[2..] triples of call id, output, is error ("1" | "0")
 -- Replies: {R.OK, id1, "accepted" | "ignored", ...}
 --          {R.NONE}   the turn has no records (never waited on a client, or they expired)
-if redis.call('EXISTS', KEYS[1]) == 0 then return { R.NONE } end
+
+local tool_calls_key = KEYS[1]
+local retention_ms = ARGV[1]
+
+if redis.call('EXISTS', tool_calls_key) == 0 then return { R.NONE } end
 local reply = { R.OK }
 for i = 2, #ARGV, 3 do
   local id = ARGV[i]
-  local raw = redis.call('HGET', KEYS[1], id)
+  local raw = redis.call('HGET', tool_calls_key, id)
   local verdict = 'ignored'
   if raw and cjson.decode(raw).s == 'p' then
-    redis.call('HSET', KEYS[1], id, cjson.encode({ s = 'a', o = ARGV[i + 1], e = ARGV[i + 2] == '1' }))
+    redis.call('HSET', tool_calls_key, id, cjson.encode({ s = 'a', o = ARGV[i + 1], e = ARGV[i + 2] == '1' }))
     verdict = 'accepted'
   end
   reply[#reply + 1] = id
   reply[#reply + 1] = verdict
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', tool_calls_key, retention_ms)
 return reply

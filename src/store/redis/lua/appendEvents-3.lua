@@ -6,14 +6,25 @@
 -- ARGV[4..] pairs of turn id, event JSON
 -- Replies: {R.OK, seq1, seq2, ...}
 --          {R.LEASE_EXPIRED}   the named lease is not the live one; nothing appended
-if ARGV[1] ~= '' then
-  local lease = live_lease(KEYS[3], now_ms())
-  if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+--- @include "clock"
+--- @include "lease"
+--- @include "num"
+
+local events_key = KEYS[1]
+local event_seq_key = KEYS[2]
+local lease_key = KEYS[3]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local max_len = ARGV[3]
+
+if lease_token ~= '' then
+  local lease = live_lease(lease_key, now_ms())
+  if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
 end
 local reply = { R.OK }
 for i = 4, #ARGV, 2 do
-  local seq = redis.call('INCR', KEYS[2])
-  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], num(seq) .. '-1', 't', ARGV[i], 'e', ARGV[i + 1])
+  local seq = redis.call('INCR', event_seq_key)
+  redis.call('XADD', events_key, 'MAXLEN', max_len, num(seq) .. '-1', 't', ARGV[i], 'e', ARGV[i + 1])
   reply[#reply + 1] = seq
 end
 return reply

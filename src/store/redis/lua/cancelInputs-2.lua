@@ -4,16 +4,23 @@
 -- ARGV[1] "ids" | "suffix"   ARGV[2..] input ids (for suffix: the anchor only)
 -- Replies: {R.OK, id1, status1, ...}  status: cancelled | already_claimed | already_completed |
 --          already_cancelled | not_found
+--- @include "items"
+
+local inputs_key = KEYS[1]
+local input_index_key = KEYS[2]
+local mode = ARGV[1]
+local anchor_id = ARGV[2]
+
 local ids = {}
-if ARGV[1] == 'suffix' then
-  local score = redis.call('ZSCORE', KEYS[2], ARGV[2])
-  if score and redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
-    ids = redis.call('ZRANGEBYSCORE', KEYS[2], score, '+inf')
+if mode == 'suffix' then
+  local score = redis.call('ZSCORE', input_index_key, anchor_id)
+  if score and redis.call('HEXISTS', inputs_key, anchor_id) == 1 then
+    ids = redis.call('ZRANGEBYSCORE', input_index_key, score, '+inf')
   else
-    ids = { ARGV[2] }
+    ids = { anchor_id }
   end
 else
   for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
 end
 -- Tombstones stay in the index: a later suffix cancel orders by them.
-return cancel_items(KEYS[1], ids, 'pending', nil)
+return cancel_items(inputs_key, ids, 'pending', nil)

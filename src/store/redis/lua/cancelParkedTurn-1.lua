@@ -3,7 +3,11 @@
 -- ARGV[1] turn id ("" for whichever turn is parked)
 -- Replies: {R.OK}     the parked turn will end
 --          {R.NONE}   no parked turn (of that id)
-local parked = redis.call('HGET', KEYS[1], 'turn')
-if not parked or (ARGV[1] ~= '' and parked ~= ARGV[1]) then return { R.NONE } end
-redis.call('HSET', KEYS[1], 'cxl', '1')
+
+local parked_turn_key = KEYS[1]
+local turn_id = ARGV[1]
+
+local parked = redis.call('HGET', parked_turn_key, 'turn')
+if not parked or (turn_id ~= '' and parked ~= turn_id) then return { R.NONE } end
+redis.call('HSET', parked_turn_key, 'cxl', '1')
 return { R.OK }

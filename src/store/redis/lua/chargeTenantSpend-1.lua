@@ -4,7 +4,12 @@
 -- KEYS[1] tenant budget hash: window ("total" or YYYY-MM-DD) -> micros spent
 -- ARGV[1] window   ARGV[2] micros to add, as a decimal integer string
 -- Replies: {R.OK, spent}   the window's total after the charge
-if ARGV[2] == '0' then
-  return { R.OK, tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') }
+
+local budget_key = KEYS[1]
+local window = ARGV[1]
+local added_micros = ARGV[2]
+
+if added_micros == '0' then
+  return { R.OK, tonumber(redis.call('HGET', budget_key, window) or '0') }
 end
-return { R.OK, redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2]) }
+return { R.OK, redis.call('HINCRBY', budget_key, window, added_micros) }

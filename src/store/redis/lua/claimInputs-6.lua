@@ -9,21 +9,40 @@
 -- Replies: {R.OK, inputJson1, payload1, ...}   claimed
 --          {R.NONE}                            nothing admitted (idle: also while a turn is parked)
 --          {R.LEASE_EXPIRED}
-local lease = live_lease(KEYS[1], now_ms())
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-local gen = tonumber(ARGV[2])
+--- @include "claims"
+--- @include "clock"
+--- @include "inputs"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local inputs_key = KEYS[2]
+local input_payloads_key = KEYS[3]
+local input_index_key = KEYS[4]
+local head_key = KEYS[5]
+local parked_turn_key = KEYS[6]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local boundary = ARGV[3]
+local turn_id = ARGV[4]
+local checkpoint = ARGV[5]
+local max_inputs = ARGV[6]
+local claim_id = ARGV[7]
+
+local lease = live_lease(lease_key, now_ms())
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(fencing_token)
 local order = { after_work = 1, before_completion = 2 }
-local idle = ARGV[3] == 'idle'
+local idle = boundary == 'idle'
 -- A parked turn holds the session: new turns wait for it (its resume takes its own claims).
-if idle and redis.call('EXISTS', KEYS[6]) == 1 then return { R.NONE } end
+if idle and redis.call('EXISTS', parked_turn_key) == 1 then return { R.NONE } end
 local admit
 if idle then
   admit = function(d) return d.kind == 'next_turn' end
 else
   admit = function(d)
-    return d.kind == 'active_turn' and d.turnId == ARGV[4] and order[d.minBoundary] <= order[ARGV[5]]
+    return d.kind == 'active_turn' and d.turnId == turn_id and order[d.minBoundary] <= order[checkpoint]
   end
 end
-local taken = take_open_inputs(KEYS[2], KEYS[4], KEYS[5], gen, tonumber(ARGV[6]), admit)
+local taken = take_open_inputs(inputs_key, input_index_key, head_key, gen, tonumber(max_inputs), admit)
 if #taken == 0 then return { R.NONE } end
-return append_claimed({ R.OK }, KEYS[2], KEYS[3], taken, 'inputId', gen, ARGV[7])
+return append_claimed({ R.OK }, inputs_key, input_payloads_key, taken, 'inputId', gen, claim_id)

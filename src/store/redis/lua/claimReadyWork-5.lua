@@ -9,13 +9,29 @@
 -- Replies: {R.OK, batchJson1, payload1, ...}   claimed (batches carry the new claim)
 --          {R.NONE}                            nothing eligible
 --          {R.LEASE_EXPIRED}                   the fence is not the live lease
-local lease = live_lease(KEYS[1], now_ms())
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-local gen = tonumber(ARGV[2])
-local at_checkpoint = ARGV[3] == 'active_turn_checkpoint'
-if not at_checkpoint and redis.call('EXISTS', KEYS[5]) == 1 then return { R.NONE } end
-local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
-local metas = hmget_all(KEYS[2], ids)
+--- @include "chunked"
+--- @include "claims"
+--- @include "clock"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local work_key = KEYS[2]
+local work_payloads_key = KEYS[3]
+local work_index_key = KEYS[4]
+local parked_turn_key = KEYS[5]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local boundary = ARGV[3]
+local max_batches = ARGV[4]
+local claim_id = ARGV[5]
+
+local lease = live_lease(lease_key, now_ms())
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(fencing_token)
+local at_checkpoint = boundary == 'active_turn_checkpoint'
+if not at_checkpoint and redis.call('EXISTS', parked_turn_key) == 1 then return { R.NONE } end
+local ids = redis.call('ZRANGE', work_index_key, 0, -1)
+local metas = hmget_all(work_key, ids)
 local eligible = {}
 local leader = nil
 for i = 1, #ids do
@@ -33,7 +49,7 @@ if leader == nil then return { R.NONE } end
 local taken = { leader }
 if leader.slotPolicy == 'join' then
   taken = {}
-  local max = tonumber(ARGV[4])
+  local max = tonumber(max_batches)
   for _, b in ipairs(eligible) do
     if #taken >= max then break end
     if b.slotPolicy == 'join' and b.workClass == leader.workClass
@@ -42,4 +58,4 @@ if leader.slotPolicy == 'join' then
     end
   end
 end
-return append_claimed({ R.OK }, KEYS[2], KEYS[3], taken, 'batchId', gen, ARGV[5])
+return append_claimed({ R.OK }, work_key, work_payloads_key, taken, 'batchId', gen, claim_id)

@@ -7,12 +7,24 @@
 --            status: claimed_now | already_satisfied; then the claimed batches
 --          {R.UNKNOWN_IDS, id1, id2, ...}   ids with no batch
 --          {R.LEASE_EXPIRED}
-local lease = live_lease(KEYS[1], now_ms())
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-local gen = tonumber(ARGV[2])
+--- @include "chunked"
+--- @include "claims"
+--- @include "clock"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local work_key = KEYS[2]
+local work_payloads_key = KEYS[3]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local claim_id = ARGV[3]
+
+local lease = live_lease(lease_key, now_ms())
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(fencing_token)
 local ids = {}
 for i = 4, #ARGV do ids[#ids + 1] = ARGV[i] end
-local metas = hmget_all(KEYS[2], ids)
+local metas = hmget_all(work_key, ids)
 local missing = { R.UNKNOWN_IDS }
 for i = 1, #ids do
   if not metas[i] then missing[#missing + 1] = ids[i] end
@@ -38,4 +50,4 @@ for i = 1, #ids do
 end
 local reply = { R.OK, #statuses / 2 }
 for _, s in ipairs(statuses) do reply[#reply + 1] = s end
-return append_claimed(reply, KEYS[2], KEYS[3], taken, 'batchId', gen, ARGV[3])
+return append_claimed(reply, work_key, work_payloads_key, taken, 'batchId', gen, claim_id)

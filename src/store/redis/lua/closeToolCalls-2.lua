@@ -4,10 +4,20 @@
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] retention ms   ARGV[4..] call ids
 -- Replies: {R.OK, id1, state1, ...}   states after closing; ids the turn never recorded omitted
 --          {R.LEASE_EXPIRED}
-local lease = live_lease(KEYS[1], now_ms())
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+--- @include "clock"
+--- @include "lease"
+--- @include "tool-calls"
+
+local lease_key = KEYS[1]
+local tool_calls_key = KEYS[2]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local retention_ms = ARGV[3]
+
+local lease = live_lease(lease_key, now_ms())
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
 local ids = {}
 for i = 4, #ARGV do ids[#ids + 1] = ARGV[i] end
 local reply = { R.OK }
-for _, v in ipairs(close_tool_calls(KEYS[2], ids, ARGV[3])) do reply[#reply + 1] = v end
+for _, v in ipairs(close_tool_calls(tool_calls_key, ids, retention_ms)) do reply[#reply + 1] = v end
 return reply

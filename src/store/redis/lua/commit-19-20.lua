@@ -5,9 +5,9 @@
 -- turn's end (its log entry, its signals and tool calls closed) and the release if idle.
 -- KEYS[1] head hash        KEYS[2] message list    KEYS[3] metadata hash   KEYS[4] stamp hash
 -- KEYS[5] lease hash       KEYS[6] work hash       KEYS[7] work index zset KEYS[8] input hash
--- KEYS[9] input index zset (to move the settled-inputs watermark, see _shared.lua)
+-- KEYS[9] input index zset (to move the settled-inputs watermark, see _inputs.lua)
 -- KEYS[10] parked turn hash (removed by the commit of the parked turn)
--- KEYS[11] history list   KEYS[12] metadata log (see _shared.lua: every revision stays readable)
+-- KEYS[11] history list   KEYS[12] metadata log (see _history.lua: every revision stays readable)
 -- KEYS[13] webhook outbox hash (ADR 0021: the event is written in the commit's step)
 -- KEYS[14] events stream   KEYS[15] event sequence counter (ADR 0011: a turn's announcement)
 -- KEYS[16] the running-turn marker   KEYS[17] the announced turn's cancel key
@@ -44,10 +44,42 @@
 --          {R.QUEUE_CLAIM_SUPERSEDED, claimId} / {R.INPUT_CLAIM_SUPERSEDED, claimId}
 --          {R.PARKED_MISMATCH, parkedTurnId or ""}  p names a turn that is not the parked one
 --          {R.QUOTA_REFUSED, limit name}       the patch would pass a limit of ml (nothing changed)
-local spec = cjson.decode(ARGV[1])
+--- @include "chunked"
+--- @include "clock"
+--- @include "epoch"
+--- @include "history"
+--- @include "inputs"
+--- @include "lease"
+--- @include "num"
+--- @include "outbox"
+--- @include "tool-calls"
+
+local head_key = KEYS[1]
+local messages_key = KEYS[2]
+local metadata_key = KEYS[3]
+local stamp_key = KEYS[4]
+local lease_key = KEYS[5]
+local work_key = KEYS[6]
+local work_index_key = KEYS[7]
+local inputs_key = KEYS[8]
+local input_index_key = KEYS[9]
+local parked_turn_key = KEYS[10]
+local history_key = KEYS[11]
+local metadata_log_key = KEYS[12]
+local webhook_outbox_key = KEYS[13]
+local events_key = KEYS[14]
+local event_seq_key = KEYS[15]
+local running_key = KEYS[16]
+local cancel_key = KEYS[17]
+local answers_key = KEYS[18]
+local tool_calls_key = KEYS[19]
+local ready_index_key = KEYS[20]
+local commit_json = ARGV[1]
+
+local spec = cjson.decode(commit_json)
 
 if spec.op ~= '' then
-  local recorded = redis.call('HGET', KEYS[4], spec.op)
+  local recorded = redis.call('HGET', stamp_key, spec.op)
   if recorded then
     local r = cjson.decode(recorded)
     if r.h == spec.h then return { R.STAMP_REPLAYED, r.rev } end
@@ -55,17 +87,17 @@ if spec.op ~= '' then
   end
 end
 
-local head = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
+local head = tonumber(redis.call('HGET', head_key, 'rev') or '0')
 if head ~= spec.e then return { R.HEAD_CONFLICT, head } end
 
 if spec.p ~= '' then
-  local parked = redis.call('HGET', KEYS[10], 'turn')
+  local parked = redis.call('HGET', parked_turn_key, 'turn')
   if parked ~= spec.p then return { R.PARKED_MISMATCH, parked or '' } end
 end
 
 -- Completions: the claim's generation must hold the live lease, and every item must still be
 -- claimed under that claim id. Items are decoded once here and written back below.
-local lease = live_lease(KEYS[5], now_ms())
+local lease = live_lease(lease_key, now_ms())
 local settled = {}
 local function check_claims(claims, key)
   for _, c in ipairs(claims) do
@@ -80,9 +112,9 @@ local function check_claims(claims, key)
   end
   return nil
 end
-local stale = check_claims(spec.q, KEYS[6])
+local stale = check_claims(spec.q, work_key)
 if stale then return { R.QUEUE_CLAIM_SUPERSEDED, stale } end
-stale = check_claims(spec.i, KEYS[8])
+stale = check_claims(spec.i, inputs_key)
 if stale then return { R.INPUT_CLAIM_SUPERSEDED, stale } end
 local announce = spec.a and #spec.a > 0 and spec.a or nil
 if announce and not fence_matches(lease, announce[1], announce[2]) then
@@ -92,10 +124,10 @@ end
 local patch_bytes = 0
 for n = 1, #spec.m, 2 do patch_bytes = patch_bytes + #spec.m[n] + #spec.m[n + 1] end
 if #spec.m > 0 and spec.ml and #spec.ml == 2 then
-  local logged = tonumber(redis.call('HGET', KEYS[1], 'mlb') or '0')
+  local logged = tonumber(redis.call('HGET', head_key, 'mlb') or '0')
   if logged + patch_bytes > spec.ml[2] then return { R.QUOTA_REFUSED, 'metadata_history_bytes' } end
   local after = {}
-  local current = redis.call('HGETALL', KEYS[3])
+  local current = redis.call('HGETALL', metadata_key)
   for n = 1, #current, 2 do after[current[n]] = #current[n] + #current[n + 1] end
   for n = 1, #spec.m, 2 do
     after[spec.m[n]] = spec.m[n + 1] ~= '' and #spec.m[n] + #spec.m[n + 1] or nil
@@ -107,62 +139,62 @@ end
 
 -- Every check passed: write.
 local rev = head + 1
-redis.call('HSET', KEYS[1], 'rev', rev)
-if head == 0 then ensure_epoch(KEYS[1]) end
-if spec.t then redis.call('HINCRBY', KEYS[1], 'turn', 1) end
+redis.call('HSET', head_key, 'rev', rev)
+if head == 0 then ensure_epoch(head_key) end
+if spec.t then redis.call('HINCRBY', head_key, 'turn', 1) end
 local usage_fields = { 'in', 'out', 'cr', 'cw', 'rs' }
 for n, field in ipairs(usage_fields) do
-  if spec.u[n] > 0 then redis.call('HINCRBY', KEYS[1], field, num(spec.u[n])) end
+  if spec.u[n] > 0 then redis.call('HINCRBY', head_key, field, num(spec.u[n])) end
 end
-if spec.c and spec.c > 0 then redis.call('HINCRBY', KEYS[1], 'cost', num(spec.c)) end
+if spec.c and spec.c > 0 then redis.call('HINCRBY', head_key, 'cost', num(spec.c)) end
 for i = 2, #ARGV, 500 do
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+  redis.call('RPUSH', messages_key, unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
 for n = 1, #spec.m, 2 do
   if spec.m[n + 1] == '' then
-    redis.call('HDEL', KEYS[3], spec.m[n])
+    redis.call('HDEL', metadata_key, spec.m[n])
   else
-    redis.call('HSET', KEYS[3], spec.m[n], spec.m[n + 1])
+    redis.call('HSET', metadata_key, spec.m[n], spec.m[n + 1])
   end
 end
 for _, s in ipairs(settled) do
   s.item.state = 'completed'
   redis.call('HSET', s.key, s.id, cjson.encode(s.item))
-  if s.key == KEYS[6] then redis.call('ZREM', KEYS[7], s.id) end
+  if s.key == work_key then redis.call('ZREM', work_index_key, s.id) end
 end
-if #spec.i > 0 then advance_input_watermark(KEYS[1], KEYS[9], KEYS[8], 256) end
+if #spec.i > 0 then advance_input_watermark(head_key, input_index_key, inputs_key, 256) end
 if spec.op ~= '' then
-  redis.call('HSET', KEYS[4], spec.op, cjson.encode({ h = spec.h, rev = rev }))
+  redis.call('HSET', stamp_key, spec.op, cjson.encode({ h = spec.h, rev = rev }))
 end
-if spec.p ~= '' then redis.call('DEL', KEYS[10]) end
-if spec.f ~= '' then defer_turn_inputs(KEYS[1], KEYS[9], KEYS[8], spec.f) end
-local turn = tonumber(redis.call('HGET', KEYS[1], 'turn') or '0')
-record_revision(KEYS[1], KEYS[11], KEYS[3], KEYS[12], rev, redis.call('LLEN', KEYS[2]), turn)
+if spec.p ~= '' then redis.call('DEL', parked_turn_key) end
+if spec.f ~= '' then defer_turn_inputs(head_key, input_index_key, inputs_key, spec.f) end
+local turn = tonumber(redis.call('HGET', head_key, 'turn') or '0')
+record_revision(head_key, history_key, metadata_key, metadata_log_key, rev, redis.call('LLEN', messages_key), turn)
 if #spec.m > 0 then
-  redis.call('RPUSH', KEYS[12], cjson.encode({ r = rev, m = spec.m }))
-  redis.call('HINCRBY', KEYS[1], 'mlb', patch_bytes)
+  redis.call('RPUSH', metadata_log_key, cjson.encode({ r = rev, m = spec.m }))
+  redis.call('HINCRBY', head_key, 'mlb', patch_bytes)
 end
-if #spec.r == 2 and fence_matches(read_lease(KEYS[5]), spec.r[1], spec.r[2]) then
-  redis.call('DEL', KEYS[5])
+if #spec.r == 2 and fence_matches(read_lease(lease_key), spec.r[1], spec.r[2]) then
+  redis.call('DEL', lease_key)
 end
 if spec.w and #spec.w > 0 then
   local now = now_ms()
-  for _, event in ipairs(spec.w) do write_outbox_row(KEYS[13], event[1], event[2], '', now) end
+  for _, event in ipairs(spec.w) do write_outbox_row(webhook_outbox_key, event[1], event[2], '', now) end
 end
 if not announce then return { R.OK, rev } end
 -- The announcement follows every write of the commit, so a release comes after it (a vacant
 -- lease means the last turn was announced, ADR 0006) and sees the claims this commit settled.
-local seq = redis.call('INCR', KEYS[15])
-redis.call('XADD', KEYS[14], 'MAXLEN', announce[5], num(seq) .. '-1', 't', announce[3], 'e', announce[4])
+local seq = redis.call('INCR', event_seq_key)
+redis.call('XADD', events_key, 'MAXLEN', announce[5], num(seq) .. '-1', 't', announce[3], 'e', announce[4])
 -- The announced turn is over: its cancel request and stored answers go, and the running-turn
 -- marker too while it is still this turn's (unlistenTurn's step, which its listener then skips).
-redis.call('DEL', KEYS[17], KEYS[18])
-if redis.call('GET', KEYS[16]) == announce[3] then redis.call('DEL', KEYS[16]) end
-close_tool_calls(KEYS[19], {}, announce[8])
+redis.call('DEL', cancel_key, answers_key)
+if redis.call('GET', running_key) == announce[3] then redis.call('DEL', running_key) end
+close_tool_calls(tool_calls_key, {}, announce[8])
 local released = 0
-if announce[6] and not waits_for_holder(KEYS[1], KEYS[8], KEYS[9], KEYS[7], KEYS[10]) then
-  redis.call('DEL', KEYS[5])
-  if KEYS[20] then redis.call('ZREM', KEYS[20], announce[7]) end
+if announce[6] and not waits_for_holder(head_key, inputs_key, input_index_key, work_index_key, parked_turn_key) then
+  redis.call('DEL', lease_key)
+  if ready_index_key then redis.call('ZREM', ready_index_key, announce[7]) end
   released = 1
 end
 return { R.OK, rev, seq, released }

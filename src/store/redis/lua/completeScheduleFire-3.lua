@@ -6,20 +6,36 @@
 -- ARGV[4] next occurrence ('' for none), ARGV[5] run JSON ('' for a skipped occurrence),
 -- ARGV[6] pause: '1' to pause, ARGV[7] runs kept, ARGV[8] pause reason, ARGV[9] due-index member
 -- Replies: {R.OK}; {R.NOT_HELD} the claim lapsed or is another's (nothing changed)
+--- @include "clock"
+--- @include "schedule"
+
+local schedule_key = KEYS[1]
+local due_index_key = KEYS[2]
+local runs_key = KEYS[3]
+local claim_token = ARGV[1]
+local occurrence = ARGV[2]
+local revision_at_claim = ARGV[3]
+local next_occurrence = ARGV[4]
+local run_json = ARGV[5]
+local pause = ARGV[6]
+local runs_kept = ARGV[7]
+local pause_reason = ARGV[8]
+local due_index_member = ARGV[9]
+
 local now = now_ms()
-local claim = sched_live_claim(KEYS[1], now)
-if not claim or claim.tok ~= ARGV[1] or claim.at ~= ARGV[2] then return { R.NOT_HELD } end
-redis.call('HSET', KEYS[1], 'ctok', '', 'cat', '', 'cexp', 0, 'crn', '')
+local claim = sched_live_claim(schedule_key, now)
+if not claim or claim.tok ~= claim_token or claim.at ~= occurrence then return { R.NOT_HELD } end
+redis.call('HSET', schedule_key, 'ctok', '', 'cat', '', 'cexp', 0, 'crn', '')
 if claim.rn == '1' then
-  redis.call('HSET', KEYS[1], 'runnow', '')
-elseif redis.call('HGET', KEYS[1], 'rev') == ARGV[3] then
-  redis.call('HSET', KEYS[1], 'next', ARGV[4])
+  redis.call('HSET', schedule_key, 'runnow', '')
+elseif redis.call('HGET', schedule_key, 'rev') == revision_at_claim then
+  redis.call('HSET', schedule_key, 'next', next_occurrence)
 end
-if ARGV[5] ~= '' then
-  redis.call('HSET', KEYS[1], 'last', ARGV[2])
-  redis.call('LPUSH', KEYS[3], ARGV[5])
-  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[7]) - 1)
+if run_json ~= '' then
+  redis.call('HSET', schedule_key, 'last', occurrence)
+  redis.call('LPUSH', runs_key, run_json)
+  redis.call('LTRIM', runs_key, 0, tonumber(runs_kept) - 1)
 end
-if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'paused', 1, 'reason', ARGV[8]) end
-sched_reindex(KEYS[1], KEYS[2], ARGV[9], now)
+if pause == '1' then redis.call('HSET', schedule_key, 'paused', 1, 'reason', pause_reason) end
+sched_reindex(schedule_key, due_index_key, due_index_member, now)
 return { R.OK }

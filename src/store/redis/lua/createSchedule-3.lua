@@ -4,13 +4,25 @@
 -- ARGV[1] tenant, ARGV[2] schedule id, ARGV[3] spec, ARGV[4] next occurrence ('' for none),
 -- ARGV[5] due-index member
 -- Replies: {R.OK, record...} created; {R.DEDUPLICATED, record...} same spec; {R.EXISTS, record...}
-local existing = redis.call('HGET', KEYS[1], 'spec')
+--- @include "clock"
+--- @include "schedule"
+
+local schedule_key = KEYS[1]
+local tenant_index_key = KEYS[2]
+local due_index_key = KEYS[3]
+local tenant = ARGV[1]
+local schedule_id = ARGV[2]
+local spec = ARGV[3]
+local next_occurrence = ARGV[4]
+local due_index_member = ARGV[5]
+
+local existing = redis.call('HGET', schedule_key, 'spec')
 if existing then
-  if existing == ARGV[3] then return { R.DEDUPLICATED, unpack(sched_record(KEYS[1])) } end
-  return { R.EXISTS, unpack(sched_record(KEYS[1])) }
+  if existing == spec then return { R.DEDUPLICATED, unpack(sched_record(schedule_key)) } end
+  return { R.EXISTS, unpack(sched_record(schedule_key)) }
 end
-redis.call('HSET', KEYS[1], 'tenant', ARGV[1], 'id', ARGV[2], 'spec', ARGV[3], 'rev', 1,
-  'paused', 0, 'reason', '', 'next', ARGV[4], 'last', '', 'runnow', '')
-redis.call('ZADD', KEYS[2], 0, ARGV[2])
-sched_reindex(KEYS[1], KEYS[3], ARGV[5], now_ms())
-return { R.OK, unpack(sched_record(KEYS[1])) }
+redis.call('HSET', schedule_key, 'tenant', tenant, 'id', schedule_id, 'spec', spec, 'rev', 1,
+  'paused', 0, 'reason', '', 'next', next_occurrence, 'last', '', 'runnow', '')
+redis.call('ZADD', tenant_index_key, 0, schedule_id)
+sched_reindex(schedule_key, due_index_key, due_index_member, now_ms())
+return { R.OK, unpack(sched_record(schedule_key)) }

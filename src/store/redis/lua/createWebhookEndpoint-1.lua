@@ -4,8 +4,14 @@
 -- ARGV[1] endpoint id   ARGV[2] endpoint JSON   ARGV[3] max endpoints (0: no limit)
 -- Replies: {R.OK}   {R.EXISTS} the id is taken (nothing changed)
 --          {R.QUOTA_REFUSED} the tenant holds max endpoints (nothing changed)
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return { R.EXISTS } end
-local max = tonumber(ARGV[3] or '0')
-if max > 0 and redis.call('HLEN', KEYS[1]) >= max then return { R.QUOTA_REFUSED } end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+
+local endpoints_key = KEYS[1]
+local endpoint_id = ARGV[1]
+local endpoint_json = ARGV[2]
+local max_endpoints = ARGV[3]
+
+if redis.call('HEXISTS', endpoints_key, endpoint_id) == 1 then return { R.EXISTS } end
+local max = tonumber(max_endpoints or '0')
+if max > 0 and redis.call('HLEN', endpoints_key) >= max then return { R.QUOTA_REFUSED } end
+redis.call('HSET', endpoints_key, endpoint_id, endpoint_json)
 return { R.OK }

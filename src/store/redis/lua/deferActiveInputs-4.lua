@@ -5,10 +5,22 @@
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id
 -- Replies: {R.OK, id1, id2, ...}   the inputs moved by this call, in sequence order
 --          {R.LEASE_EXPIRED}
-local lease = live_lease(KEYS[1], now_ms())
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+--- @include "clock"
+--- @include "inputs"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local inputs_key = KEYS[2]
+local input_index_key = KEYS[3]
+local head_key = KEYS[4]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local turn_id = ARGV[3]
+
+local lease = live_lease(lease_key, now_ms())
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
 local reply = { R.OK }
-for _, id in ipairs(defer_turn_inputs(KEYS[4], KEYS[3], KEYS[2], ARGV[3])) do
+for _, id in ipairs(defer_turn_inputs(head_key, input_index_key, inputs_key, turn_id)) do
   reply[#reply + 1] = id
 end
 return reply

@@ -2,7 +2,10 @@
 -- KEYS[1] agent head hash
 -- Replies: {R.OK}     deleted now
 --          {R.NONE}   no such agent, or deleted before
-local deleted = redis.call('HGET', KEYS[1], 'deleted')
+
+local agent_key = KEYS[1]
+
+local deleted = redis.call('HGET', agent_key, 'deleted')
 if deleted ~= '0' then return { R.NONE } end
-redis.call('HSET', KEYS[1], 'deleted', 1)
+redis.call('HSET', agent_key, 'deleted', 1)
 return { R.OK }

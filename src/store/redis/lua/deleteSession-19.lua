@@ -6,6 +6,11 @@
 -- KEYS[13] input index   KEYS[14] input sources   KEYS[15] parked turn hash
 -- KEYS[16] history list   KEYS[17] rewinds list   KEYS[18] archive list   KEYS[19] metadata log
 -- Replies: {R.OK, existed} existed: 1 when it had a commit, queued work or inputs, else 0
-local existed = redis.call('EXISTS', KEYS[1], KEYS[7], KEYS[11]) > 0 and 1 or 0
+
+local head_key = KEYS[1]
+local work_key = KEYS[7]
+local inputs_key = KEYS[11]
+
+local existed = redis.call('EXISTS', head_key, work_key, inputs_key) > 0 and 1 or 0
 redis.call('DEL', unpack(KEYS))
 return { R.OK, existed }

@@ -2,6 +2,11 @@
 -- KEYS[1] endpoints hash   KEYS[2] the endpoint's delivery list
 -- ARGV[1] endpoint id
 -- Replies: {R.OK}   {R.NONE} there was no such endpoint
-redis.call('DEL', KEYS[2])
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then return { R.OK } end
+
+local endpoints_key = KEYS[1]
+local deliveries_key = KEYS[2]
+local endpoint_id = ARGV[1]
+
+redis.call('DEL', deliveries_key)
+if redis.call('HDEL', endpoints_key, endpoint_id) == 1 then return { R.OK } end
 return { R.NONE }

@@ -11,15 +11,31 @@
 --                                         session; the caller knows every other field
 --          {R.DEDUPLICATED, batchJson}    the source key's batch, unchanged (same payload)
 --          {R.SOURCE_KEY_CONFLICT}
+--- @include "items"
+
+local work_key = KEYS[1]
+local work_payloads_key = KEYS[2]
+local work_index_key = KEYS[3]
+local work_sources_key = KEYS[4]
+local seq_key = KEYS[5]
+local head_key = KEYS[6]
+local batch_id = ARGV[1]
 local source_key = ARGV[2]
-local seen = source_key_reply(KEYS[1], KEYS[4], source_key, ARGV[3])
+local content_hash = ARGV[3]
+local work_class = ARGV[4]
+local delivery_policy = ARGV[5]
+local slot_policy = ARGV[6]
+local merge_key = ARGV[7]
+local payload = ARGV[8]
+
+local seen = source_key_reply(work_key, work_sources_key, source_key, content_hash)
 if seen then return seen end
-local seq = redis.call('HINCRBY', KEYS[5], 'work', 1)
+local seq = redis.call('HINCRBY', seq_key, 'work', 1)
 local batch = {
-  batchId = ARGV[1], enqueueSeq = seq, workClass = ARGV[4], deliveryPolicy = ARGV[5],
-  slotPolicy = ARGV[6], mergeKey = ARGV[7], sourceKey = source_key, state = 'ready',
+  batchId = batch_id, enqueueSeq = seq, workClass = work_class, deliveryPolicy = delivery_policy,
+  slotPolicy = slot_policy, mergeKey = merge_key, sourceKey = source_key, state = 'ready',
   claimFencingToken = 0, claimId = '',
 }
-local keys = { items = KEYS[1], payloads = KEYS[2], index = KEYS[3], source_keys = KEYS[4], head = KEYS[6] }
-local created = store_new_item(keys, ARGV[1], seq, batch, ARGV[8], source_key, ARGV[3])
+local keys = { items = work_key, payloads = work_payloads_key, index = work_index_key, source_keys = work_sources_key, head = head_key }
+local created = store_new_item(keys, batch_id, seq, batch, payload, source_key, content_hash)
 return { R.OK, seq, created }

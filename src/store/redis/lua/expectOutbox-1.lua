@@ -6,8 +6,14 @@
 -- KEYS[1] due-outbox index (sorted set)
 -- ARGV[1] outbox id   ARGV[2] the writer's now (ms)   ARGV[3] due ms
 -- Replies: {R.OK}
-local current = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
-local due = tonumber(ARGV[3])
-if current and current > tonumber(ARGV[2]) and current < due then return { R.OK } end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+
+local due_key = KEYS[1]
+local outbox_id = ARGV[1]
+local writer_now_ms = ARGV[2]
+local due_ms = ARGV[3]
+
+local current = tonumber(redis.call('ZSCORE', due_key, outbox_id))
+local due = tonumber(due_ms)
+if current and current > tonumber(writer_now_ms) and current < due then return { R.OK } end
+redis.call('ZADD', due_key, due_ms, outbox_id)
 return { R.OK }

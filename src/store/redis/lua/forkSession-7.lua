@@ -8,23 +8,38 @@
 -- ARGV[1] revision   ARGV[2] turn index   ARGV[3] metadata JSON [key, value, ...]
 -- ARGV[4..] messages
 -- Replies: {R.OK, headRevision}   {R.EXISTS}
-if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('ZCARD', KEYS[6]) > 0
-    or redis.call('ZCARD', KEYS[7]) > 0 then
+--- @include "chunked"
+--- @include "epoch"
+--- @include "num"
+
+local head_key = KEYS[1]
+local messages_key = KEYS[2]
+local metadata_key = KEYS[3]
+local history_key = KEYS[4]
+local metadata_log_key = KEYS[5]
+local work_index_key = KEYS[6]
+local input_index_key = KEYS[7]
+local revision = ARGV[1]
+local turn_index = ARGV[2]
+local metadata_json = ARGV[3]
+
+if redis.call('EXISTS', head_key) == 1 or redis.call('ZCARD', work_index_key) > 0
+    or redis.call('ZCARD', input_index_key) > 0 then
   return { R.EXISTS }
 end
-local rev = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], 'rev', rev, 'turn', ARGV[2], 'hf', rev)
-new_epoch(KEYS[1], rev)
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+local rev = tonumber(revision)
+redis.call('HSET', head_key, 'rev', rev, 'turn', turn_index, 'hf', rev)
+new_epoch(head_key, rev)
+redis.call('DEL', messages_key, metadata_key, history_key, metadata_log_key)
 local messages = {}
 for i = 4, #ARGV do messages[#messages + 1] = ARGV[i] end
-rpush_all(KEYS[2], messages)
-local metadata = cjson.decode(ARGV[3])
-if #metadata > 0 then redis.call('HSET', KEYS[3], unpack(metadata)) end
-redis.call('RPUSH', KEYS[5], cjson.encode({ r = rev, m = metadata }))
+rpush_all(messages_key, messages)
+local metadata = cjson.decode(metadata_json)
+if #metadata > 0 then redis.call('HSET', metadata_key, unpack(metadata)) end
+redis.call('RPUSH', metadata_log_key, cjson.encode({ r = rev, m = metadata }))
 -- The metadata history's bytes (ADR 0029, as commit counts them): this first entry's.
 local logged = 0
 for n = 1, #metadata do logged = logged + #metadata[n] end
-redis.call('HSET', KEYS[1], 'mlb', logged)
-redis.call('RPUSH', KEYS[4], num(#messages) .. ':' .. ARGV[2])
+redis.call('HSET', head_key, 'mlb', logged)
+redis.call('RPUSH', history_key, num(#messages) .. ':' .. turn_index)
 return { R.OK, rev }

@@ -3,13 +3,17 @@
 -- ARGV[1] version ("" for the latest)
 -- Replies: {R.OK, versionJson}
 --          {R.NONE}
-local head = redis.call('HMGET', KEYS[1], 'latest', 'deleted')
-if not head[1] then return { R.NONE } end
+
+local agent_key = KEYS[1]
+local versions_key = KEYS[2]
 local version = ARGV[1]
+
+local head = redis.call('HMGET', agent_key, 'latest', 'deleted')
+if not head[1] then return { R.NONE } end
 if version == '' then
   if head[2] == '1' then return { R.NONE } end
   version = head[1]
 end
-local record = redis.call('HGET', KEYS[2], version)
+local record = redis.call('HGET', versions_key, version)
 if not record then return { R.NONE } end
 return { R.OK, record }

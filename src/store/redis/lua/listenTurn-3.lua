@@ -4,7 +4,14 @@
 -- KEYS[1] active turn key   KEYS[2] the turn's cancel key   KEYS[3] the turn's tool results hash
 -- ARGV[1] turn id   ARGV[2] marker ttl in ms
 -- Replies: {R.OK, 1 when a cancel was requested else 0, stored result JSON...}
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local reply = { R.OK, redis.call('EXISTS', KEYS[2]) }
-for _, raw in ipairs(redis.call('HVALS', KEYS[3])) do reply[#reply + 1] = raw end
+
+local active_turn_key = KEYS[1]
+local cancel_key = KEYS[2]
+local answers_key = KEYS[3]
+local turn_id = ARGV[1]
+local marker_ttl_ms = ARGV[2]
+
+redis.call('SET', active_turn_key, turn_id, 'PX', marker_ttl_ms)
+local reply = { R.OK, redis.call('EXISTS', cancel_key) }
+for _, raw in ipairs(redis.call('HVALS', answers_key)) do reply[#reply + 1] = raw end
 return reply

@@ -5,4 +5,12 @@
 -- Replies: {R.OK, rev, turn, in, out, cacheRead, cacheWrite, reasoning, epoch, from, cost, n,
 --           msg1..msgn, key1, value1, ...}   messages from transcript index `from` on
 --          {R.NONE}   no commit yet (or deleted)
-return session_state(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]))
+--- @include "session"
+
+local head_key = KEYS[1]
+local messages_key = KEYS[2]
+local metadata_key = KEYS[3]
+local mark_epoch = ARGV[1]
+local mark_message_count = ARGV[2]
+
+return session_state(head_key, messages_key, metadata_key, mark_epoch, tonumber(mark_message_count))

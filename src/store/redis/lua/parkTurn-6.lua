@@ -14,12 +14,36 @@
 --          {R.LEASE_EXPIRED}
 --          {R.PARKED_MISMATCH, parkedTurnId}            another turn is parked
 --          {R.INPUT_CLAIM_SUPERSEDED, id} / {R.QUEUE_CLAIM_SUPERSEDED, id}
+--- @include "chunked"
+--- @include "clock"
+--- @include "lease"
+--- @include "num"
+--- @include "outbox"
+
+local lease_key = KEYS[1]
+local parked_turn_key = KEYS[2]
+local tool_calls_key = KEYS[3]
+local inputs_key = KEYS[4]
+local work_key = KEYS[5]
+local webhook_outbox_key = KEYS[6]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local turn_id = ARGV[3]
+local ttl_ms = ARGV[4]
+local tool_call_retention_ms = ARGV[5]
+local progress = ARGV[6]
+local wait_ids_json = ARGV[7]
+local input_ids_json = ARGV[8]
+local batch_ids_json = ARGV[9]
+local webhook_event_id = ARGV[10]
+local webhook_event_json = ARGV[11]
+
 local now = now_ms()
-local lease = live_lease(KEYS[1], now)
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-local gen = tonumber(ARGV[2])
-local parked = redis.call('HGET', KEYS[2], 'turn')
-if parked and parked ~= ARGV[3] then return { R.PARKED_MISMATCH, parked } end
+local lease = live_lease(lease_key, now)
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(fencing_token)
+local parked = redis.call('HGET', parked_turn_key, 'turn')
+if parked and parked ~= turn_id then return { R.PARKED_MISMATCH, parked } end
 local function held(key, ids, code)
   if #ids == 0 then return nil end
   local metas = hmget_all(key, ids)
@@ -30,24 +54,24 @@ local function held(key, ids, code)
   end
   return nil
 end
-local waits = cjson.decode(ARGV[7])
-local refused = held(KEYS[4], cjson.decode(ARGV[8]), R.INPUT_CLAIM_SUPERSEDED)
-  or held(KEYS[5], cjson.decode(ARGV[9]), R.QUEUE_CLAIM_SUPERSEDED)
+local waits = cjson.decode(wait_ids_json)
+local refused = held(inputs_key, cjson.decode(input_ids_json), R.INPUT_CLAIM_SUPERSEDED)
+  or held(work_key, cjson.decode(batch_ids_json), R.QUEUE_CLAIM_SUPERSEDED)
 if refused then return refused end
 
 local settled = true
 for _, id in ipairs(waits) do
-  redis.call('HSETNX', KEYS[3], id, '{"s":"p"}')
-  if cjson.decode(redis.call('HGET', KEYS[3], id)).s == 'p' then settled = false end
+  redis.call('HSETNX', tool_calls_key, id, '{"s":"p"}')
+  if cjson.decode(redis.call('HGET', tool_calls_key, id)).s == 'p' then settled = false end
 end
-local ttl = tonumber(ARGV[4])
-redis.call('PEXPIRE', KEYS[3], num(ttl + tonumber(ARGV[5])))
+local ttl = tonumber(ttl_ms)
+redis.call('PEXPIRE', tool_calls_key, num(ttl + tonumber(tool_call_retention_ms)))
 local exp = now + ttl
 local cxl = '0'
-if parked and redis.call('HGET', KEYS[2], 'cxl') == '1' then cxl = '1' end
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], 'turn', ARGV[3], 'wait', ARGV[7], 'prog', ARGV[6], 'inp', ARGV[8],
-  'bat', ARGV[9], 'at', num(now), 'exp', num(exp), 'gen', ARGV[2], 'cxl', cxl)
-redis.call('DEL', KEYS[1])
-if ARGV[10] ~= '' then write_outbox_row(KEYS[6], ARGV[10], ARGV[11], '', now) end
+if parked and redis.call('HGET', parked_turn_key, 'cxl') == '1' then cxl = '1' end
+redis.call('DEL', parked_turn_key)
+redis.call('HSET', parked_turn_key, 'turn', turn_id, 'wait', wait_ids_json, 'prog', progress, 'inp', input_ids_json,
+  'bat', batch_ids_json, 'at', num(now), 'exp', num(exp), 'gen', fencing_token, 'cxl', cxl)
+redis.call('DEL', lease_key)
+if webhook_event_id ~= '' then write_outbox_row(webhook_outbox_key, webhook_event_id, webhook_event_json, '', now) end
 return { R.OK, (settled or cxl == '1') and 1 or 0, num(exp) }

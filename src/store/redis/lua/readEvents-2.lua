@@ -4,13 +4,19 @@
 -- ARGV[1] read after this sequence number   ARGV[2] page size
 -- Replies: {R.OK, first retained seq, then per entry: id, turn id, event JSON}
 --          the first retained seq is the last seq + 1 when the log holds nothing
-local page = redis.call('XRANGE', KEYS[1], '(' .. ARGV[1] .. '-1', '+', 'COUNT', ARGV[2])
-local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+
+local events_key = KEYS[1]
+local event_seq_key = KEYS[2]
+local after_seq = ARGV[1]
+local page_size = ARGV[2]
+
+local page = redis.call('XRANGE', events_key, '(' .. after_seq .. '-1', '+', 'COUNT', page_size)
+local oldest = redis.call('XRANGE', events_key, '-', '+', 'COUNT', 1)[1]
 local retained
 if oldest then
   retained = tonumber(string.match(oldest[1], '^(%d+)'))
 else
-  retained = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
+  retained = tonumber(redis.call('GET', event_seq_key) or '0') + 1
 end
 local reply = { R.OK, retained }
 for _, entry in ipairs(page) do

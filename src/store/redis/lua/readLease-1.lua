@@ -2,6 +2,11 @@
 -- KEYS[1] lease hash
 -- Replies: {R.OK, tok, gen, exp, ownerJson, 0}
 --          {R.NONE}   no live lease
-local current = live_lease(KEYS[1], now_ms())
+--- @include "clock"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+
+local current = live_lease(lease_key, now_ms())
 if not current then return { R.NONE } end
 return lease_reply(R.OK, current, false)

@@ -7,11 +7,20 @@
 --           parkedField1, parkedValue1, ...}   leaseTok "" when no live lease; nMeta counts
 --           the metadata strings that follow; the parked fields run to the end (none: not parked)
 --          {R.NONE}   no commit yet (or deleted)
-local h = redis.call('HMGET', KEYS[1], 'rev', 'turn', 'in', 'out', 'cr', 'cw', 'rs', 'cost')
+--- @include "clock"
+--- @include "lease"
+--- @include "num"
+
+local head_key = KEYS[1]
+local metadata_key = KEYS[2]
+local lease_key = KEYS[3]
+local parked_turn_key = KEYS[4]
+
+local h = redis.call('HMGET', head_key, 'rev', 'turn', 'in', 'out', 'cr', 'cw', 'rs', 'cost')
 if not h[1] then return { R.NONE } end
 local reply = { R.OK }
 for i = 1, 7 do reply[#reply + 1] = h[i] or '0' end
-local lease = live_lease(KEYS[3], now_ms())
+local lease = live_lease(lease_key, now_ms())
 if lease then
   reply[#reply + 1] = lease.tok
   reply[#reply + 1] = num(lease.gen)
@@ -21,8 +30,8 @@ else
   for _, v in ipairs({ '', 0, 0, '' }) do reply[#reply + 1] = v end
 end
 reply[#reply + 1] = h[8] or '0'
-local meta = redis.call('HGETALL', KEYS[2])
+local meta = redis.call('HGETALL', metadata_key)
 reply[#reply + 1] = #meta
 for _, v in ipairs(meta) do reply[#reply + 1] = v end
-for _, v in ipairs(redis.call('HGETALL', KEYS[4])) do reply[#reply + 1] = v end
+for _, v in ipairs(redis.call('HGETALL', parked_turn_key)) do reply[#reply + 1] = v end
 return reply

@@ -8,10 +8,25 @@
 -- ARGV[8] "1" when the observed holder is provably dead for the claimant, else "0"
 -- Replies: {R.OK, tok, gen, exp, ownerJson, 0}     no live lease, or the dead holder replaced
 --          {R.BUSY, tok, gen, exp, holderJson, 0}  the current holder, which stays
+--- @include "clock"
+--- @include "lease-grant"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local gen_key = KEYS[2]
+local owner_json = ARGV[1]
+local owner_id = ARGV[2]
+local incarnation_id = ARGV[3]
+local new_lease_token = ARGV[4]
+local ttl_ms = ARGV[5]
+local observed_lease_token = ARGV[6]
+local observed_fencing_token = ARGV[7]
+local observed_dead = ARGV[8]
+
 local now = now_ms()
-local current = live_lease(KEYS[1], now)
-if current and not (fence_matches(current, ARGV[6], ARGV[7]) and ARGV[8] == '1') then
+local current = live_lease(lease_key, now)
+if current and not (fence_matches(current, observed_lease_token, observed_fencing_token) and observed_dead == '1') then
   return lease_reply(R.BUSY, current, false)
 end
-local lease = acquire_lease(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], now, now + tonumber(ARGV[5]))
+local lease = acquire_lease(lease_key, gen_key, owner_json, owner_id, incarnation_id, new_lease_token, now, now + tonumber(ttl_ms))
 return lease_reply(R.OK, lease, false)

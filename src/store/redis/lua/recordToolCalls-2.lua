@@ -4,12 +4,21 @@
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] retention ms   ARGV[4..] call ids
 -- Replies: {R.OK, state1, state2, ...}   JSON states in call id order
 --          {R.LEASE_EXPIRED}
-local lease = live_lease(KEYS[1], now_ms())
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
+--- @include "clock"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local tool_calls_key = KEYS[2]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local retention_ms = ARGV[3]
+
+local lease = live_lease(lease_key, now_ms())
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
 local reply = { R.OK }
 for i = 4, #ARGV do
-  redis.call('HSETNX', KEYS[2], ARGV[i], '{"s":"p"}')
-  reply[#reply + 1] = redis.call('HGET', KEYS[2], ARGV[i])
+  redis.call('HSETNX', tool_calls_key, ARGV[i], '{"s":"p"}')
+  reply[#reply + 1] = redis.call('HGET', tool_calls_key, ARGV[i])
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', tool_calls_key, retention_ms)
 return reply

@@ -4,20 +4,29 @@
 -- ARGV[1] endpoint id   ARGV[2] delivery JSON   ARGV[3] ok (1 | 0)   ARGV[4] failure limit
 -- ARGV[5] log length kept
 -- Replies: {R.OK, endpoint JSON after}   {R.NONE} no such endpoint (nothing logged)
-local raw = redis.call('HGET', KEYS[1], ARGV[1])
+
+local endpoints_key = KEYS[1]
+local deliveries_key = KEYS[2]
+local endpoint_id = ARGV[1]
+local delivery_json = ARGV[2]
+local ok = ARGV[3]
+local failure_limit = ARGV[4]
+local log_length_kept = ARGV[5]
+
+local raw = redis.call('HGET', endpoints_key, endpoint_id)
 if not raw then return { R.NONE } end
 local e = cjson.decode(raw)
-if ARGV[3] == '1' then
+if ok == '1' then
   e.consecutiveFailures = 0
 else
   e.consecutiveFailures = e.consecutiveFailures + 1
 end
-if not e.disabled and e.consecutiveFailures >= tonumber(ARGV[4]) then
+if not e.disabled and e.consecutiveFailures >= tonumber(failure_limit) then
   e.disabled = true
   e.disabledReason = e.consecutiveFailures .. ' consecutive failed deliveries'
 end
 local out = cjson.encode(e)
-redis.call('HSET', KEYS[1], ARGV[1], out)
-redis.call('LPUSH', KEYS[2], ARGV[2])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
+redis.call('HSET', endpoints_key, endpoint_id, out)
+redis.call('LPUSH', deliveries_key, delivery_json)
+redis.call('LTRIM', deliveries_key, 0, tonumber(log_length_kept) - 1)
 return { R.OK, out }

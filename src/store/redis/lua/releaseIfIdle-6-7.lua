@@ -10,8 +10,22 @@
 -- Replies: {R.OK}        released
 --          {R.BUSY}      kept: something waits for a holder
 --          {R.NOT_HELD}  no lease, or another one
-if not fence_matches(read_lease(KEYS[1]), ARGV[1], ARGV[2]) then return { R.NOT_HELD } end
-if waits_for_holder(KEYS[4], KEYS[2], KEYS[3], KEYS[5], KEYS[6]) then return { R.BUSY } end
-redis.call('DEL', KEYS[1])
-if KEYS[7] then redis.call('ZREM', KEYS[7], ARGV[3]) end
+--- @include "inputs"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local inputs_key = KEYS[2]
+local input_index_key = KEYS[3]
+local head_key = KEYS[4]
+local work_index_key = KEYS[5]
+local parked_turn_key = KEYS[6]
+local ready_index_key = KEYS[7]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local session_id = ARGV[3]
+
+if not fence_matches(read_lease(lease_key), lease_token, fencing_token) then return { R.NOT_HELD } end
+if waits_for_holder(head_key, inputs_key, input_index_key, work_index_key, parked_turn_key) then return { R.BUSY } end
+redis.call('DEL', lease_key)
+if ready_index_key then redis.call('ZREM', ready_index_key, session_id) end
 return { R.OK }

@@ -4,6 +4,12 @@
 -- ARGV[1] lease token   ARGV[2] fencing token
 -- Replies: {R.OK}        released
 --          {R.NOT_HELD}  no lease, or another one
-if not fence_matches(read_lease(KEYS[1]), ARGV[1], ARGV[2]) then return { R.NOT_HELD } end
-redis.call('DEL', KEYS[1])
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+
+if not fence_matches(read_lease(lease_key), lease_token, fencing_token) then return { R.NOT_HELD } end
+redis.call('DEL', lease_key)
 return { R.OK }

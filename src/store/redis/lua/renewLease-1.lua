@@ -3,9 +3,18 @@
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] ttl in ms
 -- Replies: {R.OK, tok, gen, exp, ownerJson, 0}
 --          {R.LEASE_EXPIRED}   no live lease, or another one
+--- @include "clock"
+--- @include "lease"
+--- @include "num"
+
+local lease_key = KEYS[1]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local ttl_ms = ARGV[3]
+
 local now = now_ms()
-local current = live_lease(KEYS[1], now)
-if not fence_matches(current, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-current.exp = now + tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], 'exp', num(current.exp))
+local current = live_lease(lease_key, now)
+if not fence_matches(current, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
+current.exp = now + tonumber(ttl_ms)
+redis.call('HSET', lease_key, 'exp', num(current.exp))
 return lease_reply(R.OK, current, false)

@@ -6,8 +6,14 @@
 -- KEYS[1..] per fence, in pairs: the lease hash, then the session's running-turn marker
 -- ARGV[1] ttl in ms   ARGV[2..] lease token and fencing token per fence, in KEYS order
 -- Replies: {R.OK, new expiry or 0 per fence}   0: no live lease, or another one; nothing renewed
+--- @include "clock"
+--- @include "lease"
+--- @include "num"
+
+local ttl_ms = ARGV[1]
+
 local now = now_ms()
-local ttl = tonumber(ARGV[1])
+local ttl = tonumber(ttl_ms)
 local reply = { R.OK }
 for i = 1, #KEYS / 2 do
   local lease_key = KEYS[2 * i - 1]

@@ -10,12 +10,30 @@
 --            status: waiting | answered | cancelled | expired; items only when not waiting
 --          {R.NONE}            no parked turn of that id
 --          {R.LEASE_EXPIRED}
+--- @include "chunked"
+--- @include "claims"
+--- @include "clock"
+--- @include "lease"
+
+local lease_key = KEYS[1]
+local parked_turn_key = KEYS[2]
+local tool_calls_key = KEYS[3]
+local inputs_key = KEYS[4]
+local input_payloads_key = KEYS[5]
+local work_key = KEYS[6]
+local work_payloads_key = KEYS[7]
+local lease_token = ARGV[1]
+local fencing_token = ARGV[2]
+local turn_id = ARGV[3]
+local input_claim_id = ARGV[4]
+local work_claim_id = ARGV[5]
+
 local now = now_ms()
-local lease = live_lease(KEYS[1], now)
-if not fence_matches(lease, ARGV[1], ARGV[2]) then return { R.LEASE_EXPIRED } end
-local gen = tonumber(ARGV[2])
-if redis.call('HGET', KEYS[2], 'turn') ~= ARGV[3] then return { R.NONE } end
-local fields = redis.call('HGETALL', KEYS[2])
+local lease = live_lease(lease_key, now)
+if not fence_matches(lease, lease_token, fencing_token) then return { R.LEASE_EXPIRED } end
+local gen = tonumber(fencing_token)
+if redis.call('HGET', parked_turn_key, 'turn') ~= turn_id then return { R.NONE } end
+local fields = redis.call('HGETALL', parked_turn_key)
 local p = {}
 for i = 1, #fields, 2 do p[fields[i]] = fields[i + 1] end
 
@@ -27,7 +45,7 @@ elseif tonumber(p.exp) <= now then
 else
   status = 'answered'
   for _, id in ipairs(cjson.decode(p.wait)) do
-    local raw = redis.call('HGET', KEYS[3], id)
+    local raw = redis.call('HGET', tool_calls_key, id)
     if not raw or cjson.decode(raw).s == 'p' then
       status = 'waiting'
       break
@@ -53,8 +71,8 @@ local function still_claimed(key, ids)
   reply[#reply + 1] = #taken
   return taken
 end
-local inputs = still_claimed(KEYS[4], cjson.decode(p.inp))
-append_claimed(reply, KEYS[4], KEYS[5], inputs, 'inputId', gen, ARGV[4])
-local batches = still_claimed(KEYS[6], cjson.decode(p.bat))
-append_claimed(reply, KEYS[6], KEYS[7], batches, 'batchId', gen, ARGV[5])
+local inputs = still_claimed(inputs_key, cjson.decode(p.inp))
+append_claimed(reply, inputs_key, input_payloads_key, inputs, 'inputId', gen, input_claim_id)
+local batches = still_claimed(work_key, cjson.decode(p.bat))
+append_claimed(reply, work_key, work_payloads_key, batches, 'batchId', gen, work_claim_id)
 return reply

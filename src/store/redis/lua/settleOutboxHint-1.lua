@@ -5,17 +5,23 @@
 -- KEYS[1] due-outbox index (sorted set)
 -- ARGV[1] outbox id   ARGV[2] when the look began (ms)   ARGV[3] next due ms, or ""
 -- Replies: {R.OK, dropped (0|1)}
-local current = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
-local seen = tonumber(ARGV[2])
+
+local due_key = KEYS[1]
+local outbox_id = ARGV[1]
+local look_began_ms = ARGV[2]
+local next_due_ms = ARGV[3]
+
+local current = tonumber(redis.call('ZSCORE', due_key, outbox_id))
+local seen = tonumber(look_began_ms)
 if current and current > seen then
-  if ARGV[3] ~= '' and tonumber(ARGV[3]) < current then
-    redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  if next_due_ms ~= '' and tonumber(next_due_ms) < current then
+    redis.call('ZADD', due_key, next_due_ms, outbox_id)
   end
   return { R.OK, 0 }
 end
-if ARGV[3] ~= '' then
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+if next_due_ms ~= '' then
+  redis.call('ZADD', due_key, next_due_ms, outbox_id)
   return { R.OK, 0 }
 end
-redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', due_key, outbox_id)
 return { R.OK, 1 }

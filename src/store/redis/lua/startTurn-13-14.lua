@@ -28,28 +28,69 @@
 --          or {R.OK, inputJson1, payload1, ...}); state is loadSession's reply; logEnd the
 --          log's last sequence number (0 before its first entry); then 1 when the turn was
 --          marked running (ARGV[17]) else 0
+--- @include "claims"
+--- @include "clock"
+--- @include "inputs"
+--- @include "lease-grant"
+--- @include "lease"
+--- @include "session"
+--- @include "submit"
+
+local inputs_key = KEYS[1]
+local input_payloads_key = KEYS[2]
+local input_index_key = KEYS[3]
+local input_sources_key = KEYS[4]
+local seq_key = KEYS[5]
+local head_key = KEYS[6]
+local lease_key = KEYS[7]
+local parked_turn_key = KEYS[8]
+local gen_key = KEYS[9]
+local messages_key = KEYS[10]
+local metadata_key = KEYS[11]
+local event_seq_key = KEYS[12]
+local running_key = KEYS[13]
+local ready_index_key = KEYS[14]
+local input_id = ARGV[1]
+local source_key = ARGV[2]
+local content_hash = ARGV[3]
+local delivery_json = ARGV[4]
+local payload = ARGV[5]
+local owner_json = ARGV[6]
+local owner_id = ARGV[7]
+local incarnation_id = ARGV[8]
+local lease_token = ARGV[9]
+local ttl_ms = ARGV[10]
+local max_inputs = ARGV[11]
+local claim_id = ARGV[12]
+local mark_epoch = ARGV[13]
+local mark_message_count = ARGV[14]
+local ready_score = ARGV[15]
+local session_id = ARGV[16]
+local claimed_turn_id = ARGV[17]
+local submitter_traceparent = ARGV[18]
+
 local now = now_ms()
-local log_end = tonumber(redis.call('GET', KEYS[12]) or '0')
-local submit_keys = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }
-local submitted = submit_input(submit_keys, { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[18] }, now)
+local log_end = tonumber(redis.call('GET', event_seq_key) or '0')
+local submit_keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
+local submitted = submit_input(submit_keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent }, now)
 if submitted[1] == R.SOURCE_KEY_CONFLICT then return submitted end
-if KEYS[14] then redis.call('ZADD', KEYS[14], 'LT', ARGV[15], ARGV[16]) end
-if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('EXISTS', KEYS[8]) == 1 then
+if ready_index_key then redis.call('ZADD', ready_index_key, 'LT', ready_score, session_id) end
+if redis.call('EXISTS', lease_key) == 1 or redis.call('EXISTS', parked_turn_key) == 1 then
   return { R.OK, submitted, {}, {}, {}, log_end, 0 }
 end
-local lease = acquire_lease(KEYS[7], KEYS[9], ARGV[6], ARGV[7], ARGV[8], ARGV[9], now, now + tonumber(ARGV[10]))
+local lease = acquire_lease(lease_key, gen_key, owner_json, owner_id, incarnation_id, lease_token, now, now + tonumber(ttl_ms))
 local leased = lease_reply(R.OK, lease, false)
 leased[7] = 1
-local taken = take_open_inputs(KEYS[1], KEYS[3], KEYS[6], lease.gen, tonumber(ARGV[11]),
+local taken = take_open_inputs(inputs_key, input_index_key, head_key, lease.gen, tonumber(max_inputs),
   function(d) return d.kind == 'next_turn' end)
 local claimed = { R.NONE }
 if #taken > 0 then
-  claimed = append_claimed({ R.OK }, KEYS[1], KEYS[2], taken, 'inputId', lease.gen, ARGV[12])
+  claimed = append_claimed({ R.OK }, inputs_key, input_payloads_key, taken, 'inputId', lease.gen, claim_id)
 end
 local marked = 0
-if ARGV[17] ~= '' and #taken == 1 and taken[1].inputId == ARGV[1] then
-  redis.call('SET', KEYS[13], ARGV[17], 'PX', ARGV[10])
+if claimed_turn_id ~= '' and #taken == 1 and taken[1].inputId == input_id then
+  redis.call('SET', running_key, claimed_turn_id, 'PX', ttl_ms)
   marked = 1
 end
-local state = session_state(KEYS[6], KEYS[10], KEYS[11], ARGV[13], tonumber(ARGV[14]))
+local state = session_state(head_key, messages_key, metadata_key, mark_epoch, tonumber(mark_message_count))
 return { R.OK, submitted, leased, claimed, state, log_end, marked }

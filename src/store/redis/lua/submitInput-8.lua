@@ -14,5 +14,23 @@
 --                                           caller knows every other field
 --          {R.DEDUPLICATED, inputJson, busy} the source key's input as it is now (same payload)
 --          {R.SOURCE_KEY_CONFLICT}
-local keys = { KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }
-return submit_input(keys, { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6] }, now_ms())
+--- @include "clock"
+--- @include "submit"
+
+local inputs_key = KEYS[1]
+local input_payloads_key = KEYS[2]
+local input_index_key = KEYS[3]
+local input_sources_key = KEYS[4]
+local seq_key = KEYS[5]
+local head_key = KEYS[6]
+local lease_key = KEYS[7]
+local parked_turn_key = KEYS[8]
+local input_id = ARGV[1]
+local source_key = ARGV[2]
+local content_hash = ARGV[3]
+local delivery_json = ARGV[4]
+local payload = ARGV[5]
+local submitter_traceparent = ARGV[6]
+
+local keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
+return submit_input(keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent }, now_ms())

@@ -7,21 +7,33 @@
 -- ARGV[1] next occurrence ('' for none), ARGV[2] due-index member,
 -- ARGV[3] missed occurrence ('' for none), ARGV[4] missed run JSON, ARGV[5] runs kept
 -- Replies: {R.OK, record...}; {R.NONE} no such schedule
-if redis.call('EXISTS', KEYS[1]) == 0 then return { R.NONE } end
-if redis.call('HGET', KEYS[1], 'paused') == '1' then
+--- @include "clock"
+--- @include "schedule"
+
+local schedule_key = KEYS[1]
+local due_index_key = KEYS[2]
+local runs_key = KEYS[3]
+local next_occurrence = ARGV[1]
+local due_index_member = ARGV[2]
+local missed_occurrence = ARGV[3]
+local missed_run_json = ARGV[4]
+local runs_kept = ARGV[5]
+
+if redis.call('EXISTS', schedule_key) == 0 then return { R.NONE } end
+if redis.call('HGET', schedule_key, 'paused') == '1' then
   local now = now_ms()
-  redis.call('HSET', KEYS[1], 'paused', 0, 'reason', '')
-  if ARGV[3] == '' then
-    redis.call('HSET', KEYS[1], 'next', ARGV[1])
+  redis.call('HSET', schedule_key, 'paused', 0, 'reason', '')
+  if missed_occurrence == '' then
+    redis.call('HSET', schedule_key, 'next', next_occurrence)
   else
-    local s = redis.call('HMGET', KEYS[1], 'ctok', 'next')
+    local s = redis.call('HMGET', schedule_key, 'ctok', 'next')
     local unclaimed = not s[1] or s[1] == ''
-    if unclaimed and s[2] == ARGV[3] and tonumber(ARGV[3]) <= now then
-      redis.call('HSET', KEYS[1], 'next', ARGV[1])
-      redis.call('LPUSH', KEYS[3], ARGV[4])
-      redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+    if unclaimed and s[2] == missed_occurrence and tonumber(missed_occurrence) <= now then
+      redis.call('HSET', schedule_key, 'next', next_occurrence)
+      redis.call('LPUSH', runs_key, missed_run_json)
+      redis.call('LTRIM', runs_key, 0, tonumber(runs_kept) - 1)
     end
   end
-  sched_reindex(KEYS[1], KEYS[2], ARGV[2], now)
+  sched_reindex(schedule_key, due_index_key, due_index_member, now)
 end
-return { R.OK, unpack(sched_record(KEYS[1])) }
+return { R.OK, unpack(sched_record(schedule_key)) }

@@ -3,10 +3,15 @@
 -- KEYS[1] endpoints hash
 -- ARGV[1] endpoint id   ARGV[2] JSON patch {url?, eventTypes?, secret?, disabled?}
 -- Replies: {R.OK, endpoint JSON after}   {R.NONE} no such endpoint
-local raw = redis.call('HGET', KEYS[1], ARGV[1])
+
+local endpoints_key = KEYS[1]
+local endpoint_id = ARGV[1]
+local patch_json = ARGV[2]
+
+local raw = redis.call('HGET', endpoints_key, endpoint_id)
 if not raw then return { R.NONE } end
 local e = cjson.decode(raw)
-local p = cjson.decode(ARGV[2])
+local p = cjson.decode(patch_json)
 if p.url then e.url = p.url end
 if p.eventTypes then e.eventTypes = p.eventTypes end
 if p.secret then e.secret = p.secret end
@@ -19,5 +24,5 @@ elseif p.disabled == true and not e.disabled then
   e.disabledReason = 'disabled by request'
 end
 local out = cjson.encode(e)
-redis.call('HSET', KEYS[1], ARGV[1], out)
+redis.call('HSET', endpoints_key, endpoint_id, out)
 return { R.OK, out }

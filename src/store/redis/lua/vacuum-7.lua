@@ -4,6 +4,15 @@
 -- KEYS[4] input hash   KEYS[5] input payload hash   KEYS[6] input index zset
 -- KEYS[7] input source-key hash
 -- Replies: {R.OK, removedBatches, removedInputs}
+
+local work_key = KEYS[1]
+local work_payloads_key = KEYS[2]
+local work_sources_key = KEYS[3]
+local inputs_key = KEYS[4]
+local input_payloads_key = KEYS[5]
+local input_index_key = KEYS[6]
+local input_sources_key = KEYS[7]
+
 local function sweep(items, payloads, sources, index)
   local all = redis.call('HGETALL', items)
   local removed = 0
@@ -25,6 +34,6 @@ local function sweep(items, payloads, sources, index)
   end
   return removed
 end
-local batches = sweep(KEYS[1], KEYS[2], KEYS[3], nil)
-local inputs = sweep(KEYS[4], KEYS[5], KEYS[7], KEYS[6])
+local batches = sweep(work_key, work_payloads_key, work_sources_key, nil)
+local inputs = sweep(inputs_key, input_payloads_key, input_sources_key, input_index_key)
 return { R.OK, batches, inputs }
