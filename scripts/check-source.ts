@@ -1,7 +1,7 @@
 // Gate over src: no import cycles, production files and functions within their size limits (a
-// function's own lines, and a top-level function with all it nests), and
-// every Lua script with a complete header (scripts/source-gates.ts). Prints each finding; exits 1
-// on any.
+// function's own lines, and a top-level function with all it nests), and every Lua script with a
+// complete header, its slots bound to named locals and exactly the includes it uses
+// (scripts/lua-gates.ts). Prints each finding; exits 1 on any.
 // Usage: npx tsx scripts/check-source.ts
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -12,6 +12,7 @@ import {
   largeFunctions,
   longFunctions,
   luaHeaderProblems,
+  luaIncludeProblems,
   oversizedFiles,
 } from "./source-gates.js";
 
@@ -66,13 +67,16 @@ for (const fn of largeFunctions(production, TOTAL_FUNCTION_LIMIT)) {
     `${fn.path}:${fn.line} ${fn.name}: ${fn.totalLines} lines with what it nests (limit ${TOTAL_FUNCTION_LIMIT}; split it along its seams)`,
   );
 }
+const luaFiles = new Map<string, string>();
 for (const path of walk(LUA_DIR).filter((p) => p.endsWith(".lua"))) {
   const name = relative(join(ROOT, LUA_DIR), join(ROOT, path)).split(sep).join("/");
+  luaFiles.set(name, read(path));
   findings.push(...luaHeaderProblems(name, read(path)).map((p) => `${LUA_DIR}/${p}`));
 }
+findings.push(...luaIncludeProblems(luaFiles).map((p) => `${LUA_DIR}/${p}`));
 
 for (const finding of findings) console.error(finding);
 if (findings.length > 0) process.exit(1);
 console.log(
-  `check-source: ${sources.size} modules without cycles, ${production.size} production files within ${LINE_LIMIT} lines and their functions within ${FUNCTION_LIMIT} own and ${TOTAL_FUNCTION_LIMIT} total lines, Lua headers complete`,
+  `check-source: ${sources.size} modules without cycles, ${production.size} production files within ${LINE_LIMIT} lines and their functions within ${FUNCTION_LIMIT} own and ${TOTAL_FUNCTION_LIMIT} total lines, Lua headers, slot bindings and includes complete`,
 );

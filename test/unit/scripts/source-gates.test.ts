@@ -8,6 +8,7 @@ import {
   largeFunctions,
   longFunctions,
   luaHeaderProblems,
+  luaIncludeProblems,
   oversizedFiles,
 } from "../../../scripts/source-gates.js";
 
@@ -287,10 +288,15 @@ describe("Lua script headers", () => {
     "-- ARGV[1] lease token   ARGV[2] ttl in ms   ARGV[3..] ids",
     "-- Replies: {R.OK, exp}",
     "--          {R.LEASE_EXPIRED}",
-    "local lease = redis.call('HGET', KEYS[1], ARGV[1]) -- KEYS[9] in a comment is no use",
-    "redis.call('INCR', KEYS[2])",
-    "for i = 3, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end",
-    "return { R.OK, ARGV[2] }",
+    "local lease_key = KEYS[1]",
+    "local counter_key = KEYS[2]",
+    "local token = ARGV[1]",
+    "local ttl = ARGV[2]",
+    "",
+    "local lease = redis.call('HGET', lease_key, token) -- KEYS[9] in a comment is no use",
+    "redis.call('INCR', counter_key)",
+    "for i = 3, #ARGV do redis.call('SADD', counter_key, ARGV[i]) end",
+    "return { R.OK, ttl }",
   ].join("\n");
 
   test("a complete header passes", () => {
@@ -327,7 +333,8 @@ describe("Lua script headers", () => {
       "-- KEYS[1..] lease hashes",
       "-- ARGV[1] ttl",
       "-- Replies: {R.OK}",
-      "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end",
+      "local ttl = ARGV[1]",
+      "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end",
       "return { R.OK }",
     ].join("\n");
     expect(luaHeaderProblems("touch-n.lua", text)).toEqual([]);
@@ -343,7 +350,7 @@ describe("Lua script headers", () => {
   });
 
   test("a named slot the script never reads is reported (a stale header)", () => {
-    const text = good.replace("return { R.OK, ARGV[2] }", "return { R.OK }");
+    const text = good.replace("local ttl = ARGV[2]\n", "").replace("R.OK, ttl", "R.OK");
     expect(luaHeaderProblems("renew-2.lua", text)).toEqual([
       "renew-2.lua: the header names ARGV[2], which the script never reads",
     ]);
@@ -381,5 +388,82 @@ describe("Lua script headers", () => {
     expect(luaHeaderProblems("_shared.lua", "-- helpers\nlocal x = KEYS[1]")).toEqual([
       "_shared.lua: a shared helper file must not read KEYS or ARGV",
     ]);
+  });
+});
+
+describe("Lua slots bound to named locals", () => {
+  const script = (...body: string[]) =>
+    ["-- put: store one value.", "-- KEYS[1] hash", "-- ARGV[1] value", "-- Replies: {R.OK}"]
+      .concat(body)
+      .join("\n");
+
+  test("a numbered slot read in the body is reported: it is bound at the top", () => {
+    const bound = script("local hash_key = KEYS[1]", "local value = ARGV[1]", "");
+    expect(luaHeaderProblems("put-1.lua", `${bound}redis.call('SET', hash_key, value)`)).toEqual(
+      [],
+    );
+    expect(
+      luaHeaderProblems(
+        "put-1.lua",
+        script("local value = ARGV[1]", "redis.call('SET', KEYS[1], value)"),
+      ),
+    ).toEqual(["put-1.lua: reads KEYS[1] in its body; bind it at the top (local name = KEYS[1])"]);
+  });
+
+  test("a binding after the first statement, or a slot bound twice, is reported", () => {
+    const late = script("local hash_key = KEYS[1]", "redis.call('PING')", "local value = ARGV[1]");
+    expect(luaHeaderProblems("put-1.lua", `${late}\nredis.call('SET', hash_key, value)`)).toEqual([
+      "put-1.lua: binds ARGV[1] after its first statement; bind slots at the top",
+    ]);
+    const twice = script(
+      "local hash_key = KEYS[1]",
+      "local again = KEYS[1]",
+      "local value = ARGV[1]",
+    );
+    expect(luaHeaderProblems("put-1.lua", `${twice}\nredis.call('SET', again, value)`)).toEqual([
+      "put-1.lua: binds KEYS[1] twice",
+    ]);
+  });
+});
+
+describe("Lua includes", () => {
+  const header = "-- put: store.\n-- KEYS[1] hash\n-- Replies: {R.OK}";
+  const helpers = {
+    "_num.lua": "-- helpers\nlocal function num(x) return x end",
+    "_lease.lua": '-- helpers\n--- @include "num"\nlocal function live(k) return num(k) end',
+  };
+  const tree = (script: string) =>
+    new Map(Object.entries({ ...helpers, "put-1.lua": `${header}\n${script}` }));
+
+  test("a script that includes every helper file it calls, and no other, passes", () => {
+    const script = '--- @include "lease"\n--- @include "num"\nreturn { live(KEYS[1]), num(1) }';
+    expect(luaIncludeProblems(tree(script))).toEqual([]);
+  });
+
+  test("a helper called without its include is reported, even when another include reaches it", () => {
+    expect(luaIncludeProblems(tree("return { num(1) } -- num( in a comment is no call"))).toEqual([
+      'put-1.lua: uses num without including "num"',
+    ]);
+    expect(luaIncludeProblems(tree('--- @include "lease"\nreturn { live(1), num(1) }'))).toEqual([
+      'put-1.lua: uses num from "num" but does not include it itself',
+    ]);
+  });
+
+  test("an include the file uses nothing of, an unknown name and a cycle are reported", () => {
+    expect(luaIncludeProblems(tree('--- @include "num"\nreturn { R.OK }'))).toEqual([
+      'put-1.lua: includes "num" but uses nothing it defines',
+    ]);
+    expect(luaIncludeProblems(tree('--- @include "clock"\nreturn { R.OK }'))).toEqual([
+      'put-1.lua: includes "clock", but there is no _clock.lua',
+    ]);
+    const cyclic = tree('--- @include "lease"\nreturn { live(1) }');
+    cyclic.set("_num.lua", '--- @include "lease"\nlocal function num(x) return live(x) end');
+    expect(luaIncludeProblems(cyclic)).toContain("_num.lua: include cycle num -> lease -> num");
+  });
+
+  test("a helper defined in two files is reported", () => {
+    const files = tree('--- @include "num"\nreturn { num(1) }');
+    files.set("_clock.lua", "local function num(x) return x end");
+    expect(luaIncludeProblems(files)).toContain("_clock.lua: num is also defined in _num.lua");
   });
 });
