@@ -14,7 +14,7 @@ export interface SourceKeyEntry<Id> {
   contentHash: string;
 }
 
-/** A session's history (domain/history.ts, laid out as on Redis: see redis/lua/_shared.lua). */
+/** A session's history (domain/history.ts, laid out as on Redis: see redis/lua/_history.lua). */
 export interface SessionHistory {
   /** The first revision the session holds (1, or the revision a fork started from). */
   from: number;

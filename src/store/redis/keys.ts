@@ -37,7 +37,7 @@ export interface SessionKeys {
   toolCalls(turnId: string): string;
   /** Hash: the turn parked on outside answers (fields in parkTurn-5.lua), until its commit. */
   parked: string;
-  /** List: "<message count>:<turn index>" per revision from the head's `hf` (_shared.lua). */
+  /** List: "<message count>:<turn index>" per revision from the head's `hf` (lua/_history.lua). */
   history: string;
   /** List of JSON {r, n, a, l}: each rewind, oldest first. */
   rewinds: string;
@@ -233,7 +233,7 @@ export interface ScheduleKeys {
   due: string;
   /** Sorted set (scores 0, by id) of one tenant's schedule ids. */
   tenantIndex(tenant: string): string;
-  /** Hash: one schedule (fields in _shared.lua). */
+  /** Hash: one schedule (fields in lua/_schedule.lua). */
   schedule(tenant: string, scheduleId: string): string;
   /** List of run JSON, newest first. */
   runs(tenant: string, scheduleId: string): string;

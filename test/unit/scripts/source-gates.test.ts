@@ -382,11 +382,11 @@ describe("Lua script headers", () => {
   });
 
   test("a shared helper file reads no slots", () => {
-    expect(
-      luaHeaderProblems("_shared.lua", "-- helpers\nlocal function f(k) return k end"),
-    ).toEqual([]);
-    expect(luaHeaderProblems("_shared.lua", "-- helpers\nlocal x = KEYS[1]")).toEqual([
-      "_shared.lua: a shared helper file must not read KEYS or ARGV",
+    expect(luaHeaderProblems("_lease.lua", "-- helpers\nlocal function f(k) return k end")).toEqual(
+      [],
+    );
+    expect(luaHeaderProblems("_lease.lua", "-- helpers\nlocal x = KEYS[1]")).toEqual([
+      "_lease.lua: a shared helper file must not read KEYS or ARGV",
     ]);
   });
 });
