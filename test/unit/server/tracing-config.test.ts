@@ -2,21 +2,23 @@
 // OTLP exporter specification, and a refusal naming the variable for anything Tether cannot honour.
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/server/config.js";
-import { parseTracingConfig, TracingConfigError } from "../../../src/telemetry/index.js";
 
-function refusal(env: Record<string, string>): TracingConfigError {
+/** The tracing settings the composition root hands to telemetry. */
+const parseTracingConfig = (env: Record<string, string>) => loadConfig(env).tracing;
+
+function refusal(env: Record<string, string>): ConfigError {
   try {
     parseTracingConfig(env);
   } catch (error) {
-    if (error instanceof TracingConfigError) return error;
+    if (error instanceof ConfigError) return error;
     throw error;
   }
-  throw new Error("expected a TracingConfigError");
+  throw new Error("expected a ConfigError");
 }
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
 
-describe("parseTracingConfig", () => {
+describe("tracing configuration (OTEL_*)", () => {
   it("is off without an endpoint, and with OTEL_SDK_DISABLED=true", () => {
     expect(parseTracingConfig({})).toBeUndefined();
     expect(parseTracingConfig({ OTEL_SERVICE_NAME: "x", OTEL_TRACES_SAMPLER: "always_on" })).toBe(
