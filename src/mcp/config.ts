@@ -127,7 +127,7 @@ export function parseMcpServers(
   try {
     parsed = JSON.parse(json);
   } catch (error) {
-    throw new Error(`not JSON: ${(error as Error).message}`);
+    throw new Error(`not JSON: ${(error as Error).message}`, { cause: error });
   }
   if (!Array.isArray(parsed)) throw new Error("must be a JSON array of servers");
   const servers = parsed.map((raw, i) => parseEntry(raw, i, lookup));

@@ -19,7 +19,7 @@ function parseJson(raw: string): Raw {
   try {
     parsed = JSON.parse(raw);
   } catch (error) {
-    throw new Error(`is not valid JSON (${(error as Error).message})`);
+    throw new Error(`is not valid JSON (${(error as Error).message})`, { cause: error });
   }
   return objectOf(parsed, "the value");
 }
