@@ -69,7 +69,8 @@ function setText(env: Env, name: string): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
 
-function named<T>(name: string, parse: () => T): T {
+/** Runs `parse`; an Error it throws (other than a ConfigError) becomes a ConfigError naming `name`. */
+function checkUnder<T>(name: string, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
@@ -84,11 +85,11 @@ export function createConfigReader(env: Env): ConfigReader {
     get<V extends ConfigVariable<unknown>>(v: V): ValueOf<V> {
       const raw = setText(env, v.name) ?? v.default;
       if (raw === undefined) return undefined as ValueOf<V>;
-      return named(v.name, () => v.parse(raw)) as ValueOf<V>;
+      return checkUnder(v.name, () => v.parse(raw)) as ValueOf<V>;
     },
     isSet: (v) => setText(env, v.name) !== undefined,
     named: (name) => env[name],
-    check: named,
+    check: checkUnder,
   };
 }
 

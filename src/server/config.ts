@@ -26,9 +26,9 @@ import {
 } from "./connection-config.js";
 
 export { ConfigError, type Env } from "./config-schema.js";
-export { providerBaseUrl, type ProviderConfig } from "./provider-config.js";
+export type { ProviderConfig } from "./provider-config.js";
 export type { LogLevel } from "./server-config.js";
-export type { SentinelConfig, StoreConfig } from "./store-config.js";
+export type { StoreConfig } from "./store-config.js";
 
 /** Every variable Tether reads, area by area: the README's configuration tables list exactly these. */
 export const CONFIG_VARIABLES: readonly ConfigVariable<unknown>[] = [
