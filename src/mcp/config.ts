@@ -16,8 +16,8 @@ export interface McpServerConfig {
   timeoutMs: number | undefined;
 }
 
-/** A refused entry; the configuration loader names the variable it came from. */
-export class McpConfigError extends Error {}
+/** Reads the variable an entry names for a secret (`{"env": "NAME"}`). */
+export type EnvLookup = (name: string) => string | undefined;
 
 /** Letters, digits, `_` and `-`, short enough that `<server>__<tool>` fits a provider's 64. */
 const SERVER_NAME = /^[A-Za-z0-9-]{1,24}$/u;
@@ -35,79 +35,73 @@ function stringMap(
   entry: string,
   field: string,
   value: unknown,
-  env: Readonly<Record<string, string | undefined>>,
+  lookup: EnvLookup,
 ): Record<string, string> {
   if (value === undefined) return {};
-  if (!isObject(value)) throw new McpConfigError(`${entry}: ${field} must be an object`);
+  if (!isObject(value)) throw new Error(`${entry}: ${field} must be an object`);
   const out: Record<string, string> = {};
   for (const [key, v] of Object.entries(value)) {
     if (typeof v === "string") {
       out[key] = v;
     } else if (isObject(v) && typeof v.env === "string" && Object.keys(v).length === 1) {
-      const resolved = env[v.env];
+      const resolved = lookup(v.env);
       if (resolved === undefined || resolved === "") {
-        throw new McpConfigError(`${entry}: ${field}.${key} names ${v.env}, which is not set`);
+        throw new Error(`${entry}: ${field}.${key} names ${v.env}, which is not set`);
       }
       out[key] = resolved;
     } else {
-      throw new McpConfigError(`${entry}: ${field}.${key} must be a string or {"env": "NAME"}`);
+      throw new Error(`${entry}: ${field}.${key} must be a string or {"env": "NAME"}`);
     }
   }
   return out;
 }
 
-function parseEntry(
-  raw: unknown,
-  index: number,
-  env: Readonly<Record<string, string | undefined>>,
-): McpServerConfig {
-  if (!isObject(raw)) throw new McpConfigError(`entry ${index}: must be an object`);
+function parseEntry(raw: unknown, index: number, lookup: EnvLookup): McpServerConfig {
+  if (!isObject(raw)) throw new Error(`entry ${index}: must be an object`);
   const entry =
     typeof raw.name === "string" && raw.name !== "" ? `entry "${raw.name}"` : `entry ${index}`;
   const known = new Set(["name", "url", "headers", "command", "args", "env", "timeoutMs"]);
   for (const key of Object.keys(raw)) {
-    if (!known.has(key)) throw new McpConfigError(`${entry}: unknown field ${key}`);
+    if (!known.has(key)) throw new Error(`${entry}: unknown field ${key}`);
   }
   if (typeof raw.name !== "string" || !SERVER_NAME.test(raw.name)) {
-    throw new McpConfigError(
+    throw new Error(
       `${entry}: name must be 1-24 letters, digits or '-' (tools are named <name>__<tool>)`,
     );
   }
   let timeoutMs: number | undefined;
   if (raw.timeoutMs !== undefined) {
     if (!Number.isSafeInteger(raw.timeoutMs) || (raw.timeoutMs as number) < 1) {
-      throw new McpConfigError(`${entry}: timeoutMs must be a positive integer`);
+      throw new Error(`${entry}: timeoutMs must be a positive integer`);
     }
     timeoutMs = raw.timeoutMs as number;
   }
   const hasUrl = raw.url !== undefined;
   const hasCommand = raw.command !== undefined;
   if (hasUrl === hasCommand) {
-    throw new McpConfigError(
-      `${entry}: needs exactly one of url (Streamable HTTP) or command (stdio)`,
-    );
+    throw new Error(`${entry}: needs exactly one of url (Streamable HTTP) or command (stdio)`);
   }
   if (hasUrl) {
     if (typeof raw.url !== "string" || !/^https?:\/\/[^\s]+$/u.test(raw.url)) {
-      throw new McpConfigError(`${entry}: url must be an http:// or https:// URL`);
+      throw new Error(`${entry}: url must be an http:// or https:// URL`);
     }
     if (raw.args !== undefined || raw.env !== undefined) {
-      throw new McpConfigError(`${entry}: args and env belong to a command, not a url`);
+      throw new Error(`${entry}: args and env belong to a command, not a url`);
     }
-    const headers = stringMap(entry, "headers", raw.headers, env);
+    const headers = stringMap(entry, "headers", raw.headers, lookup);
     return { name: raw.name, transport: { kind: "http", url: raw.url, headers }, timeoutMs };
   }
   if (typeof raw.command !== "string" || raw.command.trim() === "") {
-    throw new McpConfigError(`${entry}: command must be a non-empty string`);
+    throw new Error(`${entry}: command must be a non-empty string`);
   }
   if (raw.headers !== undefined) {
-    throw new McpConfigError(`${entry}: headers belong to a url, not a command`);
+    throw new Error(`${entry}: headers belong to a url, not a command`);
   }
   if (
     raw.args !== undefined &&
     !(Array.isArray(raw.args) && raw.args.every((a) => typeof a === "string"))
   ) {
-    throw new McpConfigError(`${entry}: args must be a list of strings`);
+    throw new Error(`${entry}: args must be a list of strings`);
   }
   return {
     name: raw.name,
@@ -115,29 +109,32 @@ function parseEntry(
       kind: "stdio",
       command: raw.command,
       args: (raw.args as string[] | undefined) ?? [],
-      env: stringMap(entry, "env", raw.env, env),
+      env: stringMap(entry, "env", raw.env, lookup),
     },
     timeoutMs,
   };
 }
 
-/** The servers of a JSON array; throws McpConfigError naming the entry and the field. */
+/**
+ * The servers of a JSON array; throws an Error naming the entry and the field (the configuration
+ * reader adds the variable's name).
+ */
 export function parseMcpServers(
   json: string,
-  env: Readonly<Record<string, string | undefined>> = {},
+  lookup: EnvLookup = () => undefined,
 ): McpServerConfig[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch (error) {
-    throw new McpConfigError(`not JSON: ${(error as Error).message}`);
+    throw new Error(`not JSON: ${(error as Error).message}`, { cause: error });
   }
-  if (!Array.isArray(parsed)) throw new McpConfigError("must be a JSON array of servers");
-  const servers = parsed.map((raw, i) => parseEntry(raw, i, env));
+  if (!Array.isArray(parsed)) throw new Error("must be a JSON array of servers");
+  const servers = parsed.map((raw, i) => parseEntry(raw, i, lookup));
   const seen = new Set<string>();
   for (const server of servers) {
     if (seen.has(server.name)) {
-      throw new McpConfigError(`entry "${server.name}": name is used by another entry`);
+      throw new Error(`entry "${server.name}": name is used by another entry`);
     }
     seen.add(server.name);
   }

@@ -73,8 +73,12 @@ function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: Spe
   };
 }
 
-/** Stable per worker (the pod name in Kubernetes), new incarnation on every start. */
-export function replicaOwner(ownerId = process.env.TETHER_OWNER_ID ?? hostname()): LeaseOwner {
+/**
+ * Stable per worker (TETHER_OWNER_ID: the pod name in Kubernetes; unset: the hostname), new
+ * incarnation on every start.
+ */
+export function replicaOwner(ownerId: string | undefined): LeaseOwner {
+  ownerId ??= hostname();
   return { ownerId, incarnationId: `${ownerId}:${randomUUID()}`, liveness: currentLiveness() };
 }
 
@@ -144,7 +148,7 @@ export function buildRuntime(
     provider: buildProvider(config.provider),
     ...(mcp && { selectableTools: mcp }),
     sleep: systemSleep,
-    owner: replicaOwner(),
+    owner: replicaOwner(config.ownerId),
     leaseTtlMs: config.leaseTtlMs,
     clientToolTimeoutMs: config.clientToolTimeoutMs,
     turnStartsPerIteration: config.turnStartsPerIteration,

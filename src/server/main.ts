@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   // once; the counter says how many followed.
   let dropsLogged = false;
   const telemetry = await startTelemetry(config.tracing, {
-    instanceId: replicaOwner().ownerId,
+    instanceId: replicaOwner(config.ownerId).ownerId,
     onDroppedSpans: (spans) => {
       metrics.countDroppedSpans(spans);
       if (dropsLogged) return;

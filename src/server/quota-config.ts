@@ -4,8 +4,8 @@
 //     "tenants": { "acme": { "turns_per_minute": { "max": 60, "mode": "queue" } } } }
 // A limit is its max alone (mode: queue for concurrent_turns, reject for the others) or
 // { "max", "mode" }. concurrent_streams (reject only) applies even when not set: its default is
-// DEFAULT_CONCURRENT_STREAMS per tenant per replica.
-import { readFileSync } from "node:fs";
+// DEFAULT_CONCURRENT_STREAMS per tenant per replica. The two variables are entries of the one
+// schema (ADR 0033); a refusal here says the field, and the reader names the variable.
 import {
   NO_QUOTAS,
   QUOTA_LIMIT_NAMES,
@@ -16,6 +16,10 @@ import {
 } from "../domain/quotas.js";
 import { checkTenantName } from "../api/tenancy.js";
 import { STORAGE_LIMIT_NAMES, type StorageLimits } from "../domain/storage-quotas.js";
+import { inlineOrFile, text, variable, type ConfigReader } from "./config-schema.js";
+
+/** A problem of one field of the document; the reader puts the variable's name before it. */
+const refusal = (field: string, problem: string) => new Error(`${field}: ${problem}`);
 
 const isStorageLimit = (key: string): key is (typeof STORAGE_LIMIT_NAMES)[number] =>
   (STORAGE_LIMIT_NAMES as readonly string[]).includes(key);
@@ -23,18 +27,8 @@ const isStorageLimit = (key: string): key is (typeof STORAGE_LIMIT_NAMES)[number
 /** A storage limit (ADR 0029) is always reject: a store cannot queue a write until room frees. */
 function storageLimitOf(field: string, raw: unknown): number {
   const { max, mode } = limitOf(field, "tokens_per_day", raw);
-  if (mode !== "reject") throw new QuotaConfigError(`${field}.mode`, 'must be "reject"');
+  if (mode !== "reject") throw refusal(`${field}.mode`, 'must be "reject"');
   return max;
-}
-
-export class QuotaConfigError extends Error {
-  constructor(
-    readonly field: string,
-    problem: string,
-  ) {
-    super(`${field}: ${problem}`);
-    this.name = "QuotaConfigError";
-  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -43,22 +37,22 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 function limitOf(field: string, name: QuotaLimitName, raw: unknown): QuotaLimit {
   const defaultMode = name === "concurrent_turns" ? "queue" : "reject";
   const spec = typeof raw === "number" ? { max: raw, mode: defaultMode } : raw;
-  if (!isObject(spec)) throw new QuotaConfigError(field, "must be a number or { max, mode }");
+  if (!isObject(spec)) throw refusal(field, "must be a number or { max, mode }");
   for (const key of Object.keys(spec)) {
     if (key !== "max" && key !== "mode")
-      throw new QuotaConfigError(`${field}.${key}`, "is not a field of a limit");
+      throw refusal(`${field}.${key}`, "is not a field of a limit");
   }
   const max = spec.max;
   if (typeof max !== "number" || !Number.isSafeInteger(max) || max < 1) {
-    throw new QuotaConfigError(`${field}.max`, "must be an integer of at least 1");
+    throw refusal(`${field}.max`, "must be an integer of at least 1");
   }
   const mode = spec.mode ?? defaultMode;
   if (mode !== "queue" && mode !== "reject") {
-    throw new QuotaConfigError(`${field}.mode`, 'must be "queue" or "reject"');
+    throw refusal(`${field}.mode`, 'must be "queue" or "reject"');
   }
   // A stream cannot wait for room: past the limit it is refused.
   if (name === "concurrent_streams" && mode !== "reject") {
-    throw new QuotaConfigError(`${field}.mode`, 'must be "reject" for concurrent_streams');
+    throw refusal(`${field}.mode`, 'must be "reject" for concurrent_streams');
   }
   return { max, mode };
 }
@@ -68,7 +62,7 @@ function tenantQuotaOf(
   raw: unknown,
   storage: Partial<Record<keyof StorageLimits, number>>,
 ): TenantQuota {
-  if (!isObject(raw)) throw new QuotaConfigError(field, "must be an object of limits");
+  if (!isObject(raw)) throw refusal(field, "must be an object of limits");
   const quota: TenantQuota = {};
   for (const [key, value] of Object.entries(raw)) {
     if (isStorageLimit(key)) {
@@ -77,7 +71,7 @@ function tenantQuotaOf(
     }
     if (!(QUOTA_LIMIT_NAMES as readonly string[]).includes(key)) {
       const names = [...QUOTA_LIMIT_NAMES, ...STORAGE_LIMIT_NAMES];
-      throw new QuotaConfigError(`${field}.${key}`, `is not a limit (one of ${names.join(", ")})`);
+      throw refusal(`${field}.${key}`, `is not a limit (one of ${names.join(", ")})`);
     }
     const name = key as QuotaLimitName;
     quota[name] = limitOf(`${field}.${key}`, name, value);
@@ -90,23 +84,23 @@ export function parseQuotaConfig(json: string): QuotaConfig {
   try {
     raw = JSON.parse(json);
   } catch (error) {
-    throw new QuotaConfigError("(document)", `not JSON: ${(error as Error).message}`);
+    throw refusal("(document)", `not JSON: ${(error as Error).message}`);
   }
-  if (!isObject(raw)) throw new QuotaConfigError("(document)", "must be a JSON object");
+  if (!isObject(raw)) throw refusal("(document)", "must be a JSON object");
   for (const key of Object.keys(raw)) {
     if (key !== "default" && key !== "tenants") {
-      throw new QuotaConfigError(key, 'is not a field (use "default" and "tenants")');
+      throw refusal(key, 'is not a field (use "default" and "tenants")');
     }
   }
   const tenants: Record<string, TenantQuota> = {};
   const storageTenants: Record<string, Partial<StorageLimits>> = {};
   if (raw.tenants !== undefined) {
-    if (!isObject(raw.tenants)) throw new QuotaConfigError("tenants", "must be an object");
+    if (!isObject(raw.tenants)) throw refusal("tenants", "must be an object");
     for (const [tenant, quota] of Object.entries(raw.tenants)) {
       try {
         checkTenantName(tenant);
       } catch (error) {
-        throw new QuotaConfigError(`tenants.${tenant}`, (error as Error).message);
+        throw refusal(`tenants.${tenant}`, (error as Error).message);
       }
       const storage = (storageTenants[tenant] = {});
       tenants[tenant] = tenantQuotaOf(`tenants.${tenant}`, quota, storage);
@@ -131,32 +125,24 @@ export function parseQuotaConfig(json: string): QuotaConfig {
   return quotas;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+export const QUOTA_VARIABLES = {
+  quotas: variable(
+    "TETHER_QUOTAS",
+    undefined,
+    text,
+    "per-tenant quotas and storage limits (JSON; unset: no quotas, default storage limits), see Tenant quotas",
+  ),
+  quotasFile: variable(
+    "TETHER_QUOTAS_FILE",
+    undefined,
+    text,
+    "a file holding the same JSON, in place of `TETHER_QUOTAS`",
+  ),
+} as const;
 
 /** The quotas from the environment (none when neither variable is set). */
-export function loadQuotaConfig(
-  env: Env,
-  fail: (variable: string, problem: string) => Error,
-): QuotaConfig {
-  const inline = env.TETHER_QUOTAS?.trim() || undefined;
-  const file = env.TETHER_QUOTAS_FILE?.trim() || undefined;
-  if (inline !== undefined && file !== undefined) {
-    throw fail("TETHER_QUOTAS", "set it or TETHER_QUOTAS_FILE, not both");
-  }
-  const variable = file === undefined ? "TETHER_QUOTAS" : "TETHER_QUOTAS_FILE";
-  let json = inline;
-  if (file !== undefined) {
-    try {
-      json = readFileSync(file, "utf8");
-    } catch (error) {
-      throw fail(variable, `cannot read ${file}: ${(error as Error).message}`);
-    }
-  }
-  if (json === undefined) return NO_QUOTAS;
-  try {
-    return parseQuotaConfig(json);
-  } catch (error) {
-    if (error instanceof QuotaConfigError) throw fail(variable, error.message);
-    throw error;
-  }
+export function loadQuotaConfig(read: ConfigReader): QuotaConfig {
+  const given = inlineOrFile(read, QUOTA_VARIABLES.quotas, QUOTA_VARIABLES.quotasFile);
+  if (given === undefined) return NO_QUOTAS;
+  return read.check(given.name, () => parseQuotaConfig(given.text));
 }

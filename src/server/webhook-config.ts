@@ -1,6 +1,7 @@
-// Webhook settings (ADR 0021), read from the environment apart from config.ts so the hot file
-// gains one line. Unset: webhooks on, private addresses refused, no endpoints declared.
+// Webhook settings (ADR 0021) as entries of the one schema (ADR 0033). Unset: webhooks on,
+// private addresses refused, no endpoints declared.
 import { checkClientSessionId, checkTenantName } from "../api/tenancy.js";
+import { ConfigError, flag, integer, text, variable, type ConfigReader } from "./config-schema.js";
 import {
   parseWebhookEventTypes,
   parseWebhookSecret,
@@ -35,125 +36,141 @@ export interface WebhookConfig {
   endpoints: ConfiguredWebhookEndpoint[];
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+export const WEBHOOK_VARIABLES = {
+  enabled: variable(
+    "TETHER_WEBHOOKS",
+    "true",
+    flag(true),
+    "`false`: commits and parks write no webhook events and no deliverer runs",
+  ),
+  allowPrivate: variable(
+    "TETHER_WEBHOOK_ALLOW_PRIVATE",
+    "false",
+    flag(true),
+    "`true`: deliveries may go to loopback and private addresses (see Webhooks)",
+  ),
+  pollMs: variable(
+    "TETHER_WEBHOOK_POLL_MS",
+    "500",
+    integer(10, 60_000, "number"),
+    "how often a replica looks for due webhook events",
+  ),
+  leaseMs: variable(
+    "TETHER_WEBHOOK_LEASE_MS",
+    "60000",
+    integer(1_000, 3_600_000, "number"),
+    "how long a claimed webhook event is its replica's",
+  ),
+  timeoutMs: variable(
+    "TETHER_WEBHOOK_TIMEOUT_MS",
+    "10000",
+    integer(100, 120_000, "number"),
+    "per-request timeout of a delivery",
+  ),
+  endpoints: variable(
+    "TETHER_WEBHOOK_ENDPOINTS",
+    undefined,
+    text,
+    "JSON list of endpoints the operator declares, created or updated at every start (see Webhooks)",
+  ),
+} as const;
 
-function flag(env: Env, name: string, fallback: boolean, fail: (v: string, p: string) => Error) {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === "") return fallback;
-  if (raw === "true" || raw === "1") return true;
-  if (raw === "false" || raw === "0") return false;
-  throw fail(name, "must be true or false");
-}
-
-function ms(
-  env: Env,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  fail: (v: string, p: string) => Error,
-) {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw fail(name, `must be an integer from ${min} to ${max}`);
-  }
-  return value;
-}
-
-export function loadWebhookConfig(
-  env: Env,
-  fail: (variable: string, problem: string) => Error,
-): WebhookConfig {
+export function loadWebhookConfig(read: ConfigReader): WebhookConfig {
+  const v = WEBHOOK_VARIABLES;
   return {
-    enabled: flag(env, "TETHER_WEBHOOKS", true, fail),
-    allowPrivate: flag(env, "TETHER_WEBHOOK_ALLOW_PRIVATE", false, fail),
-    pollMs: ms(env, "TETHER_WEBHOOK_POLL_MS", 500, 10, 60_000, fail),
-    leaseMs: ms(env, "TETHER_WEBHOOK_LEASE_MS", 60_000, 1_000, 3_600_000, fail),
-    timeoutMs: ms(env, "TETHER_WEBHOOK_TIMEOUT_MS", 10_000, 100, 120_000, fail),
-    endpoints: endpointsOf(env, fail),
+    enabled: read.get(v.enabled),
+    allowPrivate: read.get(v.allowPrivate),
+    pollMs: read.get(v.pollMs),
+    leaseMs: read.get(v.leaseMs),
+    timeoutMs: read.get(v.timeoutMs),
+    endpoints: endpointsOf(read),
   };
 }
 
-const ENDPOINTS = "TETHER_WEBHOOK_ENDPOINTS";
+const ENDPOINTS = WEBHOOK_VARIABLES.endpoints.name;
 const ENDPOINT_FIELDS = new Set(["tenant", "endpoint_id", "url", "event_types", "secret_env"]);
 // A POSIX-style variable name, so the chart's env entries and this list agree on what is valid.
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/u;
 
-function stringField(entry: Record<string, unknown>, key: string, at: string, fail: Fail): string {
+function stringField(entry: Record<string, unknown>, key: string, at: string): string {
   const value = entry[key];
   if (typeof value !== "string" || value === "")
-    throw fail(ENDPOINTS, `${at}.${key} must be a non-empty string`);
+    throw new ConfigError(ENDPOINTS, `${at}.${key} must be a non-empty string`);
   return value;
 }
 
-type Fail = (variable: string, problem: string) => Error;
-
 // The webhook domain's own rules (URL, event types, secret) and the API's tenant and id rules;
 // their errors are reworded as a refusal naming the variable and the entry's field.
-function checked<T>(variable: string, at: string, fail: Fail, check: () => T): T {
+function checked<T>(variable: string, at: string, check: () => T): T {
   try {
     return check();
   } catch (error) {
-    throw fail(variable, `${at}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ConfigError(
+      variable,
+      `${at}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
-function endpointOf(raw: unknown, index: number, env: Env, fail: Fail): ConfiguredWebhookEndpoint {
+function endpointOf(raw: unknown, index: number, read: ConfigReader): ConfiguredWebhookEndpoint {
   const at = `[${index}]`;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw fail(ENDPOINTS, `${at} must be an object`);
+    throw new ConfigError(ENDPOINTS, `${at} must be an object`);
   }
   const entry = raw as Record<string, unknown>;
   for (const key of Object.keys(entry)) {
-    if (!ENDPOINT_FIELDS.has(key)) throw fail(ENDPOINTS, `${at}.${key} is not a known field`);
+    if (!ENDPOINT_FIELDS.has(key))
+      throw new ConfigError(ENDPOINTS, `${at}.${key} is not a known field`);
   }
-  const tenant = stringField(entry, "tenant", at, fail);
-  checked(ENDPOINTS, `${at}.tenant`, fail, () => checkTenantName(tenant));
-  const endpointId = stringField(entry, "endpoint_id", at, fail);
-  checked(ENDPOINTS, at, fail, () => checkClientSessionId(endpointId, "endpoint_id"));
-  const url = stringField(entry, "url", at, fail);
+  const tenant = stringField(entry, "tenant", at);
+  checked(ENDPOINTS, `${at}.tenant`, () => checkTenantName(tenant));
+  const endpointId = stringField(entry, "endpoint_id", at);
+  checked(ENDPOINTS, at, () => checkClientSessionId(endpointId, "endpoint_id"));
+  const url = stringField(entry, "url", at);
   const types = entry["event_types"] ?? [];
   if (!Array.isArray(types) || types.some((t) => typeof t !== "string")) {
-    throw fail(ENDPOINTS, `${at}.event_types must be a list of strings`);
+    throw new ConfigError(ENDPOINTS, `${at}.event_types must be a list of strings`);
   }
-  const secretEnv = stringField(entry, "secret_env", at, fail);
+  const secretEnv = stringField(entry, "secret_env", at);
   if (!ENV_NAME.test(secretEnv)) {
-    throw fail(ENDPOINTS, `${at}.secret_env must be an environment variable name`);
+    throw new ConfigError(ENDPOINTS, `${at}.secret_env must be an environment variable name`);
   }
-  const secret = env[secretEnv]?.trim() ?? "";
-  if (secret === "") throw fail(secretEnv, `is not set (named by ${ENDPOINTS}${at}.secret_env)`);
+  const secret = read.named(secretEnv)?.trim() ?? "";
+  if (secret === "")
+    throw new ConfigError(secretEnv, `is not set (named by ${ENDPOINTS}${at}.secret_env)`);
   return {
     tenant,
     endpointId,
-    url: checked(ENDPOINTS, at, fail, () => parseWebhookUrl(url, "url")),
-    eventTypes: checked(ENDPOINTS, at, fail, () =>
+    url: checked(ENDPOINTS, at, () => parseWebhookUrl(url, "url")),
+    eventTypes: checked(ENDPOINTS, at, () =>
       parseWebhookEventTypes(types as string[], "event_types"),
     ),
     secretEnv,
-    secret: checked(secretEnv, `named by ${ENDPOINTS}${at}.secret_env`, fail, () =>
+    secret: checked(secretEnv, `named by ${ENDPOINTS}${at}.secret_env`, () =>
       parseWebhookSecret(secret, "secret"),
     ),
   };
 }
 
-function endpointsOf(env: Env, fail: Fail): ConfiguredWebhookEndpoint[] {
-  const raw = env[ENDPOINTS]?.trim();
-  if (raw === undefined || raw === "") return [];
+function endpointsOf(read: ConfigReader): ConfiguredWebhookEndpoint[] {
+  const raw = read.get(WEBHOOK_VARIABLES.endpoints);
+  if (raw === undefined) return [];
   let list: unknown;
   try {
     list = JSON.parse(raw);
   } catch {
-    throw fail(ENDPOINTS, "must be a JSON list of endpoints");
+    throw new ConfigError(ENDPOINTS, "must be a JSON list of endpoints");
   }
-  if (!Array.isArray(list)) throw fail(ENDPOINTS, "must be a JSON list of endpoints");
-  const endpoints = list.map((entry, i) => endpointOf(entry, i, env, fail));
+  if (!Array.isArray(list)) throw new ConfigError(ENDPOINTS, "must be a JSON list of endpoints");
+  const endpoints = list.map((entry, i) => endpointOf(entry, i, read));
   const seen = new Set<string>();
   endpoints.forEach((e, i) => {
     const key = `${e.tenant}/${e.endpointId}`;
     if (seen.has(key))
-      throw fail(ENDPOINTS, `[${i}] repeats endpoint ${e.endpointId} of tenant ${e.tenant}`);
+      throw new ConfigError(
+        ENDPOINTS,
+        `[${i}] repeats endpoint ${e.endpointId} of tenant ${e.tenant}`,
+      );
     seen.add(key);
   });
   return endpoints;

@@ -5,14 +5,7 @@ import type { Tracer } from "../ports/tracer.js";
 import type { TracingConfig } from "./config.js";
 import type { TelemetryShutdownReport } from "./sdk.js";
 
-export {
-  parseTracingConfig,
-  TracingConfigError,
-  type OtlpProtocol,
-  type BatchConfig,
-  type SamplerConfig,
-  type TracingConfig,
-} from "./config.js";
+export type { OtlpProtocol, BatchConfig, SamplerConfig, TracingConfig } from "./config.js";
 
 export interface Telemetry {
   /** Undefined when tracing is off. */

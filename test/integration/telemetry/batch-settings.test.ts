@@ -3,11 +3,8 @@
 // shutdown. Spans are started through the Tracer port of a telemetry built from the environment,
 // as main.ts builds it, and received by a loopback OTLP receiver.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  parseTracingConfig,
-  startTelemetry,
-  type Telemetry,
-} from "../../../src/telemetry/index.js";
+import { loadConfig } from "../../../src/server/config.js";
+import { startTelemetry, type Telemetry } from "../../../src/telemetry/index.js";
 import { startOtlpReceiver, type OtlpReceiver } from "../../support/otlp-receiver.js";
 import { freePort } from "../../support/redis-harness.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -25,7 +22,7 @@ afterEach(async () => {
 /** Telemetry on `endpoint` with `env` added; `dropped` collects what onDroppedSpans hears. */
 async function traced(endpoint: string, env: Record<string, string>) {
   const dropped: number[] = [];
-  const config = parseTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, ...env });
+  const config = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, ...env }).tracing;
   telemetry = await startTelemetry(config, { onDroppedSpans: (n) => dropped.push(n) });
   const tracer = telemetry.tracer;
   if (tracer === undefined) throw new Error("tracing is off");

@@ -1,6 +1,6 @@
 // Configuration is validated at start: each bad value is refused naming its variable.
 import { describe, expect, test } from "vitest";
-import { ConfigError, loadConfig, providerBaseUrl } from "../../../src/server/config.js";
+import { ConfigError, loadConfig } from "../../../src/server/config.js";
 
 function refusal(env: Record<string, string>): ConfigError {
   try {
@@ -162,31 +162,5 @@ describe("loadConfig", () => {
 
   test("a refused API key entry is never echoed", () => {
     expect(refusal({ TETHER_API_KEYS: "s3cret-key" }).message).not.toContain("s3cret");
-  });
-});
-
-describe("provider base URLs: either form works", () => {
-  test.each([
-    ["openai", "http://localhost:8000", "http://localhost:8000/v1"],
-    ["openai", "http://localhost:8000/", "http://localhost:8000/v1"],
-    ["openai", "http://localhost:11434/v1/", "http://localhost:11434/v1"],
-    ["openai", "https://openrouter.ai/api/v1", "https://openrouter.ai/api/v1"],
-    ["openai", "http://litellm:4000", "http://litellm:4000/v1"],
-    ["openai", "https://api.deepinfra.com/v1/openai", "https://api.deepinfra.com/v1/openai"],
-    ["anthropic", "https://api.anthropic.com", "https://api.anthropic.com"],
-    ["anthropic", "https://api.anthropic.com/v1", "https://api.anthropic.com"],
-    ["anthropic", "http://litellm:4000/v1/", "http://litellm:4000"],
-    ["anthropic", "http://gateway/anthropic", "http://gateway/anthropic"],
-  ] as const)("%s %s -> %s", (kind, raw, expected) => {
-    expect(providerBaseUrl(kind, raw)).toBe(expected);
-  });
-
-  test("the configuration applies it", () => {
-    const config = loadConfig({
-      TETHER_PROVIDER: "anthropic",
-      ANTHROPIC_API_KEY: "x",
-      TETHER_ANTHROPIC_BASE_URL: "http://proxy:4000/v1",
-    });
-    expect(config.provider).toMatchObject({ baseUrl: "http://proxy:4000" });
   });
 });

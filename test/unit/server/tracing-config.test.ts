@@ -2,31 +2,31 @@
 // OTLP exporter specification, and a refusal naming the variable for anything Tether cannot honour.
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/server/config.js";
-import { parseTracingConfig, TracingConfigError } from "../../../src/telemetry/index.js";
 
-function refusal(env: Record<string, string>): TracingConfigError {
+/** The tracing settings the composition root hands to telemetry. */
+const tracingOf = (env: Record<string, string>) => loadConfig(env).tracing;
+
+function refusal(env: Record<string, string>): ConfigError {
   try {
-    parseTracingConfig(env);
+    tracingOf(env);
   } catch (error) {
-    if (error instanceof TracingConfigError) return error;
+    if (error instanceof ConfigError) return error;
     throw error;
   }
-  throw new Error("expected a TracingConfigError");
+  throw new Error("expected a ConfigError");
 }
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
 
-describe("parseTracingConfig", () => {
+describe("tracing configuration (OTEL_*)", () => {
   it("is off without an endpoint, and with OTEL_SDK_DISABLED=true", () => {
-    expect(parseTracingConfig({})).toBeUndefined();
-    expect(parseTracingConfig({ OTEL_SERVICE_NAME: "x", OTEL_TRACES_SAMPLER: "always_on" })).toBe(
-      undefined,
-    );
-    expect(parseTracingConfig({ ...ENDPOINT, OTEL_SDK_DISABLED: "true" })).toBeUndefined();
+    expect(tracingOf({})).toBeUndefined();
+    expect(tracingOf({ OTEL_SERVICE_NAME: "x", OTEL_TRACES_SAMPLER: "always_on" })).toBe(undefined);
+    expect(tracingOf({ ...ENDPOINT, OTEL_SDK_DISABLED: "true" })).toBeUndefined();
   });
 
   it("defaults: http/protobuf, service tether, parent-based always-on, no content", () => {
-    expect(parseTracingConfig(ENDPOINT)).toEqual({
+    expect(tracingOf(ENDPOINT)).toEqual({
       tracesUrl: "http://collector:4318/v1/traces",
       protocol: "http/protobuf",
       serviceName: "tether",
@@ -44,7 +44,7 @@ describe("parseTracingConfig", () => {
   });
 
   it("reads the OTEL_BSP_* batch settings and the shutdown timeout", () => {
-    const config = parseTracingConfig({
+    const config = tracingOf({
       ...ENDPOINT,
       OTEL_BSP_SCHEDULE_DELAY: "250",
       OTEL_BSP_MAX_QUEUE_SIZE: "100",
@@ -63,20 +63,20 @@ describe("parseTracingConfig", () => {
     });
     // A queue smaller than the default batch: the batch follows it.
     expect(
-      parseTracingConfig({ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "64" })?.batch.maxExportBatchSize,
+      tracingOf({ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "64" })?.batch.maxExportBatchSize,
     ).toBe(64);
     // 0 is a valid delay: every span leaves at once.
-    expect(
-      parseTracingConfig({ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: "0" })?.batch.scheduledDelayMs,
-    ).toBe(0);
+    expect(tracingOf({ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: "0" })?.batch.scheduledDelayMs).toBe(
+      0,
+    );
   });
 
   it("appends /v1/traces to the general endpoint, keeps its path, and takes the traces endpoint as is", () => {
     expect(
-      parseTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example/base/" })?.tracesUrl,
+      tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example/base/" })?.tracesUrl,
     ).toBe("https://otel.example/base/v1/traces");
     expect(
-      parseTracingConfig({
+      tracingOf({
         ...ENDPOINT,
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:9999/custom",
       })?.tracesUrl,
@@ -85,7 +85,7 @@ describe("parseTracingConfig", () => {
 
   it("reads the protocol, service name, sampler with its ratio, and the content flag", () => {
     expect(
-      parseTracingConfig({
+      tracingOf({
         ...ENDPOINT,
         OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
         OTEL_SERVICE_NAME: "tether-eu",
@@ -102,12 +102,13 @@ describe("parseTracingConfig", () => {
       batch: expect.any(Object),
       shutdownTimeoutMs: 2000,
     });
-    expect(
-      parseTracingConfig({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio" })?.sampler,
-    ).toEqual({ kind: "traceidratio", ratio: 1 });
+    expect(tracingOf({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio" })?.sampler).toEqual({
+      kind: "traceidratio",
+      ratio: 1,
+    });
     // The traces-specific protocol wins over the general one.
     expect(
-      parseTracingConfig({
+      tracingOf({
         ...ENDPOINT,
         OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
         OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",

@@ -1,5 +1,6 @@
-// TETHER_REDIS_SENTINELS and TETHER_REDIS_DURABILITY are validated at start: each bad value is
-// refused naming its variable; Sentinel is exclusive with a URL and with cluster nodes.
+// The store's variables (store-config.ts): TETHER_REDIS_SENTINELS and TETHER_REDIS_DURABILITY are
+// validated at start, each bad value refused naming its variable; Sentinel is exclusive with a URL
+// and with cluster nodes.
 import { describe, expect, test } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/server/config.js";
 
