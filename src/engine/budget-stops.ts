@@ -1,10 +1,10 @@
 // The two ways a budget ends a turn: the turn's own token_budget, checked before and after every
-// model call, and the spend guard's session and tenant budgets (ADR 0016), asked before every
+// model call, and the budget guard's session and tenant budgets (ADR 0016), asked before every
 // model call and announced by a budget_reached event.
 import type { BudgetReachedEvent, TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { budgetTokens, type UsageTotals } from "../domain/usage.js";
-import type { SpendGuard } from "../ports/spend-guard.js";
+import type { BudgetGuard } from "../ports/budget-guard.js";
 
 type BudgetStop = Extract<TurnOutcome, { reason: "budget_exhausted" }>;
 
@@ -33,11 +33,11 @@ export const turnBudgetReached = (stop: BudgetStop): BudgetReachedEvent => ({
 });
 
 /**
- * The budget_exhausted outcome when the spend guard refuses the next model call, after its
+ * The budget_exhausted outcome when the budget guard refuses the next model call, after its
  * budget_reached event; the turn's usage so far stays in its result and is committed.
  */
-export async function spendStop(
-  guard: SpendGuard | undefined,
+export async function guardStop(
+  guard: BudgetGuard | undefined,
   total: UsageTotals,
   tokenBudget: number | undefined,
   emit: (event: TurnEvent) => void | Promise<void>,

@@ -16,7 +16,7 @@ import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
-import type { SpendGuard } from "../ports/spend-guard.js";
+import type { BudgetGuard } from "../ports/budget-guard.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
 import { ContextKeeper } from "./context-keeper.js";
@@ -26,7 +26,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
-import { spendStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
+import { guardStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { nativeTarget, ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -51,7 +51,7 @@ interface EngineConfig extends Pick<TurnEngineOptions, "contextPolicy"> {
   systemPrompt: string | undefined;
   maxIterations: number;
   tokenBudget: number | undefined;
-  spendGuard: SpendGuard | undefined;
+  budgetGuard: BudgetGuard | undefined;
   toolTimeoutMs: number;
   retry: RetryPolicy;
   limits: InputLimits;
@@ -76,7 +76,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     systemPrompt: options.systemPrompt,
     maxIterations: options.maxIterations ?? 25,
     tokenBudget: options.tokenBudget,
-    spendGuard: options.spendGuard,
+    budgetGuard: options.budgetGuard,
     toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
     retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
@@ -193,7 +193,7 @@ class TurnRun implements ModelCallContext {
       }
       const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
       if (spentBefore) return this.budgetStop(spentBefore);
-      const refused = await spendStop(this.config.spendGuard, this.total, this.tokenBudget, (e) =>
+      const refused = await guardStop(this.config.budgetGuard, this.total, this.tokenBudget, (e) =>
         this.emit(e),
       );
       if (refused) return refused;
@@ -212,7 +212,7 @@ class TurnRun implements ModelCallContext {
       const response = called.response;
       this.total = addUsage(this.total, response.usage);
       // Charged before anything else: the call's tokens are spent whatever the turn does next.
-      const charged = this.config.spendGuard?.afterModelCall(response.usage, this.total);
+      const charged = this.config.budgetGuard?.afterModelCall(response.usage, this.total);
       if (charged !== undefined) await charged;
       const emitted = this.emit({
         type: "usage",
