@@ -39,7 +39,7 @@ export function withQuotaCharging(
 
   async function charge(usage: UsageTotals | undefined): Promise<void> {
     if (usage === undefined || isZeroUsage(usage)) return;
-    await quotas!.store.chargeTokens(tenant, budgetTokens(usage)).catch((error: unknown) => {
+    await quotas!.store.countTokens(tenant, budgetTokens(usage)).catch((error: unknown) => {
       // The call happened; a charge lost to an outage undercounts, it never fails the turn.
       deps.logger.warn({ sessionId, tenant, error }, "quota tokens not charged");
     });
