@@ -68,7 +68,7 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     temperature: d.temperature,
     maxOutputTokens: d.maxOutputTokens,
     maxIterations: d.maxIterations,
-    tokenBudget: d.tokenBudget,
+    tokenBudget: d.maxTurnTokens,
     ...(tools.length > 0 && { clientTools: tools }),
     ...(d.serverTools?.length && { serverTools: d.serverTools }),
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
@@ -118,7 +118,7 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
     ...(d.temperature !== undefined && { temperature: d.temperature }),
     ...(d.maxOutputTokens && { maxOutputTokens: d.maxOutputTokens }),
     ...(d.maxIterations && { maxIterations: d.maxIterations }),
-    ...(budget > 0 && { tokenBudget: budget }),
+    ...(budget > 0 && { maxTurnTokens: budget }),
     clientTools: (d.clientTools ?? []).map((t): AgentTool => ({
       name: t.name,
       description: t.description ?? "",

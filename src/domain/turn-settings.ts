@@ -17,7 +17,8 @@ export interface TurnSettings {
   temperature?: number;
   maxOutputTokens?: number;
   maxIterations?: number;
-  tokenBudget?: number;
+  /** Tokens the whole turn may use (see countedTokens): the wire's and the stored `tokenBudget`. */
+  maxTurnTokens?: number;
   /** Limits on the session's cumulative spend (ADR 0016); a turn's may only lower the agent's. */
   budget?: Budget;
   systemPrompt?: string;
@@ -29,4 +30,22 @@ export interface TurnSettings {
   responseFormat?: ResponseFormat;
   /** Compaction policy as the request set it; overlaid on the agent's field by field. */
   contextManagement?: ContextManagement;
+}
+
+/**
+ * The stored form (a pending input's payload, a parked turn's progress): the turn's token cap
+ * under its first key, `tokenBudget`, so what one version wrote the next reads, and a payload a
+ * client wrote through QueueService keeps its meaning.
+ */
+export type StoredTurnSettings = Omit<TurnSettings, "maxTurnTokens"> & { tokenBudget?: number };
+
+export function settingsToStored(settings: TurnSettings): StoredTurnSettings {
+  const { maxTurnTokens, ...rest } = settings;
+  return maxTurnTokens === undefined ? rest : { ...rest, tokenBudget: maxTurnTokens };
+}
+
+export function settingsFromStored(stored: StoredTurnSettings | undefined): TurnSettings {
+  if (stored === undefined) return {};
+  const { tokenBudget, ...rest } = stored;
+  return tokenBudget === undefined ? rest : { ...rest, maxTurnTokens: tokenBudget };
 }

@@ -1,6 +1,6 @@
-// The two ways a budget ends a turn: the turn's own token_budget, checked before and after every
-// model call, and the budget guard's session and tenant budgets (ADR 0016), asked before every
-// model call and announced by a budget_reached event.
+// The two ways a budget ends a turn: its token cap (maxTurnTokens, the wire's token_budget),
+// checked before and after every model call, and the budget guard's session and tenant budgets
+// (ADR 0016), asked before every model call and announced by a budget_reached event.
 import type { BudgetReachedEvent, TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
 import { budgetTokens, type UsageTotals } from "../domain/usage.js";
@@ -9,21 +9,21 @@ import type { BudgetGuard } from "../ports/budget-guard.js";
 type BudgetStop = Extract<TurnOutcome, { reason: "budget_exhausted" }>;
 
 /** The budget_exhausted outcome once the turn's tokens reach its token budget. */
-export function tokenBudgetStop(
+export function turnTokenStop(
   total: UsageTotals,
-  tokenBudget: number | undefined,
+  maxTurnTokens: number | undefined,
 ): BudgetStop | undefined {
   const used = budgetTokens(total);
-  if (tokenBudget === undefined || used < tokenBudget) return undefined;
+  if (maxTurnTokens === undefined || used < maxTurnTokens) return undefined;
   return {
     kind: "stopped",
     reason: "budget_exhausted",
     usedTokens: used,
-    budgetTokens: tokenBudget,
+    budgetTokens: maxTurnTokens,
   };
 }
 
-/** The budget_reached event of a token_budget stop: the turn's own budget, all its tokens. */
+/** The budget_reached event of a turn token cap stop: the turn's own budget, all its tokens. */
 export const turnBudgetReached = (stop: BudgetStop): BudgetReachedEvent => ({
   type: "budget_reached",
   scope: "turn",
@@ -39,7 +39,7 @@ export const turnBudgetReached = (stop: BudgetStop): BudgetReachedEvent => ({
 export async function guardStop(
   guard: BudgetGuard | undefined,
   total: UsageTotals,
-  tokenBudget: number | undefined,
+  maxTurnTokens: number | undefined,
   emit: (event: TurnEvent) => void | Promise<void>,
 ): Promise<BudgetStop | undefined> {
   if (guard === undefined) return undefined;
@@ -51,7 +51,7 @@ export async function guardStop(
     kind: "stopped",
     reason: "budget_exhausted",
     usedTokens: budgetTokens(total),
-    budgetTokens: tokenBudget ?? 0,
+    budgetTokens: maxTurnTokens ?? 0,
     reached,
   };
 }

@@ -27,7 +27,7 @@ export interface TurnEngineOptions {
   /** Model calls per turn. Default 25. */
   maxIterations?: number;
   /** Tokens per turn (see budgetTokens); no new model call starts once reached. */
-  tokenBudget?: number;
+  maxTurnTokens?: number;
   /** The session and tenant budgets (ADR 0016): asked before every model call, told after it. */
   budgetGuard?: BudgetGuard;
   /** Per tool call; 0 disables. Default 120 s. */
@@ -52,7 +52,7 @@ export interface TurnRequest {
   sink?: TurnEventSink;
   /** Per-turn overrides of the engine's limits. */
   maxIterations?: number;
-  tokenBudget?: number;
+  maxTurnTokens?: number;
   /**
    * Continue a turn from where it parked: its state is restored (the input is not appended
    * again) and its open batch runs before anything else; no model call is repeated.

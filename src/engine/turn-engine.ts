@@ -26,7 +26,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
-import { guardStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
+import { guardStop, turnTokenStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { nativeTarget, ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -50,7 +50,7 @@ interface EngineConfig extends Pick<TurnEngineOptions, "contextPolicy"> {
   model: ModelCallOptions;
   systemPrompt: string | undefined;
   maxIterations: number;
-  tokenBudget: number | undefined;
+  maxTurnTokens: number | undefined;
   budgetGuard: BudgetGuard | undefined;
   toolTimeoutMs: number;
   retry: RetryPolicy;
@@ -75,7 +75,7 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     model: options.model ?? {},
     systemPrompt: options.systemPrompt,
     maxIterations: options.maxIterations ?? 25,
-    tokenBudget: options.tokenBudget,
+    maxTurnTokens: options.maxTurnTokens,
     budgetGuard: options.budgetGuard,
     toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
     retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
@@ -105,7 +105,7 @@ class TurnRun implements ModelCallContext {
   private readonly sink: TurnEventSink;
   private readonly view: ProviderView;
   private readonly maxIterations: number;
-  private readonly tokenBudget: number | undefined;
+  private readonly maxTurnTokens: number | undefined;
   private readonly messages: Message[] = [];
   private readonly toolCalls: ToolCallRecord[] = [];
   total: UsageTotals = ZERO_USAGE;
@@ -129,7 +129,7 @@ class TurnRun implements ModelCallContext {
       nativeTarget(config.provider, config.model),
     );
     this.maxIterations = request.maxIterations ?? config.maxIterations;
-    this.tokenBudget = request.tokenBudget ?? config.tokenBudget;
+    this.maxTurnTokens = request.maxTurnTokens ?? config.maxTurnTokens;
   }
 
   async run(): Promise<TurnResult> {
@@ -191,12 +191,12 @@ class TurnRun implements ModelCallContext {
       if (this.iterations >= this.maxIterations) {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
-      const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
+      const spentBefore = turnTokenStop(this.total, this.maxTurnTokens);
       if (spentBefore) return this.budgetStop(spentBefore);
-      const refused = await guardStop(this.config.budgetGuard, this.total, this.tokenBudget, (e) =>
+      const denied = await guardStop(this.config.budgetGuard, this.total, this.maxTurnTokens, (e) =>
         this.emit(e),
       );
-      if (refused) return refused;
+      if (denied) return denied;
       const compaction = await keeper.beforeCall(this.view, this, signal);
       if (compaction !== undefined) return compaction;
       const iteration = ++this.iterations;
@@ -229,7 +229,7 @@ class TurnRun implements ModelCallContext {
       // The budget is checked after every model call: a call that reaches it ends the turn here,
       // before its tools run. Its answer stays (the client saw it stream); each call it asked
       // for gets an error result, so the stored transcript stays valid for strict providers.
-      const spent = tokenBudgetStop(this.total, this.tokenBudget);
+      const spent = turnTokenStop(this.total, this.maxTurnTokens);
       if (spent) {
         this.answerUnrun(calls, "the turn's token budget is spent");
         return this.budgetStop(spent);
@@ -305,7 +305,7 @@ class TurnRun implements ModelCallContext {
     return undefined;
   }
 
-  /** A token_budget stop, announced as the turn's budget_reached first. */
+  /** A turn token cap stop, announced as the turn's budget_reached first. */
   private async budgetStop(stop: TurnOutcome): Promise<TurnOutcome> {
     if (stop.reason === "budget_exhausted") await this.emit(turnBudgetReached(stop));
     return stop;

@@ -134,7 +134,7 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
     settings.maxIterations = options.maxIterations;
   }
   if (options.tokenBudget > 0n)
-    settings.tokenBudget = fromUint64(options.tokenBudget, "options.token_budget");
+    settings.maxTurnTokens = fromUint64(options.tokenBudget, "options.token_budget");
   if (options.systemPrompt !== "") settings.systemPrompt = options.systemPrompt;
   const budget = budgetFromProto(options.budget, "options.budget");
   if (budget) settings.budget = budget;

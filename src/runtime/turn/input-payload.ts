@@ -1,7 +1,12 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
 import type { InputItem } from "../../domain/conversation.js";
-import type { TurnSettings } from "../../domain/turn-settings.js";
+import {
+  settingsFromStored,
+  settingsToStored,
+  type StoredTurnSettings,
+  type TurnSettings,
+} from "../../domain/turn-settings.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import { decodeJson, encodeJson } from "./message-codec.js";
 
@@ -15,19 +20,21 @@ export interface InputPayload {
   trace?: string;
 }
 
+type StoredInputPayload = Omit<InputPayload, "settings"> & { settings: StoredTurnSettings };
+
 export function encodeInputPayload(payload: InputPayload): string {
-  return encodeJson(payload);
+  return encodeJson({ ...payload, settings: settingsToStored(payload.settings) });
 }
 
 /** Tolerates payloads written by other clients (e.g. plain text through QueueService). */
 export function decodeInputPayload(raw: string): InputPayload {
   try {
-    const parsed = decodeJson<Partial<InputPayload>>(raw);
+    const parsed = decodeJson<Partial<StoredInputPayload>>(raw);
     if (parsed && Array.isArray(parsed.items)) {
       return {
         items: parsed.items,
         clientTools: Array.isArray(parsed.clientTools) ? parsed.clientTools : [],
-        settings: parsed.settings ?? {},
+        settings: settingsFromStored(parsed.settings),
         ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
       };
     }

@@ -118,7 +118,7 @@ describe("spend guard", () => {
         { response: { ...usageOf(15, 5), parts: [toolCall("c1", "again")] } },
         { response: { ...usageOf(15, 5), parts: [toolCall("c2", "again")] } },
       ],
-      { tools: again, tokenBudget: 20, budgetGuard: guard },
+      { tools: again, maxTurnTokens: 20, budgetGuard: guard },
     );
     const sink = recordingSink();
     const turn = await engine.runTurn({ turnId: "tokens", input: go, sink });
