@@ -3,7 +3,7 @@
 // (ADR 0016), asked before every model call and announced by a budget_reached event.
 import type { BudgetReachedEvent, TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import { budgetTokens, type UsageTotals } from "../domain/usage.js";
+import { countedTokens, type UsageTotals } from "../domain/usage.js";
 import type { BudgetGuard } from "../ports/budget-guard.js";
 
 type BudgetStop = Extract<TurnOutcome, { reason: "budget_exhausted" }>;
@@ -13,7 +13,7 @@ export function turnTokenStop(
   total: UsageTotals,
   maxTurnTokens: number | undefined,
 ): BudgetStop | undefined {
-  const used = budgetTokens(total);
+  const used = countedTokens(total);
   if (maxTurnTokens === undefined || used < maxTurnTokens) return undefined;
   return {
     kind: "stopped",
@@ -50,7 +50,7 @@ export async function guardStop(
   return {
     kind: "stopped",
     reason: "budget_exhausted",
-    usedTokens: budgetTokens(total),
+    usedTokens: countedTokens(total),
     budgetTokens: maxTurnTokens ?? 0,
     reached,
   };

@@ -26,7 +26,7 @@ export interface TurnEngineOptions {
   systemPrompt?: string;
   /** Model calls per turn. Default 25. */
   maxIterations?: number;
-  /** Tokens per turn (see budgetTokens); no new model call starts once reached. */
+  /** Tokens per turn (see countedTokens); no new model call starts once reached. */
   maxTurnTokens?: number;
   /** The session and tenant budgets (ADR 0016): asked before every model call, told after it. */
   budgetGuard?: BudgetGuard;
