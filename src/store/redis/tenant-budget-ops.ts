@@ -10,7 +10,7 @@ export async function chargeTenantSpend(
 ): Promise<number> {
   const reply = await ctx.scripts.run(
     "chargeTenantSpend",
-    [ctx.tenantBudgetKey(charge.tenant)],
+    [ctx.tenantSpendKey(charge.tenant)],
     [charge.window, String(charge.costMicros)],
   );
   return int(reply, 1);
