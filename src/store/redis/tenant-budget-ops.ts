@@ -4,10 +4,7 @@ import type { TenantCharge } from "../../ports/budget-guard.js";
 import { int } from "./codec.js";
 import type { RedisContext } from "./context.js";
 
-export async function chargeTenantSpend(
-  ctx: RedisContext,
-  charge: TenantCharge,
-): Promise<number> {
+export async function chargeTenantSpend(ctx: RedisContext, charge: TenantCharge): Promise<number> {
   const reply = await ctx.scripts.run(
     "chargeTenantSpend",
     [ctx.tenantSpendKey(charge.tenant)],
