@@ -1,4 +1,4 @@
-// The engine's spend guard seam (ADR 0016): asked before every model call, told after it; a
+// The engine's budget guard seam (ADR 0016): asked before every model call, told after it; a
 // refusal stops the turn as budget_exhausted after a budget_reached event, keeping its usage.
 import { describe, expect, it } from "vitest";
 import type { UsageTotals } from "../../../src/domain/usage.js";
@@ -48,7 +48,7 @@ function countingGuard(calls: number) {
 
 const again = toolsOf({ again: () => Promise.resolve({ output: "ok" }) });
 
-describe("spend guard", () => {
+describe("budget guard", () => {
   it("stops before the model call it refuses, with budget_reached and the usage so far", async () => {
     const { guard, before, after } = countingGuard(2);
     const { engine, provider } = engineWith(

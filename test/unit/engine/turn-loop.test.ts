@@ -122,7 +122,7 @@ describe("turn loop", () => {
     expect(unansweredToolCalls(turn.messages)).toEqual([]);
   });
 
-  it("stops when the token budget is spent", async () => {
+  it("stops when the turn token cap is spent", async () => {
     const tools = toolsOf({ again: () => Promise.resolve({ output: "ok" }) });
     const { engine, provider } = engineWith(
       [
