@@ -5,6 +5,7 @@
 import type { Budget } from "./budgets.js";
 import type { ContextManagement } from "./compaction.js";
 import type { JsonValue } from "./conversation.js";
+import type { TurnSettings } from "./turn-settings.js";
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -17,23 +18,9 @@ export interface AgentTool {
   requiresApproval?: boolean;
 }
 
-/** A checked definition: the fields a turn's own options may override, and the client tools. */
-export interface AgentDefinition {
-  model?: string;
-  systemPrompt?: string;
-  temperature?: number;
-  maxOutputTokens?: number;
-  maxIterations?: number;
-  tokenBudget?: number;
-  /** Limits on each session's cumulative spend (ADR 0016). */
-  budget?: Budget;
+/** A checked definition: the settings a turn's own options may override, and the client tools. */
+export interface AgentDefinition extends TurnSettings {
   clientTools: AgentTool[];
-  serverTools?: string[];
-  approvalRequiredTools?: string[];
-  /** The JSON schema a final answer must match. */
-  responseFormat?: { name: string; schema: JsonObject };
-  /** Compaction policy for the agent's turns (domain/compaction.ts). */
-  contextManagement?: ContextManagement;
 }
 
 export interface AgentVersion {
@@ -81,7 +68,7 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     temperature: d.temperature,
     maxOutputTokens: d.maxOutputTokens,
     maxIterations: d.maxIterations,
-    tokenBudget: d.tokenBudget,
+    tokenBudget: d.maxTurnTokens,
     ...(tools.length > 0 && { clientTools: tools }),
     ...(d.serverTools?.length && { serverTools: d.serverTools }),
     ...(d.approvalRequiredTools?.length && { approvalRequiredTools: d.approvalRequiredTools }),
@@ -131,7 +118,7 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
     ...(d.temperature !== undefined && { temperature: d.temperature }),
     ...(d.maxOutputTokens && { maxOutputTokens: d.maxOutputTokens }),
     ...(d.maxIterations && { maxIterations: d.maxIterations }),
-    ...(budget > 0 && { tokenBudget: budget }),
+    ...(budget > 0 && { maxTurnTokens: budget }),
     clientTools: (d.clientTools ?? []).map((t): AgentTool => ({
       name: t.name,
       description: t.description ?? "",

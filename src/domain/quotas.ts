@@ -1,6 +1,6 @@
 // Per-tenant quotas (ADR 0015): the limits an operator configures for a tenant, what the store
 // answers when a turn asks to start, and the usage a tenant may read. Tokens are counted as the
-// engine counts them for a budget: input + output + cache reads + cache writes (budgetTokens).
+// engine counts them for a budget: input + output + cache reads + cache writes (countedTokens).
 import { TetherError } from "./errors.js";
 import { TENANT_SEPARATOR, type SessionId } from "./ids.js";
 import type { StorageQuotaConfig } from "./storage-quotas.js";

@@ -17,7 +17,10 @@ export type TurnOutcome =
   | { kind: "stopped"; reason: "cancelled" }
   /** The turn stayed parked past TETHER_PARKED_TURN_TTL_MS without its answers. */
   | { kind: "stopped"; reason: "park_expired" }
-  /** `reached`: the spend budget that stopped it (ADR 0016); absent for the turn's token_budget. */
+  /**
+   * `reached`: the budget that stopped it (ADR 0016); absent for the turn's token cap.
+   * `budgetTokens` is that cap (maxTurnTokens), under the name stored turn events carry.
+   */
   | {
       kind: "stopped";
       reason: "budget_exhausted";

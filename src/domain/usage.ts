@@ -27,8 +27,11 @@ export function isZeroUsage(u: UsageTotals | undefined): boolean {
   );
 }
 
-/** Tokens counted against a turn's budget: everything read and written, cache reads included. */
-export function budgetTokens(u: UsageTotals): number {
+/**
+ * Tokens counted against a turn's cap and a tenant's token quotas: everything read and written,
+ * cache reads included.
+ */
+export function countedTokens(u: UsageTotals): number {
   return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 }
 

@@ -1,29 +1,29 @@
-// The two ways a budget ends a turn: the turn's own token_budget, checked before and after every
-// model call, and the spend guard's session and tenant budgets (ADR 0016), asked before every
-// model call and announced by a budget_reached event.
+// The two ways a budget ends a turn: its token cap (maxTurnTokens, the wire's token_budget),
+// checked before and after every model call, and the budget guard's session and tenant budgets
+// (ADR 0016), asked before every model call and announced by a budget_reached event.
 import type { BudgetReachedEvent, TurnEvent } from "../domain/turn-events.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
-import { budgetTokens, type UsageTotals } from "../domain/usage.js";
-import type { SpendGuard } from "../ports/spend-guard.js";
+import { countedTokens, type UsageTotals } from "../domain/usage.js";
+import type { BudgetGuard } from "../ports/budget-guard.js";
 
 type BudgetStop = Extract<TurnOutcome, { reason: "budget_exhausted" }>;
 
 /** The budget_exhausted outcome once the turn's tokens reach its token budget. */
-export function tokenBudgetStop(
+export function turnTokenStop(
   total: UsageTotals,
-  tokenBudget: number | undefined,
+  maxTurnTokens: number | undefined,
 ): BudgetStop | undefined {
-  const used = budgetTokens(total);
-  if (tokenBudget === undefined || used < tokenBudget) return undefined;
+  const used = countedTokens(total);
+  if (maxTurnTokens === undefined || used < maxTurnTokens) return undefined;
   return {
     kind: "stopped",
     reason: "budget_exhausted",
     usedTokens: used,
-    budgetTokens: tokenBudget,
+    budgetTokens: maxTurnTokens,
   };
 }
 
-/** The budget_reached event of a token_budget stop: the turn's own budget, all its tokens. */
+/** The budget_reached event of a turn token cap stop: the turn's own budget, all its tokens. */
 export const turnBudgetReached = (stop: BudgetStop): BudgetReachedEvent => ({
   type: "budget_reached",
   scope: "turn",
@@ -33,13 +33,13 @@ export const turnBudgetReached = (stop: BudgetStop): BudgetReachedEvent => ({
 });
 
 /**
- * The budget_exhausted outcome when the spend guard refuses the next model call, after its
+ * The budget_exhausted outcome when the budget guard refuses the next model call, after its
  * budget_reached event; the turn's usage so far stays in its result and is committed.
  */
-export async function spendStop(
-  guard: SpendGuard | undefined,
+export async function guardStop(
+  guard: BudgetGuard | undefined,
   total: UsageTotals,
-  tokenBudget: number | undefined,
+  maxTurnTokens: number | undefined,
   emit: (event: TurnEvent) => void | Promise<void>,
 ): Promise<BudgetStop | undefined> {
   if (guard === undefined) return undefined;
@@ -50,8 +50,8 @@ export async function spendStop(
   return {
     kind: "stopped",
     reason: "budget_exhausted",
-    usedTokens: budgetTokens(total),
-    budgetTokens: tokenBudget ?? 0,
+    usedTokens: countedTokens(total),
+    budgetTokens: maxTurnTokens ?? 0,
     reached,
   };
 }

@@ -5,7 +5,7 @@ import { estimateTextTokens, estimateTokens, type ContextPolicy } from "../domai
 import type { Message } from "../domain/conversation.js";
 import { addUsage, type UsageTotals } from "../domain/usage.js";
 import type { ModelCallOptions } from "../ports/model-provider.js";
-import type { SpendGuard } from "../ports/spend-guard.js";
+import type { BudgetGuard } from "../ports/budget-guard.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import type { ModelCallContext } from "./model-call.js";
 import type { TurnOutcome } from "../domain/turn-outcome.js";
@@ -26,7 +26,7 @@ export interface KeeperConfig {
   definitions: readonly ToolDefinition[];
   systemPrompt: string | undefined;
   /** Summary calls are charged like any model call. */
-  spendGuard?: SpendGuard | undefined;
+  budgetGuard?: BudgetGuard | undefined;
 }
 
 const promptOf = (u: UsageTotals): number => u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
@@ -104,7 +104,7 @@ export class ContextKeeper {
       emit: (event) => turn.emit(event),
       reportUsage: async (usage, call) => {
         const total = (turn.total = addUsage(turn.total, usage));
-        const charged = this.config.spendGuard?.afterModelCall(usage, total);
+        const charged = this.config.budgetGuard?.afterModelCall(usage, total);
         if (charged !== undefined) await charged;
         await turn.emit({ type: "usage", iteration: call, usage, total, purpose: "compaction" });
       },

@@ -8,7 +8,7 @@ import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
-import type { SpendGuard } from "../ports/spend-guard.js";
+import type { BudgetGuard } from "../ports/budget-guard.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
 import type { RetryPolicy } from "./retry.js";
 import type { ToolCallRecord } from "./tool-dispatch.js";
@@ -26,10 +26,10 @@ export interface TurnEngineOptions {
   systemPrompt?: string;
   /** Model calls per turn. Default 25. */
   maxIterations?: number;
-  /** Tokens per turn (see budgetTokens); no new model call starts once reached. */
-  tokenBudget?: number;
-  /** Spend budgets (ADR 0016): asked before every model call, told after it. */
-  spendGuard?: SpendGuard;
+  /** Tokens per turn (see countedTokens); no new model call starts once reached. */
+  maxTurnTokens?: number;
+  /** The session and tenant budgets (ADR 0016): asked before every model call, told after it. */
+  budgetGuard?: BudgetGuard;
   /** Per tool call; 0 disables. Default 120 s. */
   toolTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
@@ -52,7 +52,7 @@ export interface TurnRequest {
   sink?: TurnEventSink;
   /** Per-turn overrides of the engine's limits. */
   maxIterations?: number;
-  tokenBudget?: number;
+  maxTurnTokens?: number;
   /**
    * Continue a turn from where it parked: its state is restored (the input is not appended
    * again) and its open batch runs before anything else; no model call is repeated.

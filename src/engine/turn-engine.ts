@@ -16,7 +16,7 @@ import type { TurnCheckpointHost } from "../ports/checkpoint-host.js";
 import type { TurnEventSink } from "../ports/event-sink.js";
 import type { ModelCallOptions, ModelProvider } from "../ports/model-provider.js";
 import type { Sleep } from "../ports/sleep.js";
-import type { SpendGuard } from "../ports/spend-guard.js";
+import type { BudgetGuard } from "../ports/budget-guard.js";
 import type { ToolDefinition, ToolExecutor } from "../ports/tool-executor.js";
 import { ABORTED, errorMessage, TurnCancellation } from "./abort.js";
 import { ContextKeeper } from "./context-keeper.js";
@@ -26,7 +26,7 @@ import {
   type ModelCallContext,
   type ModelCallOutcome,
 } from "./model-call.js";
-import { spendStop, tokenBudgetStop, turnBudgetReached } from "./budget-stops.js";
+import { guardStop, turnTokenStop, turnBudgetReached } from "./budget-stops.js";
 import { consumeModelCall } from "./reconcile.js";
 import { nativeTarget, ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
@@ -50,8 +50,8 @@ interface EngineConfig extends Pick<TurnEngineOptions, "contextPolicy"> {
   model: ModelCallOptions;
   systemPrompt: string | undefined;
   maxIterations: number;
-  tokenBudget: number | undefined;
-  spendGuard: SpendGuard | undefined;
+  maxTurnTokens: number | undefined;
+  budgetGuard: BudgetGuard | undefined;
   toolTimeoutMs: number;
   retry: RetryPolicy;
   limits: InputLimits;
@@ -75,8 +75,8 @@ export function createTurnEngine(options: TurnEngineOptions): TurnEngine {
     model: options.model ?? {},
     systemPrompt: options.systemPrompt,
     maxIterations: options.maxIterations ?? 25,
-    tokenBudget: options.tokenBudget,
-    spendGuard: options.spendGuard,
+    maxTurnTokens: options.maxTurnTokens,
+    budgetGuard: options.budgetGuard,
     toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
     retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
     limits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
@@ -105,7 +105,7 @@ class TurnRun implements ModelCallContext {
   private readonly sink: TurnEventSink;
   private readonly view: ProviderView;
   private readonly maxIterations: number;
-  private readonly tokenBudget: number | undefined;
+  private readonly maxTurnTokens: number | undefined;
   private readonly messages: Message[] = [];
   private readonly toolCalls: ToolCallRecord[] = [];
   total: UsageTotals = ZERO_USAGE;
@@ -129,7 +129,7 @@ class TurnRun implements ModelCallContext {
       nativeTarget(config.provider, config.model),
     );
     this.maxIterations = request.maxIterations ?? config.maxIterations;
-    this.tokenBudget = request.tokenBudget ?? config.tokenBudget;
+    this.maxTurnTokens = request.maxTurnTokens ?? config.maxTurnTokens;
   }
 
   async run(): Promise<TurnResult> {
@@ -191,12 +191,12 @@ class TurnRun implements ModelCallContext {
       if (this.iterations >= this.maxIterations) {
         return { kind: "stopped", reason: "max_iterations", iterations: this.iterations };
       }
-      const spentBefore = tokenBudgetStop(this.total, this.tokenBudget);
+      const spentBefore = turnTokenStop(this.total, this.maxTurnTokens);
       if (spentBefore) return this.budgetStop(spentBefore);
-      const refused = await spendStop(this.config.spendGuard, this.total, this.tokenBudget, (e) =>
+      const denied = await guardStop(this.config.budgetGuard, this.total, this.maxTurnTokens, (e) =>
         this.emit(e),
       );
-      if (refused) return refused;
+      if (denied) return denied;
       const compaction = await keeper.beforeCall(this.view, this, signal);
       if (compaction !== undefined) return compaction;
       const iteration = ++this.iterations;
@@ -212,7 +212,7 @@ class TurnRun implements ModelCallContext {
       const response = called.response;
       this.total = addUsage(this.total, response.usage);
       // Charged before anything else: the call's tokens are spent whatever the turn does next.
-      const charged = this.config.spendGuard?.afterModelCall(response.usage, this.total);
+      const charged = this.config.budgetGuard?.afterModelCall(response.usage, this.total);
       if (charged !== undefined) await charged;
       const emitted = this.emit({
         type: "usage",
@@ -229,7 +229,7 @@ class TurnRun implements ModelCallContext {
       // The budget is checked after every model call: a call that reaches it ends the turn here,
       // before its tools run. Its answer stays (the client saw it stream); each call it asked
       // for gets an error result, so the stored transcript stays valid for strict providers.
-      const spent = tokenBudgetStop(this.total, this.tokenBudget);
+      const spent = turnTokenStop(this.total, this.maxTurnTokens);
       if (spent) {
         this.answerUnrun(calls, "the turn's token budget is spent");
         return this.budgetStop(spent);
@@ -305,7 +305,7 @@ class TurnRun implements ModelCallContext {
     return undefined;
   }
 
-  /** A token_budget stop, announced as the turn's budget_reached first. */
+  /** A turn token cap stop, announced as the turn's budget_reached first. */
   private async budgetStop(stop: TurnOutcome): Promise<TurnOutcome> {
     if (stop.reason === "budget_exhausted") await this.emit(turnBudgetReached(stop));
     return stop;

@@ -25,7 +25,7 @@ export interface QuotaStore {
    */
   admitTurn(admission: TurnAdmission): Promise<QuotaOutcome>;
   /** Adds a model call's tokens to this minute's and today's counters. */
-  chargeTokens(tenant: string, tokens: number): Promise<void>;
+  countTokens(tenant: string, tokens: number): Promise<void>;
   /** Whether the token limits still have room (used < max), read in one step. */
   checkTokenQuota(tenant: string, limits: TenantQuota): Promise<TokenQuotaCheck>;
   /** Gives the slot back; false when it was not held (released or expired before). */

@@ -18,7 +18,7 @@ import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
 import type { TurnSettings } from "./turn/input-payload.js";
 import type { SessionBus } from "./stream/session-bus.js";
-import type { SpendPolicy } from "../ports/spend-guard.js";
+import type { BudgetPolicy } from "../ports/budget-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
 export interface RuntimeLogger {
@@ -110,7 +110,7 @@ export interface RuntimeDeps {
   approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;
   /** Model prices and tenant budgets (ADR 0016); sessions' own budgets need no policy. */
-  spend?: SpendPolicy;
+  spend?: BudgetPolicy;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
   /** Spans of turns, model and tool calls; undefined when tracing is off (ADR 0013). */

@@ -33,7 +33,7 @@ export {
   type ResponseFormat,
   type TranscriptCache,
   type TurnSettings,
-  type SpendPolicy,
+  type BudgetPolicy,
 } from "./turn/index.js";
 export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";
 export { createScheduleFirer, type ScheduleFirer } from "./schedule-fire.js";

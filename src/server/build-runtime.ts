@@ -17,7 +17,7 @@ import { createModelProvider } from "../providers/index.js";
 import { redactedServer } from "../mcp/config.js";
 import type { OutputSchemaCompiler } from "../mcp/connection.js";
 import { createMcpHub, type McpHub } from "../mcp/hub.js";
-import type { RuntimeDeps, RuntimeMetrics, SpendPolicy } from "../runtime/index.js";
+import type { RuntimeDeps, RuntimeMetrics, BudgetPolicy } from "../runtime/index.js";
 import { createTetherRuntime, type TetherRuntime } from "../runtime/index.js";
 import { createSessionBus } from "../runtime/index.js";
 import { startSweeper, type Sweeper } from "../runtime/index.js";
@@ -56,7 +56,7 @@ export function buildProvider(config: ProviderConfig): ModelProvider {
 }
 
 /** Model prices and tenant budgets for the runtime's spend guard (ADR 0016). */
-function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: SpendPolicy } {
+function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: BudgetPolicy } {
   if (!backend.tenantSpend) return {};
   const provider = config.provider;
   const defaultModel =

@@ -27,7 +27,7 @@ import { createRedisReadyIndex } from "../store/redis/ready-index.js";
 import { replicaConnectionOptions } from "../store/redis/connections.js";
 import { createRedlockGuard } from "./sweep-guard.js";
 import type { SessionSignals } from "../ports/session-signals.js";
-import type { TenantBudgetStore } from "../ports/spend-guard.js";
+import type { TenantBudgetStore } from "../ports/budget-guard.js";
 import type { StoreConfig } from "./config.js";
 import type { Logger } from "./logger.js";
 import { connectRedis, describeRedis } from "./redis-connect.js";

@@ -29,7 +29,7 @@ import { createMemorySignals } from "../../src/store/memory/signals.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import type { EventLog } from "../../src/ports/event-log.js";
 import type { ReadyIndex } from "../../src/ports/ready-index.js";
-import type { SpendPolicy, TenantBudgetStore } from "../../src/ports/spend-guard.js";
+import type { BudgetPolicy, TenantBudgetStore } from "../../src/ports/budget-guard.js";
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
@@ -105,7 +105,7 @@ export interface RuntimeHarnessOptions {
   /** Traces turns (src/telemetry); untraced by default. */
   tracer?: Tracer;
   /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
-  spend?: Omit<SpendPolicy, "store">;
+  spend?: Omit<BudgetPolicy, "store">;
   /** Commits and parks write webhook events (ADR 0021); off by default. */
   webhooks?: boolean;
 }

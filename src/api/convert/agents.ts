@@ -65,7 +65,7 @@ export function definitionToProto(d: AgentDefinition): AgentDefinitionPb {
     ...(d.temperature !== undefined && { temperature: d.temperature }),
     maxOutputTokens: d.maxOutputTokens ?? 0,
     maxIterations: d.maxIterations ?? 0,
-    tokenBudget: BigInt(d.tokenBudget ?? 0),
+    tokenBudget: BigInt(d.maxTurnTokens ?? 0),
     clientTools: d.clientTools.map((t) => ({
       name: t.name,
       description: t.description,

@@ -11,6 +11,7 @@ import {
 } from "../../domain/conversation.js";
 import { invalidArgument } from "../../domain/errors.js";
 import type { TurnOutcome } from "../../domain/turn-outcome.js";
+import type { TurnSettings } from "../../domain/turn-settings.js";
 import {
   BusyStrategy as BusyStrategyPb,
   FailureReason,
@@ -23,7 +24,7 @@ import {
   type TurnOutcome as TurnOutcomePb,
 } from "../../gen/tether/v1/turn_pb.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
-import { parseUserSchema, type TurnSettings } from "../../runtime/index.js";
+import { parseUserSchema } from "../../runtime/index.js";
 import type { BusyStrategy } from "../../runtime/index.js";
 import { budgetFromProto, budgetStopMessage } from "./budgets.js";
 import { createEnumTable, fromUint64 } from "./scalars.js";
@@ -134,7 +135,7 @@ export function settingsFromProto(options: TurnOptions | undefined): TurnSetting
     settings.maxIterations = options.maxIterations;
   }
   if (options.tokenBudget > 0n)
-    settings.tokenBudget = fromUint64(options.tokenBudget, "options.token_budget");
+    settings.maxTurnTokens = fromUint64(options.tokenBudget, "options.token_budget");
   if (options.systemPrompt !== "") settings.systemPrompt = options.systemPrompt;
   const budget = budgetFromProto(options.budget, "options.budget");
   if (budget) settings.budget = budget;

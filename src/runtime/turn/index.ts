@@ -35,5 +35,5 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
-export type { SpendPolicy } from "./spend-guard.js";
+export type { BudgetPolicy } from "./spend-guard.js";
 export { compactNow, type CompactNowReceipt } from "./compact-now.js";

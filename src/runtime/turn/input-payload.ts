@@ -1,30 +1,16 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
-import type { Budget } from "../../domain/budgets.js";
-import type { ContextManagement } from "../../domain/compaction.js";
 import type { InputItem } from "../../domain/conversation.js";
+import {
+  settingsFromStored,
+  settingsToStored,
+  type StoredTurnSettings,
+  type TurnSettings,
+} from "../../domain/turn-settings.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
-import type { ResponseFormat } from "./response-format.js";
 import { decodeJson, encodeJson } from "./message-codec.js";
 
-export interface TurnSettings {
-  model?: string;
-  temperature?: number;
-  maxOutputTokens?: number;
-  maxIterations?: number;
-  tokenBudget?: number;
-  /** Limits on the session's cumulative spend (ADR 0016); a turn's may only lower the agent's. */
-  budget?: Budget;
-  systemPrompt?: string;
-  /** Tools (client or server, by name) whose calls wait for approval. */
-  approvalRequiredTools?: string[];
-  /** Tool servers (or `<server>__<tool>` names) whose tools the turn offers; none when unset. */
-  serverTools?: string[];
-  /** The JSON schema the final answer must match (response-format.ts). */
-  responseFormat?: ResponseFormat;
-  /** Compaction policy as the request set it; overlaid on the agent's field by field. */
-  contextManagement?: ContextManagement;
-}
+export type { TurnSettings };
 
 export interface InputPayload {
   items: InputItem[];
@@ -34,19 +20,21 @@ export interface InputPayload {
   trace?: string;
 }
 
+type StoredInputPayload = Omit<InputPayload, "settings"> & { settings: StoredTurnSettings };
+
 export function encodeInputPayload(payload: InputPayload): string {
-  return encodeJson(payload);
+  return encodeJson({ ...payload, settings: settingsToStored(payload.settings) });
 }
 
 /** Tolerates payloads written by other clients (e.g. plain text through QueueService). */
 export function decodeInputPayload(raw: string): InputPayload {
   try {
-    const parsed = decodeJson<Partial<InputPayload>>(raw);
+    const parsed = decodeJson<Partial<StoredInputPayload>>(raw);
     if (parsed && Array.isArray(parsed.items)) {
       return {
         items: parsed.items,
         clientTools: Array.isArray(parsed.clientTools) ? parsed.clientTools : [],
-        settings: parsed.settings ?? {},
+        settings: settingsFromStored(parsed.settings),
         ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
       };
     }

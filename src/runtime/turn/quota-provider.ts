@@ -4,7 +4,7 @@
 // its window frees. Accepted work is never refused halfway, whatever the limit's mode.
 import type { SessionId } from "../../domain/ids.js";
 import { quotaOf, tenantOfSession } from "../../domain/quotas.js";
-import { budgetTokens, isZeroUsage, type UsageTotals } from "../../domain/usage.js";
+import { countedTokens, isZeroUsage, type UsageTotals } from "../../domain/usage.js";
 import type {
   ModelProvider,
   ModelRequest,
@@ -39,7 +39,7 @@ export function withQuotaCharging(
 
   async function charge(usage: UsageTotals | undefined): Promise<void> {
     if (usage === undefined || isZeroUsage(usage)) return;
-    await quotas!.store.chargeTokens(tenant, budgetTokens(usage)).catch((error: unknown) => {
+    await quotas!.store.countTokens(tenant, countedTokens(usage)).catch((error: unknown) => {
       // The call happened; a charge lost to an outage undercounts, it never fails the turn.
       deps.logger.warn({ sessionId, tenant, error }, "quota tokens not charged");
     });

@@ -1,4 +1,4 @@
-// The runtime's SpendGuard (ADR 0016): before every model call it compares the session's spend
+// The runtime's BudgetGuard (ADR 0016): before every model call it compares the session's spend
 // (committed turns plus the running one) with the session budget, and the tenant's charged spend
 // with the tenant budget; after every call it charges the call's cost to the tenant in the store.
 import {
@@ -12,14 +12,14 @@ import type { SessionId } from "../../domain/ids.js";
 import { tenantOfSession } from "../../domain/quotas.js";
 import type { SessionSnapshot } from "../../domain/session.js";
 import { ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
-import type { SpendDecision, SpendGuard, SpendPolicy } from "../../ports/spend-guard.js";
+import type { BudgetDecision, BudgetGuard, BudgetPolicy } from "../../ports/budget-guard.js";
 import type { TurnSettings } from "./input-payload.js";
 
-export type { SpendPolicy };
+export type { BudgetPolicy };
 
 /** The price of the model a turn calls; undefined when it has none. */
 export function priceOf(
-  policy: SpendPolicy | undefined,
+  policy: BudgetPolicy | undefined,
   model: string | undefined,
 ): ModelPrice | undefined {
   if (policy === undefined) return undefined;
@@ -28,7 +28,7 @@ export function priceOf(
 
 /** What a turn's usage costs at its model's price; undefined when the model has no price. */
 export function turnCost(
-  policy: SpendPolicy | undefined,
+  policy: BudgetPolicy | undefined,
   settings: TurnSettings,
   usage: UsageTotals,
 ): number | undefined {
@@ -36,7 +36,7 @@ export function turnCost(
   return price === undefined ? undefined : costMicros(usage, price);
 }
 
-const GO: SpendDecision = { go: true };
+const GO: BudgetDecision = { go: true };
 
 const minus = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
   inputTokens: a.inputTokens - b.inputTokens,
@@ -47,7 +47,7 @@ const minus = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
 });
 
 export interface SpendGuardInput {
-  policy: SpendPolicy | undefined;
+  policy: BudgetPolicy | undefined;
   sessionId: SessionId;
   settings: TurnSettings;
   snapshot: SessionSnapshot | undefined;
@@ -59,7 +59,7 @@ export interface SpendGuardInput {
 }
 
 /** The guard of one turn; undefined when neither the session nor its tenant has a budget. */
-export function createSpendGuard(input: SpendGuardInput): SpendGuard | undefined {
+export function createSpendGuard(input: SpendGuardInput): BudgetGuard | undefined {
   const { policy, sessionId, settings, snapshot, logger } = input;
   const budget: Budget | undefined = settings.budget;
   const tenant = tenantOfSession(sessionId);

@@ -156,7 +156,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     }),
     ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
-    ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
+    ...(settings.maxTurnTokens !== undefined && { maxTurnTokens: settings.maxTurnTokens }),
     ...spendGuardOf(run),
     contextPolicy: resolveContextPolicy(settings.contextManagement),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the

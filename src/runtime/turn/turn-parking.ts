@@ -4,6 +4,11 @@
 // is the engine's state at the start of the batch, the results of batch calls that already
 // finished (they never run again) and what the stream already showed; a resume runs the batch
 // again from there, so no model call and no finished tool is repeated.
+import {
+  settingsFromStored,
+  settingsToStored,
+  type StoredTurnSettings,
+} from "../../domain/turn-settings.js";
 import type { TurnProgress } from "../../engine/index.js";
 import type { ToolDefinition, ToolExecutor, ToolResult } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "./input-payload.js";
@@ -26,10 +31,12 @@ export interface ParkedProgress {
   trace?: string;
 }
 
-export const encodeProgress = (progress: ParkedProgress): string => encodeJson(progress);
+export const encodeProgress = (progress: ParkedProgress): string =>
+  encodeJson({ ...progress, settings: settingsToStored(progress.settings) });
 
 export function decodeProgress(raw: string): ParkedProgress {
-  const parsed = decodeJson<Partial<ParkedProgress>>(raw);
+  const parsed =
+    decodeJson<Partial<Omit<ParkedProgress, "settings"> & { settings: StoredTurnSettings }>>(raw);
   if (parsed.v !== 1 || parsed.engine === undefined) {
     throw new Error("a parked turn's progress is not in a format this version reads");
   }
@@ -38,7 +45,7 @@ export function decodeProgress(raw: string): ParkedProgress {
     engine: parsed.engine,
     settled: parsed.settled ?? {},
     shown: parsed.shown ?? [],
-    settings: parsed.settings ?? {},
+    settings: settingsFromStored(parsed.settings),
     clientTools: parsed.clientTools ?? [],
     ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
   };

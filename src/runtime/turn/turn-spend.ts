@@ -1,12 +1,12 @@
 // Where a turn meets its spend budgets (ADR 0016): the engine's guard, and the cost its commit
 // records. Kept apart so turn-execution.ts wires both in with a line each.
 import type { TurnResult } from "../../engine/index.js";
-import type { SpendGuard } from "../../ports/spend-guard.js";
+import type { BudgetGuard } from "../../ports/budget-guard.js";
 import { createSpendGuard, turnCost } from "./spend-guard.js";
 import type { TurnRun } from "./turn-run.js";
 
 /** The engine option of the turn's guard; none when no budget applies. */
-export function spendGuardOf(run: TurnRun): { spendGuard?: SpendGuard } {
+export function spendGuardOf(run: TurnRun): { budgetGuard?: BudgetGuard } {
   const { deps, prep } = run;
   const guard = createSpendGuard({
     policy: deps.spend,
@@ -16,7 +16,7 @@ export function spendGuardOf(run: TurnRun): { spendGuard?: SpendGuard } {
     nowMs: () => deps.clock.nowMs(),
     logger: deps.logger,
   });
-  return guard ? { spendGuard: guard } : {};
+  return guard ? { budgetGuard: guard } : {};
 }
 
 /** The turn's cost at its model's price, for its commit and its turn_completed event. */

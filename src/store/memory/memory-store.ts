@@ -16,7 +16,7 @@ import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
 import { startTurn } from "./turn-start-ops.js";
 import { withInputChecks } from "../shared/checked-store.js";
 import { checkedCharge } from "../shared/tenant-charge.js";
-import type { TenantBudgetStore } from "../../ports/spend-guard.js";
+import type { TenantBudgetStore } from "../../ports/budget-guard.js";
 import type { MemoryContext } from "./context.js";
 import { createKeyedMutex } from "./keyed-mutex.js";
 import * as agents from "./agent-ops.js";

@@ -126,7 +126,7 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
       return { kind: "admitted", readmitted: false };
     },
 
-    async chargeTokens(rawTenant, rawTokens) {
+    async countTokens(rawTenant, rawTokens) {
       const tenant = checkTenant(rawTenant);
       const tokens = checkTokens(rawTokens);
       const now = options.clock.nowMs();

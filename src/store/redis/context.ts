@@ -9,7 +9,7 @@ import {
   agentIndexKey,
   agentKeys,
   readyIndexKey,
-  tenantBudgetKey,
+  tenantSpendKey,
   sessionIndexKey,
   sessionEventKeys,
   sessionKeys,
@@ -43,7 +43,7 @@ export interface RedisContext {
   readyKey: string | undefined;
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
-  tenantBudgetKey(tenant: string): string;
+  tenantSpendKey(tenant: string): string;
   /**
    * Adds a session to the index hint with the next index update (unawaited). `repair`: a commit
    * of a session that exists already, skipped when this store added it and the update did not
@@ -94,7 +94,7 @@ export function createRedisContext(
     readyKey: "isCluster" in redis && redis.isCluster ? undefined : readyIndexKey(namespace),
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
-    tenantBudgetKey: (tenant) => tenantBudgetKey(namespace, tenant),
+    tenantSpendKey: (tenant) => tenantSpendKey(namespace, tenant),
     noteSession(sessionId, repair = false) {
       if (repair && noted.has(sessionId)) return;
       noted.add(sessionId);

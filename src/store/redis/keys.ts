@@ -188,7 +188,7 @@ export function agentKeys(namespace: string, agentId: string): AgentKeys {
  * Hash of one tenant's spend (ADR 0016): window ("total" or a UTC day) -> micros spent. Its own
  * hash tag `{budget:<tenant>}`, so a charge is one script in one slot, apart from any session.
  */
-export function tenantBudgetKey(namespace: string, tenant: string): string {
+export function tenantSpendKey(namespace: string, tenant: string): string {
   return `${namespace}:{budget:${tenant}}`;
 }
 

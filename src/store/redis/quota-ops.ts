@@ -58,8 +58,9 @@ export function createRedisQuotaStore(options: {
       return { kind: "admitted", readmitted: reply[1] === 1 };
     },
 
-    async chargeTokens(tenant, tokens) {
+    async countTokens(tenant, tokens) {
       const k = keys(tenant);
+      // The script keeps its first name; "charge" is a budget's word now (ADR 0036).
       await scripts.run("chargeTokens", [k.counters], [checkTokens(tokens)]);
     },
 

@@ -27,7 +27,7 @@ import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
 import { chargeTenantSpend } from "./tenant-budget-ops.js";
 import { checkedCharge } from "../shared/tenant-charge.js";
-import type { TenantBudgetStore } from "../../ports/spend-guard.js";
+import type { TenantBudgetStore } from "../../ports/budget-guard.js";
 
 export interface RedisStoreOptions {
   /** A connection the caller owns: the store defines its scripts on it but never closes it. */

@@ -1,16 +1,13 @@
 // Tenant spend of the Redis store (ADR 0016): one hash per tenant in its own slot, one script
 // that adds a charge and answers the new total.
-import type { TenantSpendCharge } from "../../ports/spend-guard.js";
+import type { TenantCharge } from "../../ports/budget-guard.js";
 import { int } from "./codec.js";
 import type { RedisContext } from "./context.js";
 
-export async function chargeTenantSpend(
-  ctx: RedisContext,
-  charge: TenantSpendCharge,
-): Promise<number> {
+export async function chargeTenantSpend(ctx: RedisContext, charge: TenantCharge): Promise<number> {
   const reply = await ctx.scripts.run(
     "chargeTenantSpend",
-    [ctx.tenantBudgetKey(charge.tenant)],
+    [ctx.tenantSpendKey(charge.tenant)],
     [charge.window, String(charge.costMicros)],
   );
   return int(reply, 1);

@@ -1,13 +1,13 @@
-// The one input check of a tenant spend charge (ADR 0016), shared by both backends so bad input
+// The one input check of a tenant charge (ADR 0016), shared by both backends so bad input
 // gets the same typed error everywhere.
 import { invalidArgument } from "../../domain/errors.js";
-import type { TenantSpendCharge } from "../../ports/spend-guard.js";
+import type { TenantCharge } from "../../ports/budget-guard.js";
 import { checkCount } from "./validate.js";
 
 const TENANT = /^[A-Za-z0-9._-]{1,64}$/u;
 const WINDOW = /^(?:total|\d{4}-\d{2}-\d{2})$/u;
 
-export function checkTenantCharge(charge: TenantSpendCharge): void {
+export function checkTenantCharge(charge: TenantCharge): void {
   if (typeof charge?.tenant !== "string" || !TENANT.test(charge.tenant)) {
     throw invalidArgument("tenant", "must be 1-64 characters of letters, digits, '.', '_', '-'");
   }
@@ -19,8 +19,8 @@ export function checkTenantCharge(charge: TenantSpendCharge): void {
 
 /** Runs `check` then `run`, a refused argument as a rejected promise (never a synchronous throw). */
 export function checkedCharge(
-  charge: TenantSpendCharge,
-  run: (charge: TenantSpendCharge) => Promise<number>,
+  charge: TenantCharge,
+  run: (charge: TenantCharge) => Promise<number>,
 ): Promise<number> {
   try {
     checkTenantCharge(charge);

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { usage } from "../../../src/domain/usage.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
-import type { TenantBudgetStore } from "../../../src/ports/spend-guard.js";
+import type { TenantBudgetStore } from "../../../src/ports/budget-guard.js";
 import { expectTetherError, violationFields } from "../support/expectations.js";
 import { commitDraft, freshSessionId } from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";

@@ -1,6 +1,6 @@
 // Tenant quotas (ADR 0015): admission takes a slot and counts the turn only when every limit has
 // room, in one step, and a refusal changes nothing; re-admitting the same holder is idempotent;
-// slots live one TTL unless renewed; tokens are charged after the fact and checked before.
+// slots live one TTL unless renewed; tokens are counted after the fact and checked before.
 // Runs on memory, Redis and Redis Cluster; not on the wire (ADR 0015).
 import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
@@ -142,14 +142,14 @@ export function describeQuotaLaws(factory: StoreFactory): void {
       expect(usage.minuteResetAtMs - usage.nowMs).toBeLessThanOrEqual(60_000);
     });
 
-    test("tokens charged count against the minute and the day; over a limit, checks and admissions refuse", async () => {
+    test("tokens counted go against the minute and the day; over a limit, checks and admissions refuse", async () => {
       await inOneWindow();
       const tenant = freshTenant();
       const perMinute: TenantQuota = { tokens_per_minute: { max: 100, mode: "queue" } };
       const perDay: TenantQuota = { tokens_per_day: { max: 150, mode: "queue" } };
-      await quotas().chargeTokens(tenant, 60);
+      await quotas().countTokens(tenant, 60);
       expect(await quotas().checkTokenQuota(tenant, perMinute)).toEqual({ kind: "within" });
-      await quotas().chargeTokens(tenant, 40);
+      await quotas().countTokens(tenant, 40);
       const usage = await quotas().readQuotaUsage(tenant);
       expect(usage.tokensThisMinute).toBe(100);
       expect(usage.tokensToday).toBe(100);
@@ -160,7 +160,7 @@ export function describeQuotaLaws(factory: StoreFactory): void {
         limit: "tokens_per_minute",
       });
       expect(await quotas().checkTokenQuota(tenant, perDay)).toEqual({ kind: "within" });
-      await quotas().chargeTokens(tenant, 50);
+      await quotas().countTokens(tenant, 50);
       const day = await quotas().checkTokenQuota(tenant, perDay);
       expect(day).toMatchObject({ kind: "over", limit: "tokens_per_day" });
       const retry = day.kind === "over" ? day.retryAfterMs : -1;
@@ -173,7 +173,7 @@ export function describeQuotaLaws(factory: StoreFactory): void {
       const a = freshTenant();
       const b = freshTenant();
       await admit(a, "s1/t1", slots(1));
-      await quotas().chargeTokens(a, 500);
+      await quotas().countTokens(a, 500);
       expect(await admit(b, "s1/t1", slots(1))).toEqual({ kind: "admitted", readmitted: false });
       const usage = await quotas().readQuotaUsage(b);
       expect(usage.runningTurns).toBe(1);
@@ -196,7 +196,7 @@ export function describeQuotaLaws(factory: StoreFactory): void {
           }),
         ),
       ).toEqual(["limits.turns_per_minute.mode"]);
-      expect(await bad(() => quotas().chargeTokens(tenant, -1))).toEqual(["tokens"]);
+      expect(await bad(() => quotas().countTokens(tenant, -1))).toEqual(["tokens"]);
       expect((await quotas().readQuotaUsage(tenant)).runningTurns).toBe(0);
     });
   });

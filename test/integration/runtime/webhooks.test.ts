@@ -212,7 +212,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await s.endpoint();
       s.deliverer();
       const { sessionId, turnId } = await s.runTurn("use lookup", {
-        settings: { tokenBudget: 10 },
+        settings: { maxTurnTokens: 10 },
       });
       await waitFor(() => s.receiver.delivered.length === 2);
       const byType = new Map(s.receiver.delivered.map((d) => [d.body.type, d.body]));

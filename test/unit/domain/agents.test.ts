@@ -20,7 +20,7 @@ const FULL: AgentDefinition = {
   systemPrompt: "be brief",
   temperature: 0,
   maxOutputTokens: 256,
-  tokenBudget: 5000,
+  maxTurnTokens: 5000,
   clientTools: [
     {
       name: "lookup",

@@ -6,7 +6,7 @@ import { resolveContextPolicy, type ContextManagement } from "../../../src/domai
 import { createTurnEngine } from "../../../src/engine/index.js";
 import { ProviderError, type ModelRequest } from "../../../src/ports/model-provider.js";
 import { systemSleep } from "../../../src/ports/sleep.js";
-import type { SpendGuard } from "../../../src/ports/spend-guard.js";
+import type { BudgetGuard } from "../../../src/ports/budget-guard.js";
 import { createScriptedProvider, type ScriptedCall } from "../../../src/providers/scripted.js";
 import { recordingSink, text, toolCall, toolsOf } from "./helpers.js";
 
@@ -35,7 +35,7 @@ function history(turns: number, size: number): Message[] {
 function setup(
   policy: ContextManagement | undefined,
   answer: (r: ModelRequest) => ScriptedCall,
-  spendGuard?: SpendGuard,
+  budgetGuard?: BudgetGuard,
 ) {
   const requests: ModelRequest[] = [];
   const provider = createScriptedProvider({
@@ -54,7 +54,7 @@ function setup(
     retry: { baseDelayMs: 1, maxDelayMs: 2 },
     model: { model: "m-1" },
     contextPolicy: resolveContextPolicy(policy),
-    ...(spendGuard && { spendGuard }),
+    ...(budgetGuard && { budgetGuard }),
   });
   return { engine, requests };
 }
@@ -240,7 +240,7 @@ describe("compaction in the turn loop", () => {
 
   it("charges every summary call to the spend budgets, like the turn's own calls", async () => {
     const charged: number[] = [];
-    const guard: SpendGuard = {
+    const guard: BudgetGuard = {
       beforeModelCall: () => ({ go: true }),
       afterModelCall: (call) => {
         charged.push(call.inputTokens);

@@ -122,7 +122,7 @@ describe("turn loop", () => {
     expect(unansweredToolCalls(turn.messages)).toEqual([]);
   });
 
-  it("stops when the token budget is spent", async () => {
+  it("stops when the turn token cap is spent", async () => {
     const tools = toolsOf({ again: () => Promise.resolve({ output: "ok" }) });
     const { engine, provider } = engineWith(
       [
@@ -130,7 +130,7 @@ describe("turn loop", () => {
         { response: { ...usageOf(15, 5), parts: [toolCall("c2", "again")] } },
         { response: { ...usageOf(15, 5), parts: [toolCall("c3", "again")] } },
       ],
-      { tools, tokenBudget: 30 },
+      { tools, maxTurnTokens: 30 },
     );
     const turn = await engine.runTurn({ turnId: "budget", input: go });
 
@@ -155,7 +155,7 @@ describe("turn loop", () => {
           response: { ...usageOf(400, 60), fullText: "long answer", parts: [text("long answer")] },
         },
       ],
-      { tokenBudget: 3 },
+      { maxTurnTokens: 3 },
     );
     const turn = await engine.runTurn({ turnId: "one-call", input: go });
 
@@ -172,7 +172,7 @@ describe("turn loop", () => {
   it("finishes normally while the turn stays under its budget", async () => {
     const { engine } = engineWith(
       [{ response: { ...usageOf(10, 5), fullText: "short", parts: [text("short")] } }],
-      { tokenBudget: 16 },
+      { maxTurnTokens: 16 },
     );
     const turn = await engine.runTurn({ turnId: "under", input: go });
     expect(turn.outcome).toEqual({ kind: "finished", reason: "assistant_message", text: "short" });

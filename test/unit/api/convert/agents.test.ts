@@ -40,7 +40,7 @@ describe("agent definitions", () => {
       temperature: 0,
       maxOutputTokens: 256,
       maxIterations: 4,
-      tokenBudget: 5000,
+      maxTurnTokens: 5000,
       clientTools: [
         { name: "lookup", description: "d", inputSchema: { type: "object" } },
         { name: "ping", description: "", inputSchema: { type: "object" }, requiresApproval: true },

@@ -171,7 +171,7 @@ describe("turn options", () => {
       temperature: 0,
       maxOutputTokens: 4294967295,
       maxIterations: 100,
-      tokenBudget: MAX_SAFE,
+      maxTurnTokens: MAX_SAFE,
       systemPrompt: "be brief",
     });
     expect(settingsFromProto(options({ temperature: 2 }))).toEqual({ temperature: 2 });

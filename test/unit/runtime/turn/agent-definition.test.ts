@@ -79,7 +79,7 @@ describe("agent binding", () => {
         '{"model":"m1","tokenBudget":"70","clientTools":[{"name":"ping"}],"serverTools":["mail"]}',
       ),
     ).toEqual({
-      settings: { model: "m1", tokenBudget: 70, serverTools: ["mail"] },
+      settings: { model: "m1", maxTurnTokens: 70, serverTools: ["mail"] },
       clientTools: [{ name: "ping", description: "", inputSchema: { type: "object" } }],
     });
   });

@@ -70,7 +70,7 @@ describe("quota charging provider", () => {
   test("a later call waits while the minute's tokens are used up, then goes on in the next window", async () => {
     const { store, provider, waits } = setup();
     await drain(provider);
-    await store.chargeTokens("acme", 50);
+    await store.countTokens("acme", 50);
     // 110 of 100 used: the second call of the turn waits the 60 s window out, then runs.
     expect(await drain(provider)).toMatchObject({ fullText: "ok" });
     expect(waits).toEqual([
@@ -82,7 +82,7 @@ describe("quota charging provider", () => {
   test("the wait ends with the turn's abort", async () => {
     const { store, provider } = setup();
     await drain(provider);
-    await store.chargeTokens("acme", 100);
+    await store.countTokens("acme", 100);
     const abort = new AbortController();
     abort.abort(new Error("turn cancelled"));
     await expect(drain(provider, abort.signal)).rejects.toThrow("turn cancelled");

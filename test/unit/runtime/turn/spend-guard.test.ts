@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionId } from "../../../../src/domain/ids.js";
 import type { SessionSnapshot } from "../../../../src/domain/session.js";
 import { usage } from "../../../../src/domain/usage.js";
-import type { SpendPolicy } from "../../../../src/ports/spend-guard.js";
+import type { BudgetPolicy } from "../../../../src/ports/budget-guard.js";
 import { createMemoryStore } from "../../../../src/store/memory/memory-store.js";
 import { createSpendGuard, turnCost } from "../../../../src/runtime/turn/spend-guard.js";
 import { silentLogger } from "../../../../src/runtime/deps.js";
@@ -19,7 +19,7 @@ const PRICE = {
   cacheWriteMicrosPerMillion: 2_000_000,
 };
 
-function policyWith(tenants: SpendPolicy["tenants"] = new Map()): SpendPolicy {
+function policyWith(tenants: BudgetPolicy["tenants"] = new Map()): BudgetPolicy {
   return {
     defaultModel: "m-default",
     prices: new Map([["m1", PRICE]]),
@@ -48,7 +48,7 @@ describe("runtime spend guard", () => {
     const u = usage({ inputTokens: 3, outputTokens: 1, cacheReadTokens: 1 });
     expect(turnCost(policy, { model: "m1" }, u)).toBe(17);
     expect(turnCost(policy, { model: "other" }, u)).toBeUndefined();
-    const star: SpendPolicy = {
+    const star: BudgetPolicy = {
       ...policy,
       prices: new Map([["*", { ...PRICE, outputMicrosPerMillion: 1 }]]),
     };

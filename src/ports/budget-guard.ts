@@ -1,20 +1,20 @@
-// The engine's view of spend budgets (ADR 0016): asked before every model call whether the turn
-// may make it, told after it what the call used. The runtime implements it over the session's
-// committed spend and the tenant's charge in the store; the engine stays pure.
+// The engine's view of budgets (ADR 0016, glossary in ADR 0036): asked before every model call
+// whether the turn may make it, told after it what the call used. The runtime implements it over
+// the session's committed spend and the tenant's spend in the store; the engine stays pure.
 import type { BudgetReached, ModelPrice, TenantBudget } from "../domain/budgets.js";
 import type { UsageTotals } from "../domain/usage.js";
 
-export type SpendDecision = { go: true } | { go: false; reached: BudgetReached };
+export type BudgetDecision = { go: true } | { go: false; reached: BudgetReached };
 
-export interface SpendGuard {
+export interface BudgetGuard {
   /** Before a model call, with the turn's usage so far (a resumed turn's included). */
-  beforeModelCall(turnUsage: UsageTotals): SpendDecision | Promise<SpendDecision>;
+  beforeModelCall(turnUsage: UsageTotals): BudgetDecision | Promise<BudgetDecision>;
   /** After a model call that returned: that call's usage and the turn's new total. */
   afterModelCall(callUsage: UsageTotals, turnUsage: UsageTotals): void | Promise<void>;
 }
 
-/** A tenant's cumulative cost in one window (a UTC day, or "total"), charged atomically. */
-export interface TenantSpendCharge {
+/** One charge to a tenant's spend in one window (a UTC day, or "total"), added atomically. */
+export interface TenantCharge {
   tenant: string;
   /** "total", or a UTC day as YYYY-MM-DD: each window is its own counter. */
   window: string;
@@ -24,11 +24,11 @@ export interface TenantSpendCharge {
 
 export interface TenantBudgetStore {
   /** Adds `costMicros` to the tenant's window (atomic, never lost to a race); the new total. */
-  chargeTenantSpend(charge: TenantSpendCharge): Promise<number>;
+  chargeTenantSpend(charge: TenantCharge): Promise<number>;
 }
 
-/** What the operator configured: prices by model ("*" prices any other) and tenant budgets. */
-export interface SpendPolicy {
+/** The budgets the operator configured: prices by model ("*" prices any other), tenant budgets. */
+export interface BudgetPolicy {
   /** The model a turn that names none calls (the provider's default), for its price. */
   defaultModel: string;
   prices: ReadonlyMap<string, ModelPrice>;

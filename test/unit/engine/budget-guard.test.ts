@@ -1,8 +1,8 @@
-// The engine's spend guard seam (ADR 0016): asked before every model call, told after it; a
+// The engine's budget guard seam (ADR 0016): asked before every model call, told after it; a
 // refusal stops the turn as budget_exhausted after a budget_reached event, keeping its usage.
 import { describe, expect, it } from "vitest";
 import type { UsageTotals } from "../../../src/domain/usage.js";
-import type { SpendDecision, SpendGuard } from "../../../src/ports/spend-guard.js";
+import type { BudgetDecision, BudgetGuard } from "../../../src/ports/budget-guard.js";
 import type { ScriptedCall } from "../../../src/providers/scripted.js";
 import { engineWith, recordingSink, text, toolCall, toolsOf } from "./helpers.js";
 
@@ -24,8 +24,8 @@ function usageOf(input: number, output: number): ScriptedCall["response"] {
 function countingGuard(calls: number) {
   const before: UsageTotals[] = [];
   const after: [UsageTotals, UsageTotals][] = [];
-  const guard: SpendGuard = {
-    beforeModelCall: (turnUsage): SpendDecision => {
+  const guard: BudgetGuard = {
+    beforeModelCall: (turnUsage): BudgetDecision => {
       before.push(turnUsage);
       return before.length <= calls
         ? { go: true }
@@ -48,7 +48,7 @@ function countingGuard(calls: number) {
 
 const again = toolsOf({ again: () => Promise.resolve({ output: "ok" }) });
 
-describe("spend guard", () => {
+describe("budget guard", () => {
   it("stops before the model call it refuses, with budget_reached and the usage so far", async () => {
     const { guard, before, after } = countingGuard(2);
     const { engine, provider } = engineWith(
@@ -57,7 +57,7 @@ describe("spend guard", () => {
         { response: { ...usageOf(20, 2), parts: [toolCall("c2", "again")] } },
         { response: { ...usageOf(40, 4), fullText: "never", parts: [text("never")] } },
       ],
-      { tools: again, spendGuard: guard },
+      { tools: again, budgetGuard: guard },
     );
     const sink = recordingSink();
     const turn = await engine.runTurn({ turnId: "spend", input: go, sink });
@@ -88,7 +88,7 @@ describe("spend guard", () => {
     const { guard, after } = countingGuard(0);
     const { engine, provider } = engineWith(
       [{ response: { ...usageOf(5, 1), fullText: "hi", parts: [text("hi")] } }],
-      { spendGuard: guard },
+      { budgetGuard: guard },
     );
     const sink = recordingSink();
     const turn = await engine.runTurn({ turnId: "none", input: go, sink });
@@ -104,7 +104,7 @@ describe("spend guard", () => {
     const { guard, after } = countingGuard(5);
     const { engine } = engineWith(
       [{ response: { ...usageOf(7, 3), fullText: "done", parts: [text("done")] } }],
-      { spendGuard: guard },
+      { budgetGuard: guard },
     );
     const turn = await engine.runTurn({ turnId: "done", input: go });
     expect(turn.outcome).toEqual({ kind: "finished", reason: "assistant_message", text: "done" });
@@ -118,7 +118,7 @@ describe("spend guard", () => {
         { response: { ...usageOf(15, 5), parts: [toolCall("c1", "again")] } },
         { response: { ...usageOf(15, 5), parts: [toolCall("c2", "again")] } },
       ],
-      { tools: again, tokenBudget: 20, spendGuard: guard },
+      { tools: again, maxTurnTokens: 20, budgetGuard: guard },
     );
     const sink = recordingSink();
     const turn = await engine.runTurn({ turnId: "tokens", input: go, sink });
