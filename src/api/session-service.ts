@@ -1,5 +1,6 @@
 // SessionService over a RuntimeStore: create, list, delete and update a session (its metadata and
-// its agent binding); its history (transcript, fork, rewind, compaction) is session-history.ts's.
+// its agent binding); GetSession and the history RPCs (transcript pages, fork, rewind, compaction)
+// are session-history.ts's.
 // A session exists once it has a commit; creation is the commit from head 0, so two racing creates
 // of one id cannot both succeed, and a session its first input created (ADR 0003) is ALREADY_EXISTS.
 import { randomUUID } from "node:crypto";

@@ -28,8 +28,8 @@ export function checkTenantName(tenant: string): string {
 
 /**
  * A session as a request names it, computed once at the edge: the store id the runtime works on,
- * and the client's own id (validated), which the runtime puts in what the client sees (events,
- * refusals) without ever splitting a store id itself.
+ * and the client's own id (validated), which the runtime puts in what this client sees (its
+ * events, its refusals).
  */
 export interface ScopedSession {
   readonly sessionId: SessionId;
