@@ -6,7 +6,8 @@ import { agentNotFound, invalidArgument } from "../domain/errors.js";
 import type { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { agentToProto, definitionToStore } from "./convert/agents.js";
-import { decodePageToken, encodePageToken, LIST_PAGE, pageSizeOf } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { pageSizeOf } from "./page-size.js";
 import { fromUint64 } from "./convert/scalars.js";
 import { scopeOf } from "./tenancy.js";
 
@@ -42,7 +43,7 @@ export function createAgentService(store: AgentStore): ServiceImpl<typeof AgentS
 
     async listAgents(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const limit = pageSizeOf(req.pageSize, LIST_PAGE);
+      const limit = pageSizeOf("ListAgents", req.pageSize);
       const after = decodePageToken(req.pageToken);
       const page = await store.listAgents({
         prefix: scope.prefix,

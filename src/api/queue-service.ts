@@ -15,12 +15,8 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type RuntimeStore } from "../ports/runtime-s
 import type { Tracer } from "../ports/tracer.js";
 import { deliveryFromProto, inputToProto } from "./convert/inputs.js";
 import { batchToProto, cancelReportToProto, draftFromProto } from "./convert/queue.js";
-import {
-  decodeSequenceToken,
-  encodeSequenceToken,
-  LIST_PAGE,
-  pageSizeOf,
-} from "./convert/page-token.js";
+import { decodeSequenceToken, encodeSequenceToken } from "./convert/page-token.js";
+import { pageSizeOf } from "./page-size.js";
 import { optionalText } from "./convert/scalars.js";
 import {
   encodedSize,
@@ -48,11 +44,11 @@ export interface QueueServiceOptions {
  */
 function pageOf<T extends { seq: number }, D extends DescMessage>(
   items: readonly T[],
-  request: { pageSize: number; pageToken: string },
+  request: { rpc: "ListWork" | "ListInputs"; pageSize: number; pageToken: string },
   answer: { schema: D; build: (page: readonly T[], next: string) => MessageInitShape<D> },
   budget: ResponseBudget,
 ): MessageInitShape<D> {
-  const limit = pageSizeOf(request.pageSize, LIST_PAGE);
+  const limit = pageSizeOf(request.rpc, request.pageSize);
   const after = decodeSequenceToken(request.pageToken) ?? 0;
   const rest = items.filter((i) => i.seq > after);
   const build = (n: number) => {
@@ -96,7 +92,7 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
       const batches = await store.listWork(await existing(scope, req.sessionId));
       return pageOf(
         batches.map((b) => ({ seq: b.enqueueSeq, batch: b })),
-        req,
+        { rpc: "ListWork", ...req },
         {
           schema: ListWorkResponseSchema,
           build: (page, nextPageToken) => ({
@@ -141,7 +137,7 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
       const inputs = await store.listInputs(await existing(scope, req.sessionId));
       return pageOf(
         inputs,
-        req,
+        { rpc: "ListInputs", ...req },
         {
           schema: ListInputsResponseSchema,
           build: (page, nextPageToken) => ({

@@ -21,7 +21,8 @@ import type { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import type { Clock } from "../ports/clock.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { ScheduleStore } from "../ports/schedule-store.js";
-import { decodePageToken, encodePageToken, pageSizeOf } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { pageSizeOf } from "./page-size.js";
 import {
   checkScheduleId,
   runToProto,
@@ -38,12 +39,6 @@ export interface ScheduleServiceOptions {
   /** Cuts this replica's poller sleep short after a change. */
   wake?: () => void;
 }
-
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 100;
-
-const pageSize = (requested: number, fallback: number): number =>
-  pageSizeOf(requested, { fallback, max: MAX_PAGE_SIZE });
 
 export function createScheduleService(
   options: ScheduleServiceOptions,
@@ -125,7 +120,7 @@ export function createScheduleService(
 
     async listSchedules(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const limit = pageSize(req.pageSize, DEFAULT_PAGE_SIZE);
+      const limit = pageSizeOf("ListSchedules", req.pageSize);
       const after = decodePageToken(req.pageToken);
       // One more than asked says whether another page follows.
       const records = await schedules.listSchedules(scope.tenant, {
@@ -194,7 +189,10 @@ export function createScheduleService(
       const scope = scopeOf(ctx.values);
       const ref = refOf(scope, req.scheduleId);
       found(await schedules.getSchedule(ref), req.scheduleId);
-      const runs = await schedules.listScheduleRuns(ref, pageSize(req.pageSize, MAX_PAGE_SIZE));
+      const runs = await schedules.listScheduleRuns(
+        ref,
+        pageSizeOf("ListScheduleRuns", req.pageSize),
+      );
       return { runs: runs.map(runToProto) };
     },
   };

@@ -26,11 +26,23 @@ export function checkTenantName(tenant: string): string {
   return tenant;
 }
 
+/**
+ * A session as a request names it, computed once at the edge: the store id the runtime works on,
+ * and the client's own id (validated), which the runtime puts in what this client sees (its
+ * events, its refusals).
+ */
+export interface ScopedSession {
+  readonly sessionId: SessionId;
+  readonly publicSessionId: string;
+}
+
 /** Maps session ids between one tenant's client view and the store. */
 export interface TenantScope {
   readonly tenant: string;
   /** Validates a client session id and prefixes it; `field` names it in the violation. */
   toStore(clientId: string, field: string): SessionId;
+  /** `toStore` with the client's id kept beside it, for the runtime's calls that need both. */
+  session(clientId: string, field: string): ScopedSession;
   /** Strips the tenant prefix from a store id this scope produced. */
   toClient(storeId: string): string;
   /** The store-id prefix every session of this tenant shares (for listing). */
@@ -46,11 +58,16 @@ export function checkClientSessionId(clientId: string, field: string): string {
 
 export function createTenantScope(tenant: string): TenantScope {
   const prefix = `${tenant}${TENANT_SEPARATOR}`;
+  const toStore = (clientId: string, field: string): SessionId =>
+    parseSessionId(`${prefix}${checkClientSessionId(clientId, field)}`, field);
   return {
     tenant,
     prefix,
-    toStore: (clientId, field) =>
-      parseSessionId(`${prefix}${checkClientSessionId(clientId, field)}`, field),
+    toStore,
+    session: (clientId, field) => ({
+      sessionId: toStore(clientId, field),
+      publicSessionId: clientId,
+    }),
     toClient: (storeId) => (storeId.startsWith(prefix) ? clientSessionId(storeId) : storeId),
   };
 }

@@ -48,13 +48,12 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
   return {
     streamTurn(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const sessionId = scope.toStore(req.sessionId, "session_id");
+      const session = scope.session(req.sessionId, "session_id");
       const items = inputFromProto(req.input);
       if (req.clientRequestId !== "") checkId("client_request_id", req.clientRequestId);
       const events = runtime.streamTurn(
         {
-          sessionId,
-          publicSessionId: req.sessionId,
+          ...session,
           items,
           ...(req.clientRequestId !== "" ? { clientRequestId: req.clientRequestId } : {}),
           busyStrategy: busyStrategyFromProto(req.busyStrategy),
@@ -71,17 +70,17 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
         },
         ctx.signal,
       );
-      return mapEvents(events, convertFor(sessionId, req.includeCommittedMessages, scope));
+      return mapEvents(events, convertFor(session.sessionId, req.includeCommittedMessages, scope));
     },
 
     watchSession(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const sessionId = scope.toStore(req.sessionId, "session_id");
+      const { sessionId, publicSessionId } = scope.session(req.sessionId, "session_id");
       const after = fromUint64(req.afterCursor, "after_cursor");
       if (!isValidCursor(after)) throw invalidArgument("after_cursor", "is not a cursor");
       const events = runtime.watch(
         sessionId,
-        req.sessionId,
+        publicSessionId,
         after,
         req.untilTurnCompleted,
         ctx.signal,

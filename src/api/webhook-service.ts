@@ -19,7 +19,8 @@ import type {
 } from "../gen/tether/v1/webhook_service_pb.js";
 import type { WebhookStore } from "../ports/webhook-store.js";
 import { replayDelivery } from "../runtime/index.js";
-import { decodePageToken, encodePageToken, LIST_PAGE, pageSizeOf } from "./convert/page-token.js";
+import { decodePageToken, encodePageToken } from "./convert/page-token.js";
+import { pageSizeOf } from "./page-size.js";
 import { checkClientSessionId, scopeOf } from "./tenancy.js";
 
 function toProto(e: WebhookEndpoint, withSecret: boolean): Omit<ProtoEndpoint, "$typeName"> {
@@ -103,7 +104,7 @@ export function createWebhookService(store: WebhookStore): ServiceImpl<typeof We
       const scope = scopeOf(ctx.values);
       const endpointId = endpointIdOf(req.endpointId);
       await found(scope.tenant, endpointId);
-      const limit = pageSizeOf(req.pageSize, LIST_PAGE);
+      const limit = pageSizeOf("ListWebhookDeliveries", req.pageSize);
       const cursor = decodePageToken(req.pageToken);
       const page = await store.listDeliveries(scope.tenant, endpointId, {
         limit,

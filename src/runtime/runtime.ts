@@ -3,11 +3,12 @@
 // wins the session's lease executes it.
 import { compactNow, type CompactNowReceipt } from "./turn/index.js";
 import { setMaxListeners } from "node:events";
-import { invalidArgument, isTetherError, sessionNotFound, TetherError } from "../domain/errors.js";
+import { invalidArgument, sessionNotFound, TetherError } from "../domain/errors.js";
 import type { InputItem } from "../domain/conversation.js";
 import type { SessionId } from "../domain/ids.js";
 import type { CursoredEvent } from "../domain/session-events.js";
 import type { ApprovalDecision, ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
+import { createSessionIfAbsent } from "../ports/session-creation.js";
 import type { ToolDefinition } from "../ports/tool-executor.js";
 import { entryCursor } from "./stream/index.js";
 import type { RuntimeDeps } from "./deps.js";
@@ -288,18 +289,8 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
     let snapshot = await deps.store.loadSession(sessionId);
     if (!snapshot) {
       const metadataPatch = await agentBindingPatch(deps.store, agent);
-      try {
-        await deps.store.commit({
-          sessionId,
-          expectedHeadRevision: 0,
-          appendMessages: [],
-          metadataPatch,
-        });
-        return;
-      } catch (error) {
-        if (!isTetherError(error, "head_revision_conflict")) throw error;
-        snapshot = await deps.store.loadSession(sessionId);
-      }
+      if (await createSessionIfAbsent(deps.store, sessionId, metadataPatch)) return;
+      snapshot = await deps.store.loadSession(sessionId);
     }
     if (!isBoundTo(snapshot?.metadata ?? {}, agent.agentId)) {
       throw invalidArgument(

@@ -14,6 +14,7 @@ import {
   type ScheduleRun,
   type ScheduleSpec,
 } from "../domain/schedules.js";
+import { createSessionIfAbsent } from "../ports/session-creation.js";
 import type { RuntimeDeps } from "./deps.js";
 import type { SessionDriver } from "./session/index.js";
 import { agentBindingPatch, encodeInputPayload } from "./turn/index.js";
@@ -56,17 +57,8 @@ export function createScheduleFirer(deps: RuntimeDeps, driver: SessionDriver) {
         if (!isTetherError(error, "agent_not_found")) throw error;
         return { refused: `target ${error.message}`, pause: true };
       }
-      try {
-        await deps.store.commit({
-          sessionId,
-          expectedHeadRevision: 0,
-          appendMessages: [],
-          metadataPatch,
-        });
-      } catch (error) {
-        // A re-fire of this occurrence: the session was created by the first one.
-        if (!isTetherError(error, "head_revision_conflict")) throw error;
-      }
+      // A re-fire of this occurrence finds the session the first one created.
+      await createSessionIfAbsent(deps.store, sessionId, metadataPatch);
       return { sessionId, delivery: { kind: "next_turn" } };
     }
     const { sessionId, busyStrategy } = target;

@@ -47,14 +47,3 @@ export function decodeSequenceToken(token: string): number | undefined {
 
 export const encodeRevisionToken = encodeSequenceToken;
 export const decodeRevisionToken = decodeSequenceToken;
-
-/** The List RPCs' page size: 0 asks for the default; more than `max` is refused naming it. */
-export function pageSizeOf(requested: number, defaults: { fallback: number; max: number }): number {
-  if (requested > defaults.max) {
-    throw invalidArgument("page_size", `must be at most ${defaults.max}`);
-  }
-  return requested === 0 ? defaults.fallback : requested;
-}
-
-/** The page size of most List RPCs: 100 unless asked, at most 1000. */
-export const LIST_PAGE = { fallback: 100, max: 1000 } as const;
