@@ -9,6 +9,13 @@ export type SessionId = Brand<string, "SessionId">;
 export type BatchId = Brand<string, "BatchId">;
 export type InputId = Brand<string, "InputId">;
 export type ClaimId = Brand<string, "ClaimId">;
+/**
+ * A webhook outbox (ADR 0021). A session's own outbox is named by its session id (its rows live
+ * in the session's slot, written by its commits), so every SessionId is an OutboxId; other
+ * outboxes (a schedule's pause events, `<tenant>:schedule:<id>`) are not sessions, so an
+ * OutboxId is not a SessionId.
+ */
+export type OutboxId = Brand<string, "OutboxId"> | SessionId;
 
 export const MAX_ID_LENGTH = 200;
 
@@ -52,3 +59,5 @@ export const parseInputId = (raw: string, field = "input_id"): InputId =>
   checkId(field, raw) as InputId;
 export const parseClaimId = (raw: string, field = "claim_id"): ClaimId =>
   checkId(field, raw) as ClaimId;
+export const parseOutboxId = (raw: string, field = "outbox_id"): OutboxId =>
+  checkId(field, raw) as OutboxId;

@@ -1,7 +1,7 @@
 // The webhook port (ADR 0021): per-session outboxes (written by the commit and park steps of the
 // RuntimeStore, or by enqueueWebhookEvent), leased claims of their rows, per-tenant endpoints
 // and their delivery logs. Each operation is one atomic step (one Lua script on Redis).
-import type { SessionId } from "../domain/ids.js";
+import type { OutboxId } from "../domain/ids.js";
 import type {
   OutboxClaimReport,
   OutboxSettlement,
@@ -15,13 +15,13 @@ import type {
 
 export interface WebhookOutboxStore {
   /**
-   * Adds an event to the outbox `outboxId` (a session id: the event lives in its slot), owed to
+   * Adds an event to the outbox `outboxId` (a session's own, or another such as a schedule's: the event lives in its slot), owed to
    * `targets` or, when undefined, every endpoint that wants it. Idempotent by event id while the
    * row is pending: false when a row of that id is there already. The seam for events that do
    * not come from a commit or a park (a schedule pause, a replay).
    */
   enqueueWebhookEvent(
-    outboxId: SessionId,
+    outboxId: OutboxId,
     event: WebhookEvent,
     targets?: string[],
   ): Promise<boolean>;
@@ -30,7 +30,7 @@ export interface WebhookOutboxStore {
    * rows come back) for `leaseMs`, under the claim token `claimToken`.
    */
   claimOutbox(
-    outboxId: SessionId,
+    outboxId: OutboxId,
     claimToken: string,
     leaseMs: number,
     max: number,
@@ -40,31 +40,31 @@ export interface WebhookOutboxStore {
    * with one more attempt counted. False (nothing changed) when the token no longer holds it.
    */
   settleOutbox(
-    outboxId: SessionId,
+    outboxId: OutboxId,
     eventId: string,
     claimToken: string,
     settlement: OutboxSettlement,
   ): Promise<boolean>;
   /** Outboxes that may have due rows (a hint, in its own slot), up to `limit`. */
-  dueOutboxes(limit: number): Promise<SessionId[]>;
+  dueOutboxes(limit: number): Promise<OutboxId[]>;
   /**
    * Makes the outbox due in the hint index no later than `dueAtMs`: adds it, or moves it earlier,
    * never later (a writer notes before and after its write; see ADR 0021 "The hint").
    */
-  noteOutbox(outboxId: SessionId, dueAtMs: number): Promise<void>;
+  noteOutbox(outboxId: OutboxId, dueAtMs: number): Promise<void>;
   /**
    * Before a write of an outbox row: the outbox becomes due at `dueAtMs` (a delivery lease
    * ahead) if it was due by `nowMs` or absent, or moves earlier to it. The writer's note after
    * its write makes it due now; a writer lost in between leaves its row found at `dueAtMs`.
    */
-  expectOutbox(outboxId: SessionId, nowMs: number, dueAtMs: number): Promise<void>;
+  expectOutbox(outboxId: OutboxId, nowMs: number, dueAtMs: number): Promise<void>;
   /**
    * After a deliverer's look at the outbox that began at `seenAtMs`: due again at `nextDueAtMs`,
    * or dropped when that is undefined (and added back if rows came meanwhile). A note made due
    * later than `seenAtMs` was written after the look began and stands (moved earlier if
    * `nextDueAtMs` is earlier), so a row its writer has not written yet is never forgotten.
    */
-  settleOutboxHint(outboxId: SessionId, seenAtMs: number, nextDueAtMs?: number): Promise<void>;
+  settleOutboxHint(outboxId: OutboxId, seenAtMs: number, nextDueAtMs?: number): Promise<void>;
 }
 
 export interface WebhookEndpointStore {

@@ -4,7 +4,7 @@
 // done, or retried later with exponential backoff and jitter for the endpoints that failed, the
 // same event id each time, for up to 24 h. At least once, unordered.
 import { randomUUID } from "node:crypto";
-import type { SessionId } from "../domain/ids.js";
+import type { OutboxId } from "../domain/ids.js";
 import {
   WEBHOOK_FAILURE_LIMIT,
   WEBHOOK_RETRY_WINDOW_MS,
@@ -41,7 +41,7 @@ export interface WebhookDelivererOptions {
 export interface WebhookDeliverer {
   start(): void;
   /** Looks at an outbox now (a commit or park of this replica wrote to it). */
-  nudge(outboxId: SessionId): void;
+  nudge(outboxId: OutboxId): void;
   /** Stops polling and waits for the round in flight. */
   stop(): Promise<void>;
 }
@@ -62,13 +62,13 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
   let running = false;
   let stopped = true;
   const inFlight = new Set<Promise<void>>();
-  const busy = new Set<SessionId>();
+  const busy = new Set<OutboxId>();
 
   async function attempt(
     tenant: string,
     endpoint: WebhookEndpoint,
     claim: OutboxClaim,
-    outboxId: SessionId,
+    outboxId: OutboxId,
   ) {
     const event = claim.row.event;
     const report = await send(endpoint, event);
@@ -101,7 +101,7 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     return report.ok || after === undefined || after.disabled;
   }
 
-  async function deliverRow(outboxId: SessionId, claim: OutboxClaim): Promise<number | undefined> {
+  async function deliverRow(outboxId: OutboxId, claim: OutboxClaim): Promise<number | undefined> {
     const tenant = tenantOfOutbox(outboxId);
     const { row } = claim;
     const endpoints = (await store.listEndpoints(tenant)).filter(
@@ -132,7 +132,7 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     return dueAtMs;
   }
 
-  async function drain(outboxId: SessionId): Promise<void> {
+  async function drain(outboxId: OutboxId): Promise<void> {
     if (busy.has(outboxId)) return;
     busy.add(outboxId);
     try {
@@ -210,7 +210,7 @@ export async function replayDelivery(
     });
     const found = page.deliveries.find((d) => d.deliveryId === deliveryId);
     if (found) {
-      const outboxId = found.outboxId as SessionId;
+      const outboxId = found.outboxId as OutboxId;
       if (!(await store.enqueueWebhookEvent(outboxId, found.event, [endpointId]))) return false;
       await store.noteOutbox(outboxId, 0);
       return true;

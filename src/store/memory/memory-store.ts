@@ -14,8 +14,9 @@ import {
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
 import { startTurn } from "./turn-start-ops.js";
-import { withInputChecks } from "../shared/checked-store.js";
-import { checkedCharge } from "../shared/tenant-charge.js";
+import { withChecks } from "../shared/checked.js";
+import { runtimeChecks } from "../shared/runtime-checks.js";
+import { budgetChecks } from "../shared/budget-checks.js";
 import type { TenantBudgetStore } from "../../ports/budget-guard.js";
 import type { MemoryContext } from "./context.js";
 import { createKeyedMutex } from "./keyed-mutex.js";
@@ -64,7 +65,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     log: options.logger,
   };
 
-  return withInputChecks<MemoryStore>(
+  return withChecks<RuntimeStore & TenantBudgetStore, MemoryStore>(
+    { ...runtimeChecks(ctx.limits), ...budgetChecks },
     {
       webhooks: createMemoryWebhookStore(ctx, ctx.webhooks),
 
@@ -154,16 +156,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       rewindSession: (draft) => history.rewindSession(ctx, draft),
       vacuum: (sessionId) => sessions.vacuum(ctx, sessionId),
       // One synchronous step: no other operation interleaves between the read and the write.
-      chargeTenantSpend: (charge) =>
-        checkedCharge(charge, ({ tenant, window, costMicros }) => {
-          const key = `${tenant} ${window}`;
-          const spent = (ctx.tenantSpend.get(key) ?? 0) + costMicros;
-          if (costMicros > 0) ctx.tenantSpend.set(key, spent);
-          return Promise.resolve(spent);
-        }),
+      chargeTenantSpend: ({ tenant, window, costMicros }) => {
+        const key = `${tenant} ${window}`;
+        const spent = (ctx.tenantSpend.get(key) ?? 0) + costMicros;
+        if (costMicros > 0) ctx.tenantSpend.set(key, spent);
+        return Promise.resolve(spent);
+      },
       close: () => Promise.resolve(),
     },
-    ctx.limits,
   );
 }
 

@@ -1,6 +1,5 @@
 // The quota port in memory: one process's tenants, on the injected clock. Every operation runs
 // to completion without awaiting, so each is one atomic step as the Redis scripts are.
-import { invalidArgument } from "../../domain/errors.js";
 import {
   DAY_MS,
   MINUTE_MS,
@@ -11,13 +10,8 @@ import {
 } from "../../domain/quotas.js";
 import type { Clock } from "../../ports/clock.js";
 import type { QuotaStore } from "../../ports/quota-store.js";
-import {
-  checkHolder,
-  checkLimits,
-  checkTenant,
-  checkTokens,
-  checkTtl,
-} from "../shared/quota-checks.js";
+import { withChecks } from "../shared/checked.js";
+import { quotaChecks } from "../shared/quota-checks.js";
 
 interface TenantCounters {
   /** holder -> slot expiry (epoch ms) */
@@ -90,12 +84,8 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
     return first - now;
   }
 
-  return {
-    async admitTurn(admission) {
-      const tenant = checkTenant(admission.tenant);
-      const holder = checkHolder(admission.holder);
-      const limits = checkLimits(admission.limits);
-      const ttl = checkTtl(admission.slotTtlMs);
+  return withChecks(quotaChecks, {
+    async admitTurn({ tenant, holder, limits, slotTtlMs: ttl }) {
       const now = options.clock.nowMs();
       const t = of(tenant);
       const own = t.slots.get(holder);
@@ -126,9 +116,7 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
       return { kind: "admitted", readmitted: false };
     },
 
-    async countTokens(rawTenant, rawTokens) {
-      const tenant = checkTenant(rawTenant);
-      const tokens = checkTokens(rawTokens);
+    async countTokens(tenant, tokens) {
       const now = options.clock.nowMs();
       const t = of(tenant);
       const u = usageAt(t, now);
@@ -138,25 +126,19 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
       t.tokensDay = u.tokensToday + tokens;
     },
 
-    async checkTokenQuota(rawTenant, rawLimits) {
-      const tenant = checkTenant(rawTenant);
-      const limits = checkLimits(rawLimits);
+    async checkTokenQuota(tenant, limits) {
       return tokensOver(limits, usageAt(of(tenant), options.clock.nowMs()));
     },
 
-    async releaseTurnSlot(rawTenant, rawHolder) {
-      const t = of(checkTenant(rawTenant));
-      const holder = checkHolder(rawHolder);
+    async releaseTurnSlot(tenant, holder) {
+      const t = of(tenant);
       const expiry = t.slots.get(holder);
       t.slots.delete(holder);
       return expiry !== undefined && expiry > options.clock.nowMs();
     },
 
-    async renewTurnSlots(rawTenant, rawHolders, rawTtl) {
-      const t = of(checkTenant(rawTenant));
-      const ttl = checkTtl(rawTtl);
-      if (!Array.isArray(rawHolders)) throw invalidArgument("holders", "must be a list");
-      const holders = rawHolders.map(checkHolder);
+    async renewTurnSlots(tenant, holders, ttl) {
+      const t = of(tenant);
       const now = options.clock.nowMs();
       return holders.map((holder) => {
         const expiry = t.slots.get(holder);
@@ -166,8 +148,8 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
       });
     },
 
-    async readQuotaUsage(rawTenant) {
-      return usageAt(of(checkTenant(rawTenant)), options.clock.nowMs());
+    async readQuotaUsage(tenant) {
+      return usageAt(of(tenant), options.clock.nowMs());
     },
-  };
+  });
 }

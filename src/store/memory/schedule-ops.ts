@@ -8,13 +8,8 @@ import {
 } from "../../domain/schedules.js";
 import type { Clock } from "../../ports/clock.js";
 import type { ScheduleStore } from "../../ports/schedule-store.js";
-import {
-  checkClaimToken,
-  checkDraft,
-  checkInstant,
-  checkRef,
-  checkTtl,
-} from "../shared/schedule-checks.js";
+import { withChecks } from "../shared/checked.js";
+import { scheduleChecks } from "../shared/schedule-checks.js";
 
 interface Cell {
   record: ScheduleRecord;
@@ -37,14 +32,33 @@ function dueAt(cell: Cell, now: number): number | undefined {
   return times.length === 0 ? undefined : Math.min(...times);
 }
 
+/** What a schedule's firing reads and settles (the scheduler's side of the port). */
+type FireOps = Pick<
+  ScheduleStore,
+  "dueSchedules" | "claimScheduleFire" | "completeScheduleFire" | "listScheduleRuns"
+>;
+
+/** The state both halves share: the cells by tenant and id, and the store's clock. */
+interface Cells {
+  cells: Map<string, Cell>;
+  now: () => number;
+  cellOf: (ref: ScheduleRef) => Cell | undefined;
+}
+
 export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleStore {
   const cells = new Map<string, Cell>();
-  const now = () => options.clock.nowMs();
-  const cellOf = (ref: ScheduleRef) => cells.get(keyOf(checkRef(ref)));
+  const state: Cells = {
+    cells,
+    now: () => options.clock.nowMs(),
+    cellOf: (ref) => cells.get(keyOf(ref)),
+  };
+  return withChecks(scheduleChecks, { ...recordOps(state), ...fireOps(state) });
+}
 
+/** What a client does to its schedules: create, change, pause, resume, ask for a run. */
+function recordOps({ cells, now, cellOf }: Cells): Omit<ScheduleStore, keyof FireOps> {
   return {
-    async createSchedule(raw) {
-      const draft = checkDraft(raw);
+    async createSchedule(draft) {
       const existing = cells.get(keyOf(draft));
       if (existing) {
         const kind = existing.record.spec === draft.spec ? "existing" : "conflict";
@@ -65,8 +79,7 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
       return { kind: "created", record: copy(record) };
     },
 
-    async updateSchedule(raw) {
-      const draft = checkDraft(raw);
+    async updateSchedule(draft) {
       const cell = cells.get(keyOf(draft));
       if (!cell) return undefined;
       cell.record.spec = draft.spec;
@@ -76,7 +89,7 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
     },
 
     async deleteSchedule(ref) {
-      return cells.delete(keyOf(checkRef(ref)));
+      return cells.delete(keyOf(ref));
     },
 
     async getSchedule(ref) {
@@ -85,7 +98,6 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
     },
 
     async listSchedules(tenant, { after, limit }) {
-      checkRef({ tenant, scheduleId: after ?? "x" });
       return [...cells.values()]
         .map((c) => c.record)
         .filter((r) => r.tenant === tenant && (after === undefined || r.scheduleId > after))
@@ -105,8 +117,6 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
     async unpauseSchedule(ref, nextFireAt, missed) {
       const cell = cellOf(ref);
       if (!cell) return undefined;
-      if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
-      if (missed) checkInstant(missed.scheduledAt, "missed.scheduledAt");
       const { record } = cell;
       if (record.paused) {
         record.paused = false;
@@ -131,7 +141,12 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
       cell.record.runNowAt ??= now();
       return copy(cell.record);
     },
+  };
+}
 
+/** What the scheduler does: find what is due, claim an occurrence, settle it, read the runs. */
+function fireOps({ cells, now, cellOf }: Cells): FireOps {
+  return {
     async dueSchedules(limit) {
       const at = now();
       const times = [...cells.values()]
@@ -150,9 +165,7 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
       };
     },
 
-    async claimScheduleFire(ref, rawToken, rawTtl) {
-      const token = checkClaimToken(rawToken);
-      const ttl = checkTtl(rawTtl);
+    async claimScheduleFire(ref, token, ttl) {
       const cell = cellOf(ref);
       const at = now();
       if (!cell || cell.record.paused) return undefined;
@@ -185,7 +198,6 @@ export function createMemoryScheduleStore(options: { clock: Clock }): ScheduleSt
       ) {
         return false;
       }
-      if (completion.nextFireAt !== undefined) checkInstant(completion.nextFireAt, "nextFireAt");
       const { record } = cell;
       cell.claim = undefined;
       if (claim.runNow) record.runNowAt = undefined;

@@ -2,13 +2,13 @@
 // runs to completion without awaiting, so each is one atomic step as the Redis scripts are.
 import { COUNTED_KINDS, type CountedKind } from "../../domain/storage-quotas.js";
 import type { StorageQuotaStore } from "../../ports/storage-quota-store.js";
-import { checkTenant } from "../shared/quota-checks.js";
-import { checkKind, checkMax, checkSlotId } from "../shared/storage-quota-checks.js";
+import { withChecks } from "../shared/checked.js";
+import { storageQuotaChecks } from "../shared/storage-quota-checks.js";
 
 export function createMemoryStorageQuotaStore(): StorageQuotaStore {
   const slots = new Map<string, Set<string>>();
-  const setOf = (tenant: unknown, kind: unknown): Set<string> => {
-    const key = `${checkTenant(tenant)}\n${checkKind(kind)}`;
+  const setOf = (tenant: string, kind: CountedKind): Set<string> => {
+    const key = `${tenant}\n${kind}`;
     let set = slots.get(key);
     if (!set) {
       set = new Set();
@@ -16,24 +16,21 @@ export function createMemoryStorageQuotaStore(): StorageQuotaStore {
     }
     return set;
   };
-  return {
-    takeStorageSlot(tenant, kind, rawId, rawMax) {
+  return withChecks(storageQuotaChecks, {
+    takeStorageSlot(tenant, kind, id, max) {
       const set = setOf(tenant, kind);
-      const id = checkSlotId(rawId);
-      const max = checkMax(rawMax);
       if (set.has(id)) return Promise.resolve("held");
       if (set.size >= max) return Promise.resolve("refused");
       set.add(id);
       return Promise.resolve("taken");
     },
-    releaseStorageSlot(tenant, kind, rawId) {
-      const set = setOf(tenant, kind);
-      return Promise.resolve(set.delete(checkSlotId(rawId)));
+    releaseStorageSlot(tenant, kind, id) {
+      return Promise.resolve(setOf(tenant, kind).delete(id));
     },
     countStorageSlots(tenant) {
       const counts = {} as Record<CountedKind, number>;
       for (const kind of COUNTED_KINDS) counts[kind] = setOf(tenant, kind).size;
       return Promise.resolve(counts);
     },
-  };
+  });
 }

@@ -1,7 +1,7 @@
 // Webhooks of the memory store (ADR 0021): outbox rows per session, written inside the session's
 // serialized step by commit and park (writeOutboxRow), and the tenant's endpoints and logs.
 import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
-import type { SessionId } from "../../domain/ids.js";
+import type { OutboxId, SessionId } from "../../domain/ids.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
   type OutboxClaim,
@@ -9,7 +9,8 @@ import {
   type WebhookEvent,
 } from "../../domain/webhooks.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
-import { withWebhookChecks } from "../shared/checked-webhook-store.js";
+import { withChecks } from "../shared/checked.js";
+import { webhookChecks } from "../shared/webhook-checks.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { writeOutboxRow, type MemoryWebhooks, type StoredRow } from "./webhook-state.js";
 
@@ -18,14 +19,20 @@ export { emptyWebhooks, writeOutboxRow, type MemoryWebhooks } from "./webhook-st
 const copyEndpoint = (e: WebhookEndpoint): WebhookEndpoint => structuredClone(e);
 const logKey = (tenant: string, endpointId: string) => `${tenant}\n${endpointId}`;
 
+/**
+ * An outbox's serialized step is the step of the session of its name: a commit writes its
+ * session's outbox inside its own step, so the deliverer's claims and settles queue behind it.
+ */
+const stepOf = (outboxId: OutboxId): SessionId => outboxId as SessionId;
+
 function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
   return {
-    enqueueWebhookEvent: (outboxId: SessionId, event: WebhookEvent, targets?: string[]) =>
-      atomically(ctx, outboxId, (_cell, nowMs) =>
+    enqueueWebhookEvent: (outboxId: OutboxId, event: WebhookEvent, targets?: string[]) =>
+      atomically(ctx, stepOf(outboxId), (_cell, nowMs) =>
         writeOutboxRow(w, outboxId, event, targets, nowMs),
       ),
-    claimOutbox: (outboxId: SessionId, claimToken: string, leaseMs: number, max: number) =>
-      atomically(ctx, outboxId, (_cell, nowMs) => {
+    claimOutbox: (outboxId: OutboxId, claimToken: string, leaseMs: number, max: number) =>
+      atomically(ctx, stepOf(outboxId), (_cell, nowMs) => {
         const rows = w.outboxes.get(outboxId) ?? new Map<string, StoredRow>();
         const claims: OutboxClaim[] = [];
         for (const row of rows.values()) {
@@ -43,12 +50,12 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
         return { claims, remaining: rows.size };
       }),
     settleOutbox: (
-      outboxId: SessionId,
+      outboxId: OutboxId,
       eventId: string,
       claimToken: string,
       settlement: Parameters<WebhookStore["settleOutbox"]>[3],
     ) =>
-      atomically(ctx, outboxId, () => {
+      atomically(ctx, stepOf(outboxId), () => {
         const rows = w.outboxes.get(outboxId);
         const row = rows?.get(eventId);
         if (!rows || row?.claimToken !== claimToken) return false;
@@ -69,20 +76,20 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
       const due = [...w.due].filter(([, at]) => at <= now).sort((a, b) => a[1] - b[1]);
       return Promise.resolve(due.slice(0, limit).map(([id]) => id));
     },
-    noteOutbox: (outboxId: SessionId, dueAtMs: number) => {
+    noteOutbox: (outboxId: OutboxId, dueAtMs: number) => {
       const current = w.due.get(outboxId);
       if (current === undefined || dueAtMs < current) w.due.set(outboxId, dueAtMs);
       return Promise.resolve();
     },
-    expectOutbox: (outboxId: SessionId, nowMs: number, dueAtMs: number) => {
+    expectOutbox: (outboxId: OutboxId, nowMs: number, dueAtMs: number) => {
       const current = w.due.get(outboxId);
       if (current === undefined || current <= nowMs || dueAtMs < current) {
         w.due.set(outboxId, dueAtMs);
       }
       return Promise.resolve();
     },
-    settleOutboxHint: (outboxId: SessionId, seenAtMs: number, nextDueAtMs?: number) =>
-      atomically(ctx, outboxId, () => {
+    settleOutboxHint: (outboxId: OutboxId, seenAtMs: number, nextDueAtMs?: number) =>
+      atomically(ctx, stepOf(outboxId), () => {
         const current = w.due.get(outboxId);
         // Noted after the look began: it stands (ADR 0021 "The hint").
         if (current !== undefined && current > seenAtMs) {
@@ -170,5 +177,5 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
 }
 
 export function createMemoryWebhookStore(ctx: MemoryContext, w: MemoryWebhooks): WebhookStore {
-  return withWebhookChecks({ ...outboxOps(ctx, w), ...endpointOps(w) });
+  return withChecks(webhookChecks, { ...outboxOps(ctx, w), ...endpointOps(w) });
 }

@@ -1,6 +1,6 @@
 // The memory store's webhook state (ADR 0021), apart from the operations so the store's context
 // can hold it without an import cycle: outbox rows per session and the tenants' endpoints.
-import type { SessionId } from "../../domain/ids.js";
+import type { OutboxId } from "../../domain/ids.js";
 import type {
   OutboxRow,
   WebhookDelivery,
@@ -15,9 +15,9 @@ export interface StoredRow extends OutboxRow {
 
 export interface MemoryWebhooks {
   /** Outbox rows by outbox (session) id, then event id. They outlive a deleted session. */
-  outboxes: Map<SessionId, Map<string, StoredRow>>;
+  outboxes: Map<OutboxId, Map<string, StoredRow>>;
   /** The hint index: outbox id -> due ms. */
-  due: Map<SessionId, number>;
+  due: Map<OutboxId, number>;
   endpoints: Map<string, Map<string, WebhookEndpoint>>;
   /** By `<tenant>\n<endpoint id>`, newest first. */
   deliveries: Map<string, WebhookDelivery[]>;
@@ -30,7 +30,7 @@ export function emptyWebhooks(): MemoryWebhooks {
 /** Call only inside the outbox's serialized step; false when the event's row is there already. */
 export function writeOutboxRow(
   webhooks: MemoryWebhooks,
-  outboxId: SessionId,
+  outboxId: OutboxId,
   event: WebhookEvent,
   targets: string[] | undefined,
   nowMs: number,

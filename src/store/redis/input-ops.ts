@@ -1,6 +1,6 @@
 // Pending turn input operations of the Redis store: submit, list, cancel, claim, defer.
 import { randomUUID } from "node:crypto";
-import { leaseExpired, sourceKeyConflict } from "../../domain/errors.js";
+import { sourceKeyConflict } from "../../domain/errors.js";
 import { type ClaimId, type InputId, type SessionId } from "../../domain/ids.js";
 import {
   newTurnInput,
@@ -17,10 +17,10 @@ import {
 import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
-import { logFenceRefused } from "../shared/store-log.js";
 import { decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { statusPairs } from "./queue-ops.js";
+import { refuseFence } from "./fence-refusal.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
@@ -123,10 +123,7 @@ export async function claimInputs(
     [k.lease, k.inputs, k.inputPayloads, k.inputIndex, k.head, k.parked],
     [fence.leaseToken, fence.fencingToken, point.kind, turnId, checkpoint, maxInputs, claimId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) {
-    logFenceRefused(ctx.log, "claimInputs", fence);
-    throw leaseExpired(sessionId, fence.fencingToken);
-  }
+  if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "claimInputs", fence);
   if (reply[0] === REPLY.NONE) return undefined;
   const inputs = pairs(reply, 1, (meta, payload) => decodeInput(sessionId, meta, payload));
   return { claimId, sessionId, fencingToken: fence.fencingToken, inputs };
@@ -143,9 +140,6 @@ export async function deferActiveInputs(
     [k.lease, k.inputs, k.inputIndex, k.head],
     [fence.leaseToken, fence.fencingToken, turnId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) {
-    logFenceRefused(ctx.log, "deferActiveInputs", fence);
-    throw leaseExpired(fence.sessionId, fence.fencingToken);
-  }
+  if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "deferActiveInputs", fence);
   return { deferredInputIds: reply.slice(1).map((_, i) => str(reply, i + 1) as InputId) };
 }

@@ -2,7 +2,6 @@
 // lua/parkTurn-5.lua); park, resume, cancel and read are one script each.
 import { randomUUID } from "node:crypto";
 import {
-  leaseExpired,
   parkedTurnMismatch,
   queuedWorkClaimSuperseded,
   turnInputClaimSuperseded,
@@ -17,17 +16,12 @@ import type {
   ResumeOutcome,
 } from "../../domain/parked-turns.js";
 import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
-import { logFenceRefused } from "../shared/store-log.js";
 import { waitField, waitOf } from "../shared/wait-codec.js";
 import { decodeBatch, decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
+import { refuseFence } from "./fence-refusal.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
-
-function refused(ctx: RedisContext, operation: string, fence: LeaseFence): never {
-  logFenceRefused(ctx.log, operation, fence);
-  throw leaseExpired(fence.sessionId, fence.fencingToken);
-}
 
 /** The parked hash from `count` field/value strings of `reply` starting at `from`. */
 export function decodeParked(
@@ -86,7 +80,7 @@ export async function parkTurn(
     case REPLY.QUEUE_CLAIM_SUPERSEDED:
       throw queuedWorkClaimSuperseded(sessionId, str(reply, 1));
     default:
-      return refused(ctx, "parkTurn", fence);
+      return refuseFence(ctx, "parkTurn", fence);
   }
 }
 
@@ -104,7 +98,7 @@ export async function resumeTurn(
     [k.lease, k.parked, k.toolCalls(turnId), k.inputs, k.inputPayloads, k.work, k.workPayloads],
     [fence.leaseToken, fence.fencingToken, turnId, inputClaimId, workClaimId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) refused(ctx, "resumeTurn", fence);
+  if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "resumeTurn", fence);
   if (reply[0] === REPLY.NONE) return undefined;
   const status = str(reply, 1) as ParkedTurnStatus;
   const fieldCount = int(reply, 2);

@@ -1,6 +1,6 @@
 // Queued-work operations of the Redis store: enqueue, list, cancel and the two claims.
 import { randomUUID } from "node:crypto";
-import { leaseExpired, sourceKeyConflict, unknownBatchIds } from "../../domain/errors.js";
+import { sourceKeyConflict, unknownBatchIds } from "../../domain/errors.js";
 import { type BatchId, type ClaimId, type SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import {
@@ -16,9 +16,9 @@ import {
   type QueuedWorkDraft,
 } from "../../domain/queue.js";
 import { queuedWorkHash } from "../shared/content-hash.js";
-import { logFenceRefused } from "../shared/store-log.js";
 import { decodeBatch, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
+import { refuseFence } from "./fence-refusal.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
@@ -111,10 +111,7 @@ export async function claimReadyWork(
     [k.lease, k.work, k.workPayloads, k.workIndex, k.parked],
     [fence.leaseToken, fence.fencingToken, boundary, maxBatches, claimId],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) {
-    logFenceRefused(ctx.log, "claimReadyWork", fence);
-    throw leaseExpired(sessionId, fence.fencingToken);
-  }
+  if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "claimReadyWork", fence);
   if (reply[0] === REPLY.NONE) return undefined;
   const batches = pairs(reply, 1, (meta, payload) => decodeBatch(sessionId, meta, payload));
   return claimOf(sessionId, claimId, fence, batches);
@@ -133,10 +130,7 @@ export async function claimWorkByIds(
     [k.lease, k.work, k.workPayloads],
     [fence.leaseToken, fence.fencingToken, claimId, ...ids],
   );
-  if (reply[0] === REPLY.LEASE_EXPIRED) {
-    logFenceRefused(ctx.log, "claimWorkByIds", fence);
-    throw leaseExpired(sessionId, fence.fencingToken);
-  }
+  if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "claimWorkByIds", fence);
   if (reply[0] === REPLY.UNKNOWN_IDS) {
     throw unknownBatchIds(
       sessionId,

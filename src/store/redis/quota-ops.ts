@@ -1,17 +1,12 @@
 // The quota port on Redis: one script call per operation, all keys of a tenant in the slot of
 // its hash tag `{quota:<tenant>}`, windows and slot expiry by the Redis clock (ADR 0015).
 import type { Cluster, Redis } from "ioredis";
-import { invalidArgument, TetherError } from "../../domain/errors.js";
+import { TetherError } from "../../domain/errors.js";
 import type { QuotaLimitName, TenantQuota, TokenQuotaCheck } from "../../domain/quotas.js";
 import { QUOTA_LIMIT_NAMES } from "../../domain/quotas.js";
 import type { QuotaStore } from "../../ports/quota-store.js";
-import {
-  checkHolder,
-  checkLimits,
-  checkTenant,
-  checkTokens,
-  checkTtl,
-} from "../shared/quota-checks.js";
+import { withChecks } from "../shared/checked.js";
+import { quotaChecks } from "../shared/quota-checks.js";
 import { checkNamespace, quotaKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
 import { createScriptRunner, type ScriptReply } from "./scripts.js";
@@ -35,13 +30,10 @@ export function createRedisQuotaStore(options: {
 }): QuotaStore {
   const namespace = checkNamespace(options.namespace ?? "tether");
   const scripts = createScriptRunner(options.redis);
-  const keys = (tenant: unknown) => quotaKeys(namespace, checkTenant(tenant));
-  return {
-    async admitTurn(admission) {
-      const k = keys(admission.tenant);
-      const holder = checkHolder(admission.holder);
-      const limits = checkLimits(admission.limits);
-      const ttl = checkTtl(admission.slotTtlMs);
+  const keys = (tenant: string) => quotaKeys(namespace, tenant);
+  return withChecks(quotaChecks, {
+    async admitTurn({ tenant, holder, limits, slotTtlMs: ttl }) {
+      const k = keys(tenant);
       const reply = await scripts.run(
         "admitTurn",
         [k.slots, k.counters],
@@ -61,12 +53,11 @@ export function createRedisQuotaStore(options: {
     async countTokens(tenant, tokens) {
       const k = keys(tenant);
       // The script keeps its first name; "charge" is a budget's word now (ADR 0036).
-      await scripts.run("chargeTokens", [k.counters], [checkTokens(tokens)]);
+      await scripts.run("chargeTokens", [k.counters], [tokens]);
     },
 
-    async checkTokenQuota(tenant, rawLimits): Promise<TokenQuotaCheck> {
+    async checkTokenQuota(tenant, limits): Promise<TokenQuotaCheck> {
       const k = keys(tenant);
-      const limits = checkLimits(rawLimits);
       const reply = await scripts.run(
         "checkTokenQuota",
         [k.counters],
@@ -78,17 +69,14 @@ export function createRedisQuotaStore(options: {
 
     async releaseTurnSlot(tenant, holder) {
       const k = keys(tenant);
-      const reply = await scripts.run("releaseTurnSlot", [k.slots], [checkHolder(holder)]);
+      const reply = await scripts.run("releaseTurnSlot", [k.slots], [holder]);
       return reply[1] === 1;
     },
 
-    async renewTurnSlots(tenant, rawHolders, ttl) {
+    async renewTurnSlots(tenant, holders, ttl) {
       const k = keys(tenant);
-      const checkedTtl = checkTtl(ttl);
-      if (!Array.isArray(rawHolders)) throw invalidArgument("holders", "must be a list");
-      const holders = rawHolders.map(checkHolder);
       if (holders.length === 0) return [];
-      const reply = await scripts.run("renewTurnSlots", [k.slots], [checkedTtl, ...holders]);
+      const reply = await scripts.run("renewTurnSlots", [k.slots], [ttl, ...holders]);
       return holders.map((_, i) => reply[i + 1] === 1);
     },
 
@@ -106,5 +94,5 @@ export function createRedisQuotaStore(options: {
         nowMs: n(7),
       };
     },
-  };
+  });
 }

@@ -7,7 +7,8 @@ import {
   type RuntimeStore,
   type StoreLimits,
 } from "../../ports/runtime-store.js";
-import { withInputChecks } from "../shared/checked-store.js";
+import { withChecks } from "../shared/checked.js";
+import { runtimeChecks } from "../shared/runtime-checks.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import type { StoreLogger } from "../shared/store-log.js";
 import * as commits from "./commit-ops.js";
@@ -26,7 +27,7 @@ import { createScriptRunner } from "./scripts.js";
 import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
 import { chargeTenantSpend } from "./tenant-budget-ops.js";
-import { checkedCharge } from "../shared/tenant-charge.js";
+import { budgetChecks } from "../shared/budget-checks.js";
 import type { TenantBudgetStore } from "../../ports/budget-guard.js";
 
 export interface RedisStoreOptions {
@@ -85,7 +86,8 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
   const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: runnerOn(conn) }))];
   const on = (sessionId: unknown) =>
     lanes.length === 1 ? ctx : (lanes[laneOf(sessionId, lanes.length)] ?? ctx);
-  return withInputChecks(
+  return withChecks<RuntimeStore & TenantBudgetStore>(
+    { ...runtimeChecks(limits), ...budgetChecks },
     {
       commit: (c) => commits.commit(on(c?.sessionId), c),
       loadSession: (id, since) => commits.loadSession(on(id), id, since),
@@ -137,13 +139,12 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       forkSession: (draft) => history.forkSession(on(draft?.targetId), on(draft?.sourceId), draft),
       rewindSession: (draft) => history.rewindSession(on(draft?.sessionId), draft),
       vacuum: (id) => sessions.vacuum(on(id), id),
-      chargeTenantSpend: (charge) => checkedCharge(charge, (c) => chargeTenantSpend(ctx, c)),
+      chargeTenantSpend: (charge) => chargeTenantSpend(ctx, charge),
       // The caller's connection stays open (it may serve other stores or other code; the caller
       // quits it after closing the store); the extra connections are the store's own.
       close: async () => {
         await Promise.all(owned.map((conn) => conn.quit().catch(() => conn.disconnect())));
       },
     },
-    limits,
   );
 }

@@ -9,13 +9,8 @@ import {
   type ScheduleRun,
 } from "../../domain/schedules.js";
 import type { ScheduleStore } from "../../ports/schedule-store.js";
-import {
-  checkClaimToken,
-  checkDraft,
-  checkInstant,
-  checkRef,
-  checkTtl,
-} from "../shared/schedule-checks.js";
+import { withChecks } from "../shared/checked.js";
+import { scheduleChecks } from "../shared/schedule-checks.js";
 import { checkNamespace, scheduleDueMember, scheduleKeys } from "./keys.js";
 import { REPLY } from "./replies.js";
 import {
@@ -55,6 +50,22 @@ function decodeRun(json: string): ScheduleRun {
   return JSON.parse(json) as ScheduleRun;
 }
 
+/** What a schedule's firing reads and settles (the scheduler's side of the port). */
+type FireOps = Pick<
+  ScheduleStore,
+  "dueSchedules" | "claimScheduleFire" | "completeScheduleFire" | "listScheduleRuns"
+>;
+
+/** What both halves share: the connection, its script runner, and the schedule keys. */
+interface ScheduleRedis {
+  redis: Redis | Cluster;
+  scripts: ReturnType<typeof createScriptRunner>;
+  durability: RedisDurability;
+  keys: ReturnType<typeof scheduleKeys>;
+  member: (ref: ScheduleRef) => string;
+  hash: (ref: ScheduleRef) => string;
+}
+
 export function createRedisScheduleStore(options: {
   redis: Redis | Cluster;
   namespace?: string;
@@ -64,9 +75,20 @@ export function createRedisScheduleStore(options: {
   const { redis } = options;
   const keys = scheduleKeys(checkNamespace(options.namespace ?? "tether"));
   const durability = options.durability ?? ASYNC_DURABILITY;
-  const scripts = withDurability(createScriptRunner(redis), durability);
-  const member = (ref: ScheduleRef) => scheduleDueMember(ref.tenant, ref.scheduleId);
-  const hash = (ref: ScheduleRef) => keys.schedule(ref.tenant, ref.scheduleId);
+  const on: ScheduleRedis = {
+    redis,
+    scripts: withDurability(createScriptRunner(redis), durability),
+    durability,
+    keys,
+    member: (ref) => scheduleDueMember(ref.tenant, ref.scheduleId),
+    hash: (ref) => keys.schedule(ref.tenant, ref.scheduleId),
+  };
+  return withChecks(scheduleChecks, { ...recordOps(on), ...fireOps(on) });
+}
+
+/** What a client does to its schedules: create, change, pause, resume, ask for a run. */
+function recordOps(on: ScheduleRedis): Omit<ScheduleStore, keyof FireOps> {
+  const { redis, scripts, durability, keys, member, hash } = on;
 
   async function read(ref: ScheduleRef): Promise<ScheduleRecord | undefined> {
     let values: unknown[];
@@ -86,13 +108,12 @@ export function createRedisScheduleStore(options: {
     ref: ScheduleRef,
     args: readonly (string | number)[],
   ): Promise<ScheduleRecord | undefined> {
-    const reply = await scripts.run(name, [hash(checkRef(ref)), keys.due], [...args, member(ref)]);
+    const reply = await scripts.run(name, [hash(ref), keys.due], [...args, member(ref)]);
     return reply[0] === REPLY.NONE ? undefined : decodeRecord(reply.slice(1));
   }
 
   return {
-    async createSchedule(raw) {
-      const draft = checkDraft(raw);
+    async createSchedule(draft) {
       const reply = await scripts.run(
         "createSchedule",
         [hash(draft), keys.tenantIndex(draft.tenant), keys.due],
@@ -104,13 +125,11 @@ export function createRedisScheduleStore(options: {
       return { kind: "created", record };
     },
 
-    async updateSchedule(raw) {
-      const draft = checkDraft(raw);
+    async updateSchedule(draft) {
       return change("updateSchedule", draft, [draft.spec, slot(draft.nextFireAt)]);
     },
 
     async deleteSchedule(ref) {
-      checkRef(ref);
       const reply = await scripts.run(
         "deleteSchedule",
         [hash(ref), keys.tenantIndex(ref.tenant), keys.due, keys.runs(ref.tenant, ref.scheduleId)],
@@ -120,11 +139,10 @@ export function createRedisScheduleStore(options: {
     },
 
     async getSchedule(ref) {
-      return read(checkRef(ref));
+      return read(ref);
     },
 
     async listSchedules(tenant, { after, limit }) {
-      checkRef({ tenant, scheduleId: after ?? "x" });
       let ids: string[];
       try {
         ids = await redis.zrangebylex(
@@ -145,9 +163,6 @@ export function createRedisScheduleStore(options: {
     pauseSchedule: (ref, reason) => change("pauseSchedule", ref, [reason]),
 
     async unpauseSchedule(ref, nextFireAt, missed) {
-      checkRef(ref);
-      if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
-      if (missed) checkInstant(missed.scheduledAt, "missed.scheduledAt");
       const reply = await scripts.run(
         "unpauseSchedule",
         [hash(ref), keys.due, keys.runs(ref.tenant, ref.scheduleId)],
@@ -163,7 +178,12 @@ export function createRedisScheduleStore(options: {
     },
 
     runScheduleNow: (ref) => change("runScheduleNow", ref, []),
+  };
+}
 
+/** What the scheduler does: find what is due, claim an occurrence, settle it, read the runs. */
+function fireOps({ redis, scripts, keys, member, hash }: ScheduleRedis): FireOps {
+  return {
     async dueSchedules(limit) {
       const reply = await scripts.run("readDueSchedules", [keys.due], [limit]);
       const due = reply.slice(3).map((m) => {
@@ -173,12 +193,10 @@ export function createRedisScheduleStore(options: {
       return { now: Number(reply[1]), due, nextDueAt: instant(reply[2]) };
     },
 
-    async claimScheduleFire(ref, rawToken, rawTtl) {
-      const token = checkClaimToken(rawToken);
-      const ttl = checkTtl(rawTtl);
+    async claimScheduleFire(ref, token, ttl) {
       const reply = await scripts.run(
         "claimScheduleFire",
-        [hash(checkRef(ref)), keys.due],
+        [hash(ref), keys.due],
         [token, ttl, member(ref)],
       );
       if (reply[0] === REPLY.NONE) return undefined;
@@ -192,13 +210,12 @@ export function createRedisScheduleStore(options: {
     },
 
     async completeScheduleFire(c) {
-      const ref = checkRef(c.ref);
-      if (c.nextFireAt !== undefined) checkInstant(c.nextFireAt, "nextFireAt");
+      const { ref } = c;
       const reply = await scripts.run(
         "completeScheduleFire",
         [hash(ref), keys.due, keys.runs(ref.tenant, ref.scheduleId)],
         [
-          checkClaimToken(c.claimToken),
+          c.claimToken,
           String(c.scheduledAt),
           String(c.revision),
           slot(c.nextFireAt),
@@ -213,7 +230,6 @@ export function createRedisScheduleStore(options: {
     },
 
     async listScheduleRuns(ref, limit) {
-      checkRef(ref);
       try {
         const runs = await redis.lrange(keys.runs(ref.tenant, ref.scheduleId), 0, limit - 1);
         return runs.map(decodeRun);

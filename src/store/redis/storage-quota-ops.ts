@@ -3,8 +3,8 @@
 import type { Cluster, Redis } from "ioredis";
 import { COUNTED_KINDS, type CountedKind } from "../../domain/storage-quotas.js";
 import type { StorageQuotaStore } from "../../ports/storage-quota-store.js";
-import { checkTenant } from "../shared/quota-checks.js";
-import { checkKind, checkMax, checkSlotId } from "../shared/storage-quota-checks.js";
+import { withChecks } from "../shared/checked.js";
+import { storageQuotaChecks } from "../shared/storage-quota-checks.js";
 import { checkNamespace, storageSlotsKey } from "./keys.js";
 import { REPLY } from "./replies.js";
 import { createScriptRunner } from "./scripts.js";
@@ -15,19 +15,17 @@ export function createRedisStorageQuotaStore(options: {
 }): StorageQuotaStore {
   const namespace = checkNamespace(options.namespace ?? "tether");
   const scripts = createScriptRunner(options.redis);
-  const key = (tenant: unknown, kind: unknown) =>
-    storageSlotsKey(namespace, checkTenant(tenant), checkKind(kind));
-  return {
+  const key = (tenant: string, kind: CountedKind) => storageSlotsKey(namespace, tenant, kind);
+  return withChecks(storageQuotaChecks, {
     async takeStorageSlot(tenant, kind, id, max) {
       const k = key(tenant, kind);
-      const args = [checkSlotId(id), checkMax(max)];
-      const reply = await scripts.run("takeStorageSlot", [k], args);
+      const reply = await scripts.run("takeStorageSlot", [k], [id, max]);
       if (reply[0] === REPLY.QUOTA_REFUSED) return "refused";
       return reply[1] === 1 ? "taken" : "held";
     },
     async releaseStorageSlot(tenant, kind, id) {
       const k = key(tenant, kind);
-      const reply = await scripts.run("releaseStorageSlot", [k], [checkSlotId(id)]);
+      const reply = await scripts.run("releaseStorageSlot", [k], [id]);
       return reply[1] === 1;
     },
     async countStorageSlots(tenant) {
@@ -37,5 +35,5 @@ export function createRedisStorageQuotaStore(options: {
       COUNTED_KINDS.forEach((kind, i) => (counts[kind] = Number(reply[i + 1])));
       return counts;
     },
-  };
+  });
 }

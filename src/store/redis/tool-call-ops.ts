@@ -1,6 +1,6 @@
 // Client tool call records of the Redis store: one hash per turn, in the session's slot, each
 // change one script that checks before it writes. The hash expires after the last change.
-import { leaseExpired, turnNotRunning } from "../../domain/errors.js";
+import { turnNotRunning } from "../../domain/errors.js";
 import type { SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import {
@@ -11,7 +11,6 @@ import {
   type ToolCallState,
   type ToolWait,
 } from "../../domain/tool-calls.js";
-import { logFenceRefused } from "../shared/store-log.js";
 import {
   decisionRecord,
   stateOf,
@@ -21,6 +20,7 @@ import {
 } from "../shared/wait-codec.js";
 import { str } from "./codec.js";
 import type { RedisContext } from "./context.js";
+import { refuseFence } from "./fence-refusal.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
@@ -46,11 +46,6 @@ function statePairs(reply: ScriptReply): ToolCallState[] {
   return states;
 }
 
-function refused(ctx: RedisContext, operation: string, fence: LeaseFence): never {
-  logFenceRefused(ctx.log, operation, fence);
-  throw leaseExpired(fence.sessionId, fence.fencingToken);
-}
-
 export async function recordToolCalls(
   ctx: RedisContext,
   fence: LeaseFence,
@@ -64,7 +59,7 @@ export async function recordToolCalls(
     [k.lease, k.toolCalls(turnId)],
     [fence.leaseToken, fence.fencingToken, TOOL_CALL_RETENTION_MS, ...fields],
   );
-  if (reply[0] !== REPLY.OK) refused(ctx, "recordToolCalls", fence);
+  if (reply[0] !== REPLY.OK) refuseFence(ctx, "recordToolCalls", fence);
   return fields.map((field, i) => decodeState(field, str(reply, i + 1)));
 }
 
@@ -134,7 +129,7 @@ export async function closeToolCalls(
     [k.lease, k.toolCalls(turnId)],
     [fence.leaseToken, fence.fencingToken, TOOL_CALL_RETENTION_MS, ...fields],
   );
-  if (reply[0] !== REPLY.OK) refused(ctx, "closeToolCalls", fence);
+  if (reply[0] !== REPLY.OK) refuseFence(ctx, "closeToolCalls", fence);
   return statePairs(reply);
 }
 

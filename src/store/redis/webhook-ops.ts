@@ -2,7 +2,7 @@
 // park write it in their own scripts), the due-outbox hint a sorted set in its own slot, and each
 // tenant's endpoints and delivery logs live under the tag `{webhooks:<tenant>}`.
 import type { Cluster, Redis } from "ioredis";
-import type { SessionId } from "../../domain/ids.js";
+import type { OutboxId, SessionId } from "../../domain/ids.js";
 import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
@@ -13,7 +13,8 @@ import {
   type WebhookEventType,
 } from "../../domain/webhooks.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
-import { withWebhookChecks } from "../shared/checked-webhook-store.js";
+import { withChecks } from "../shared/checked.js";
+import { webhookChecks } from "../shared/webhook-checks.js";
 import { int, str } from "./codec.js";
 import { withStoreErrors as guarded } from "./connections.js";
 import { checkNamespace, outboxIndexKey, sessionKeys, webhookTenantKeys } from "./keys.js";
@@ -61,10 +62,12 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
   const { redis } = options;
   const namespace = checkNamespace(options.namespace ?? "tether");
   const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
-  const outbox = (id: SessionId) => sessionKeys(namespace, id).outbox;
+  // Every outbox lives in the slot of the session of its name (a session's own outbox is written
+  // by its commit's script); one that names no session just has that slot to itself.
+  const outbox = (id: OutboxId) => sessionKeys(namespace, id as SessionId).outbox;
   const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
   const index = outboxIndexKey(namespace);
-  return withWebhookChecks({
+  return withChecks(webhookChecks, {
     async enqueueWebhookEvent(outboxId, event, targets) {
       const args = [event.id, JSON.stringify(event), targets ? JSON.stringify(targets) : ""];
       const reply = await scripts.run("enqueueWebhookEvent", [outbox(outboxId)], args);
@@ -96,7 +99,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
     dueOutboxes: (limit) =>
       guarded(
         async () =>
-          (await redis.zrangebyscore(index, "-inf", Date.now(), "LIMIT", 0, limit)) as SessionId[],
+          (await redis.zrangebyscore(index, "-inf", Date.now(), "LIMIT", 0, limit)) as OutboxId[],
       ),
     noteOutbox: (outboxId, dueAtMs) =>
       guarded(async () => {

@@ -1,8 +1,11 @@
-// What crosses the quota port is validated once, here, for every backend: a bad tenant, holder,
-// limit or count is invalid_argument naming the field, before any counter is read.
+// What crosses the quota port is validated once, here, for every backend (its check table,
+// ADR 0034): a bad tenant, holder, limit or count is invalid_argument naming the field, before
+// any counter is read.
 import { invalidArgument } from "../../domain/errors.js";
 import { checkId } from "../../domain/ids.js";
 import { QUOTA_LIMIT_NAMES, type TenantQuota } from "../../domain/quotas.js";
+import type { QuotaStore } from "../../ports/quota-store.js";
+import type { CheckTable } from "./checked.js";
 
 /** Tenant names end up inside a hash tag `{quota:<tenant>}`: braces and spaces are refused. */
 export function checkTenant(raw: unknown): string {
@@ -11,7 +14,7 @@ export function checkTenant(raw: unknown): string {
   return tenant;
 }
 
-export function checkHolder(raw: unknown): string {
+function checkHolder(raw: unknown): string {
   return checkId("holder", raw);
 }
 
@@ -22,10 +25,10 @@ function positiveInteger(field: string, raw: unknown, min: number): number {
   return raw;
 }
 
-export const checkTtl = (raw: unknown): number => positiveInteger("slot_ttl_ms", raw, 1);
-export const checkTokens = (raw: unknown): number => positiveInteger("tokens", raw, 0);
+const checkTtl = (raw: unknown): number => positiveInteger("slot_ttl_ms", raw, 1);
+const checkTokens = (raw: unknown): number => positiveInteger("tokens", raw, 0);
 
-export function checkLimits(raw: unknown): TenantQuota {
+function checkLimits(raw: unknown): TenantQuota {
   if (typeof raw !== "object" || raw === null) throw invalidArgument("limits", "must be an object");
   const limits = raw as Record<string, unknown>;
   for (const [name, value] of Object.entries(limits)) {
@@ -41,3 +44,31 @@ export function checkLimits(raw: unknown): TenantQuota {
   }
   return limits as TenantQuota;
 }
+
+export const quotaChecks = {
+  admitTurn: (admission) => {
+    checkTenant(admission.tenant);
+    checkHolder(admission.holder);
+    checkLimits(admission.limits);
+    checkTtl(admission.slotTtlMs);
+  },
+  countTokens: (tenant, tokens) => {
+    checkTenant(tenant);
+    checkTokens(tokens);
+  },
+  checkTokenQuota: (tenant, limits) => {
+    checkTenant(tenant);
+    checkLimits(limits);
+  },
+  releaseTurnSlot: (tenant, holder) => {
+    checkTenant(tenant);
+    checkHolder(holder);
+  },
+  renewTurnSlots: (tenant, holders, ttlMs) => {
+    checkTenant(tenant);
+    checkTtl(ttlMs);
+    if (!Array.isArray(holders)) throw invalidArgument("holders", "must be a list");
+    holders.forEach(checkHolder);
+  },
+  readQuotaUsage: checkTenant,
+} satisfies CheckTable<QuotaStore>;

@@ -1,12 +1,14 @@
-// What crosses the schedule port is validated once, here, for every backend: a bad tenant, id,
-// instant or token is invalid_argument naming the field, before anything is read.
+// What crosses the schedule port is validated once, here, for every backend (its check table,
+// ADR 0034): a bad tenant, id, instant or token is invalid_argument naming the field, before
+// anything is read.
 import { invalidArgument } from "../../domain/errors.js";
 import { checkId } from "../../domain/ids.js";
 import type { ScheduleRef } from "../../domain/schedules.js";
-import type { ScheduleDraft } from "../../ports/schedule-store.js";
+import type { ScheduleDraft, ScheduleStore } from "../../ports/schedule-store.js";
+import { nothingToCheck, type CheckTable } from "./checked.js";
 import { checkTenant } from "./quota-checks.js";
 
-export function checkRef<T extends ScheduleRef>(ref: T): T {
+function checkRef<T extends ScheduleRef>(ref: T): T {
   checkTenant(ref.tenant);
   const id = checkId("schedule_id", ref.scheduleId);
   if (id.length > 128) throw invalidArgument("schedule_id", "must be at most 128 characters");
@@ -14,14 +16,14 @@ export function checkRef<T extends ScheduleRef>(ref: T): T {
 }
 
 /** Epoch milliseconds, as every instant of the port is. */
-export function checkInstant(raw: unknown, field: string): number {
+function checkInstant(raw: unknown, field: string): number {
   if (typeof raw !== "number" || !Number.isSafeInteger(raw) || raw < 0) {
     throw invalidArgument(field, "must be epoch milliseconds");
   }
   return raw;
 }
 
-export function checkDraft(draft: ScheduleDraft): ScheduleDraft {
+function checkDraft(draft: ScheduleDraft): ScheduleDraft {
   checkRef(draft);
   if (typeof draft.spec !== "string" || draft.spec === "") {
     throw invalidArgument("spec", "must not be empty");
@@ -30,11 +32,38 @@ export function checkDraft(draft: ScheduleDraft): ScheduleDraft {
   return draft;
 }
 
-export const checkClaimToken = (raw: unknown): string => checkId("claim_token", raw);
+const checkClaimToken = (raw: unknown): string => checkId("claim_token", raw);
 
-export function checkTtl(raw: unknown): number {
+function checkTtl(raw: unknown): number {
   if (typeof raw !== "number" || !Number.isSafeInteger(raw) || raw < 1) {
     throw invalidArgument("ttl_ms", "must be an integer of at least 1");
   }
   return raw;
 }
+
+export const scheduleChecks = {
+  createSchedule: checkDraft,
+  updateSchedule: checkDraft,
+  deleteSchedule: checkRef,
+  getSchedule: checkRef,
+  listSchedules: (tenant, options) => checkRef({ tenant, scheduleId: options.after ?? "x" }),
+  pauseSchedule: checkRef,
+  unpauseSchedule: (ref, nextFireAt, missed) => {
+    checkRef(ref);
+    if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
+    if (missed) checkInstant(missed.scheduledAt, "missed.scheduledAt");
+  },
+  runScheduleNow: checkRef,
+  dueSchedules: nothingToCheck,
+  claimScheduleFire: (ref, claimToken, ttlMs) => {
+    checkClaimToken(claimToken);
+    checkTtl(ttlMs);
+    checkRef(ref);
+  },
+  completeScheduleFire: (completion) => {
+    checkRef(completion.ref);
+    if (completion.nextFireAt !== undefined) checkInstant(completion.nextFireAt, "nextFireAt");
+    checkClaimToken(completion.claimToken);
+  },
+  listScheduleRuns: checkRef,
+} satisfies CheckTable<ScheduleStore>;
