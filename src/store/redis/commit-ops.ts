@@ -153,7 +153,7 @@ export async function loadSession(
   return decodeSnapshot(sessionId, reply);
 }
 
-/** loadSession's reply (session_state in _shared.lua) as a snapshot; undefined before a commit. */
+/** loadSession's reply (session_state in _session.lua) as a snapshot; undefined before a commit. */
 export function decodeSnapshot(
   sessionId: SessionId,
   reply: ScriptReply,

@@ -1,5 +1,5 @@
 // A session's history on Redis: reading any revision it holds, rewinding and forking (the Lua
-// side is in _shared.lua and the three scripts). A fork is two scripts, one per session: the
+// side is in _history.lua and the three scripts). A fork is two scripts, one per session: the
 // source's revision is read, then the target is created from it (ADR 0010).
 import {
   headRevisionConflict,
