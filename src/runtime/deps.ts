@@ -1,6 +1,6 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
 import type { Clock } from "../ports/clock.js";
-import type { TranscriptCache } from "./turn/transcript-cache.js";
+import type { TranscriptCache } from "../ports/transcript-cache.js";
 import type { SessionId } from "../domain/ids.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
@@ -16,8 +16,8 @@ import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
-import type { TurnSettings } from "./turn/input-payload.js";
-import type { SessionBus } from "./stream/session-bus.js";
+import type { TurnSettings } from "../domain/turn-settings.js";
+import type { SessionBus } from "../ports/session-bus.js";
 import type { SpendPolicy } from "../ports/spend-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */

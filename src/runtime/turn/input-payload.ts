@@ -1,30 +1,11 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
-import type { Budget } from "../../domain/budgets.js";
-import type { ContextManagement } from "../../domain/compaction.js";
 import type { InputItem } from "../../domain/conversation.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
-import type { ResponseFormat } from "./response-format.js";
+import type { TurnSettings } from "../../domain/turn-settings.js";
 import { decodeJson, encodeJson } from "./message-codec.js";
 
-export interface TurnSettings {
-  model?: string;
-  temperature?: number;
-  maxOutputTokens?: number;
-  maxIterations?: number;
-  tokenBudget?: number;
-  /** Limits on the session's cumulative spend (ADR 0016); a turn's may only lower the agent's. */
-  budget?: Budget;
-  systemPrompt?: string;
-  /** Tools (client or server, by name) whose calls wait for approval. */
-  approvalRequiredTools?: string[];
-  /** Tool servers (or `<server>__<tool>` names) whose tools the turn offers; none when unset. */
-  serverTools?: string[];
-  /** The JSON schema the final answer must match (response-format.ts). */
-  responseFormat?: ResponseFormat;
-  /** Compaction policy as the request set it; overlaid on the agent's field by field. */
-  contextManagement?: ContextManagement;
-}
+export type { TurnSettings };
 
 export interface InputPayload {
   items: InputItem[];

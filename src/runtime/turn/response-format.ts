@@ -5,13 +5,10 @@
 // Compiling and the cache of compiled schemas are user-schema.ts's (ADR 0027).
 import type { JsonValue } from "../../domain/conversation.js";
 import { isTetherError } from "../../domain/errors.js";
+import type { ResponseFormat } from "../../domain/turn-settings.js";
 import { compileUserSchema, type SchemaCheck } from "./user-schema.js";
 
-export interface ResponseFormat {
-  /** A name providers show the model (letters, digits, `_` and `-`, at most 64). */
-  name: string;
-  schema: { [key: string]: JsonValue };
-}
+export type { ResponseFormat };
 
 export const RESPONSE_FORMAT_NAME = /^[A-Za-z0-9_-]{1,64}$/u;
 
