@@ -3,5 +3,4 @@
 // import the turn and stream rooms.
 export { createSessionDriver, type DriveOutcome, type SessionDriver } from "./session-driver.js";
 export { startsInOneStep, submitOrStart, type StartedTurn, type Submitted } from "./turn-start.js";
-export { startSweeper, type SingletonGuard, type Sweeper, type SweeperOptions } from "./sweeper.js";
 export { sessionBusy, sessionParked, shuttingDown } from "./refusals.js";

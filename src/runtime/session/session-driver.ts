@@ -12,7 +12,7 @@ import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { createLeaseKeeper } from "./lease-keeper.js";
 import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
-import { admitToQuota } from "./quota-admission.js";
+import { admitToQuota } from "../limits/index.js";
 import { afterTurn, logHoldStep, logLoopFailure } from "./after-turn.js";
 import {
   clearReadyMark,

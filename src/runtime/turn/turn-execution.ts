@@ -11,15 +11,15 @@ import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
 import { decodeInputPayload } from "./input-payload.js";
-import { withModelCallMetrics } from "./model-call-metrics.js";
+import { withModelCallMetrics } from "../observation/index.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
-import { withQuotaCharging } from "./quota-provider.js";
+import { withQuotaCharging } from "../limits/index.js";
 import { commitTurn, completionOf, publishAnnounced, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
 import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
-import { spendGuardOf, spendOf } from "./turn-spend.js";
+import { budgetGuardOf, costOf } from "./turn-budget.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
 import { turnEndEvents } from "./webhook-events.js";
@@ -157,7 +157,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
     ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
-    ...spendGuardOf(run),
+    ...budgetGuardOf(run),
     contextPolicy: resolveContextPolicy(settings.contextManagement),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the
     // engine's timeout is a backstop behind it.
@@ -225,7 +225,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       turnId,
       messages: result.messages,
       usage: result.usage,
-      ...spendOf(run, result),
+      ...costOf(run, result),
       inputClaims: run.inputClaims,
       workClaims: run.workClaims,
       ...(prep.resumed && { parkedTurnId: turnId }),

@@ -11,9 +11,14 @@ import type { ModelProvider } from "../../ports/model-provider.js";
 import type { ToolExecutor } from "../../ports/tool-executor.js";
 import type { TraceAttributes, TraceSpan, Tracer } from "../../ports/tracer.js";
 import type { RuntimeDeps } from "../deps.js";
-import { traceProvider, traceTools, type OpenSpans, type ToolTraceContext } from "./call-trace.js";
+import {
+  traceProvider,
+  traceTools,
+  type OpenSpans,
+  type ToolTraceContext,
+} from "../observation/index.js";
 import { decodeInputPayload } from "./input-payload.js";
-import { GEN_AI, providerNameOf, TETHER, TURN_EVENTS } from "./trace-names.js";
+import { GEN_AI, providerNameOf, TETHER, TURN_EVENTS } from "../observation/index.js";
 import type { TurnEnd } from "./turn-end.js";
 import { decodeProgress } from "./turn-parking.js";
 import { turnIdOf, type TurnWork } from "./turn-preparation.js";

@@ -14,7 +14,7 @@ import type {
   Tracer,
 } from "../../../../src/ports/tracer.js";
 import type { RuntimeDeps } from "../../../../src/runtime/deps.js";
-import { traceProvider, type OpenSpans } from "../../../../src/runtime/turn/call-trace.js";
+import { traceProvider, type OpenSpans } from "../../../../src/runtime/observation/call-trace.js";
 import { encodeInputPayload } from "../../../../src/runtime/turn/input-payload.js";
 import type { PendingTurnInput } from "../../../../src/domain/inputs.js";
 import type { TurnWork } from "../../../../src/runtime/turn/turn-preparation.js";

@@ -7,7 +7,7 @@ import { usage } from "../../../../src/domain/usage.js";
 import { createManualClock } from "../../../../src/ports/clock.js";
 import type { ModelProvider, ModelRequest } from "../../../../src/ports/model-provider.js";
 import { silentLogger, type RuntimeDeps } from "../../../../src/runtime/deps.js";
-import { withQuotaCharging } from "../../../../src/runtime/turn/quota-provider.js";
+import { withQuotaCharging } from "../../../../src/runtime/limits/quota-provider.js";
 import { createMemoryQuotaStore } from "../../../../src/store/memory/quota-ops.js";
 
 /** Each call streams a usage snapshot and answers with no final usage (the stream's counts). */
