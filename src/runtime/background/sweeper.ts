@@ -47,7 +47,7 @@ export function startSweeper(options: SweeperOptions): Sweeper {
     for (const sessionId of sessions) {
       const outcome = await options.driver.ensureDriven(sessionId);
       if (outcome.kind === "driving") started++;
-      if (outcome.kind === "stopping") break;
+      if (outcome.kind === "closing") break;
     }
     if (started > 0)
       options.logger.info({ started, hinted: sessions.length }, "sweep took over sessions");
