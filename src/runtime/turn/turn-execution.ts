@@ -10,7 +10,7 @@ import type { CheckpointAdmission, TurnCheckpointHost } from "../../ports/checkp
 import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
-import { decodeInputPayload } from "./input-payload.js";
+import { decodeInputs } from "./input-payload.js";
 import { withModelCallMetrics } from "../observation/index.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
@@ -18,7 +18,13 @@ import { withApprovals } from "./tool-approval.js";
 import { withQuotaCharging } from "../limits/index.js";
 import { commitTurn, completionOf, publishAnnounced, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
-import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
+import {
+  decodeWork,
+  prepareTurn,
+  turnIdOf,
+  type DecodedWork,
+  type TurnWork,
+} from "./turn-preparation.js";
 import { budgetGuardOf, costOf } from "./turn-budget.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
@@ -28,14 +34,21 @@ import { turnEndEvents } from "./webhook-events.js";
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
 
 export function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnEnd> {
-  const trace = startTurnTrace(deps, job);
-  return trace.around(() => runTurn(deps, job, trace));
+  // The claims are decoded once: the trace reads the submitters, the preparation the rest.
+  const decoded = decodeWork(job);
+  const trace = startTurnTrace(deps, job, decoded);
+  return trace.around(() => runTurn(deps, job, decoded, trace));
 }
 
-async function runTurn(deps: RuntimeDeps, job: TurnWork, trace: TurnTrace): Promise<TurnEnd> {
+async function runTurn(
+  deps: RuntimeDeps,
+  job: TurnWork,
+  decoded: DecodedWork,
+  trace: TurnTrace,
+): Promise<TurnEnd> {
   const turnId = turnIdOf(job);
   try {
-    const run = openTurn(deps, job, await prepareTurn(deps, job), trace);
+    const run = openTurn(deps, job, await prepareTurn(deps, job, decoded), trace);
     const stopListening = await listen(run);
     try {
       const result = await runEngine(run);
@@ -186,12 +199,10 @@ async function admitAt(run: TurnRun, checkpoint: TurnCheckpoint): Promise<Checkp
   );
   if (steers) {
     run.inputClaims.push(steers);
-    run.trace.admitted(steers.inputs);
-    for (const input of steers.inputs) {
-      admissions.push({
-        source: { kind: "steer", id: input.inputId },
-        items: decodeInputPayload(input.payload).items,
-      });
+    const decoded = decodeInputs(steers.inputs);
+    run.trace.admitted(decoded);
+    for (const { input, payload } of decoded) {
+      admissions.push({ source: { kind: "steer", id: input.inputId }, items: payload.items });
     }
   }
   if (checkpoint === "after_work") {
