@@ -84,10 +84,10 @@ export function turnWork(
   fence: LeaseFence,
   claims: Pick<TurnWork, "inputs" | "work" | "resumed">,
   signal: AbortSignal,
-  drain: AbortSignal,
+  closing: AbortSignal,
   loaded: TurnWork["loaded"],
 ): TurnWork {
-  const work: TurnWork = { fence, ...claims, signal, drain };
+  const work: TurnWork = { fence, ...claims, signal, closing };
   if (loaded && !claims.resumed) work.loaded = loaded;
   return work;
 }

@@ -19,7 +19,7 @@ export type DriveOutcome =
   | { kind: "closing" };
 
 export interface SessionDriver {
-  /** Starts draining the session here unless another holder has it. */
+  /** Starts driving the session here unless another holder has it. */
   ensureDriven(sessionId: SessionId): Promise<DriveOutcome>;
   /**
    * Drives a session whose lease this replica took in a turn start's step (store.startTurn),
@@ -141,7 +141,7 @@ export function createSessionDriver(deps: RuntimeDeps): SessionDriver {
       const running = poke(sessionId);
       if (running) return running;
       const outcome = await leases.forNewLoop(sessionId);
-      // Another holder drains the session itself; the sweep recovers it if that holder dies.
+      // Another holder drives the session itself; the sweep recovers it if that holder dies.
       if (outcome.kind === "busy") return outcome;
       return poke(sessionId) ?? startLoop(sessionId, outcome.claimed);
     },

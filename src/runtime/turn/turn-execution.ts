@@ -64,16 +64,16 @@ async function runTurn(
 
 /**
  * Hears what reaches the turn from outside: the lease's loss or the replica's stop (the job's
- * signal), the drain, CancelTurn and client tool answers. Returns the step that stops hearing.
+ * signal), the replica closing, CancelTurn and client tool answers. Returns the step that stops hearing.
  */
 async function listen(run: TurnRun): Promise<() => Promise<void>> {
   const { deps, job, prep, stops, cancel } = run;
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   const unhearStop = onAbort(job.signal, abortTurn);
-  const unhearDrain = job.drain ? onAbort(job.drain, run.handOverIfWaiting) : undefined;
+  const unhearClosing = job.closing ? onAbort(job.closing, run.handOverIfWaiting) : undefined;
   const unhear = (): void => {
     unhearStop();
-    unhearDrain?.();
+    unhearClosing?.();
   };
   try {
     // The listener marks the turn running (a cancel needs the marker); whatever reached the turn

@@ -25,8 +25,8 @@ export interface TurnWork {
   work: QueuedWorkClaim | undefined;
   /** Aborted when the lease is lost or the replica stops. */
   signal: AbortSignal;
-  /** Aborted when the replica starts draining: a turn waiting for a client parks at once. */
-  drain?: AbortSignal;
+  /** Aborted when the replica starts closing: a turn waiting for a client parks at once. */
+  closing?: AbortSignal;
   /** A parked turn this holder resumes (its claims are `inputs` and `work`). */
   resumed?: Exclude<ResumeOutcome, { status: "waiting" }>;
   /**
