@@ -147,6 +147,8 @@ async function submitTurnInput(
     }),
   };
   // The ready mark follows the stored input (ADR 0026); it is awaited with the offer to drive.
+  // A mark with nothing behind it costs the sweep one empty look; input without a mark would
+  // wait for the next client.
   const { submitted: receipt, started, logEnd, marked } = await submitOrStart(deps, start, draft);
   // Not said by the start (a memory store without its log): no loop runs the session yet.
   const startSeq = readSeq ?? logEnd ?? (await deps.log.lastSeq(sessionId));
