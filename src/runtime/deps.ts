@@ -35,7 +35,7 @@ export interface RuntimeMetrics {
   countTurn(outcome: string): void;
   countLeaseClaim(outcome: string): void;
   addProviderTokens(provider: string, kind: string, tokens: number): void;
-  /** One model call ended (turn/model-call-metrics.ts); the receiver bounds the labels. */
+  /** One model call ended (observation/model-call-metrics.ts); the receiver bounds the labels. */
   observeModelCall?(report: ModelCallReport): void;
   /** One run of a turn ended, or a parked turn was resumed (session/turn-end-metrics.ts). */
   observeTurn?(report: TurnReport): void;
