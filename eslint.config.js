@@ -12,12 +12,24 @@ const LAYERS = {
   providers: ["domain", "ports"],
   // MCP servers' tools behind the ToolExecutor port: an adapter, like a provider.
   mcp: ["domain", "ports"],
+  // Outbound webhook HTTP and DNS behind the WebhookSend port (ADR 0021): an adapter too.
+  webhooks: ["domain", "ports"],
   store: ["domain", "ports"],
   runtime: ["domain", "ports", "engine"],
   api: ["domain", "ports", "runtime", "gen"],
   // The OpenTelemetry SDK behind the Tracer port (ADR 0013): only the composition root uses it.
   telemetry: ["ports"],
-  server: ["domain", "ports", "runtime", "store", "providers", "mcp", "api", "telemetry"],
+  server: [
+    "domain",
+    "ports",
+    "runtime",
+    "store",
+    "providers",
+    "mcp",
+    "webhooks",
+    "api",
+    "telemetry",
+  ],
 };
 
 // Packages that belong to one layer only: Redis to the store, Connect and protobuf to the edge,
@@ -29,14 +41,24 @@ const RUNTIME_LIBS = ["pino", "prom-client"];
 const MCP = ["@modelcontextprotocol/*"];
 // The tracing SDK and API stay in src/telemetry; the other layers see the Tracer port only.
 const OTEL = ["@opentelemetry/*"];
+// Outbound HTTP, DNS and webhook signing stay in src/webhooks: the runtime sends through its port.
+const OUTBOUND = [
+  "standardwebhooks",
+  "node:http",
+  "node:https",
+  "node:dns",
+  "node:dns/*",
+  "node:net",
+];
 const PACKAGES_REFUSED = {
   domain: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   ports: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   engine: ["node:*", ...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   providers: [...REDIS, ...WIRE, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   mcp: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...OTEL],
+  webhooks: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   store: [...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
-  runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL, ...OUTBOUND],
   api: [...REDIS, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   telemetry: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
   // The composition root may name stable semantic-convention keys; the SDK itself it reaches
@@ -46,10 +68,18 @@ const PACKAGES_REFUSED = {
 
 // The rooms of src/runtime (ADR 0012) and the rooms each may import, always through that room's
 // index.ts. Rooms reach the runtime's shared deps.ts, never its facade (runtime.ts, index.ts).
+// The arrows point one way (background → session → turn → stream, observation, limits), so no
+// two rooms import each other.
 const RUNTIME_ROOMS = {
   stream: [],
-  turn: ["stream"],
-  session: ["turn", "stream"],
+  // Traces and metrics of a turn's calls: wrappers of ports that know no turn.
+  observation: [],
+  // Quotas (a tenant's rate windows) and budgets (spend caps).
+  limits: [],
+  turn: ["stream", "observation", "limits"],
+  session: ["turn", "stream", "limits"],
+  // What runs without a caller: the sweep, schedules, webhook delivery.
+  background: ["session", "turn"],
 };
 
 /** The import patterns a file of `layer`, `depth` folders below src, is refused. */
@@ -130,7 +160,7 @@ function layerRules() {
       [
         ...layerPatterns("runtime", 1),
         {
-          regex: "^\\./(?:turn|session|stream)/(?!index\\.js$)",
+          regex: `^\\./(?:${Object.keys(RUNTIME_ROOMS).join("|")})/(?!index\\.js$)`,
           message: "the runtime's facade imports a room through its index.ts (ADR 0012).",
         },
       ],

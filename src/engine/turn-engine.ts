@@ -31,6 +31,7 @@ import { consumeModelCall } from "./reconcile.js";
 import { nativeTarget, ProviderView } from "./provider-view.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { dispatchToolCalls, type ToolCallRecord } from "./tool-dispatch.js";
+import { admitAtCheckpoint, controlOutcome } from "./turn-steps.js";
 import type {
   TurnEngine,
   TurnEngineOptions,
@@ -108,6 +109,7 @@ class TurnRun implements ModelCallContext {
   private readonly maxTurnTokens: number | undefined;
   private readonly messages: Message[] = [];
   private readonly toolCalls: ToolCallRecord[] = [];
+  /** The turn's usage so far; not private: a compaction's summary call counts into it too. */
   total: UsageTotals = ZERO_USAGE;
   private iterations = 0;
   private assistantText = "";
@@ -343,7 +345,6 @@ class TurnRun implements ModelCallContext {
       timeoutMs: this.config.toolTimeoutMs,
       events: this,
     });
-    let controlled: ToolCallRecord | undefined;
     for (const r of records) {
       this.toolCalls.push(r);
       this.append({
@@ -353,48 +354,17 @@ class TurnRun implements ModelCallContext {
         content: r.content,
         isError: r.status !== "ok",
       });
-      if (controlled === undefined && r.control !== undefined) controlled = r;
     }
     if (this.cancellation.aborted) return CANCELLED;
-
-    // Rule 7: the first control in call order decides, once the whole batch is done.
-    const control = controlled?.control;
-    if (controlled === undefined || control === undefined) return undefined;
-    const { toolName, callId } = controlled;
-    if (control.type === "fail") {
-      return {
-        kind: "stopped",
-        reason: "tool_error",
-        toolName,
-        callId,
-        code: control.code,
-        message: control.message,
-      };
-    }
-    await this.emit({ type: "tool_final_value", toolName, callId, value: control.value });
-    return { kind: "finished", reason: "tool_value", toolName, callId, value: control.value };
+    return controlOutcome(records, this);
   }
 
   /** Appends admitted input as user messages; how many, or ABORTED when cancelled meanwhile. */
-  private async admit(checkpoint: TurnCheckpoint): Promise<number | typeof ABORTED> {
-    const host = this.config.checkpoints;
-    if (host === undefined) return 0;
-    const admitted = await this.cancellation.race(
-      host.checkpoint({
-        turnId: this.request.turnId,
-        checkpoint,
-        iteration: this.iterations,
-        signal: this.cancellation.signal,
-      }),
-    );
-    if (admitted === ABORTED) return ABORTED;
-    if (admitted.length === 0) return 0;
-    for (const a of admitted) this.append({ role: "user", content: [...a.items] });
-    await this.emit({
-      type: "checkpoint_admission",
+  private admit(checkpoint: TurnCheckpoint): Promise<number | typeof ABORTED> {
+    return admitAtCheckpoint(this.config.checkpoints, this.cancellation, this, {
+      turnId: this.request.turnId,
       checkpoint,
-      sources: admitted.map((a) => a.source),
+      iteration: this.iterations,
     });
-    return admitted.length;
   }
 }

@@ -1,6 +1,6 @@
 // What the runtime is built from: ports, this replica's identity, and limits.
 import type { Clock } from "../ports/clock.js";
-import type { TranscriptCache } from "./turn/transcript-cache.js";
+import type { TranscriptCache } from "../ports/transcript-cache.js";
 import type { SessionId } from "../domain/ids.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
@@ -16,8 +16,8 @@ import type { Sleep } from "../ports/sleep.js";
 import type { ToolExecutor } from "../ports/tool-executor.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { SelectableTools } from "../ports/turn-tools.js";
-import type { TurnSettings } from "./turn/input-payload.js";
-import type { SessionBus } from "./stream/session-bus.js";
+import type { TurnSettings } from "../domain/turn-settings.js";
+import type { SessionBus } from "../ports/session-bus.js";
 import type { BudgetPolicy } from "../ports/budget-guard.js";
 
 /** The slice of a pino logger the runtime uses: one structured record per decision. */
@@ -35,7 +35,7 @@ export interface RuntimeMetrics {
   countTurn(outcome: string): void;
   countLeaseClaim(outcome: string): void;
   addProviderTokens(provider: string, kind: string, tokens: number): void;
-  /** One model call ended (turn/model-call-metrics.ts); the receiver bounds the labels. */
+  /** One model call ended (observation/model-call-metrics.ts); the receiver bounds the labels. */
   observeModelCall?(report: ModelCallReport): void;
   /** One run of a turn ended, or a parked turn was resumed (session/turn-end-metrics.ts). */
   observeTurn?(report: TurnReport): void;

@@ -1,6 +1,8 @@
 // The runtime's public surface for the API and the composition root: the facade (runtime.ts),
-// what it is built from (deps.ts), and the few pieces of the rooms the edge needs. Inside, three
-// rooms: turn/ (one turn), session/ (who drives a session), stream/ (what a client sees).
+// what it is built from (deps.ts), and the few pieces of the rooms the edge needs. Inside, six
+// rooms (ADR 0012): stream/ (what a client sees), observation/ (traces and metrics of calls),
+// limits/ (quotas and budgets), turn/ (one turn), session/ (who drives a session) and
+// background/ (what runs without a caller).
 export {
   createTetherRuntime,
   type BusyStrategy,
@@ -33,21 +35,19 @@ export {
   type ResponseFormat,
   type TranscriptCache,
   type TurnSettings,
-  type BudgetPolicy,
 } from "./turn/index.js";
-export { startSweeper, type SingletonGuard, type Sweeper } from "./session/index.js";
-export { createScheduleFirer, type ScheduleFirer } from "./schedule-fire.js";
-export { startScheduler, type Scheduler, type SchedulerOptions } from "./scheduler.js";
 export {
+  createScheduleFirer,
   createWebhookDeliverer,
   replayDelivery,
+  startScheduler,
+  startSweeper,
+  type ScheduleFirer,
+  type Scheduler,
+  type SchedulerOptions,
+  type SingletonGuard,
+  type Sweeper,
   type WebhookDeliverer,
   type WebhookDelivererOptions,
-} from "./webhook-deliverer.js";
-export {
-  createWebhookSender,
-  isPrivateAddress,
-  webhookBody,
-  type SendReport,
-  type WebhookSend,
-} from "./webhook-sender.js";
+} from "./background/index.js";
+export type { BudgetPolicy } from "./limits/index.js";

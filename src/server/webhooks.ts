@@ -9,7 +9,6 @@ import type { WebhookStore } from "../ports/webhook-store.js";
 import {
   createOutboxHints,
   createWebhookDeliverer,
-  createWebhookSender,
   type RuntimeDeps,
   type RuntimeLogger,
   type SchedulerOptions,
@@ -17,6 +16,7 @@ import {
 } from "../runtime/index.js";
 import type { SessionId } from "../domain/ids.js";
 import { schedulePausedEvent } from "../domain/webhooks.js";
+import { createWebhookSender } from "../webhooks/webhook-sender.js";
 import type { WebhookConfig } from "./webhook-config.js";
 
 export interface BuiltWebhooks {

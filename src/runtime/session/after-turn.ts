@@ -4,61 +4,79 @@ import { isTetherError } from "../../domain/errors.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { RuntimeLogger } from "../deps.js";
 import type { TurnEnd } from "../turn/index.js";
+import { assertNever, parkedWake, type HoldEnd } from "./hold-end.js";
 
 export type HoldStep =
   /** The turn committed: look for more work under the same lease. */
   | { kind: "next_turn" }
-  /** The turn committed and its commit released the lease: nothing waits, the hold ends. */
-  | { kind: "released" }
-  /** The turn parked (the store released the lease): look again when it can go on. */
-  | { kind: "await_parked"; expiresAtMs: number; resumable: boolean }
-  /** The turn was handed over: end the hold and release the lease; a successor re-runs it. */
-  | { kind: "hand_over" }
-  /** The lease is gone: end the hold; `leaveLease` keeps even the release for the successor. */
-  | { kind: "lost"; cause: unknown; leaveLease: boolean }
+  /**
+   * The hold ends (HoldEnd): `released` when the commit let the lease go, `parked` when the turn
+   * parked, `closing` when it was handed over, `lost` when the lease is gone. `leaveLease`: even
+   * the release is left to the lease's expiry, so a successor looks for what to announce.
+   */
+  | { kind: "end"; end: HoldEnd; cause?: unknown; leaveLease: boolean }
   /** A store failure ends the session's loop as a failure (it is driven again later). */
   | { kind: "fail"; cause: unknown; leaveLease: boolean };
 
-export function afterTurn(end: TurnEnd): HoldStep {
+const ends = (end: HoldEnd, more: { cause?: unknown; leaveLease?: boolean } = {}): HoldStep => ({
+  kind: "end",
+  end,
+  leaveLease: false,
+  ...more,
+});
+
+/** The hold's step after `end`, at `nowMs` (when a parked turn is next looked at). */
+export function afterTurn(end: TurnEnd, nowMs: number): HoldStep {
   switch (end.kind) {
     case "finished":
     case "cancelled":
-      return end.released === true ? { kind: "released" } : { kind: "next_turn" };
+      return end.released === true ? ends({ kind: "released" }) : { kind: "next_turn" };
     case "parked":
-      return {
-        kind: "await_parked",
-        expiresAtMs: end.receipt.expiresAtMs,
-        resumable: end.receipt.resumable,
-      };
+      return ends(parkedWake(nowMs, end.receipt.expiresAtMs, end.receipt.resumable));
     case "handed_over":
-      return { kind: "hand_over" };
+      // Its claims stay for a successor (the ready hint is still set), which re-runs the turn
+      // under the same id; the lease is released.
+      return ends({ kind: "closing" });
     case "lease_lost":
-      return { kind: "lost", cause: end.cause, leaveLease: false };
+      return ends({ kind: "lost" }, { cause: end.cause });
     case "unannounced":
       // Left to expire, so the next holder looks for the completion to announce.
       return isTetherError(end.cause, "session_execution_lease_expired")
-        ? { kind: "lost", cause: end.cause, leaveLease: true }
+        ? ends({ kind: "lost" }, { cause: end.cause, leaveLease: true })
         : { kind: "fail", cause: end.cause, leaveLease: true };
     case "commit_unknown":
       // The commit may have landed unannounced: left to expire, as after `unannounced`.
       return { kind: "fail", cause: end.cause, leaveLease: true };
     case "failed":
       return { kind: "fail", cause: end.cause, leaveLease: false };
+    default:
+      return assertNever(end);
   }
 }
 
 /** The record of a hold's step after a turn that did not simply commit. */
 export function logHoldStep(logger: RuntimeLogger, fence: LeaseFence, step: HoldStep): void {
+  if (step.kind !== "end") return;
   const fields = { sessionId: fence.sessionId, fencingToken: fence.fencingToken };
-  if (step.kind === "await_parked") {
-    logger.info(fields, "turn parked: it waits for answers from outside");
-  } else if (step.kind === "hand_over") {
-    logger.info(
-      fields,
-      "turn handed over: the replica is draining and the turn waits for a client",
-    );
-  } else if (step.kind === "lost") {
-    logger.warn({ ...fields, error: step.cause }, "turn abandoned: lease lost");
+  switch (step.end.kind) {
+    case "parked":
+      logger.info(fields, "turn parked: it waits for answers from outside");
+      return;
+    case "closing":
+      logger.info(
+        fields,
+        "turn handed over: the replica is draining and the turn waits for a client",
+      );
+      return;
+    case "lost":
+      logger.warn({ ...fields, error: step.cause }, "turn abandoned: lease lost");
+      return;
+    case "released":
+    case "no_work":
+    case "quota_wait":
+      return;
+    default:
+      assertNever(step.end);
   }
 }
 

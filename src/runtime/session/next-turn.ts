@@ -4,15 +4,11 @@ import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputClaim } from "../../domain/inputs.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { RuntimeDeps } from "../deps.js";
-import { PARK_RECHECK_MS, type TurnWork } from "../turn/index.js";
+import type { TurnWork } from "../turn/index.js";
+import { parkedWake, type HoldEnd } from "./hold-end.js";
 import { INPUTS_PER_TURN } from "./turn-start.js";
 
 const WORK_PER_TURN = 16;
-
-/** A hold that ended with the session's turn parked; wakeAtMs undefined: it can go on now. */
-export interface Parked {
-  wakeAtMs: number | undefined;
-}
 
 export async function hasPendingWork(deps: RuntimeDeps, sessionId: SessionId): Promise<boolean> {
   const [inputs, work] = await Promise.all([
@@ -51,34 +47,34 @@ export async function clearReadyMark(deps: RuntimeDeps, sessionId: SessionId): P
   return pending;
 }
 
-/** When a parked turn should next be looked at; now (undefined) when it can go on already. */
-export function parkedWake(deps: RuntimeDeps, expiresAtMs: number, resumable: boolean): Parked {
-  if (resumable) return { wakeAtMs: undefined };
-  return { wakeAtMs: Math.min(expiresAtMs, deps.clock.nowMs() + PARK_RECHECK_MS) };
-}
-
 /**
  * What the next turn under `fence` runs: what the idle claims take, or else the parked turn once
- * it can go on. "again": the parked turn went meanwhile, look once more.
+ * it can go on; or how the hold ends when there is none. "again": the parked turn went meanwhile,
+ * look once more.
  */
 export async function nextTurn(
   deps: RuntimeDeps,
   fence: LeaseFence,
   firstClaim: Promise<TurnInputClaim | undefined> | undefined,
 ): Promise<
-  { claims: Pick<TurnWork, "inputs" | "work" | "resumed"> } | "drained" | "again" | Parked
+  | { kind: "turn"; claims: Pick<TurnWork, "inputs" | "work" | "resumed"> }
+  | { kind: "again" }
+  | Extract<HoldEnd, { kind: "no_work" | "parked" }>
 > {
   const inputs = await (firstClaim ??
     deps.store.claimInputs(fence, { kind: "idle" }, INPUTS_PER_TURN));
   const work = inputs ? undefined : await deps.store.claimReadyWork(fence, "idle", WORK_PER_TURN);
-  if (inputs || work) return { claims: { inputs, work } };
+  if (inputs || work) return { kind: "turn", claims: { inputs, work } };
   // Idle claims find nothing while a turn is parked: it goes first, once it can.
   const parked = await deps.store.readParkedTurn(fence.sessionId);
-  if (!parked) return "drained";
+  if (!parked) return { kind: "no_work" };
   const outcome = await deps.store.resumeTurn(fence, parked.turnId);
-  if (!outcome) return "again";
-  if (outcome.status === "waiting") return parkedWake(deps, parked.expiresAtMs, false);
+  if (!outcome) return { kind: "again" };
+  if (outcome.status === "waiting") {
+    return parkedWake(deps.clock.nowMs(), parked.expiresAtMs, false);
+  }
   return {
+    kind: "turn",
     claims: { inputs: outcome.inputClaim, work: outcome.workClaim, resumed: outcome },
   };
 }
@@ -88,10 +84,10 @@ export function turnWork(
   fence: LeaseFence,
   claims: Pick<TurnWork, "inputs" | "work" | "resumed">,
   signal: AbortSignal,
-  drain: AbortSignal,
+  closing: AbortSignal,
   loaded: TurnWork["loaded"],
 ): TurnWork {
-  const work: TurnWork = { fence, ...claims, signal, drain };
+  const work: TurnWork = { fence, ...claims, signal, closing };
   if (loaded && !claims.resumed) work.loaded = loaded;
   return work;
 }

@@ -1,13 +1,19 @@
-// Why a call about a session is refused: the drain, and a busy session under the `reject`
-// strategy. Typed errors the API maps to gRPC codes (ADR 0003).
+// Why a call about a session is refused: the replica closing (its drain), and a busy session
+// under the `reject` strategy. Typed errors the API maps to gRPC codes (ADR 0003).
 import { TetherError } from "../../domain/errors.js";
 import type { SessionExecutionLease } from "../../domain/lease.js";
 
-/** A stream ended by the drain: the client resumes from its last cursor on another replica. */
-export function shuttingDown(): TetherError {
+/**
+ * The replica is closing (its drain began): one code for every refusal it makes, store_unavailable
+ * (UNAVAILABLE: another replica takes the call). A `stream` it ends, the client resumes from its
+ * last cursor elsewhere; a `turn` it refuses was never stored.
+ */
+export function replicaClosing(what: "stream" | "turn"): TetherError {
   return new TetherError(
     "store_unavailable",
-    "the server is shutting down: resume from the last cursor on another replica",
+    what === "stream"
+      ? "the server is shutting down: resume from the last cursor on another replica"
+      : "the server is shutting down",
   );
 }
 

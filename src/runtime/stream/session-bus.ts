@@ -1,13 +1,8 @@
 // The replica-local live bus: the driving replica publishes every event here at once (each text
 // delta too), so watchers on the same replica see tokens without waiting for the shared log.
-import type { CursoredEvent } from "../../domain/session-events.js";
+import type { BusListener, SessionBus } from "../../ports/session-bus.js";
 
-export type BusListener = (event: CursoredEvent) => void;
-
-export interface SessionBus {
-  publish(event: CursoredEvent): void;
-  subscribe(sessionId: string, listener: BusListener): () => void;
-}
+export type { BusListener, SessionBus };
 
 export function createSessionBus(): SessionBus {
   const listeners = new Map<string, Set<BusListener>>();

@@ -34,7 +34,7 @@ export interface WatchOptions {
   afterCursor: number;
   signal: AbortSignal;
   /**
-   * The replica is draining: deliver what was already received and what the log holds now, then
+   * The replica is closing: deliver what was already received and what the log holds now, then
    * end instead of waiting for more (the caller tells the client to resume elsewhere).
    */
   stop?: AbortSignal;

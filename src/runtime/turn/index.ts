@@ -35,5 +35,4 @@ export {
   type LoadedTranscript,
   type TranscriptCache,
 } from "./transcript-cache.js";
-export type { BudgetPolicy } from "./spend-guard.js";
 export { compactNow, type CompactNowReceipt } from "./compact-now.js";

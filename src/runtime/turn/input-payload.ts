@@ -1,6 +1,7 @@
 // What a pending turn input carries in its opaque store payload: the user's items and the
 // per-turn settings of the request that submitted it.
 import type { InputItem } from "../../domain/conversation.js";
+import type { PendingTurnInput } from "../../domain/inputs.js";
 import {
   settingsFromStored,
   settingsToStored,
@@ -43,3 +44,12 @@ export function decodeInputPayload(raw: string): InputPayload {
   }
   return { items: [{ type: "text", text: raw }], clientTools: [], settings: {} };
 }
+
+/** A claimed input with its payload decoded: a turn decodes each input it takes once. */
+export interface DecodedInput {
+  input: PendingTurnInput;
+  payload: InputPayload;
+}
+
+export const decodeInputs = (inputs: readonly PendingTurnInput[]): DecodedInput[] =>
+  inputs.map((input) => ({ input, payload: decodeInputPayload(input.payload) }));

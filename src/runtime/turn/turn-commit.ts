@@ -16,7 +16,7 @@ import type { SessionEvent } from "../../domain/session-events.js";
 import { withOutboxHint } from "./webhook-events.js";
 import { entryCursor } from "../stream/index.js";
 import type { TurnRun } from "./turn-run.js";
-import { spendOf } from "./turn-spend.js";
+import { costOf } from "./turn-budget.js";
 
 export interface TurnRecord {
   turnId: string;
@@ -154,7 +154,7 @@ export function completionOf(
   run: TurnRun,
   result: Pick<TurnResult, "outcome" | "usage">,
 ): (headRevision: number) => SessionEvent {
-  const spend = spendOf(run, result);
+  const spend = costOf(run, result);
   return (headRevision) => ({
     type: "turn_completed",
     outcome: result.outcome,

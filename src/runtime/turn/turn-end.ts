@@ -22,7 +22,7 @@ export type TurnEnd =
   /** Stored its progress and released the session; the store resumes it. */
   | { kind: "parked"; turnId: string; receipt: ParkReceipt }
   /**
-   * Stopped uncommitted: the replica is draining and the turn waits for a client's answer that
+   * Stopped uncommitted: the replica is closing and the turn waits for a client's answer that
    * may outlast the drain. Its claims stay for a successor, which runs it again under its id.
    */
   | { kind: "handed_over"; turnId: string }

@@ -10,16 +10,22 @@ import type { CheckpointAdmission, TurnCheckpointHost } from "../../ports/checkp
 import type { RuntimeDeps } from "../deps.js";
 import { onAbort } from "../stream/index.js";
 import { combineExecutors, joinExecutors } from "./client-tools.js";
-import { decodeInputPayload } from "./input-payload.js";
-import { withModelCallMetrics } from "./model-call-metrics.js";
+import { decodeInputs } from "./input-payload.js";
+import { withModelCallMetrics } from "../observation/index.js";
 import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
-import { withQuotaCharging } from "./quota-provider.js";
+import { withQuotaCounting } from "../limits/index.js";
 import { commitTurn, completionOf, publishAnnounced, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
-import { prepareTurn, turnIdOf, type TurnWork } from "./turn-preparation.js";
-import { spendGuardOf, spendOf } from "./turn-spend.js";
+import {
+  decodeWork,
+  prepareTurn,
+  turnIdOf,
+  type DecodedWork,
+  type TurnWork,
+} from "./turn-preparation.js";
+import { budgetGuardOf, costOf } from "./turn-budget.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
 import { turnEndEvents } from "./webhook-events.js";
@@ -28,14 +34,21 @@ import { turnEndEvents } from "./webhook-events.js";
 const CLIENT_DEADLINE_GRACE_MS = 5_000;
 
 export function executeTurn(deps: RuntimeDeps, job: TurnWork): Promise<TurnEnd> {
-  const trace = startTurnTrace(deps, job);
-  return trace.around(() => runTurn(deps, job, trace));
+  // The claims are decoded once: the trace reads the submitters, the preparation the rest.
+  const decoded = decodeWork(job);
+  const trace = startTurnTrace(deps, job, decoded);
+  return trace.around(() => runTurn(deps, job, decoded, trace));
 }
 
-async function runTurn(deps: RuntimeDeps, job: TurnWork, trace: TurnTrace): Promise<TurnEnd> {
+async function runTurn(
+  deps: RuntimeDeps,
+  job: TurnWork,
+  decoded: DecodedWork,
+  trace: TurnTrace,
+): Promise<TurnEnd> {
   const turnId = turnIdOf(job);
   try {
-    const run = openTurn(deps, job, await prepareTurn(deps, job), trace);
+    const run = openTurn(deps, job, await prepareTurn(deps, job, decoded), trace);
     const stopListening = await listen(run);
     try {
       const result = await runEngine(run);
@@ -51,16 +64,16 @@ async function runTurn(deps: RuntimeDeps, job: TurnWork, trace: TurnTrace): Prom
 
 /**
  * Hears what reaches the turn from outside: the lease's loss or the replica's stop (the job's
- * signal), the drain, CancelTurn and client tool answers. Returns the step that stops hearing.
+ * signal), the replica closing, CancelTurn and client tool answers. Returns the step that stops hearing.
  */
 async function listen(run: TurnRun): Promise<() => Promise<void>> {
   const { deps, job, prep, stops, cancel } = run;
   const abortTurn = (): void => cancel.abort(new Error("turn cancelled"));
   const unhearStop = onAbort(job.signal, abortTurn);
-  const unhearDrain = job.drain ? onAbort(job.drain, run.handOverIfWaiting) : undefined;
+  const unhearClosing = job.closing ? onAbort(job.closing, run.handOverIfWaiting) : undefined;
   const unhear = (): void => {
     unhearStop();
-    unhearDrain?.();
+    unhearClosing?.();
   };
   try {
     // The listener marks the turn running (a cancel needs the marker); whatever reached the turn
@@ -135,7 +148,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   const engine = createTurnEngine({
     // Metrics innermost (a call a quota holds back is timed from when it reaches the vendor), the
     // chat span around them, the quota's wait and charge outermost.
-    provider: withQuotaCharging(
+    provider: withQuotaCounting(
       deps,
       prep.sessionId,
       run.trace.provider(withModelCallMetrics(deps.provider, deps.metrics, prep.sessionId)),
@@ -157,7 +170,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     ...(settings.systemPrompt !== undefined && { systemPrompt: settings.systemPrompt }),
     ...(settings.maxIterations !== undefined && { maxIterations: settings.maxIterations }),
     ...(settings.maxTurnTokens !== undefined && { maxTurnTokens: settings.maxTurnTokens }),
-    ...spendGuardOf(run),
+    ...budgetGuardOf(run),
     contextPolicy: resolveContextPolicy(settings.contextManagement),
     // The client tool bridge owns client calls' deadlines (it closes them in the store); the
     // engine's timeout is a backstop behind it.
@@ -186,12 +199,10 @@ async function admitAt(run: TurnRun, checkpoint: TurnCheckpoint): Promise<Checkp
   );
   if (steers) {
     run.inputClaims.push(steers);
-    run.trace.admitted(steers.inputs);
-    for (const input of steers.inputs) {
-      admissions.push({
-        source: { kind: "steer", id: input.inputId },
-        items: decodeInputPayload(input.payload).items,
-      });
+    const decoded = decodeInputs(steers.inputs);
+    run.trace.admitted(decoded);
+    for (const { input, payload } of decoded) {
+      admissions.push({ source: { kind: "steer", id: input.inputId }, items: payload.items });
     }
   }
   if (checkpoint === "after_work") {
@@ -225,7 +236,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       turnId,
       messages: result.messages,
       usage: result.usage,
-      ...spendOf(run, result),
+      ...costOf(run, result),
       inputClaims: run.inputClaims,
       workClaims: run.workClaims,
       ...(prep.resumed && { parkedTurnId: turnId }),

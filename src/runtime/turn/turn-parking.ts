@@ -73,7 +73,7 @@ export interface ParkingMonitor {
   wrap(executor: ToolExecutor): ToolExecutor;
   /** Something changed (a wait started or ended): look again. */
   check(): void;
-  /** Park at once if the batch waits only outside (the replica is draining). */
+  /** Park at once if the batch waits only outside (the replica is closing). */
   parkNowIfWaiting(): boolean;
   parking(): boolean;
   /** The state to store: the batch's start and the calls settled since. */

@@ -15,7 +15,7 @@ import type { SelectedTools } from "../../ports/turn-tools.js";
 import type { RuntimeDeps } from "../deps.js";
 import { tighterBudget } from "../../domain/budgets.js";
 import { overlayTools, pinnedDefaults } from "./agent-definition.js";
-import { decodeInputPayload, type TurnSettings } from "./input-payload.js";
+import { decodeInputs, type DecodedInput, type TurnSettings } from "./input-payload.js";
 import { decodeProgress, type ParkedProgress } from "./turn-parking.js";
 import { stableTurnId } from "./turn-id.js";
 
@@ -25,8 +25,8 @@ export interface TurnWork {
   work: QueuedWorkClaim | undefined;
   /** Aborted when the lease is lost or the replica stops. */
   signal: AbortSignal;
-  /** Aborted when the replica starts draining: a turn waiting for a client parks at once. */
-  drain?: AbortSignal;
+  /** Aborted when the replica starts closing: a turn waiting for a client parks at once. */
+  closing?: AbortSignal;
   /** A parked turn this holder resumes (its claims are `inputs` and `work`). */
   resumed?: Exclude<ResumeOutcome, { status: "waiting" }>;
   /**
@@ -58,6 +58,26 @@ export interface PreparedTurn {
   recordedStates: ToolCallState[];
 }
 
+/**
+ * What a turn's claims carry, decoded once when the turn begins (its trace and its preparation
+ * both read them): the inputs' payloads, and a resumed turn's parked progress. A progress this
+ * version cannot read is kept as its error: the preparation throws it, as the decode would.
+ */
+export interface DecodedWork {
+  inputs: DecodedInput[];
+  saved: ParkedProgress | undefined;
+  unreadable?: { error: unknown };
+}
+
+export function decodeWork(job: TurnWork): DecodedWork {
+  const inputs = decodeInputs(job.inputs?.inputs ?? []);
+  try {
+    return { inputs, saved: job.resumed ? decodeProgress(job.resumed.parked.progress) : undefined };
+  } catch (error) {
+    return { inputs, saved: undefined, unreadable: { error } };
+  }
+}
+
 /** The id a turn runs under: a resumed turn keeps its own, a new one derives it from its claims. */
 export const turnIdOf = (job: TurnWork): string =>
   job.resumed?.parked.turnId ?? stableTurnId(job.fence.sessionId, job);
@@ -71,10 +91,15 @@ function withContextManagement(
   return cm === undefined ? {} : { contextManagement: cm };
 }
 
-export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<PreparedTurn> {
+export async function prepareTurn(
+  deps: RuntimeDeps,
+  job: TurnWork,
+  decoded: DecodedWork,
+): Promise<PreparedTurn> {
   const sessionId = job.fence.sessionId;
   const resumed = job.resumed;
-  const saved = resumed ? decodeProgress(resumed.parked.progress) : undefined;
+  if (decoded.unreadable) throw decoded.unreadable.error;
+  const saved = decoded.saved;
   const turnId = turnIdOf(job);
   // Where the log ends is not read: the writer learns it from the turn's first event, which the
   // turn awaits before anything else is emitted.
@@ -82,9 +107,7 @@ export async function prepareTurn(deps: RuntimeDeps, job: TurnWork): Promise<Pre
     ? deps.transcripts.accept(sessionId, job.loaded.snapshot)
     : await deps.transcripts.load(sessionId);
 
-  const payloads = saved
-    ? []
-    : (job.inputs?.inputs ?? []).map((i) => decodeInputPayload(i.payload));
+  const payloads = saved ? [] : decoded.inputs.map((i) => i.payload);
   const items: InputItem[] = [
     ...payloads.flatMap((p) => p.items),
     ...(saved ? [] : (job.work?.batches ?? [])).map((b): InputItem => ({

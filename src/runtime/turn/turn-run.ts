@@ -54,7 +54,7 @@ export interface TurnRun {
   stopShort<T>(work: Promise<T>): Promise<T>;
   /** Cuts the run because the lease is gone, unless something cut it first. */
   loseLease(cause: unknown): void;
-  /** The replica drains: a turn that waits for a client parks now, or is handed over. */
+  /** The replica closes: a turn that waits for a client parks now, or is handed over. */
   handOverIfWaiting(): void;
 }
 
@@ -115,9 +115,9 @@ export function openTurn(
     ...(prep.saved && { settled: prep.saved.settled }),
   });
   function handOverIfWaiting(): void {
-    if (stops.handedOver || stops.parked || !job.drain?.aborted) return;
+    if (stops.handedOver || stops.parked || !job.closing?.aborted) return;
     if (clientTools.waiting() === 0) return;
-    // A draining replica parks a waiting turn at once; one that cannot park hands it over.
+    // A closing replica parks a waiting turn at once; one that cannot park hands it over.
     if (monitor.parkNowIfWaiting()) return;
     stops.handedOver = true;
     cancel.abort(new Error("the turn was handed over: the replica drains, the turn waits"));

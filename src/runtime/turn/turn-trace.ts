@@ -6,17 +6,20 @@
 // is a link to its submitter. A turn resumed after a park (on any replica) is a new span under
 // the same parent, linked to the span of its earlier part, whose traceparent the parked progress
 // keeps. With tracing off every step here is the identity.
-import type { PendingTurnInput } from "../../domain/inputs.js";
 import type { ModelProvider } from "../../ports/model-provider.js";
 import type { ToolExecutor } from "../../ports/tool-executor.js";
 import type { TraceAttributes, TraceSpan, Tracer } from "../../ports/tracer.js";
 import type { RuntimeDeps } from "../deps.js";
-import { traceProvider, traceTools, type OpenSpans, type ToolTraceContext } from "./call-trace.js";
-import { decodeInputPayload } from "./input-payload.js";
-import { GEN_AI, providerNameOf, TETHER, TURN_EVENTS } from "./trace-names.js";
+import {
+  traceProvider,
+  traceTools,
+  type OpenSpans,
+  type ToolTraceContext,
+} from "../observation/index.js";
+import type { DecodedInput } from "./input-payload.js";
+import { GEN_AI, providerNameOf, TETHER, TURN_EVENTS } from "../observation/index.js";
 import type { TurnEnd } from "./turn-end.js";
-import { decodeProgress } from "./turn-parking.js";
-import { turnIdOf, type TurnWork } from "./turn-preparation.js";
+import { turnIdOf, type DecodedWork, type TurnWork } from "./turn-preparation.js";
 
 export interface TurnTrace {
   /** The turn span's traceparent (kept in the parked progress); undefined when off. */
@@ -26,7 +29,7 @@ export interface TurnTrace {
   /** The turn's commit (an event on its span). */
   committed(headRevision: number): void;
   /** Steered input admitted at a checkpoint: its submitters become links of the turn's span. */
-  admitted(inputs: readonly PendingTurnInput[]): void;
+  admitted(inputs: readonly DecodedInput[]): void;
   /** The provider whose calls are `chat` spans under the turn. */
   provider(provider: ModelProvider): ModelProvider;
   /** The executor whose calls are `execute_tool` spans under the turn. */
@@ -56,9 +59,9 @@ export function submittingTrace(deps: Pick<RuntimeDeps, "tracer">): { trace?: st
  * payload's (StreamTurn, SendInput), else the record's (QueueService.SubmitInput, whose payload
  * is the client's own).
  */
-function submittersOf(inputs: readonly PendingTurnInput[]): string[] {
-  return inputs.flatMap((i) => {
-    const trace = decodeInputPayload(i.payload).trace ?? i.trace;
+function submittersOf(inputs: readonly DecodedInput[]): string[] {
+  return inputs.flatMap(({ input, payload }) => {
+    const trace = payload.trace ?? input.trace;
     return trace === undefined ? [] : [trace];
   });
 }
@@ -67,14 +70,11 @@ function submittersOf(inputs: readonly PendingTurnInput[]): string[] {
  * Where the turn's span hangs: the first input's submitting request; links to the other inputs'
  * submitters, and for a resumed turn to its earlier part.
  */
-function originsOf(job: TurnWork): { parent?: string; links?: string[] } {
-  const [parent, ...others] = submittersOf(job.inputs?.inputs ?? []);
-  let earlier: string | undefined;
-  try {
-    earlier = job.resumed ? decodeProgress(job.resumed.parked.progress).trace : undefined;
-  } catch {
-    // A progress this version cannot read fails the turn later, where it is reported.
-  }
+function originsOf(decoded: DecodedWork): { parent?: string; links?: string[] } {
+  const [parent, ...others] = submittersOf(decoded.inputs);
+  // A progress this version cannot read (decoded.unreadable) fails the turn later, where it is
+  // reported.
+  const earlier = decoded.saved?.trace;
   const links = [...new Set([...(earlier === undefined ? [] : [earlier]), ...others])];
   return {
     ...(parent !== undefined && { parent }),
@@ -99,13 +99,13 @@ function endTurnSpan(span: TraceSpan, end: TurnEnd): void {
   }
 }
 
-export function startTurnTrace(deps: RuntimeDeps, job: TurnWork): TurnTrace {
+export function startTurnTrace(deps: RuntimeDeps, job: TurnWork, decoded: DecodedWork): TurnTrace {
   const tracer = deps.tracer;
   if (tracer === undefined) return untracedTurn;
   const { fence } = job;
   const span = tracer.startSpan("invoke_agent", {
     kind: "internal",
-    ...originsOf(job),
+    ...originsOf(decoded),
     attributes: {
       [GEN_AI.operationName]: "invoke_agent",
       [GEN_AI.providerName]: providerNameOf(deps.provider.name),

@@ -29,7 +29,7 @@ import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
 import { QueueService } from "../../../src/gen/tether/v1/queue_service_pb.js";
 import { DeliveryPolicy, SlotPolicy, WorkClass } from "../../../src/gen/tether/v1/queue_pb.js";
 import type { ModelProvider } from "../../../src/ports/model-provider.js";
-import { startSweeper, type Sweeper } from "../../../src/runtime/session/sweeper.js";
+import { startSweeper, type Sweeper } from "../../../src/runtime/background/sweeper.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
 import { loadConfig } from "../../../src/server/config.js";
 import { createLogger } from "../../../src/server/logger.js";

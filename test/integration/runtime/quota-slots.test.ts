@@ -11,7 +11,7 @@ import type { QuotaConfig } from "../../../src/domain/quotas.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import type { RuntimeLogger } from "../../../src/runtime/deps.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
-import { startSweeper } from "../../../src/runtime/session/sweeper.js";
+import { startSweeper } from "../../../src/runtime/background/sweeper.js";
 import { createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
 import { waitFor } from "../../support/wait-for.js";
 

@@ -9,7 +9,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import type { LeaseOwner } from "../../../src/domain/lease.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
-import { startSweeper, type Sweeper } from "../../../src/runtime/session/sweeper.js";
+import { startSweeper, type Sweeper } from "../../../src/runtime/background/sweeper.js";
 import { encodeInputPayload } from "../../../src/runtime/turn/input-payload.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import {

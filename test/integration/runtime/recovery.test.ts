@@ -9,7 +9,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { createEchoProvider, createScriptedProvider } from "../../../src/providers/scripted.js";
-import { startSweeper } from "../../../src/runtime/session/sweeper.js";
+import { startSweeper } from "../../../src/runtime/background/sweeper.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
 import {
   collect,

@@ -6,7 +6,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import { createEchoProvider } from "../../../src/providers/scripted.js";
 import { silentLogger } from "../../../src/runtime/deps.js";
 import { encodeInputPayload } from "../../../src/runtime/turn/input-payload.js";
-import { startSweeper } from "../../../src/runtime/session/sweeper.js";
+import { startSweeper } from "../../../src/runtime/background/sweeper.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
 import { waitFor } from "../../support/wait-for.js";
 

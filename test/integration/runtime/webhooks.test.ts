@@ -11,12 +11,12 @@ import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import {
   createOutboxHints,
   createWebhookDeliverer,
-  createWebhookSender,
   replayDelivery,
   silentLogger,
   type StreamTurnCommand,
   type WebhookDeliverer,
 } from "../../../src/runtime/index.js";
+import { createWebhookSender } from "../../../src/webhooks/webhook-sender.js";
 import {
   collect,
   createRuntimeHarness,

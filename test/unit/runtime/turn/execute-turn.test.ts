@@ -77,7 +77,7 @@ function refusingCompletion(log: EventLog): EventLog {
 
 interface RunOptions extends Partial<RuntimeHarnessOptions> {
   signal?: AbortSignal;
-  drain?: AbortSignal;
+  closing?: AbortSignal;
   clientTools?: ToolDefinition[];
   onDeps?: (deps: RuntimeDeps) => void;
 }
@@ -99,7 +99,7 @@ const ask: ToolDefinition = { name: "ask", description: "", inputSchema: { type:
 async function runOneTurn(
   options: RunOptions = {},
 ): Promise<{ end: TurnEnd; store: RuntimeStore }> {
-  const { signal, drain, clientTools, onDeps, ...harness } = options;
+  const { signal, closing, clientTools, onDeps, ...harness } = options;
   const { deps, store } = createRuntimeHarness({ provider: saysHello, ...harness });
   onDeps?.(deps);
   await store.submitInput({
@@ -120,7 +120,7 @@ async function runOneTurn(
     inputs,
     work: undefined,
     signal: signal ?? new AbortController().signal,
-    ...(drain && { drain }),
+    ...(closing && { closing }),
   });
   return { end, store };
 }
@@ -206,14 +206,14 @@ describe("executeTurn's end", () => {
     expect(end.kind === "parked" && end.receipt.expiresAtMs).toBe(parked?.expiresAtMs);
   });
 
-  it("is handed_over, uncommitted, when a draining replica cannot park a waiting turn", async () => {
-    const drain = new AbortController();
-    drain.abort();
+  it("is handed_over, uncommitted, when a closing replica cannot park a waiting turn", async () => {
+    const closing = new AbortController();
+    closing.abort();
     const { end, store } = await runOneTurn({
       provider: asksClient,
       clientTools: [ask],
       maxParkedProgressBytes: 1,
-      drain: drain.signal,
+      closing: closing.signal,
     });
     expect(end).toMatchObject({ kind: "handed_over" });
     expect(await store.readParkedTurn(SESSION)).toBeUndefined();

@@ -1,23 +1,23 @@
 // One schedule fire (ADR 0020): the ordinary durable input submission with the occurrence's
 // idempotency key, into the target session (its busy strategy applied) or into a new session of
 // the target agent, named after the occurrence. Fired twice, it submits nothing new.
-import { isTetherError } from "../domain/errors.js";
+import { isTetherError } from "../../domain/errors.js";
 import {
   clientSessionId,
   parseSessionId,
   TENANT_SEPARATOR,
   type SessionId,
-} from "../domain/ids.js";
+} from "../../domain/ids.js";
 import {
   occurrenceKey,
   type ScheduleClaim,
   type ScheduleRun,
   type ScheduleSpec,
-} from "../domain/schedules.js";
-import { createSessionIfAbsent } from "../ports/session-creation.js";
-import type { RuntimeDeps } from "./deps.js";
-import type { SessionDriver } from "./session/index.js";
-import { agentBindingPatch, encodeInputPayload } from "./turn/index.js";
+} from "../../domain/schedules.js";
+import { createSessionIfAbsent } from "../../ports/session-creation.js";
+import type { RuntimeDeps } from "../deps.js";
+import type { SessionDriver } from "../session/index.js";
+import { agentBindingPatch, encodeInputPayload } from "../turn/index.js";
 
 export interface FireOutcome {
   run: ScheduleRun;

@@ -7,8 +7,11 @@ import {
   parseWebhookUrl,
   webhookBackoffMs,
 } from "../../../src/domain/webhooks.js";
-import { isPrivateAddress, webhookBody } from "../../../src/runtime/index.js";
-import { createWebhookSender } from "../../../src/runtime/webhook-sender.js";
+import {
+  createWebhookSender,
+  isPrivateAddress,
+  webhookBody,
+} from "../../../src/webhooks/webhook-sender.js";
 
 describe("webhook rules", () => {
   test("loopback, private, link-local, shared and unspecified addresses are private; public ones are not", () => {

@@ -2,13 +2,13 @@
 // records. Kept apart so turn-execution.ts wires both in with a line each.
 import type { TurnResult } from "../../engine/index.js";
 import type { BudgetGuard } from "../../ports/budget-guard.js";
-import { createSpendGuard, turnCost } from "./spend-guard.js";
+import { createBudgetGuard, turnCost } from "../limits/index.js";
 import type { TurnRun } from "./turn-run.js";
 
 /** The engine option of the turn's guard; none when no budget applies. */
-export function spendGuardOf(run: TurnRun): { budgetGuard?: BudgetGuard } {
+export function budgetGuardOf(run: TurnRun): { budgetGuard?: BudgetGuard } {
   const { deps, prep } = run;
-  const guard = createSpendGuard({
+  const guard = createBudgetGuard({
     policy: deps.spend,
     sessionId: prep.sessionId,
     settings: prep.settings,
@@ -20,7 +20,7 @@ export function spendGuardOf(run: TurnRun): { budgetGuard?: BudgetGuard } {
 }
 
 /** The turn's cost at its model's price, for its commit and its turn_completed event. */
-export function spendOf(run: TurnRun, result: Pick<TurnResult, "usage">): { costMicros?: number } {
+export function costOf(run: TurnRun, result: Pick<TurnResult, "usage">): { costMicros?: number } {
   const cost = turnCost(run.deps.spend, run.prep.settings, result.usage);
   return cost === undefined || cost === 0 ? {} : { costMicros: cost };
 }

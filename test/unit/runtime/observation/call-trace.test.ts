@@ -14,10 +14,10 @@ import type {
   Tracer,
 } from "../../../../src/ports/tracer.js";
 import type { RuntimeDeps } from "../../../../src/runtime/deps.js";
-import { traceProvider, type OpenSpans } from "../../../../src/runtime/turn/call-trace.js";
-import { encodeInputPayload } from "../../../../src/runtime/turn/input-payload.js";
+import { traceProvider, type OpenSpans } from "../../../../src/runtime/observation/call-trace.js";
+import { decodeInputs, encodeInputPayload } from "../../../../src/runtime/turn/input-payload.js";
 import type { PendingTurnInput } from "../../../../src/domain/inputs.js";
-import type { TurnWork } from "../../../../src/runtime/turn/turn-preparation.js";
+import { decodeWork, type TurnWork } from "../../../../src/runtime/turn/turn-preparation.js";
 import { startTurnTrace } from "../../../../src/runtime/turn/turn-trace.js";
 
 interface Recorded {
@@ -194,7 +194,7 @@ describe("traceProvider", () => {
       inputs: undefined,
       work: undefined,
     } as unknown as TurnWork;
-    const trace = startTurnTrace(deps, job);
+    const trace = startTurnTrace(deps, job, decodeWork(job));
     const provider = trace.provider(failing);
     const end = await trace.around(async () => {
       await drain(provider.call(request)).catch(() => undefined);
@@ -260,9 +260,9 @@ describe("the turn span's origins", () => {
       inputs: { inputs: [input(submitter(1)), input(undefined), input(submitter(2))] },
       work: undefined,
     } as unknown as TurnWork;
-    const trace = startTurnTrace(deps, job);
+    const trace = startTurnTrace(deps, job, decodeWork(job));
     // Steers admitted at a checkpoint: those with a submitter become links.
-    trace.admitted([input(submitter(3)), input(undefined)]);
+    trace.admitted(decodeInputs([input(submitter(3)), input(undefined)]));
     await trace.around(() =>
       Promise.resolve({ kind: "cancelled" as const, turnId: "turn-1" } as never),
     );

@@ -7,8 +7,8 @@ import type { SessionId } from "../../../../src/domain/ids.js";
 import type { ModelProvider, NativeCompaction } from "../../../../src/ports/model-provider.js";
 import type { Tracer } from "../../../../src/ports/tracer.js";
 import type { RuntimeMetrics } from "../../../../src/runtime/deps.js";
-import { traceProvider } from "../../../../src/runtime/turn/call-trace.js";
-import { withModelCallMetrics } from "../../../../src/runtime/turn/model-call-metrics.js";
+import { traceProvider } from "../../../../src/runtime/observation/call-trace.js";
+import { withModelCallMetrics } from "../../../../src/runtime/observation/model-call-metrics.js";
 
 const native: NativeCompaction = {
   modelOf: () => "claude-x",

@@ -3,11 +3,11 @@
 // claim. It sleeps until the next due time, at most `pollMaxMs`, and wakes early when this
 // replica creates or changes a schedule; other replicas see a change within one interval.
 import { randomUUID } from "node:crypto";
-import type { ScheduleRef } from "../domain/schedules.js";
-import { parseScheduleSpec } from "../domain/schedules.js";
-import { planFire } from "../domain/schedule-timing.js";
-import type { ScheduleStore } from "../ports/schedule-store.js";
-import type { RuntimeDeps } from "./deps.js";
+import type { ScheduleRef } from "../../domain/schedules.js";
+import { parseScheduleSpec } from "../../domain/schedules.js";
+import { planFire } from "../../domain/schedule-timing.js";
+import type { ScheduleStore } from "../../ports/schedule-store.js";
+import type { RuntimeDeps } from "../deps.js";
 import type { ScheduleFirer } from "./schedule-fire.js";
 
 export interface SchedulerOptions {

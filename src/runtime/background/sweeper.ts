@@ -5,7 +5,7 @@
 import type { SessionId } from "../../domain/ids.js";
 import type { ReadyIndex } from "../../ports/ready-index.js";
 import type { RuntimeLogger } from "../deps.js";
-import type { SessionDriver } from "./session-driver.js";
+import type { SessionDriver } from "../session/index.js";
 
 /** Runs `task` only if this replica holds the sweep (e.g. a redlock lock); false otherwise. */
 export type SingletonGuard = (task: () => Promise<void>) => Promise<boolean>;
@@ -47,7 +47,7 @@ export function startSweeper(options: SweeperOptions): Sweeper {
     for (const sessionId of sessions) {
       const outcome = await options.driver.ensureDriven(sessionId);
       if (outcome.kind === "driving") started++;
-      if (outcome.kind === "stopping") break;
+      if (outcome.kind === "closing") break;
     }
     if (started > 0)
       options.logger.info({ started, hinted: sessions.length }, "sweep took over sessions");

@@ -8,22 +8,14 @@ import { request as httpRequest, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { Webhook } from "standardwebhooks";
-import type { WebhookEndpoint, WebhookEvent } from "../domain/webhooks.js";
-
-export interface SendReport {
-  ok: boolean;
-  /** HTTP status, 0 when no response came. */
-  status: number;
-  error: string;
-}
+import type { WebhookEvent } from "../domain/webhooks.js";
+import type { WebhookSend } from "../ports/webhook-sender.js";
 
 export interface SendOptions {
   /** TETHER_WEBHOOK_ALLOW_PRIVATE: loopback and private addresses are refused unless true. */
   allowPrivate: boolean;
   timeoutMs: number;
 }
-
-export type WebhookSend = (endpoint: WebhookEndpoint, event: WebhookEvent) => Promise<SendReport>;
 
 // Two lists: Node matches an IPv4 address against IPv6 rules as if IPv4-mapped, so one list
 // holding ::ffff:0:0/96 would refuse every IPv4 address.

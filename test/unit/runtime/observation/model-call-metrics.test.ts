@@ -5,7 +5,7 @@ import type { SessionId } from "../../../../src/domain/ids.js";
 import { ProviderError, type ModelRequest } from "../../../../src/ports/model-provider.js";
 import { createScriptedProvider, type ScriptedCall } from "../../../../src/providers/scripted.js";
 import type { ModelCallReport } from "../../../../src/runtime/deps.js";
-import { withModelCallMetrics } from "../../../../src/runtime/turn/model-call-metrics.js";
+import { withModelCallMetrics } from "../../../../src/runtime/observation/model-call-metrics.js";
 
 const usage = (input: number, output: number, cacheRead = 0) => ({
   inputTokens: input,

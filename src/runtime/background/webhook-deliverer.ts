@@ -4,7 +4,7 @@
 // done, or retried later with exponential backoff and jitter for the endpoints that failed, the
 // same event id each time, for up to 24 h. At least once, unordered.
 import { randomUUID } from "node:crypto";
-import type { OutboxId } from "../domain/ids.js";
+import type { OutboxId } from "../../domain/ids.js";
 import {
   WEBHOOK_FAILURE_LIMIT,
   WEBHOOK_RETRY_WINDOW_MS,
@@ -13,11 +13,11 @@ import {
   webhookBackoffMs,
   type OutboxClaim,
   type WebhookEndpoint,
-} from "../domain/webhooks.js";
-import type { Clock } from "../ports/clock.js";
-import type { WebhookStore } from "../ports/webhook-store.js";
-import type { RuntimeLogger } from "./deps.js";
-import type { WebhookSend } from "./webhook-sender.js";
+} from "../../domain/webhooks.js";
+import type { Clock } from "../../ports/clock.js";
+import type { WebhookStore } from "../../ports/webhook-store.js";
+import type { RuntimeLogger } from "../deps.js";
+import type { WebhookSend } from "../../ports/webhook-sender.js";
 
 export interface WebhookDelivererOptions {
   store: WebhookStore;

@@ -7,7 +7,7 @@ import type { SessionSnapshot } from "../../../../src/domain/session.js";
 import { usage } from "../../../../src/domain/usage.js";
 import type { BudgetPolicy } from "../../../../src/ports/budget-guard.js";
 import { createMemoryStore } from "../../../../src/store/memory/memory-store.js";
-import { createSpendGuard, turnCost } from "../../../../src/runtime/turn/spend-guard.js";
+import { createBudgetGuard, turnCost } from "../../../../src/runtime/limits/budget-guard.js";
 import { silentLogger } from "../../../../src/runtime/deps.js";
 
 const sid = "acme:s1" as SessionId;
@@ -56,7 +56,7 @@ describe("runtime spend guard", () => {
   });
 
   it("is absent when neither the session nor the tenant has a budget", () => {
-    const guard = createSpendGuard({
+    const guard = createBudgetGuard({
       ...base,
       policy: policyWith(),
       settings: {},
@@ -66,7 +66,7 @@ describe("runtime spend guard", () => {
   });
 
   it("the session budget counts committed spend plus the running turn", async () => {
-    const guard = createSpendGuard({
+    const guard = createBudgetGuard({
       ...base,
       policy: policyWith(),
       settings: { model: "m1", budget: { maxOutputTokens: 50, maxCostMicros: 1000 } },
@@ -85,7 +85,7 @@ describe("runtime spend guard", () => {
   });
 
   it("a cost limit on a model without a price refuses the call, naming the model", async () => {
-    const guard = createSpendGuard({
+    const guard = createBudgetGuard({
       ...base,
       policy: policyWith(),
       settings: { budget: { maxCostMicros: 1000 } },
@@ -105,7 +105,7 @@ describe("runtime spend guard", () => {
 
   it("the tenant budget reads the tenant's day and is charged each call's cost", async () => {
     const policy = policyWith(new Map([["acme", { maxCostMicros: 100, period: "day" as const }]]));
-    const guard = createSpendGuard({
+    const guard = createBudgetGuard({
       ...base,
       policy,
       settings: { model: "m1" },

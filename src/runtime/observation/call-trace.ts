@@ -14,7 +14,7 @@ import {
 } from "../../ports/model-provider.js";
 import type { ToolDefinition, ToolExecutor, ToolResult } from "../../ports/tool-executor.js";
 import type { TraceSpan, Tracer } from "../../ports/tracer.js";
-import { providerExtras } from "./provider-extras.js";
+import { providerExtras } from "../../ports/provider-extras.js";
 import { GEN_AI, providerNameOf, TETHER } from "./trace-names.js";
 
 /**

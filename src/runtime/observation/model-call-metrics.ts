@@ -12,7 +12,7 @@ import {
   type ModelStreamEvent,
 } from "../../ports/model-provider.js";
 import type { RuntimeMetrics } from "../deps.js";
-import { providerExtras } from "./provider-extras.js";
+import { providerExtras } from "../../ports/provider-extras.js";
 
 /** Monotonic seconds; injectable so tests read literal durations. */
 export type SecondsClock = () => number;

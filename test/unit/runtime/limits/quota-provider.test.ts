@@ -7,7 +7,7 @@ import { usage } from "../../../../src/domain/usage.js";
 import { createManualClock } from "../../../../src/ports/clock.js";
 import type { ModelProvider, ModelRequest } from "../../../../src/ports/model-provider.js";
 import { silentLogger, type RuntimeDeps } from "../../../../src/runtime/deps.js";
-import { withQuotaCharging } from "../../../../src/runtime/turn/quota-provider.js";
+import { withQuotaCounting } from "../../../../src/runtime/limits/quota-provider.js";
 import { createMemoryQuotaStore } from "../../../../src/store/memory/quota-ops.js";
 
 /** Each call streams a usage snapshot and answers with no final usage (the stream's counts). */
@@ -45,7 +45,7 @@ function setup(inner: ModelProvider = model) {
       return Promise.resolve();
     },
   } as unknown as RuntimeDeps;
-  const provider = withQuotaCharging(deps, "acme:s-1" as SessionId, inner);
+  const provider = withQuotaCounting(deps, "acme:s-1" as SessionId, inner);
   return { store, waits, provider, clock };
 }
 
@@ -119,6 +119,6 @@ describe("quota charging provider", () => {
         config: { tenants: {}, default: undefined },
       },
     } as unknown as RuntimeDeps;
-    expect(withQuotaCharging(deps, "other:s" as SessionId, model)).toBe(model);
+    expect(withQuotaCounting(deps, "other:s" as SessionId, model)).toBe(model);
   });
 });

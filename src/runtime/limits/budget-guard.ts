@@ -1,4 +1,4 @@
-// The runtime's BudgetGuard (ADR 0016): before every model call it compares the session's spend
+// The runtime's budget guard (ADR 0016; the engine's BudgetGuard port): before every model call it compares the session's spend
 // (committed turns plus the running one) with the session budget, and the tenant's charged spend
 // with the tenant budget; after every call it charges the call's cost to the tenant in the store.
 import {
@@ -13,7 +13,7 @@ import { tenantOfSession } from "../../domain/quotas.js";
 import type { SessionSnapshot } from "../../domain/session.js";
 import { ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
 import type { BudgetDecision, BudgetGuard, BudgetPolicy } from "../../ports/budget-guard.js";
-import type { TurnSettings } from "./input-payload.js";
+import type { TurnSettings } from "../../domain/turn-settings.js";
 
 export type { BudgetPolicy };
 
@@ -46,7 +46,7 @@ const minus = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
   reasoningTokens: a.reasoningTokens - b.reasoningTokens,
 });
 
-export interface SpendGuardInput {
+export interface BudgetGuardInput {
   policy: BudgetPolicy | undefined;
   sessionId: SessionId;
   settings: TurnSettings;
@@ -59,7 +59,7 @@ export interface SpendGuardInput {
 }
 
 /** The guard of one turn; undefined when neither the session nor its tenant has a budget. */
-export function createSpendGuard(input: SpendGuardInput): BudgetGuard | undefined {
+export function createBudgetGuard(input: BudgetGuardInput): BudgetGuard | undefined {
   const { policy, sessionId, settings, snapshot, logger } = input;
   const budget: Budget | undefined = settings.budget;
   const tenant = tenantOfSession(sessionId);

@@ -1,7 +1,7 @@
 // What a provider wrapper (model-call metrics, traces, quota charging) passes through besides
 // `call`: the default model and the provider's own compaction. A wrapper that dropped them would
 // silently turn mode native into summarize and leave compaction items without their model.
-import type { ModelProvider, NativeCompaction } from "../../ports/model-provider.js";
+import type { ModelProvider, NativeCompaction } from "./model-provider.js";
 
 export type ProviderExtras = Pick<ModelProvider, "defaultModel" | "nativeCompaction">;
 

@@ -6,7 +6,11 @@
 import type { SessionId } from "../../domain/ids.js";
 import { quotaOf, SLOT_RETRY_MS, tenantOfSession } from "../../domain/quotas.js";
 import type { RuntimeDeps } from "../deps.js";
-import type { LeaseKeeper } from "./lease-keeper.js";
+
+/** What keeps an admitted turn's slot renewed with the leases (the session's lease keeper). */
+export interface SlotKeeper {
+  keepSlot(tenant: string, holder: string): () => void;
+}
 
 export type QuotaAdmission =
   { kind: "admitted"; release(): Promise<void> } | { kind: "wait"; wakeAtMs: number };
@@ -19,7 +23,7 @@ export const turnSlotHolder = (sessionId: SessionId, turnId: string): string =>
 
 export async function admitToQuota(
   deps: RuntimeDeps,
-  keeper: LeaseKeeper,
+  keeper: SlotKeeper,
   sessionId: SessionId,
   turnId: string,
 ): Promise<QuotaAdmission> {

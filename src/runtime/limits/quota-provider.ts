@@ -12,12 +12,12 @@ import type {
   ModelStreamEvent,
 } from "../../ports/model-provider.js";
 import type { RuntimeDeps } from "../deps.js";
-import { providerExtras } from "./provider-extras.js";
+import { providerExtras } from "../../ports/provider-extras.js";
 
 /** The longest one wait lasts before the limit is read again (a window may free early: a new day). */
 const TOKEN_RECHECK_MAX_MS = 5_000;
 
-export function withQuotaCharging(
+export function withQuotaCounting(
   deps: RuntimeDeps,
   sessionId: SessionId,
   provider: ModelProvider,
