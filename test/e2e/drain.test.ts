@@ -13,6 +13,7 @@ import {
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import { freePort } from "../support/redis-harness.js";
 import { waitFor } from "../support/wait-for.js";
+import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 /** Far above what a clean drain takes here: an exit after it means the drain waited it out. */
@@ -83,6 +84,10 @@ async function drainStream(stream: AsyncIterable<unknown>): Promise<unknown> {
 
 const text = (value: string) => [{ kind: { case: "text" as const, value } }];
 
+/** A replica's closing has one reason, whichever layer ends the call (the runtime or the server). */
+const closingReasons = (error: ConnectError) =>
+  error.findDetails(ErrorInfoSchema).map((detail) => detail.reason);
+
 describe("drain on SIGTERM", () => {
   it("ends an idle WatchSession at once with UNAVAILABLE and exits 0", async () => {
     const tether = await startTether();
@@ -112,6 +117,7 @@ describe("drain on SIGTERM", () => {
     expect(Code[(error as ConnectError).code], `${String(error)}\n${tether.output()}`).toBe(
       Code[Code.Unavailable],
     );
+    expect(closingReasons(error as ConnectError), String(error)).toEqual(["SERVER_SHUTTING_DOWN"]);
     expect(await tether.exited, tether.output()).toBe(0);
     expect(Date.now() - signalled, tether.output()).toBeLessThan(DRAIN_TIMEOUT_MS / 2);
   }, 60_000);
@@ -139,6 +145,7 @@ describe("drain on SIGTERM", () => {
     expect(Code[(error as ConnectError).code], `${String(error)}\n${tether.output()}`).toBe(
       Code[Code.Unavailable],
     );
+    expect(closingReasons(error as ConnectError), String(error)).toEqual(["SERVER_SHUTTING_DOWN"]);
     expect(await tether.exited, tether.output()).toBe(0);
     expect(Date.now() - signalled, tether.output()).toBeLessThan(DRAIN_TIMEOUT_MS / 2);
     // Parked at once (not after TETHER_PARK_AFTER_MS): the answer can resume it on any replica.

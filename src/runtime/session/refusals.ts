@@ -4,13 +4,15 @@ import { TetherError } from "../../domain/errors.js";
 import type { SessionExecutionLease } from "../../domain/lease.js";
 
 /**
- * The replica is closing (its drain began): one code for every refusal it makes, store_unavailable
- * (UNAVAILABLE: another replica takes the call). A `stream` it ends, the client resumes from its
- * last cursor elsewhere; a `turn` it refuses was never stored.
+ * The replica is closing (its drain began): one code for every refusal it makes, the one the
+ * server's own shutdown uses, server_shutting_down (UNAVAILABLE: another replica takes the call).
+ * It was store_unavailable here once, which told a client the store was away when it was not. A
+ * `stream` it ends, the client resumes from its last cursor elsewhere; a `turn` it refuses was
+ * never stored.
  */
 export function replicaClosing(what: "stream" | "turn"): TetherError {
   return new TetherError(
-    "store_unavailable",
+    "server_shutting_down",
     what === "stream"
       ? "the server is shutting down: resume from the last cursor on another replica"
       : "the server is shutting down",
