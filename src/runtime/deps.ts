@@ -110,7 +110,7 @@ export interface RuntimeDeps {
   approvalRequiredTools?: readonly string[];
   defaults: TurnSettings;
   /** Model prices and tenant budgets (ADR 0016); sessions' own budgets need no policy. */
-  spend?: BudgetPolicy;
+  budgets?: BudgetPolicy;
   logger: RuntimeLogger;
   metrics?: RuntimeMetrics;
   /** Spans of turns, model and tool calls; undefined when tracing is off (ADR 0013). */

@@ -55,8 +55,8 @@ export function buildProvider(config: ProviderConfig): ModelProvider {
   }
 }
 
-/** Model prices and tenant budgets for the runtime's spend guard (ADR 0016). */
-function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: BudgetPolicy } {
+/** Model prices and tenant budgets for the runtime's budget guard (ADR 0016). */
+function budgetPolicyOf(config: TetherConfig, backend: BuiltStore): { budgets?: BudgetPolicy } {
   if (!backend.tenantSpend) return {};
   const provider = config.provider;
   const defaultModel =
@@ -64,7 +64,7 @@ function spendPolicyOf(config: TetherConfig, backend: BuiltStore): { spend?: Bud
       ? (provider.model ?? DEFAULT_MODELS[provider.kind])
       : provider.kind;
   return {
-    spend: {
+    budgets: {
       defaultModel,
       prices: config.modelPrices,
       tenants: config.tenantBudgets,
@@ -155,7 +155,7 @@ export function buildRuntime(
     parking: parkingOf(config),
     approvalRequiredTools: config.approvalRequiredTools,
     defaults: {},
-    ...spendPolicyOf(config, backend),
+    ...budgetPolicyOf(config, backend),
     logger,
     ...(metrics ? { metrics } : {}),
     quotas: { store: backend.quotas, config: config.quotas },

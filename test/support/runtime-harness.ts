@@ -105,7 +105,7 @@ export interface RuntimeHarnessOptions {
   /** Traces turns (src/telemetry); untraced by default. */
   tracer?: Tracer;
   /** Model prices and tenant budgets (ADR 0016), charged in the harness's own store. */
-  spend?: Omit<BudgetPolicy, "store">;
+  budgets?: Omit<BudgetPolicy, "store">;
   /** Commits and parks write webhook events (ADR 0021); off by default. */
   webhooks?: boolean;
 }
@@ -184,7 +184,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     },
     ...(options.approvalRequiredTools && { approvalRequiredTools: options.approvalRequiredTools }),
     defaults: {},
-    ...(options.spend && { spend: { ...options.spend, store: tenantSpendOf(backing) } }),
+    ...(options.budgets && { budgets: { ...options.budgets, store: tenantSpendOf(backing) } }),
     logger: options.logger ?? silentLogger,
     ...(options.quotas && {
       quotas: {

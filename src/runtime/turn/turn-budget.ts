@@ -9,7 +9,7 @@ import type { TurnRun } from "./turn-run.js";
 export function budgetGuardOf(run: TurnRun): { budgetGuard?: BudgetGuard } {
   const { deps, prep } = run;
   const guard = createBudgetGuard({
-    policy: deps.spend,
+    policy: deps.budgets,
     sessionId: prep.sessionId,
     settings: prep.settings,
     snapshot: prep.snapshot,
@@ -21,6 +21,6 @@ export function budgetGuardOf(run: TurnRun): { budgetGuard?: BudgetGuard } {
 
 /** The turn's cost at its model's price, for its commit and its turn_completed event. */
 export function costOf(run: TurnRun, result: Pick<TurnResult, "usage">): { costMicros?: number } {
-  const cost = turnCost(run.deps.spend, run.prep.settings, result.usage);
+  const cost = turnCost(run.deps.budgets, run.prep.settings, result.usage);
   return cost === undefined || cost === 0 ? {} : { costMicros: cost };
 }

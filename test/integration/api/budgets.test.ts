@@ -102,7 +102,7 @@ for (const backend of ["memory", "redis"] as const) {
       const { runtime, store } = createRuntimeHarness({
         provider,
         serverTools: toolsOf({ again: () => Promise.resolve({ output: "ok" }) }),
-        spend: { defaultModel: "m1", prices: PRICES, tenants },
+        budgets: { defaultModel: "m1", prices: PRICES, tenants },
         ...(redis && { redis, namespace }),
       });
       server = await startApiServer({
