@@ -184,10 +184,13 @@ for (const backend of BACKENDS) {
       expect(created.schedule?.upcomingMs).toHaveLength(5);
       await schedulesOf(b).runScheduleNow({ scheduleId: "nightly" });
       await turnsDone("nightly-target", 1);
-      await waitFor(async () => {
-        const { runs } = await schedulesOf(a).listScheduleRuns({ scheduleId: "nightly" });
-        return runs.length === 1;
-      });
+      await waitFor(
+        async () => {
+          const { runs } = await schedulesOf(a).listScheduleRuns({ scheduleId: "nightly" });
+          return runs.length === 1;
+        },
+        { what: "the nightly schedule's one run" },
+      );
       const { schedule } = await schedulesOf(a).getSchedule({ scheduleId: "nightly" });
       expect(schedule?.nextFireAtMs).toBe(next);
       expect(await userTexts("nightly-target")).toEqual(["nightly report"]);
@@ -208,10 +211,13 @@ for (const backend of BACKENDS) {
       const first = `sched-per-fire-${past}`;
       await turnsDone(first, 1);
       await schedulesOf(b).runScheduleNow({ scheduleId: "per-fire" });
-      const runs = await waitFor(async () => {
-        const page = await schedulesOf(a).listScheduleRuns({ scheduleId: "per-fire" });
-        return page.runs.length === 2 ? page.runs : undefined;
-      });
+      const runs = await waitFor(
+        async () => {
+          const page = await schedulesOf(a).listScheduleRuns({ scheduleId: "per-fire" });
+          return page.runs.length === 2 ? page.runs : undefined;
+        },
+        { what: "the per-fire schedule's second run" },
+      );
       const sessions = runs.map((r) => r.sessionId);
       expect(sessions[1]).toBe(first);
       expect(sessions[0]).toMatch(/^sched-per-fire-\d+$/u);
@@ -235,10 +241,13 @@ for (const backend of BACKENDS) {
       });
       await sessionsOf(a).deleteSession({ sessionId: "gone-target" });
       await schedulesOf(b).runScheduleNow({ scheduleId: "orphan" });
-      const paused = await waitFor(async () => {
-        const { schedule } = await schedulesOf(a).getSchedule({ scheduleId: "orphan" });
-        return schedule?.paused ? schedule : undefined;
-      });
+      const paused = await waitFor(
+        async () => {
+          const { schedule } = await schedulesOf(a).getSchedule({ scheduleId: "orphan" });
+          return schedule?.paused ? schedule : undefined;
+        },
+        { what: "the orphan schedule to pause itself" },
+      );
       expect(paused.pausedReason).toBe("target session gone-target does not exist");
       expect(paused.upcomingMs).toEqual([]);
       const { runs } = await schedulesOf(a).listScheduleRuns({ scheduleId: "orphan" });

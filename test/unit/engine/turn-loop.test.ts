@@ -319,7 +319,6 @@ describe("turn loop", () => {
       slow: (_call, context) =>
         new Promise((_, reject) => {
           context.signal.addEventListener("abort", () => reject(new Error("aborted")));
-          setTimeout(() => cancel.abort(), 20);
         }),
     });
     const { engine, provider } = engineWith(
@@ -331,7 +330,13 @@ describe("turn loop", () => {
       turnId: "partial",
       input: go,
       signal: cancel.signal,
-      sink,
+      // Cancelled the moment the quick call's result is out, while the slow one still runs.
+      sink: {
+        emit: (event) => {
+          sink.emit(event);
+          if (event.type === "tool_result" && event.callId === "c1") cancel.abort();
+        },
+      },
     });
 
     expect(turn.outcome).toEqual({ kind: "stopped", reason: "cancelled" });
@@ -350,12 +355,17 @@ describe("turn loop", () => {
       { events: [{ type: "text_delta", text: "Partial ans" }], hang: true },
     ]);
     const sink = recordingSink();
-    setTimeout(() => cancel.abort(), 20);
     const turn = await engine.runTurn({
       turnId: "mid-call",
       input: go,
       signal: cancel.signal,
-      sink,
+      // Cancelled once the call has streamed its text, while it hangs.
+      sink: {
+        emit: (event) => {
+          sink.emit(event);
+          if (event.type === "text_delta") cancel.abort();
+        },
+      },
     });
 
     expect(turn.outcome).toEqual({ kind: "stopped", reason: "cancelled" });
