@@ -10,6 +10,7 @@ import {
   toolsOf,
   unansweredToolCalls,
 } from "./helpers.js";
+import { sleep } from "../../support/wait-for.js";
 
 const go = [{ type: "text" as const, text: "go" }];
 
@@ -406,7 +407,7 @@ describe("asynchronous sinks", () => {
   it("sees every event in order, one at a time, when the sink awaits", async () => {
     const tools = toolsOf({
       fast: () => Promise.resolve({ output: "f" }),
-      slow: () => new Promise((resolve) => setTimeout(() => resolve({ output: "s" }), 10)),
+      slow: () => sleep(10).then(() => ({ output: "s" })),
     });
     const { engine } = engineWith(
       [
@@ -431,7 +432,7 @@ describe("asynchronous sinks", () => {
         emit: async (event) => {
           inFlight++;
           if (inFlight > 1) overlapped = true;
-          await new Promise((resolve) => setTimeout(resolve, 1));
+          await sleep(1);
           seen.push(event.type === "tool_result" ? `tool_result:${event.callId}` : event.type);
           inFlight--;
         },
