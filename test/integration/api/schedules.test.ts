@@ -271,8 +271,29 @@ for (const backend of BACKENDS) {
       await waitFor(async () => BigInt(Date.now()) > at + 200n, { what: "the instant to pass" });
       const resumed = await schedulesOf(a).unpauseSchedule({ scheduleId: "paused-once" });
       expect(resumed.schedule).toMatchObject({ paused: false, nextFireAtMs: 0n, upcomingMs: [] });
-      // Both replicas poll every 25 ms: a late fire would land well within this second.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // A one-off due now, created through each replica after the unpause: once both have
+      // fired, the schedulers have polled since, and a late fire of the paused one would be in.
+      const witnessed = BigInt(Date.now() - 1);
+      for (const [name, replica] of [
+        ["a", a],
+        ["b", b],
+      ] as const) {
+        await sessionsOf(replica).createSession({ sessionId: `witness-target-${name}` });
+        await schedulesOf(replica).createSchedule({
+          scheduleId: `witness-${name}`,
+          target: { case: "session", value: { sessionId: `witness-target-${name}` } },
+          atMs: witnessed,
+          input: text("witness"),
+        });
+      }
+      for (const name of ["a", "b"]) {
+        await waitFor(
+          async () =>
+            (await schedulesOf(b).listScheduleRuns({ scheduleId: `witness-${name}` })).runs
+              .length === 1,
+          { what: `the witness one-off created through replica ${name} to fire` },
+        );
+      }
       const { runs } = await schedulesOf(b).listScheduleRuns({ scheduleId: "paused-once" });
       expect(runs).toHaveLength(1);
       expect(runs[0]).toMatchObject({
