@@ -14,6 +14,8 @@ export interface WaitForOptions {
   timeoutMs?: number;
   /** Between checks (default 10 ms). */
   intervalMs?: number;
+  /** Added to the failure when the time is up (a process's output, the last state seen). */
+  detail?: () => string;
 }
 
 /**
@@ -31,7 +33,8 @@ export async function waitFor<T>(
     const value = await check();
     if (value) return value as NonNullable<T>;
     if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what}`);
+      const detail = options.detail ? `\n${options.detail()}` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what}${detail}`);
     }
     await sleep(options.intervalMs ?? 10);
   }
