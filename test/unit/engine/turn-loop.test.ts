@@ -334,8 +334,9 @@ describe("turn loop", () => {
       // Cancelled the moment the quick call's result is out, while the slow one still runs.
       sink: {
         emit: (event) => {
-          sink.emit(event);
+          const recorded = sink.emit(event);
           if (event.type === "tool_result" && event.callId === "c1") cancel.abort();
+          return recorded;
         },
       },
     });
@@ -363,8 +364,9 @@ describe("turn loop", () => {
       // Cancelled once the call has streamed its text, while it hangs.
       sink: {
         emit: (event) => {
-          sink.emit(event);
+          const recorded = sink.emit(event);
           if (event.type === "text_delta") cancel.abort();
+          return recorded;
         },
       },
     });
