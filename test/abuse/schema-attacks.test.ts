@@ -17,6 +17,7 @@ import { createMemoryStore } from "../../src/store/memory/memory-store.js";
 import { expectCode, violatedFields } from "../support/api-clients.js";
 import { startApiServer, type ApiServerHarness } from "../support/api-server.js";
 import { createRuntimeHarness } from "../support/runtime-harness.js";
+import { sleep } from "../support/wait-for.js";
 
 /** A backtracking engine needs about 2^N steps for `^(a+)+$` against N a's and a "!". */
 const N = 40;
@@ -97,7 +98,7 @@ async function whileBPolls(attack: () => Promise<void>): Promise<number> {
       await b.quota.getQuotaUsage({});
       slowest = Math.max(slowest, performance.now() - started);
       answers++;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
   })();
   try {

@@ -19,6 +19,7 @@ import {
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { describeEventLogFenceLaws, type EventLogFactory } from "./event-log-laws.js";
 import { describeTurnEndLaws } from "./turn-end-laws.js";
+import { sleep } from "../support/wait-for.js";
 
 let redis: Redis | undefined;
 let cluster: Cluster | undefined;
@@ -67,7 +68,7 @@ function redisLogs(connection: () => Redis | Cluster | undefined, label: string)
       store,
       log,
       // The Redis log reads the server's clock: time passes for real.
-      advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      advanceTime: (ms) => sleep(ms + 2),
       clockBehindTokens: (sid, ms) => raiseGeneration(conn, namespace, sid, ms),
       close: async () => {
         await log.close();

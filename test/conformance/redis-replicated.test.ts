@@ -23,7 +23,7 @@ import {
   raiseGeneration,
   redisStoreFactory,
 } from "../support/redis-store-factory.js";
-import { waitFor } from "../support/wait-for.js";
+import { sleep, waitFor } from "../support/wait-for.js";
 import { describeAnnouncementLaws } from "./announcement-laws.js";
 import { defineStoreConformance } from "./define-store-conformance.js";
 import type { EventLogFactory } from "./event-log-laws.js";
@@ -113,7 +113,7 @@ function replicatedLogs(
     return Promise.resolve({
       store,
       log,
-      advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      advanceTime: (ms) => sleep(ms + 2),
       clockBehindTokens: (sid, ms) => raiseGeneration(conn, namespace, sid, ms),
       close: async () => {
         await log.close();

@@ -13,6 +13,7 @@ import {
   HealthCheckResponse_ServingStatus as Serving,
 } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
+import { waitFor } from "../support/wait-for.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const everythingMain = join(
@@ -78,13 +79,11 @@ describe("the server with MCP servers configured", () => {
       const address = await run.listening;
       const transport = createGrpcTransport({ baseUrl: `http://${address}` });
       const health = createClient(Health, transport);
-      const deadline = Date.now() + 15_000;
-      while (
-        (await health.check({ service: "tether.mcp.everything" })).status !== Serving.SERVING
-      ) {
-        if (Date.now() > deadline) throw new Error(`never SERVING:\n${run.output()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitFor(
+        async () =>
+          (await health.check({ service: "tether.mcp.everything" })).status === Serving.SERVING,
+        { what: "tether.mcp.everything SERVING", intervalMs: 100, detail: run.output },
+      );
       expect((await health.check({ service: "tether.mcp.down" })).status).toBe(Serving.NOT_SERVING);
       expect((await health.check({ service: "" })).status).toBe(Serving.SERVING);
       expect((await health.check({ service: "tether.liveness" })).status).toBe(Serving.SERVING);

@@ -22,6 +22,7 @@ import {
   type Stage,
 } from "../support/dockerfile.js";
 import { freePort } from "../support/redis-harness.js";
+import { waitFor } from "../support/wait-for.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -262,30 +263,35 @@ async function startServing(appDir: string, extraEnv: Record<string, string>): P
   }
 }
 
-/** Polls grpc.health.v1 Check("") until SERVING, the process exits, or 20 s pass. */
+/** Polls grpc.health.v1 Check("") until SERVING; fails if the process exits, or after 20 s. */
 async function waitServing(started: Started): Promise<void> {
   const health = connect<HealthClient>(
     join(repo, "proto/grpc/health/v1/health.proto"),
     "grpc.health.v1.Health",
     started.grpcPort,
   );
-  const deadline = Date.now() + 20_000;
-  let status = "";
   let lastError: unknown;
   try {
-    while (Date.now() < deadline && started.running()) {
-      try {
-        status = (await unary(health.Check.bind(health), { service: "" })).status;
-        if (status === "SERVING") return;
-      } catch (error) {
-        lastError = error;
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(
+      async () => {
+        if (!started.running()) throw new Error(`the server exited:\n${started.output()}`);
+        try {
+          return (await unary(health.Check.bind(health), { service: "" })).status === "SERVING";
+        } catch (error) {
+          lastError = error;
+          return false;
+        }
+      },
+      {
+        what: 'Check("") to answer SERVING',
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        detail: () => `${String(lastError)}\n${started.output()}`,
+      },
+    );
   } finally {
     health.close();
   }
-  expect(status, `${String(lastError)}\n${started.output()}`).toBe("SERVING");
 }
 
 let root = "";

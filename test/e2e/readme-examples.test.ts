@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cp, readFile, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait-for.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const distDir = join(repo, ".tmp/readme/dist");
@@ -239,15 +240,20 @@ describe("the README's examples", () => {
         }
         // A health check is asked again until it shows what the README says it will ("once
         // connected"); every other command runs once.
-        const retries = /Health\/Check$/u.test(written) ? 60 : 1;
         let result = await run("bash", ["-c", command], 60_000, env());
-        for (
-          let attempt = 1;
-          attempt < retries && !result.stdout.includes('"SERVING"');
-          attempt++
-        ) {
-          await new Promise((r) => setTimeout(r, 500));
-          result = await run("bash", ["-c", command], 60_000, env());
+        if (/Health\/Check$/u.test(written) && !result.stdout.includes('"SERVING"')) {
+          result = await waitFor(
+            async () => {
+              result = await run("bash", ["-c", command], 60_000, env());
+              return result.stdout.includes('"SERVING"') ? result : undefined;
+            },
+            {
+              what: `${written} to show SERVING`,
+              timeoutMs: 60_000,
+              intervalMs: 500,
+              detail: () => result.stdout + result.stderr,
+            },
+          );
         }
         const context = `${written}\n--- stdout:\n${result.stdout}\n--- stderr:\n${result.stderr}`;
         expect(result.code, context).toBe(0);
@@ -279,11 +285,11 @@ function escapeRegExp(text: string): string {
 
 /** Waits (up to 60 s) for `pattern` in the output; answers its first group, or the match. */
 async function waitForOutput(output: () => string, pattern: RegExp): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = pattern.exec(output());
-    if (match) return match[1] ?? match[0];
-    if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const match = await waitFor(() => pattern.exec(output()), {
+    what: `${String(pattern)} in the output`,
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    detail: output,
+  });
+  return match[1] ?? match[0];
 }

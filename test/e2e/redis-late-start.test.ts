@@ -15,6 +15,7 @@ import {
 } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import { freePort } from "../support/redis-harness.js";
+import { waitFor } from "../support/wait-for.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const children: ChildProcess[] = [];
@@ -60,30 +61,17 @@ async function startRedis(port: number, extra: string[] = []): Promise<void> {
   dirs.push(dir);
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
   track(spawn("redis-server", [...args, ...extra], { stdio: "ignore" }));
-  const accepting = await eventually(
+  await waitFor(
     () =>
-      new Promise<boolean>((resolveConnect, reject) => {
+      new Promise<boolean>((resolveConnect) => {
         const socket = connect(port, "127.0.0.1", () => {
           socket.destroy();
           resolveConnect(true);
         });
-        socket.on("error", reject);
+        socket.on("error", () => resolveConnect(false));
       }),
-    (up) => up,
-    10_000,
+    { what: `redis-server on ${port} to accept connections`, intervalMs: 100 },
   );
-  if (!accepting) throw new Error(`redis-server on ${port} did not start`);
-}
-
-async function eventually<T>(probe: () => Promise<T>, ok: (value: T) => boolean, ms: number) {
-  const until = Date.now() + ms;
-  let last: T | undefined;
-  for (let i = 0; i < 10_000 && Date.now() < until; i++) {
-    last = await probe().catch(() => undefined);
-    if (last !== undefined && ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return last;
 }
 
 describe("a replica whose Redis is not there at start", () => {
@@ -108,12 +96,11 @@ describe("a replica whose Redis is not there at start", () => {
       throw new Error("no turn_completed");
     };
 
-    const live = await eventually(
-      () => status("tether.liveness"),
-      (s) => s === Status.SERVING,
-      30_000,
+    // Not listening at first: a refused check is asked again.
+    await waitFor(
+      async () => (await status("tether.liveness").catch(() => undefined)) === Status.SERVING,
+      { what: "liveness SERVING", timeoutMs: 30_000, intervalMs: 100, detail: tether.output },
     );
-    expect(live, tether.output()).toBe(Status.SERVING);
     expect(await status("")).toBe(Status.NOT_SERVING);
     expect(await status("tether.v1.TurnService")).toBe(Status.NOT_SERVING);
     const refused = await runTurn("before Redis").catch((e: unknown) => e);
@@ -121,12 +108,12 @@ describe("a replica whose Redis is not there at start", () => {
     expect((refused as ConnectError).code, String(refused)).toBe(Code.Unavailable);
 
     await startRedis(redisPort);
-    const ready = await eventually(
-      () => status(""),
-      (s) => s === Status.SERVING,
-      20_000,
-    );
-    expect(ready, tether.output()).toBe(Status.SERVING);
+    await waitFor(async () => (await status("").catch(() => undefined)) === Status.SERVING, {
+      what: "the server SERVING once Redis is up",
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      detail: tether.output,
+    });
     expect(await status("tether.v1.TurnService")).toBe(Status.SERVING);
     // The input created the session at revision 1; its turn commits 2.
     expect(await runTurn("after Redis")).toBe(2n);

@@ -18,6 +18,7 @@ import {
   type OperationHandle,
 } from "./history/record.js";
 import { readSession, sessionClient } from "./readback.js";
+import { sleep } from "../support/wait-for.js";
 
 export interface InputRecord {
   sessionId: string;
@@ -67,7 +68,6 @@ const DEFINITE = new Set([Code.InvalidArgument, Code.PermissionDenied, Code.Unau
 const describe = (error: unknown): string =>
   error instanceof ConnectError ? `${Code[error.code]}: ${error.rawMessage}` : String(error);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The operations of one stream: its submission (StreamTurn) and the wait for its turn. */
 interface History {
   submit?: OperationHandle;

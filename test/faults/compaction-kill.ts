@@ -18,6 +18,7 @@ import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import { startFakeOpenAI } from "../support/fake-openai-server.js";
 import { startRestartableCluster, startStandalone } from "./redis-servers.js";
 import { createReplica, type Replica } from "./replicas.js";
+import { sleep } from "../support/wait-for.js";
 
 export interface CompactionKillReport {
   /** Replicas SIGKILLed while their summary call was held at the model. */
@@ -38,7 +39,6 @@ interface Snapshot {
   messages: TranscriptMessage[];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (value: string) => [{ kind: { case: "text" as const, value } }];
 /** Answers of 6,000 characters: eight turns pass the 8,000 tokens CompactSession keeps. */
 const ANSWER_CHARS = 6_000;

@@ -6,6 +6,7 @@
 import type { PartitionProxies } from "./partition-proxy.js";
 import type { Replica } from "./replicas.js";
 import type { FaultTopology } from "./topologies.js";
+import { sleep } from "../support/wait-for.js";
 
 export const FAULT_KINDS = [
   "replica_kill",
@@ -48,8 +49,6 @@ export interface ControllerReport {
   failovers_lagged: number;
   failures: string[];
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runFaults(options: ControllerOptions): Promise<ControllerReport> {
   const { random, replicas, topology, proxies, leaseTtlMs } = options;

@@ -10,6 +10,7 @@ import {
 } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import type { RestartableRedis } from "./redis-servers.js";
+import { waitFor } from "../support/wait-for.js";
 
 export interface OutageReport {
   replicas: number;
@@ -21,17 +22,6 @@ export interface OutageReport {
   down_ms: number;
   /** Per replica, how its StreamTurn call ended while Redis was down ("Unavailable" expected). */
   refusals: string[];
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(check: () => Promise<boolean>, deadlineMs: number): Promise<boolean> {
-  const until = Date.now() + deadlineMs;
-  for (let i = 0; i < 1_000 && Date.now() < until; i++) {
-    if (await check().catch(() => false)) return true;
-    await sleep(100);
-  }
-  return false;
 }
 
 export async function probeOutage(
@@ -53,6 +43,16 @@ export async function probeOutage(
   });
   const status = async (i: number) =>
     (await clients[i]!.health.check({ service: "" }, { timeoutMs: 1_000 })).status;
+  /** Whether replica `i` showed `ok` within 15 s (a failed call is asked again); counted, not thrown. */
+  const within15s = (i: number, what: string, ok: () => Promise<boolean>): Promise<boolean> =>
+    waitFor(() => ok().catch(() => false), {
+      what: `replica ${i}: ${what}`,
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    }).then(
+      () => true,
+      () => false,
+    );
   const runTurn = async (i: number, text: string): Promise<void> => {
     for await (const message of clients[i]!.turns.streamTurn(
       { sessionId: `outage-probe-${i}`, input: [{ kind: { case: "text", value: text } }] },
@@ -68,9 +68,10 @@ export async function probeOutage(
   try {
     await Promise.all(
       clients.map(async (_, i) => {
-        const down = await waitFor(
+        const down = await within15s(
+          i,
+          "NOT_SERVING",
           async () => (await status(i)) === HealthCheckResponse_ServingStatus.NOT_SERVING,
-          15_000,
         );
         if (down) report.not_serving_while_down++;
         try {
@@ -92,12 +93,13 @@ export async function probeOutage(
   }
   await Promise.all(
     clients.map(async (_, i) => {
-      const up = await waitFor(
+      const up = await within15s(
+        i,
+        "SERVING",
         async () => (await status(i)) === HealthCheckResponse_ServingStatus.SERVING,
-        15_000,
       );
       if (up) report.serving_after++;
-      if (await waitFor(() => runTurn(i, "Redis is back").then(() => true), 15_000)) {
+      if (await within15s(i, "a turn", () => runTurn(i, "Redis is back").then(() => true))) {
         report.turn_after++;
       }
     }),

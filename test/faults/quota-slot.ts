@@ -12,6 +12,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { TurnEvent } from "../../src/gen/tether/v1/turn_pb.js";
 import { TurnService } from "../../src/gen/tether/v1/turn_service_pb.js";
 import { createReplica, type LogRecord, type Replica } from "./replicas.js";
+import { sleep } from "../support/wait-for.js";
 
 export interface QuotaSlotReport {
   lease_ttl_ms: number;
@@ -27,7 +28,6 @@ export interface QuotaSlotReport {
   turns_completed: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LOOKUP = { name: "lookup", description: "answered by the probe", parametersJsonSchema: "{}" };
 const text = (value: string) => [{ kind: { case: "text" as const, value } }];
 

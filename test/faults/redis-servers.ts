@@ -13,8 +13,7 @@ import {
   waitForPing,
 } from "../support/redis-harness.js";
 import { track } from "./processes.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from "../support/wait-for.js";
 
 export interface RestartableRedis {
   readonly port: number;

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { freePort } from "../support/redis-harness.js";
 import { track } from "./processes.js";
+import { sleep } from "../support/wait-for.js";
 
 export interface ReplicaOptions {
   index: number;
@@ -71,7 +72,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
         return;
       } catch (error) {
         if (attempt >= 30 || Date.now() > deadline) throw error;
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       }
     }
   };

@@ -10,6 +10,7 @@ import { ScheduleService } from "../../src/gen/tether/v1/schedule_service_pb.js"
 import { SessionService } from "../../src/gen/tether/v1/session_service_pb.js";
 import { TranscriptMessage_Role } from "../../src/gen/tether/v1/transcript_pb.js";
 import { createVerificationReads, type VerificationReads } from "./verify-reads.js";
+import { sleep } from "../support/wait-for.js";
 
 export interface ScheduleFaultReport {
   schedules: number;
@@ -26,8 +27,6 @@ interface Planned {
   text: string;
   atMs: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const schedulesAt = (baseUrl: string) =>
   createClient(ScheduleService, createGrpcTransport({ baseUrl }));

@@ -24,8 +24,6 @@ export interface HealReport {
   diagnosis?: UnpromotableDiagnosis;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function replicationOffset(port: number): Promise<number> {
   const client = probe(port);
   try {
@@ -99,9 +97,12 @@ export async function healSentinel(
   options: { downAfterMs: number; promotionWaitMs: number; deadlineMs: number },
 ): Promise<HealReport> {
   const started = Date.now();
-  let primary = 0;
-  const waitUntil = started + options.promotionWaitMs;
-  while ((primary = await livePrimary(topology)) === 0 && Date.now() < waitUntil) await sleep(100);
+  // No primary of Sentinel's own by then is diagnosed below, not thrown.
+  let primary = await waitFor(() => livePrimary(topology), {
+    what: "Sentinel's own primary",
+    timeoutMs: options.promotionWaitMs,
+    intervalMs: 100,
+  }).catch(() => 0);
   let diagnosis: UnpromotableDiagnosis | undefined;
   if (primary === 0) {
     diagnosis = await sentinelView(topology, options.downAfterMs, "");

@@ -19,9 +19,9 @@ import {
   startStandalone,
   type RestartableRedis,
 } from "./redis-servers.js";
+import { sleep, waitFor } from "../support/wait-for.js";
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export type TopologyName = "standalone" | "cluster" | "sentinel";
 export type Durability = "async" | "replicated";
@@ -65,14 +65,6 @@ async function info(port: number): Promise<string> {
     (r) => r.stdout,
     () => "",
   );
-}
-
-async function until(what: string, deadlineMs: number, check: () => Promise<boolean>) {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 export async function startStandaloneTopology(): Promise<FaultTopology> {
@@ -138,14 +130,17 @@ export async function startClusterTopology(
   // Healthy: state ok everywhere, every master with its replicas online, every replica linked.
   const settled = async (): Promise<void> => {
     await waitForClusterOk(ports, 30_000);
-    await until("every master's replicas online", 30_000, async () => {
-      const states = await Promise.all(ports.map(info));
-      return states.every((s) =>
-        s.includes("role:master")
-          ? (s.match(/state=online/gu)?.length ?? 0) >= replicasPerMaster
-          : s.includes("master_link_status:up"),
-      );
-    });
+    await waitFor(
+      async () => {
+        const states = await Promise.all(ports.map(info));
+        return states.every((s) =>
+          s.includes("role:master")
+            ? (s.match(/state=online/gu)?.length ?? 0) >= replicasPerMaster
+            : s.includes("master_link_status:up"),
+        );
+      },
+      { what: "every master's replicas online", timeoutMs: 30_000, intervalMs: 50 },
+    );
   };
   return {
     name: "cluster",
@@ -184,11 +179,14 @@ export async function startClusterTopology(
           for (const replica of lagging) replica.resume();
         }
         let promoted = 0;
-        await until("a replica promoted", 30_000, async () => {
-          const roles = await Promise.all(candidates.map(info));
-          promoted = candidates[roles.findIndex((s) => s.includes("role:master"))] ?? 0;
-          return promoted !== 0;
-        });
+        await waitFor(
+          async () => {
+            const roles = await Promise.all(candidates.map(info));
+            promoted = candidates[roles.findIndex((s) => s.includes("role:master"))] ?? 0;
+            return promoted !== 0;
+          },
+          { what: "a replica promoted", timeoutMs: 30_000, intervalMs: 50 },
+        );
         await waitForClusterOk(
           ports.filter((p) => p !== victim.port),
           30_000,

@@ -5,6 +5,7 @@
 // needed them says so. Past the budget the last error is thrown: a store that never comes back is
 // still a failure, only a bounded outage is ridden out.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { sleep } from "../support/wait-for.js";
 
 export interface VerificationRetries {
   /** Retries by gRPC code name (`Unavailable`, `DeadlineExceeded`, ...; `other` for non-RPC). */
@@ -30,15 +31,13 @@ export interface VerificationReads {
   readonly report: VerificationRetries;
 }
 
-const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** The code a retry is counted under. */
 export function retryCode(error: unknown): string {
   return error instanceof ConnectError ? Code[error.code] : "other";
 }
 
 export function createVerificationReads(options: VerificationReadsOptions): VerificationReads {
-  const sleep = options.sleep ?? realSleep;
+  const pauseFor = options.sleep ?? sleep;
   const first = options.firstPauseMs ?? 100;
   const max = options.maxPauseMs ?? 4_000;
   const report: VerificationRetries = { retries: {}, waited_ms: 0, longest_streak: 0 };
@@ -59,7 +58,7 @@ export function createVerificationReads(options: VerificationReadsOptions): Veri
           report.retries[code] = (report.retries[code] ?? 0) + 1;
           const wait = Math.min(pause, left);
           report.waited_ms += wait;
-          await sleep(wait);
+          await pauseFor(wait);
           pause = Math.min(pause * 2, max);
         }
       }

@@ -9,6 +9,7 @@ import type { SessionId } from "../../src/domain/ids.js";
 import { WebhookService } from "../../src/gen/tether/v1/webhook_service_pb.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { sleep, waitFor } from "../support/wait-for.js";
 
 export const FAULT_WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /** What the replicas need to deliver to a receiver on loopback, promptly. */
@@ -43,7 +44,7 @@ export async function registerEndpoint(addresses: string[], url: string): Promis
       await api.createWebhookEndpoint({ endpointId: "faults", url, secret: FAULT_WEBHOOK_SECRET });
       return;
     } catch {
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
   }
   throw new Error("no replica registered the webhook endpoint");
@@ -75,8 +76,12 @@ export async function checkWebhooks(
     for (const [sid, count] of turns) n += Math.max(0, count - (seen.get(sid)?.size ?? 0));
     return n;
   };
-  const deadline = Date.now() + waitMs;
-  while (missing() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  // Whatever is still missing at the deadline is reported, not thrown.
+  await waitFor(() => missing() === 0, {
+    what: "every turn's webhook",
+    timeoutMs: Math.max(1, waitMs),
+    intervalMs: 200,
+  }).catch(() => undefined);
   const ids = receiver.delivered.map((d) => d.id);
   const total = [...turns.values()].reduce((a, b) => a + b, 0);
   return {

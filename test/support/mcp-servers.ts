@@ -4,7 +4,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { McpServerConfig } from "../../src/mcp/config.js";
-import { waitFor } from "./wait-for.js";
 
 export const quietMcpLogger = { info: () => undefined, warn: () => undefined };
 
@@ -59,9 +58,4 @@ export async function startEverythingHttp(port: number): Promise<EverythingHttp>
     });
   });
   return { child, postsReceived: () => posts };
-}
-
-/** Polls until `check` holds (15 s at most). */
-export async function eventually(check: () => boolean, what: string): Promise<void> {
-  await waitFor(check, { timeoutMs: 15_000, intervalMs: 50, what });
 }

@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { waitFor } from "./wait-for.js";
 
 const run = promisify(execFile);
 
@@ -67,17 +68,15 @@ export async function redisPid(port: number): Promise<number> {
 
 /** Resolves once redis-server on `port` answers PONG (it may be starting or loading its AOF). */
 export async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    try {
-      const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), "ping"]);
-      if (stdout.trim() === "PONG") return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() - started > deadlineMs) throw new Error(`redis on ${port} did not start`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(
+    async () => {
+      const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), "ping"])
+        // not up yet
+        .catch(() => ({ stdout: "" }));
+      return stdout.trim() === "PONG";
+    },
+    { what: `redis on ${port} to answer PONG`, timeoutMs: deadlineMs, intervalMs: 50 },
+  );
 }
 
 export async function startRedis(
@@ -174,17 +173,22 @@ export async function formCluster(ports: readonly number[], replicas = 0): Promi
 
 /** Waits until every node reports cluster_state:ok; a node not answering yet counts as not ok. */
 export async function waitForClusterOk(ports: readonly number[], deadlineMs: number) {
-  const started = Date.now();
+  const deadline = Date.now() + deadlineMs;
   for (const port of ports) {
-    for (;;) {
-      const info = await run("redis-cli", ["-p", String(port), "cluster", "info"]).then(
-        (r) => r.stdout,
-        () => "",
-      );
-      if (info.includes("cluster_state:ok")) break;
-      if (Date.now() - started > deadlineMs) throw new Error("cluster did not reach state ok");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => {
+        const info = await run("redis-cli", ["-p", String(port), "cluster", "info"]).then(
+          (r) => r.stdout,
+          () => "",
+        );
+        return info.includes("cluster_state:ok");
+      },
+      {
+        what: `cluster_state:ok on ${port}`,
+        timeoutMs: Math.max(1, deadline - Date.now()),
+        intervalMs: 100,
+      },
+    );
   }
 }
 
@@ -194,17 +198,22 @@ export async function waitForReplicasOnline(
   replicas: number,
   deadlineMs: number,
 ): Promise<void> {
-  const started = Date.now();
+  const deadline = Date.now() + deadlineMs;
   for (const port of ports) {
-    for (;;) {
-      const info = await run("redis-cli", ["-p", String(port), "info", "replication"]).then(
-        (r) => r.stdout,
-        () => "",
-      );
-      const online = info.match(/state=online/gu)?.length ?? 0;
-      if (info.includes("role:slave") || online >= replicas) break;
-      if (Date.now() - started > deadlineMs) throw new Error(`replicas of ${port} not online`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => {
+        const info = await run("redis-cli", ["-p", String(port), "info", "replication"]).then(
+          (r) => r.stdout,
+          () => "",
+        );
+        const online = info.match(/state=online/gu)?.length ?? 0;
+        return info.includes("role:slave") || online >= replicas;
+      },
+      {
+        what: `${replicas} online replicas of ${port}`,
+        timeoutMs: Math.max(1, deadline - Date.now()),
+        intervalMs: 100,
+      },
+    );
   }
 }

@@ -14,6 +14,7 @@ import { createRedisWebhookStore } from "../../src/store/redis/webhook-ops.js";
 import type { SessionId } from "../../src/domain/ids.js";
 import { sessionKeys } from "../../src/store/redis/keys.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
+import { sleep } from "./wait-for.js";
 
 export function connectStandalone(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: 2 });
@@ -88,7 +89,7 @@ export function redisStoreFactory(
       schedules: createRedisScheduleStore({ redis: connection(), namespace }),
       webhooks: createRedisWebhookStore({ redis: connection(), namespace }),
       ready: createRedisReadyIndex({ redis: connection(), namespace }),
-      advanceTime: (ms) => new Promise((resolve) => setTimeout(resolve, ms + 2)),
+      advanceTime: (ms) => sleep(ms + 2),
       clockBehindTokens: (sid, ms) => raiseGeneration(connection(), namespace, sid, ms),
       close: () => store.close(),
     };

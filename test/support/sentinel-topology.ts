@@ -14,7 +14,7 @@ import {
   waitForPing,
   type RedisProcess,
 } from "./redis-harness.js";
-import { waitFor } from "./wait-for.js";
+import { sleep, waitFor } from "./wait-for.js";
 
 export const SENTINEL_MASTER = "tether-primary";
 
@@ -55,8 +55,6 @@ export interface SentinelTopologyOptions {
   /** Told of every process started (data nodes, Sentinels, revived nodes), e.g. to kill them all. */
   onSpawn?: (child: ChildProcess) => void;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Diskless sync without its default 5 s delay: a replica attaches at once.
 const NODE_ARGS = ["--repl-diskless-sync-delay", "0"];

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { describe, expect, inject, it } from "vitest";
-import { waitFor } from "../support/wait-for.js";
+import { sleep, waitFor } from "../support/wait-for.js";
 
 describe("test harness", () => {
   it("provides a reachable standalone redis", async () => {
@@ -16,9 +16,11 @@ describe("test harness", () => {
 describe("waitFor", () => {
   it("resolves with the check's first truthy value, async checks too", async () => {
     let calls = 0;
-    expect(await waitFor(() => (++calls === 3 ? "ready" : undefined))).toBe("ready");
+    expect(
+      await waitFor(() => (++calls === 3 ? "ready" : undefined), { what: "a third call" }),
+    ).toBe("ready");
     expect(calls).toBe(3);
-    expect(await waitFor(() => Promise.resolve(7))).toBe(7);
+    expect(await waitFor(() => Promise.resolve(7), { what: "an async value" })).toBe(7);
   });
 
   it("fails naming what never happened once its time is up", async () => {
@@ -33,7 +35,15 @@ describe("waitFor", () => {
       calls++;
       throw new Error("broken check");
     };
-    await expect(waitFor(failing)).rejects.toThrow("broken check");
+    await expect(waitFor(failing, { what: "a broken check" })).rejects.toThrow("broken check");
     expect(calls).toBe(1);
+  });
+});
+
+describe("sleep", () => {
+  it("resolves once its time has passed on the real clock", async () => {
+    const started = Date.now();
+    await sleep(30);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
   });
 });

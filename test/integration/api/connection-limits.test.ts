@@ -30,6 +30,7 @@ import {
   rstStream,
 } from "../../support/raw-h2.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { sleep, waitFor } from "../../support/wait-for.js";
 
 const SHORT = {
   TETHER_HANDSHAKE_TIMEOUT_MS: "300",
@@ -177,7 +178,7 @@ describe("timeouts", () => {
       return events;
     })();
     // Five times the idle timeout with nothing on the watcher's connection.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await sleep(1_500);
     await runTurn("second");
     expect(await seen).toContain("turnCompleted");
   });
@@ -211,9 +212,12 @@ describe("timeouts", () => {
             if (r.status === Status.NOT_SERVING) return;
           }
         })();
-        await expect.poll(() => seen.length, { timeout: GENEROUS_MS }).toBe(1);
+        await waitFor(() => seen.length === 1, {
+          what: "the watch's first status",
+          timeoutMs: GENEROUS_MS,
+        });
         // Five times every timeout with nothing sent on the stream's connection.
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await sleep(1_500);
         h.server.health.setAll(ServingStatus.NOT_SERVING);
         await watching;
         expect(seen).toEqual([Status.SERVING, Status.NOT_SERVING]);
@@ -252,15 +256,13 @@ describe("limits", () => {
       grpcHeaders(1 + 2 * i, "/grpc.health.v1.Health/Watch"),
     );
     raw.socket.write(Buffer.concat(opened));
-    await expect
-      .poll(
-        () =>
-          raw.frames.filter(
-            (f) => f.type === FrameType.RST_STREAM && f.payload.readUInt32BE(0) === REFUSED_STREAM,
-          ).length,
-        { timeout: GENEROUS_MS },
-      )
-      .toBeGreaterThan(0);
+    await waitFor(
+      () =>
+        raw.frames.some(
+          (f) => f.type === FrameType.RST_STREAM && f.payload.readUInt32BE(0) === REFUSED_STREAM,
+        ),
+      { what: "a stream refused with REFUSED_STREAM", timeoutMs: GENEROUS_MS },
+    );
     raw.socket.destroy();
   });
 
@@ -274,7 +276,7 @@ describe("limits", () => {
         burst.push(grpcHeaders(next, "/grpc.health.v1.Health/Watch"), rstStream(next));
       }
       raw.socket.write(Buffer.concat(burst));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
     expect(await closesWithin(raw.closed, GENEROUS_MS)).toBe(true);
   });

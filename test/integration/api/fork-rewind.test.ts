@@ -17,6 +17,7 @@ import { createScriptedProvider } from "../../../src/providers/scripted.js";
 import { expectCode } from "../../support/api-clients.js";
 import { startApiServer, type ApiServerHarness } from "../../support/api-server.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -208,9 +209,10 @@ for (const backend of ["memory", "redis"] as const) {
         ).message,
       ).toMatch(/in progress/u);
       await turns.cancelTurn({ sessionId });
-      await expect
-        .poll(async () => (await sessions.getSession({ sessionId })).session?.headRevision)
-        .toBe(3n);
+      await waitFor(
+        async () => (await sessions.getSession({ sessionId })).session?.headRevision === 3n,
+        { what: "the cancelled turn's commit at revision 3" },
+      );
       await sessions.rewindSession({ sessionId, toRevision: 2n });
     });
   });

@@ -206,9 +206,10 @@ for (const backend of ["memory", "redis"] as const) {
       if (parked.event.case !== "turnParked") throw new Error("not parked");
       expect(parked.event.value.pendingCallIds).toEqual(["lookup-1"]);
       // turn_parked is in the log before the park's store step: the lease goes a moment later.
-      await expect
-        .poll(async () => (await b.sessions.getSession({ sessionId })).session?.lease)
-        .toBeUndefined();
+      await waitFor(
+        async () => (await b.sessions.getSession({ sessionId })).session?.lease === undefined,
+        { what: "the parked turn's lease to be released" },
+      );
       const view = await b.sessions.getSession({ sessionId });
       expect(view.session?.parkedTurn).toMatchObject({
         turnId: parked.turnId,

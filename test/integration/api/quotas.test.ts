@@ -40,6 +40,7 @@ import { expectCode } from "../../support/api-clients.js";
 import { metricValue } from "../../support/metric-values.js";
 import { connectCluster } from "../../support/redis-store-factory.js";
 import { createRuntimeHarness, type RuntimeHarness } from "../../support/runtime-harness.js";
+import { sleep } from "../../support/wait-for.js";
 
 const CONCURRENT_TURNS = 2;
 const QUOTAS = {
@@ -70,7 +71,7 @@ function recordingProvider() {
         seen.calls++;
         seen.max = Math.max(seen.max, seen.running);
         try {
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          await sleep(20);
           yield { type: "text_delta" as const, text: "done" };
           return {
             fullText: "done",

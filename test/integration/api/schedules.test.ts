@@ -184,10 +184,13 @@ for (const backend of BACKENDS) {
       expect(created.schedule?.upcomingMs).toHaveLength(5);
       await schedulesOf(b).runScheduleNow({ scheduleId: "nightly" });
       await turnsDone("nightly-target", 1);
-      await waitFor(async () => {
-        const { runs } = await schedulesOf(a).listScheduleRuns({ scheduleId: "nightly" });
-        return runs.length === 1;
-      });
+      await waitFor(
+        async () => {
+          const { runs } = await schedulesOf(a).listScheduleRuns({ scheduleId: "nightly" });
+          return runs.length === 1;
+        },
+        { what: "the nightly schedule's one run" },
+      );
       const { schedule } = await schedulesOf(a).getSchedule({ scheduleId: "nightly" });
       expect(schedule?.nextFireAtMs).toBe(next);
       expect(await userTexts("nightly-target")).toEqual(["nightly report"]);
@@ -208,10 +211,13 @@ for (const backend of BACKENDS) {
       const first = `sched-per-fire-${past}`;
       await turnsDone(first, 1);
       await schedulesOf(b).runScheduleNow({ scheduleId: "per-fire" });
-      const runs = await waitFor(async () => {
-        const page = await schedulesOf(a).listScheduleRuns({ scheduleId: "per-fire" });
-        return page.runs.length === 2 ? page.runs : undefined;
-      });
+      const runs = await waitFor(
+        async () => {
+          const page = await schedulesOf(a).listScheduleRuns({ scheduleId: "per-fire" });
+          return page.runs.length === 2 ? page.runs : undefined;
+        },
+        { what: "the per-fire schedule's second run" },
+      );
       const sessions = runs.map((r) => r.sessionId);
       expect(sessions[1]).toBe(first);
       expect(sessions[0]).toMatch(/^sched-per-fire-\d+$/u);
@@ -235,10 +241,13 @@ for (const backend of BACKENDS) {
       });
       await sessionsOf(a).deleteSession({ sessionId: "gone-target" });
       await schedulesOf(b).runScheduleNow({ scheduleId: "orphan" });
-      const paused = await waitFor(async () => {
-        const { schedule } = await schedulesOf(a).getSchedule({ scheduleId: "orphan" });
-        return schedule?.paused ? schedule : undefined;
-      });
+      const paused = await waitFor(
+        async () => {
+          const { schedule } = await schedulesOf(a).getSchedule({ scheduleId: "orphan" });
+          return schedule?.paused ? schedule : undefined;
+        },
+        { what: "the orphan schedule to pause itself" },
+      );
       expect(paused.pausedReason).toBe("target session gone-target does not exist");
       expect(paused.upcomingMs).toEqual([]);
       const { runs } = await schedulesOf(a).listScheduleRuns({ scheduleId: "orphan" });
@@ -262,8 +271,29 @@ for (const backend of BACKENDS) {
       await waitFor(async () => BigInt(Date.now()) > at + 200n, { what: "the instant to pass" });
       const resumed = await schedulesOf(a).unpauseSchedule({ scheduleId: "paused-once" });
       expect(resumed.schedule).toMatchObject({ paused: false, nextFireAtMs: 0n, upcomingMs: [] });
-      // Both replicas poll every 25 ms: a late fire would land well within this second.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // A one-off due now, created through each replica after the unpause: once both have
+      // fired, the schedulers have polled since, and a late fire of the paused one would be in.
+      const witnessed = BigInt(Date.now() - 1);
+      for (const [name, replica] of [
+        ["a", a],
+        ["b", b],
+      ] as const) {
+        await sessionsOf(replica).createSession({ sessionId: `witness-target-${name}` });
+        await schedulesOf(replica).createSchedule({
+          scheduleId: `witness-${name}`,
+          target: { case: "session", value: { sessionId: `witness-target-${name}` } },
+          atMs: witnessed,
+          input: text("witness"),
+        });
+      }
+      for (const name of ["a", "b"]) {
+        await waitFor(
+          async () =>
+            (await schedulesOf(b).listScheduleRuns({ scheduleId: `witness-${name}` })).runs
+              .length === 1,
+          { what: `the witness one-off created through replica ${name} to fire` },
+        );
+      }
       const { runs } = await schedulesOf(b).listScheduleRuns({ scheduleId: "paused-once" });
       expect(runs).toHaveLength(1);
       expect(runs[0]).toMatchObject({

@@ -140,10 +140,14 @@ describe("concurrent streams per tenant (redis)", () => {
 
     // A watch the client ends gives its place back.
     stops[0]?.abort();
-    await waitFor(async () => (await streamsOf("key-viewer"))?.used === BigInt(STREAMS - 1));
+    await waitFor(async () => (await streamsOf("key-viewer"))?.used === BigInt(STREAMS - 1), {
+      what: "the ended watch to give its place back",
+    });
     const again = new AbortController();
     await openWatch("key-viewer", "s", again);
     for (const stop of [...stops, again]) stop.abort();
-    await waitFor(async () => (await streamsOf("key-viewer"))?.used === 0n);
+    await waitFor(async () => (await streamsOf("key-viewer"))?.used === 0n, {
+      what: "every watch's place to be given back",
+    });
   });
 });

@@ -119,7 +119,7 @@ describe("webhook endpoints from TETHER_WEBHOOK_ENDPOINTS", () => {
       ["ops", first.url, ["turn.completed"], ""],
     ]);
     const turnA = await runTurn(one.tether, "s1");
-    await waitFor(() => first.delivered.length === 1);
+    await waitFor(() => first.delivered.length === 1, { what: "the first receiver's delivery" });
     expect(first.delivered[0]?.body).toMatchObject({
       type: "turn.completed",
       data: { session_id: "s1", turn_id: turnA },
@@ -137,7 +137,7 @@ describe("webhook endpoints from TETHER_WEBHOOK_ENDPOINTS", () => {
     ]);
     expect(after.endpoints[0]?.createdAtMs).toBe(listed.endpoints[0]?.createdAtMs);
     const turnB = await runTurn(two.tether, "s2");
-    await waitFor(() => second.delivered.length === 1);
+    await waitFor(() => second.delivered.length === 1, { what: "the second receiver's delivery" });
     expect(second.delivered[0]?.body).toMatchObject({
       type: "turn.completed",
       data: { session_id: "s2", turn_id: turnB },

@@ -182,7 +182,7 @@ describe("webhooks through the server's own wiring", () => {
       turnId = r.event?.turnId ?? turnId;
     }
     const rcv = receiver;
-    await waitFor(() => rcv.delivered.length === 1);
+    await waitFor(() => rcv.delivered.length === 1, { what: "the turn's delivery" });
     expect(rcv.delivered[0]?.body).toMatchObject({
       type: "turn.completed",
       data: { session_id: "s1", turn_id: turnId },
@@ -196,7 +196,7 @@ describe("webhooks through the server's own wiring", () => {
       deliveryId: log.deliveries[0]?.deliveryId ?? "",
     });
     expect(replay.queued).toBe(true);
-    await waitFor(() => rcv.delivered.length === 2);
+    await waitFor(() => rcv.delivered.length === 2, { what: "the replayed delivery" });
     expect(rcv.delivered[1]?.id).toBe(rcv.delivered[0]?.id);
     expect(rcv.rejected).toBe(0);
   });
@@ -239,7 +239,7 @@ describe("webhooks through the server's own wiring", () => {
     await sessions.deleteSession({ sessionId: "gone-target" });
     await schedules.runScheduleNow({ scheduleId: "orphan" });
     const rcv = receiver;
-    await waitFor(() => rcv.delivered.length === 1);
+    await waitFor(() => rcv.delivered.length === 1, { what: "the schedule.paused delivery" });
     expect(rcv.delivered[0]?.body).toMatchObject({
       type: "schedule.paused",
       data: { schedule_id: "orphan", reason: "target session gone-target does not exist" },

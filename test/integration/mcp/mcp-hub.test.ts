@@ -8,7 +8,6 @@ import type { McpServerConfig } from "../../../src/mcp/config.js";
 import { createMcpHub, IDEMPOTENCY_META_KEY, type McpHub } from "../../../src/mcp/hub.js";
 import { watchMcpHealth } from "../../../src/server/mcp-health.js";
 import {
-  eventually,
   everythingStdio,
   quietMcpLogger,
   startEverythingHttp,
@@ -41,7 +40,7 @@ describe("MCP hub", () => {
 
   it("lists the everything server's tools over stdio and calls one with the turn's key", async () => {
     const hub = hubOf([everythingStdio()]);
-    await eventually(connected(hub, "everything"), "everything connected");
+    await waitFor(connected(hub, "everything"), { what: "everything connected" });
     const turn = hub.forTurn(["everything"], (id) => `s/t/${id}`);
     const names = turn.executor.definitions().map((d) => d.name);
     expect(names).toEqual(expect.arrayContaining(["everything__echo", "everything__get-sum"]));
@@ -70,7 +69,7 @@ describe("MCP hub", () => {
         timeoutMs: undefined,
       },
     ]);
-    await eventually(connected(hub, "web"), "web connected");
+    await waitFor(connected(hub, "web"), { what: "web connected" });
     const sum = await hub
       .forTurn(["web"], (id) => id)
       .executor.execute(call("web__get-sum", { a: 2, b: 3 }), context());
@@ -92,17 +91,17 @@ describe("MCP hub", () => {
     http.child.kill("SIGKILL");
     expect(await failed).toBe("failed");
     expect(Date.now() - killedAt).toBeLessThan(8_000);
-    await eventually(() => !connected(hub, "web")(), "web down");
+    await waitFor(() => !connected(hub, "web")(), { what: "web down" });
     expect(hub.forTurn(["web"], (id) => id).unavailable).toEqual(["web"]);
     http = await startEverythingHttp(port);
-    await eventually(connected(hub, "web"), "web back");
+    await waitFor(connected(hub, "web"), { what: "web back" });
     expect(hub.forTurn(["web"], (id) => id).executor.definitions().length).toBeGreaterThan(0);
   }, 60_000);
 
   it("error results, _meta, cancellation and the per-server timeout", async () => {
     const hub = hubOf([testServer(), testServer("slow", 300)]);
-    await eventually(connected(hub, "test"), "test connected");
-    await eventually(connected(hub, "slow"), "slow connected");
+    await waitFor(connected(hub, "test"), { what: "test connected" });
+    await waitFor(connected(hub, "slow"), { what: "slow connected" });
     const tools = hub.forTurn(["test", "slow__hang"], (id) => `session-a/turn-b/${id}`).executor;
     expect(await tools.execute(call("test__fail"), context())).toEqual({
       output: "it went wrong on purpose",
@@ -129,18 +128,18 @@ describe("MCP hub", () => {
 
   it("a stdio server that dies mid-call fails the call at once and is started again", async () => {
     const hub = hubOf([testServer()]);
-    await eventually(connected(hub, "test"), "test connected");
+    await waitFor(connected(hub, "test"), { what: "test connected" });
     const tools = () => hub.forTurn(["test"], (id) => id).executor;
     const started = Date.now();
     await expect(tools().execute(call("test__die"), context())).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(5_000);
-    await eventually(connected(hub, "test"), "test restarted");
+    await waitFor(connected(hub, "test"), { what: "test restarted" });
     expect((await tools().execute(call("test__fail"), context())).isError).toBe(true);
   }, 30_000);
 
   it("a tool list change is picked up", async () => {
     const hub = hubOf([testServer()]);
-    await eventually(connected(hub, "test"), "test connected");
+    await waitFor(connected(hub, "test"), { what: "test connected" });
     const names = () =>
       hub
         .forTurn(["test"], (id) => id)
@@ -148,7 +147,7 @@ describe("MCP hub", () => {
         .map((d) => d.name);
     expect(names()).not.toContain("test__extra1");
     await hub.forTurn(["test"], (id) => id).executor.execute(call("test__grow"), context());
-    await eventually(() => names().includes("test__extra1"), "the new tool");
+    await waitFor(() => names().includes("test__extra1"), { what: "the new tool" });
   }, 30_000);
 
   it("a server that is down is reported unavailable and NOT_SERVING; the others serve", async () => {
@@ -167,7 +166,7 @@ describe("MCP hub", () => {
     ]);
     const health = createHealthState();
     watchMcpHealth(hub, health);
-    await eventually(connected(hub, "everything"), "everything connected");
+    await waitFor(connected(hub, "everything"), { what: "everything connected" });
     expect(health.get("tether.mcp.everything")).toBe(ServingStatus.SERVING);
     expect(health.get("tether.mcp.broken")).toBe(ServingStatus.NOT_SERVING);
     expect(hub.forTurn(["everything", "broken"], (id) => id).unavailable).toEqual(["broken"]);

@@ -9,7 +9,8 @@ import type { ModelProvider } from "../../../src/ports/model-provider.js";
 import { systemSleep } from "../../../src/ports/sleep.js";
 import { createAnthropicMessagesProvider } from "../../../src/providers/anthropic-messages.js";
 import { createOpenAIChatProvider } from "../../../src/providers/openai-chat.js";
-import { eventually, everythingStdio, quietMcpLogger } from "../../support/mcp-servers.js";
+import { everythingStdio, quietMcpLogger } from "../../support/mcp-servers.js";
+import { waitFor } from "../../support/wait-for.js";
 import { sse, startWireServer, type WireReply, type WireServer } from "../providers/wire-server.js";
 
 let hub: McpHub;
@@ -19,7 +20,7 @@ beforeAll(async () => {
     callTimeoutMs: 10_000,
     logger: quietMcpLogger,
   });
-  await eventually(() => hub.states()[0]?.state === "connected", "everything connected");
+  await waitFor(() => hub.states()[0]?.state === "connected", { what: "everything connected" });
 }, 30_000);
 afterAll(() => hub.close());
 

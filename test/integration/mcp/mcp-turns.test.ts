@@ -13,12 +13,8 @@ import { createToolDemoProvider } from "../../../src/providers/demo-tools.js";
 import { expectCode } from "../../support/api-clients.js";
 import { startApiServer, type ApiServerHarness } from "../../support/api-server.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
-import {
-  eventually,
-  everythingStdio,
-  quietMcpLogger,
-  testServer,
-} from "../../support/mcp-servers.js";
+import { everythingStdio, quietMcpLogger, testServer } from "../../support/mcp-servers.js";
+import { waitFor } from "../../support/wait-for.js";
 
 let hub: McpHub;
 let server: ApiServerHarness;
@@ -52,10 +48,9 @@ beforeAll(async () => {
     routes: (router) => router.service(TurnService, createTurnService({ runtime })),
   });
   turns = createClient(TurnService, server.transport);
-  await eventually(
-    () => hub.states().filter((s) => s.state === "connected").length === 2,
-    "everything and test connected",
-  );
+  await waitFor(() => hub.states().filter((s) => s.state === "connected").length === 2, {
+    what: "everything and test connected",
+  });
 }, 30_000);
 
 afterAll(async () => {

@@ -75,9 +75,10 @@ async function respond(res: ServerResponse, reply: WireReply): Promise<void> {
     await new Promise<void>((resolve) => res.write(frame, () => resolve()));
   }
   if (reply.cutAfter !== undefined) {
-    // Let the written frames reach the client before the connection drops.
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    res.socket?.destroy();
+    // The connection drops mid-body: ending the socket sends the written frames before its close,
+    // so the client reads them first (a destroy right away could discard them unsent).
+    const socket = res.socket;
+    if (socket) await new Promise<void>((resolve) => socket.end(resolve));
     return;
   }
   if (reply.hold === true) return;

@@ -114,10 +114,13 @@ describe("schedule poller on a manual clock", () => {
     const runs = await schedules.listScheduleRuns(ref, 10);
     expect(runs).toHaveLength(1);
     expect(runs[0]?.inputId).toBe(first.run.inputId);
-    const snapshot = await waitFor(async () => {
-      const s = await harness.store.loadSession(sessionId);
-      return s && s.messages.length >= 2 ? s : undefined;
-    });
+    const snapshot = await waitFor(
+      async () => {
+        const s = await harness.store.loadSession(sessionId);
+        return s && s.messages.length >= 2 ? s : undefined;
+      },
+      { what: "the fired turn's messages in the store" },
+    );
     await harness.runtime.drain(2_000);
     const roles = snapshot.messages.map((m) => (JSON.parse(m) as { role: string }).role);
     expect(roles).toEqual(["user", "assistant"]);

@@ -173,7 +173,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await s.endpoint();
       s.deliverer();
       const { sessionId, turnId } = await s.runTurn("hello");
-      await waitFor(() => s.receiver.delivered.length === 1);
+      await waitFor(() => s.receiver.delivered.length === 1, { what: "the turn's delivery" });
       const got = s.receiver.delivered[0];
       expect(got?.body).toEqual({
         id: got?.id,
@@ -200,7 +200,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       const { sessionId, turnId } = await s.runTurn("hello");
       expect(s.receiver.delivered).toHaveLength(0);
       s.deliverer();
-      await waitFor(() => s.receiver.delivered.length === 1);
+      await waitFor(() => s.receiver.delivered.length === 1, {
+        what: "the delivery after the deliverer starts",
+      });
       expect(s.receiver.delivered[0]?.body.data).toMatchObject({
         session_id: sessionId,
         turn_id: turnId,
@@ -214,7 +216,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       const { sessionId, turnId } = await s.runTurn("use lookup", {
         settings: { maxTurnTokens: 10 },
       });
-      await waitFor(() => s.receiver.delivered.length === 2);
+      await waitFor(() => s.receiver.delivered.length === 2, { what: "the turn's two deliveries" });
       const byType = new Map(s.receiver.delivered.map((d) => [d.body.type, d.body]));
       expect(byType.get("turn.completed")?.data).toEqual({
         session_id: sessionId,
@@ -245,7 +247,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
           controller.signal,
         ),
       ).catch(() => []);
-      await waitFor(() => s.receiver.delivered.length === 1);
+      await waitFor(() => s.receiver.delivered.length === 1, {
+        what: "the session.action_required delivery",
+      });
       expect(s.receiver.delivered[0]?.body).toMatchObject({
         type: "session.action_required",
         data: {
@@ -265,16 +269,21 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       s.receiver.failNext(3);
       s.deliverer();
       await s.runTurn("hello");
-      await waitFor(() => s.receiver.delivered.length === 1);
+      await waitFor(() => s.receiver.delivered.length === 1, {
+        what: "the delivery after its retries",
+      });
       const ids = s.receiver.requests.map((r) => r.id);
       expect(ids).toHaveLength(4);
       expect(new Set(ids).size).toBe(1);
       expect(s.receiver.requests.map((r) => r.status)).toEqual([500, 500, 500, 204]);
       // The deliverer logs an attempt after its response arrived: wait for the fourth record.
-      const log = await waitFor(async () => {
-        const page = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
-        return page.deliveries.length === 4 ? page : undefined;
-      });
+      const log = await waitFor(
+        async () => {
+          const page = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
+          return page.deliveries.length === 4 ? page : undefined;
+        },
+        { what: "the fourth attempt's record" },
+      );
       expect(log.deliveries.map((d) => [d.attempt, d.ok, d.status])).toEqual([
         [4, true, 204],
         [3, false, 500],
@@ -289,14 +298,18 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       s.receiver.answerAlways(503);
       s.deliverer({ backoffMs: 1 });
       await s.runTurn("hello");
-      await waitFor(async () => (await s.hooks.getEndpoint(TENANT, "ep-1"))?.disabled === true);
+      await waitFor(async () => (await s.hooks.getEndpoint(TENANT, "ep-1"))?.disabled === true, {
+        what: "the endpoint to be disabled",
+      });
       expect(await s.hooks.getEndpoint(TENANT, "ep-1")).toMatchObject({
         disabled: true,
         disabledReason: "20 consecutive failed deliveries",
       });
       await s.runTurn("again");
       // The second turn's event finds no enabled endpoint: settled without a request.
-      await waitFor(async () => (await s.hooks.dueOutboxes(100)).length === 0);
+      await waitFor(async () => (await s.hooks.dueOutboxes(100)).length === 0, {
+        what: "the outbox to be settled",
+      });
       expect(s.receiver.requests).toHaveLength(20);
     });
 
@@ -309,6 +322,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await waitFor(
         async () =>
           (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries.length === 1,
+        { what: "the delivery's record" },
       );
       const [first] = (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries;
       expect(first).toMatchObject({ ok: false, status: 302, error: "redirect 302 not followed" });
@@ -322,6 +336,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await waitFor(
         async () =>
           (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries.length === 1,
+        { what: "the delivery's record" },
       );
       const [first] = (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries;
       expect(first).toMatchObject({
@@ -337,15 +352,18 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await s.endpoint();
       s.deliverer();
       await s.runTurn("hello");
-      await waitFor(() => s.receiver.delivered.length === 1);
+      await waitFor(() => s.receiver.delivered.length === 1, { what: "the turn's delivery" });
       // The attempt is logged, and its row settled, just after the response arrived.
       const logged = await waitFor(
         async () => (await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 1 })).deliveries[0],
+        { what: "the attempt's record" },
       );
-      expect(await waitFor(() => replayDelivery(s.hooks, TENANT, "ep-1", logged.deliveryId))).toBe(
-        true,
-      );
-      await waitFor(() => s.receiver.delivered.length === 2);
+      expect(
+        await waitFor(() => replayDelivery(s.hooks, TENANT, "ep-1", logged.deliveryId), {
+          what: "the replay to be queued",
+        }),
+      ).toBe(true);
+      await waitFor(() => s.receiver.delivered.length === 2, { what: "the replayed delivery" });
       expect(s.receiver.delivered[1]?.id).toBe(s.receiver.delivered[0]?.id);
       expect(await replayDelivery(s.hooks, TENANT, "ep-1", "no-such-delivery")).toBe(false);
     });
@@ -359,9 +377,12 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       for (let i = 0; i < turns; i++) {
         const { turnId } = await s.runTurn(`turn ${i}`);
         // One turn at a time, so each latency is the delivery's own, not a queue behind others.
-        await waitFor(() => s.receiver.delivered.some((d) => d.body.data.turn_id === turnId));
+        await waitFor(() => s.receiver.delivered.some((d) => d.body.data.turn_id === turnId), {
+          what: "the turn's delivery",
+        });
       }
       await waitFor(() => new Set(s.receiver.delivered.map((d) => d.id)).size === turns, {
+        what: "every turn's delivery",
         timeoutMs: 20_000,
       });
       const ids = s.receiver.delivered.map((d) => d.id);

@@ -9,7 +9,9 @@ import type { EventLog, LogEntry } from "../../../src/ports/event-log.js";
 import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
 import { createLogReaders } from "../../../src/store/redis/log-readers.js";
 import { connectBothForFile, freshNamespace } from "../../support/redis-store-factory.js";
+import { blockedReads, newBlockedRead, xreadsRun } from "../../support/blocked-reads.js";
 import { startRedis, type RedisProcess } from "../../support/redis-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const { cluster } = connectBothForFile();
 
@@ -28,18 +30,22 @@ async function clientCount(conn: Redis): Promise<number> {
   return list.split("\n").filter((line) => line.trim() !== "").length;
 }
 
-/** `count` sessions each awaited by one blocking read, then one append to each. */
+/**
+ * `count` sessions each awaited by one blocking read, then one append to each once `blocking`
+ * says the reads are in place.
+ */
 async function watchMany(
   log: EventLog,
   count: number,
   label: string,
+  blocking: () => Promise<boolean>,
   during?: () => Promise<void>,
 ) {
   const stop = new AbortController();
   const sessions = Array.from({ length: count }, (_, i) => parseSessionId(`${label}-${i}`));
   // Every waiter's wait outlasts the test, so each must be woken by its own entry.
   const waits = sessions.map((s) => log.waitForEntries(s, 0, 60_000, stop.signal, 10));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await waitFor(blocking, { what: "the shared reads to block" });
   await during?.();
   for (const [i, s] of sessions.entries()) await log.append(s, [delta(`event ${i}`)]);
   const received: (string | undefined)[] = [];
@@ -64,7 +70,9 @@ describe("blocking reads share a bounded set of connections", () => {
     const own = new Redis({ host: "127.0.0.1", port: server.port });
     const log = createRedisEventLog({ redis: own, namespace: "many", maxEntries: 10 });
     let peak = 0;
-    const received = await watchMany(log, 300, "watched", async () => {
+    // 300 streams spread over the log's default four readers: each one blocks.
+    const allBlocking = async () => (await blockedReads(own)).size === 4;
+    const received = await watchMany(log, 300, "watched", allBlocking, async () => {
       peak = await clientCount(own);
     });
     peak = Math.max(peak, await clientCount(own));
@@ -82,7 +90,8 @@ describe("blocking reads share a bounded set of connections", () => {
       maxEntries: 10,
       maxReaders: 8,
     });
-    const received = await watchMany(log, 100, "clustered");
+    const before = await blockedReads(cluster);
+    const received = await watchMany(log, 100, "clustered", () => newBlockedRead(cluster, before));
     expect(received).toEqual(Array.from({ length: 100 }, (_, i) => `event ${i}`));
     await log.close();
   });
@@ -100,7 +109,10 @@ describe("blocking reads share a bounded set of connections", () => {
       timeoutMs: 60_000,
       signal: stop.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(async () => (await blockedReads(own)).size === 1, {
+      what: "the first stream's read to block",
+    });
+    const issued = await xreadsRun(own);
     const second = readers.wait({
       key: `${namespace}:{b}:events`,
       afterSeq: 0,
@@ -108,7 +120,11 @@ describe("blocking reads share a bounded set of connections", () => {
       timeoutMs: 60_000,
       signal: stop.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The read is interrupted and issued again, naming both streams, and blocks.
+    await waitFor(
+      async () => (await xreadsRun(own)) > issued && (await blockedReads(own)).size === 1,
+      { what: "the read naming the second stream to block" },
+    );
     await own.xadd(`${namespace}:{b}:events`, "1-1", "t", "x", "e", "{}");
     expect((await second)?.map(([id]) => id)).toEqual(["1-1"]);
     expect(readers.connections()).toBe(1);
@@ -125,6 +141,7 @@ describe("blocking reads share a bounded set of connections", () => {
     // One reader blocking for a minute from entry 1: a waiter from 0 needs a new read.
     const readers = createLogReaders({ redis: cluster, maxReaders: 1, blockMs: 60_000 });
     const stop = new AbortController();
+    const before = await blockedReads(cluster);
     const ahead = readers.wait({
       key,
       afterSeq: 1,
@@ -132,7 +149,9 @@ describe("blocking reads share a bounded set of connections", () => {
       timeoutMs: 60_000,
       signal: stop.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => newBlockedRead(cluster, before), {
+      what: "the read from entry 1 to block",
+    });
     const behind = readers.wait({
       key,
       afterSeq: 0,
@@ -158,7 +177,9 @@ describe("blocking reads share a bounded set of connections", () => {
       timeoutMs: 60_000,
       signal: stop.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(async () => (await blockedReads(own)).size === 1, {
+      what: "the shared read to block",
+    });
     // Joins the read already under way: a watch re-arming after its poll does this every second,
     // and being told to read the log each time would cost a read per watch per second.
     const second = readers.wait({

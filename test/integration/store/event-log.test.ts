@@ -10,7 +10,9 @@ import type { EventLog } from "../../../src/ports/event-log.js";
 import { createMemoryEventLog } from "../../../src/store/memory/event-log.js";
 import { createRedisEventLog } from "../../../src/store/redis/event-log.js";
 import { freshNamespace } from "../../support/redis-store-factory.js";
+import { blockedReads, newBlockedRead } from "../../support/blocked-reads.js";
 import { startRedis } from "../../support/redis-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());
@@ -68,8 +70,12 @@ describe.each(backends)("the %s event log", (name, make) => {
     const log = make(100);
     const s = parseSessionId("waiting");
     const signal = new AbortController().signal;
+    const before = name === "redis" ? await blockedReads(redis) : new Set<string>();
     const woken = log.waitForEntries(s, 0, 5_000, signal, 10);
-    await new Promise((r) => setTimeout(r, 20));
+    // The memory log registers the waiter at once; Redis's waits once its read blocks.
+    if (name === "redis") {
+      await waitFor(() => newBlockedRead(redis, before), { what: "the log's read to block" });
+    }
     await log.append(s, [delta("x")]);
     // The entries that arrived come with the wake-up, or the reader is told to read them.
     const arrived = await woken;
@@ -121,7 +127,9 @@ describe("blocking waits on a standalone Redis", () => {
         const stop = new AbortController();
         // A 30 s wait that only an abort can end; the test would time out if the abort did not.
         const waiting = log.waitForEntries(sid, 0, 30_000, stop.signal);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await waitFor(async () => (await blockedReads(own)).size === 1, {
+          what: "a blocking read to serve the wait",
+        });
         stop.abort();
         await waiting;
       }

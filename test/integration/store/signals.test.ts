@@ -23,6 +23,7 @@ import {
   opaqueOwner,
 } from "../../conformance/support/fixtures.js";
 import { connectStandalone, freshNamespace } from "../../support/redis-store-factory.js";
+import { waitFor } from "../../support/wait-for.js";
 
 let redis: Redis;
 
@@ -189,6 +190,27 @@ describe("signals (redis): a commit that announces the turn ends its signals (AD
   });
 });
 
+/**
+ * Resolves once `signals` has heard every signal published on the test's connection before the
+ * call: a probe published after them on the same connection reaches the same subscription after
+ * them, so once the probe's listener hears it, they have arrived (kept, or handed to a listener).
+ */
+async function heardSoFar(signals: SessionSignals, namespace: string): Promise<void> {
+  const probe = parseSessionId(`probe-${Math.random().toString(36).slice(2)}`);
+  let heard = false;
+  const stop = await signals.listen(
+    probe,
+    "probe",
+    { ...recorder().listener, onCancel: () => void (heard = true) },
+    60_000,
+    { markedRunning: true },
+  );
+  const message = JSON.stringify({ type: "cancel", turnId: "probe" });
+  await redis.publish(sessionEventKeys(namespace, probe).channel, message);
+  await waitFor(() => heard, { what: "the probe signal sent after the test's signals" });
+  await stop({ signalsCleared: true });
+}
+
 describe("signals (redis): a turn marked running in its start's step (ADR 0024)", () => {
   const turnIdOf = (inputId: string) => `turn-of-${inputId}`;
   const claim = { owner: opaqueOwner("a"), ttlMs: LONG_TTL_MS, maxInputs: 1, turnIdOf };
@@ -207,7 +229,7 @@ describe("signals (redis): a turn marked running in its start's step (ADR 0024)"
       expect(await signals.activeTurn(sid)).toBe(turnId);
       // Another replica cancels before this one's listener starts: the signal is kept for it.
       expect(await other.requestCancel(sid)).toBe(true);
-      await new Promise((r) => setTimeout(r, 50));
+      await heardSoFar(signals, namespace);
       let cancelled = 0;
       const stop = await signals.listen(
         sid,
@@ -219,7 +241,7 @@ describe("signals (redis): a turn marked running in its start's step (ADR 0024)"
       expect(cancelled).toBe(1);
       // Heard live from then on, and once only.
       expect(await other.requestCancel(sid, turnId)).toBe(true);
-      await new Promise((r) => setTimeout(r, 50));
+      await heardSoFar(signals, namespace);
       expect(cancelled).toBe(2);
       await stop();
       expect(await signals.activeTurn(sid)).toBeUndefined();

@@ -179,7 +179,9 @@ async function parkedTurnAcross(a: Replica, b: Replica, sessionId: string): Prom
     );
     for await (const r of call) if (r.event) events.push(r.event);
   })();
-  const parked = await waitFor(() => events.find((e) => e.event.case === "turnParked"));
+  const parked = await waitFor(() => events.find((e) => e.event.case === "turnParked"), {
+    what: "the turn to park",
+  });
   await b.turns.submitToolResults(
     {
       sessionId,
@@ -424,8 +426,9 @@ describe("traces of a model the turn does not name", () => {
       }
       expect(last?.event.case).toBe("turnCompleted");
       await a.telemetry.flush();
-      const chat = await waitFor(() =>
-        receiver?.spans.find((s) => s.attributes["gen_ai.operation.name"] === "chat"),
+      const chat = await waitFor(
+        () => receiver?.spans.find((s) => s.attributes["gen_ai.operation.name"] === "chat"),
+        { what: "the chat span" },
       );
       expect(chat).toMatchObject({
         name: "chat gpt-traced",
@@ -470,7 +473,9 @@ describe("traces across the input queue", () => {
         { headers: { traceparent: CALLER_TRACEPARENT } },
       ),
     );
-    const parked = await waitFor(() => first.events.find((e) => e.event.case === "turnParked"));
+    const parked = await waitFor(() => first.events.find((e) => e.event.case === "turnParked"), {
+      what: "the first turn to park",
+    });
     // While parked: a steer (admitted when the turn resumes) and a queued input (the next turn),
     // each from a caller of its own, on the other replica.
     const steered = follow(
@@ -562,7 +567,9 @@ describe("traces across the input queue", () => {
       );
       for await (const r of call) if (r.event) events.push(r.event);
     })();
-    const parked = await waitFor(() => events.find((e) => e.event.case === "turnParked"));
+    const parked = await waitFor(() => events.find((e) => e.event.case === "turnParked"), {
+      what: "the turn to park",
+    });
     // While the turn is parked, a client queues plain text for the next turn on the other
     // replica, under a trace of its own.
     const submitted = await b.queue.submitInput(
@@ -663,8 +670,9 @@ describe("traces of the Connect protocol", () => {
     await health.check({ service: "" });
     await a.telemetry.flush();
     const spans = receiver.spans;
-    const span = await waitFor(() =>
-      spans.find((s) => s.name === "tether.v1.SessionService/CreateSession"),
+    const span = await waitFor(
+      () => spans.find((s) => s.name === "tether.v1.SessionService/CreateSession"),
+      { what: "the CreateSession span" },
     );
     expect(spans.map((s) => s.name)).toEqual(["tether.v1.SessionService/CreateSession"]);
     expect(span).toMatchObject({

@@ -98,6 +98,7 @@ describe("standard runtime scenarios", () => {
   });
 
   it("4 cancels in-flight tool calls when the token fires", async () => {
+    const cancel = new AbortController();
     let observedCancel = false;
     const tools = toolsOf({
       slow_tool: (_call, context) =>
@@ -107,6 +108,8 @@ describe("standard runtime scenarios", () => {
             observedCancel = true;
             clearTimeout(timer);
           });
+          // The turn is cancelled once this call is under way.
+          cancel.abort();
         }),
     });
     const { engine, provider } = engineWith(
@@ -130,8 +133,6 @@ describe("standard runtime scenarios", () => {
       ],
       { tools },
     );
-    const cancel = new AbortController();
-    setTimeout(() => cancel.abort(), 100);
     const sink = recordingSink();
     const start = performance.now();
     const turn = await engine.runTurn({

@@ -10,6 +10,7 @@ import {
   toolsOf,
   unansweredToolCalls,
 } from "./helpers.js";
+import { sleep } from "../../support/wait-for.js";
 
 const go = [{ type: "text" as const, text: "go" }];
 
@@ -319,7 +320,6 @@ describe("turn loop", () => {
       slow: (_call, context) =>
         new Promise((_, reject) => {
           context.signal.addEventListener("abort", () => reject(new Error("aborted")));
-          setTimeout(() => cancel.abort(), 20);
         }),
     });
     const { engine, provider } = engineWith(
@@ -331,7 +331,14 @@ describe("turn loop", () => {
       turnId: "partial",
       input: go,
       signal: cancel.signal,
-      sink,
+      // Cancelled the moment the quick call's result is out, while the slow one still runs.
+      sink: {
+        emit: (event) => {
+          const recorded = sink.emit(event);
+          if (event.type === "tool_result" && event.callId === "c1") cancel.abort();
+          return recorded;
+        },
+      },
     });
 
     expect(turn.outcome).toEqual({ kind: "stopped", reason: "cancelled" });
@@ -350,12 +357,18 @@ describe("turn loop", () => {
       { events: [{ type: "text_delta", text: "Partial ans" }], hang: true },
     ]);
     const sink = recordingSink();
-    setTimeout(() => cancel.abort(), 20);
     const turn = await engine.runTurn({
       turnId: "mid-call",
       input: go,
       signal: cancel.signal,
-      sink,
+      // Cancelled once the call has streamed its text, while it hangs.
+      sink: {
+        emit: (event) => {
+          const recorded = sink.emit(event);
+          if (event.type === "text_delta") cancel.abort();
+          return recorded;
+        },
+      },
     });
 
     expect(turn.outcome).toEqual({ kind: "stopped", reason: "cancelled" });
@@ -396,7 +409,7 @@ describe("asynchronous sinks", () => {
   it("sees every event in order, one at a time, when the sink awaits", async () => {
     const tools = toolsOf({
       fast: () => Promise.resolve({ output: "f" }),
-      slow: () => new Promise((resolve) => setTimeout(() => resolve({ output: "s" }), 10)),
+      slow: () => sleep(10).then(() => ({ output: "s" })),
     });
     const { engine } = engineWith(
       [
@@ -421,7 +434,7 @@ describe("asynchronous sinks", () => {
         emit: async (event) => {
           inFlight++;
           if (inFlight > 1) overlapped = true;
-          await new Promise((resolve) => setTimeout(resolve, 1));
+          await sleep(1);
           seen.push(event.type === "tool_result" ? `tool_result:${event.callId}` : event.type);
           inFlight--;
         },

@@ -6,8 +6,7 @@ import {
 } from "../../../src/api/health-service.js";
 import { watchBackendHealth } from "../../../src/server/backend-health.js";
 import { createLogger } from "../../../src/server/logger.js";
-
-const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { waitFor } from "../../support/wait-for.js";
 
 /** The whole server ("") and an API service report `status`; liveness stays SERVING. */
 function expectReadiness(health: ReturnType<typeof createHealthState>, status: ServingStatus) {
@@ -21,10 +20,14 @@ function expectReadiness(health: ReturnType<typeof createHealthState>, status: S
 function watchSwitchableBackend(reachableAtStart: boolean) {
   const health = createHealthState(["tether.v1.TurnService"]);
   health.setAll(ServingStatus.SERVING);
-  const backend = { reachable: reachableAtStart };
+  const backend = { reachable: reachableAtStart, pings: 0 };
   const watcher = watchBackendHealth({
-    ping: () =>
-      backend.reachable ? Promise.resolve() : Promise.reject(new Error("connection refused")),
+    ping: () => {
+      backend.pings++;
+      return backend.reachable
+        ? Promise.resolve()
+        : Promise.reject(new Error("connection refused"));
+    },
     health,
     logger: createLogger({ level: "silent" }),
     intervalMs: 20,
@@ -39,10 +42,14 @@ describe("backend health", () => {
     const { health, backend, watcher } = watchSwitchableBackend(true);
     try {
       backend.reachable = false;
-      await tick(80);
+      await waitFor(() => health.get("") === ServingStatus.NOT_SERVING, {
+        what: "the unreachable backend to be reported",
+      });
       expectReadiness(health, ServingStatus.NOT_SERVING);
       backend.reachable = true;
-      await tick(80);
+      await waitFor(() => health.get("") === ServingStatus.SERVING, {
+        what: "the answering backend to be reported",
+      });
       expectReadiness(health, ServingStatus.SERVING);
     } finally {
       watcher.stop();
@@ -54,10 +61,14 @@ describe("backend health", () => {
     try {
       // Before the first check: no window in which a load balancer sees SERVING.
       expectReadiness(health, ServingStatus.NOT_SERVING);
-      await tick(60);
+      // Checks that fail leave it so.
+      const pinged = backend.pings;
+      await waitFor(() => backend.pings >= pinged + 2, { what: "two failed checks" });
       expectReadiness(health, ServingStatus.NOT_SERVING);
       backend.reachable = true;
-      await tick(80);
+      await waitFor(() => health.get("") === ServingStatus.SERVING, {
+        what: "the answering backend to be reported",
+      });
       expectReadiness(health, ServingStatus.SERVING);
     } finally {
       watcher.stop();
@@ -69,15 +80,27 @@ describe("backend health", () => {
     health.setAll(ServingStatus.NOT_SERVING);
     const draining = new AbortController();
     draining.abort();
+    // A backend that answers: without the drain, the watcher would report SERVING.
     const watcher = watchBackendHealth({
       ping: () => Promise.resolve(),
       health,
       logger: createLogger({ level: "silent" }),
       intervalMs: 20,
       draining: draining.signal,
+      initiallyReachable: false,
     });
-    await tick(60);
-    watcher.stop();
-    expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+    // The same watch without the drain, started after it: once it serves, the draining one's
+    // timer (due first at each tick) has checked as often.
+    const control = watchSwitchableBackend(false);
+    control.backend.reachable = true;
+    try {
+      await waitFor(() => control.health.get("") === ServingStatus.SERVING, {
+        what: "the undrained watch to serve",
+      });
+      expect(health.get("")).toBe(ServingStatus.NOT_SERVING);
+    } finally {
+      watcher.stop();
+      control.watcher.stop();
+    }
   });
 });

@@ -177,6 +177,7 @@ describe("parked turns and queue depth by tenant", () => {
       // The run that parked is reported once the driver has its end.
       await waitFor(
         async () => (await metricValue(registry, "tether_parked_turns", { tenant: "acme" })) === 1,
+        { what: "tether_parked_turns to count the parked run" },
       );
       expect(await metricValue(registry, "tether_turn_parks_total", { tenant: "acme" })).toBe(1);
       await runtime.submitToolResults("acme:p1" as SessionId, item.turnId, [
@@ -189,6 +190,7 @@ describe("parked turns and queue depth by tenant", () => {
       async () =>
         (await metricValue(registry, "tether_turn_duration_seconds_count", { end: "finished" })) ===
         1,
+      { what: "the finished turn's duration sample" },
     );
     expect(await metricLabelSets(registry, "tether_turn_duration_seconds")).toEqual([
       { tenant: "acme", end: "parked" },

@@ -7,6 +7,7 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import { fenceOf, type LeaseOwner } from "../../../src/domain/lease.js";
 import { queueClaimCompletion } from "../../../src/domain/queue.js";
 import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
+import { sleep } from "../../support/wait-for.js";
 
 function localOwner(name: string, processStart: string): LeaseOwner {
   return {
@@ -65,7 +66,8 @@ describe("memory store: claim validation serializes a takeover before mutation",
       .finally(() => {
         takeoverCompleted = true;
       });
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    // A window in which a takeover that did not wait would finish.
+    await sleep(25);
     expect(takeoverCompleted, "takeover must wait for the validated claim mutation").toBe(false);
 
     releaseValidation.open();

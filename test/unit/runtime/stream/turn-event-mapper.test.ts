@@ -1,8 +1,8 @@
-// The engine-to-log vocabulary, one row per engine event kind: what the session log records.
+// The engine-to-log vocabulary, rows keyed by engine event kind: what the session log records.
 import { describe, expect, test } from "vitest";
 import { parseSessionId } from "../../../../src/domain/ids.js";
 import type { SessionEvent } from "../../../../src/domain/session-events.js";
-import type { TurnEvent } from "../../../../src/domain/turn-events.js";
+import type { TurnEvent, TurnEventType } from "../../../../src/domain/turn-events.js";
 import { createManualClock } from "../../../../src/ports/clock.js";
 import { createTurnEventMapper } from "../../../../src/runtime/stream/turn-event-mapper.js";
 
@@ -39,182 +39,274 @@ const proposed = (toolName: string): TurnEvent => ({
   argumentsJson: '{"q":1}',
 });
 
-const ROWS: [string, TurnEvent[], SessionEvent[]][] = [
-  [
-    "text passes through as it is",
-    [{ type: "text_delta", text: "hi" }],
-    [{ type: "text_delta", text: "hi" }],
-  ],
-  ["a proposed call alone shows nothing (it may never start)", [proposed("search")], []],
-  [
-    "a server-side call that starts is tool_call_started with its arguments and key",
-    [proposed("search"), { type: "tool_call_dispatched", callId: "c1", toolName: "search" }],
+/** One case: what it shows, the engine events fed in, and the session events the log gets. */
+type Row = [name: string, events: TurnEvent[], expected: SessionEvent[]];
+
+/**
+ * The cases, keyed by the engine event kind each is about. The keys are the `TurnEvent` union
+ * itself: a kind added to the engine without a row here is a type error (`npm run typecheck`).
+ */
+const ROWS: { [K in TurnEventType]: Row[] } = {
+  text_delta: [
     [
-      {
-        type: "tool_call_started",
-        callId: "c1",
-        toolName: "search",
-        argumentsJson: '{"q":1}',
-        idempotencyKey: KEY,
-        origin: { kind: "server" },
-      },
+      "text passes through as it is",
+      [{ type: "text_delta", text: "hi" }],
+      [{ type: "text_delta", text: "hi" }],
     ],
   ],
-  [
-    "a client tool's call is tool_call_requested with its deadline by the clock port",
-    [proposed("ask_user"), { type: "tool_call_dispatched", callId: "c1", toolName: "ask_user" }],
+  tool_call_proposed: [
+    ["a proposed call alone shows nothing (it may never start)", [proposed("search")], []],
+  ],
+  tool_call_dispatched: [
     [
-      {
-        type: "tool_call_requested",
-        callId: "c1",
-        toolName: "ask_user",
-        argumentsJson: '{"q":1}',
-        idempotencyKey: KEY,
-        deadlineMs: NOW + 5_000,
-      },
+      "a server-side call that starts is tool_call_started with its arguments and key",
+      [proposed("search"), { type: "tool_call_dispatched", callId: "c1", toolName: "search" }],
+      [
+        {
+          type: "tool_call_started",
+          callId: "c1",
+          toolName: "search",
+          argumentsJson: '{"q":1}',
+          idempotencyKey: KEY,
+          origin: { kind: "server" },
+        },
+      ],
+    ],
+    [
+      "a client tool's call is tool_call_requested with its deadline by the clock port",
+      [proposed("ask_user"), { type: "tool_call_dispatched", callId: "c1", toolName: "ask_user" }],
+      [
+        {
+          type: "tool_call_requested",
+          callId: "c1",
+          toolName: "ask_user",
+          argumentsJson: '{"q":1}',
+          idempotencyKey: KEY,
+          deadlineMs: NOW + 5_000,
+        },
+      ],
     ],
   ],
-  [
-    "a result is tool_call_finished; any status but ok is an error",
+  tool_result: [
     [
-      { type: "tool_result", callId: "c1", toolName: "t", status: "ok", content: "fine" },
-      { type: "tool_result", callId: "c2", toolName: "t", status: "timed_out", content: "late" },
+      "a result is tool_call_finished; any status but ok is an error",
+      [
+        { type: "tool_result", callId: "c1", toolName: "t", status: "ok", content: "fine" },
+        { type: "tool_result", callId: "c2", toolName: "t", status: "timed_out", content: "late" },
+      ],
+      [
+        {
+          type: "tool_call_finished",
+          callId: "c1",
+          output: "fine",
+          isError: false,
+          origin: { kind: "server" },
+        },
+        {
+          type: "tool_call_finished",
+          callId: "c2",
+          output: "late",
+          isError: true,
+          origin: { kind: "server" },
+        },
+      ],
     ],
     [
-      {
-        type: "tool_call_finished",
-        callId: "c1",
-        output: "fine",
-        isError: false,
-        origin: { kind: "server" },
-      },
-      {
-        type: "tool_call_finished",
-        callId: "c2",
-        output: "late",
-        isError: true,
-        origin: { kind: "server" },
-      },
-    ],
-  ],
-  [
-    "a started call's result carries its duration by the clock port",
-    [
-      proposed("search"),
-      { type: "tool_call_dispatched", callId: "c1", toolName: "search" },
-      { type: "tool_result", callId: "c1", toolName: "search", status: "ok", content: "r" },
-    ],
-    [
-      {
-        type: "tool_call_started",
-        callId: "c1",
-        toolName: "search",
-        argumentsJson: '{"q":1}',
-        idempotencyKey: KEY,
-        origin: { kind: "server" },
-      },
-      {
-        type: "tool_call_finished",
-        callId: "c1",
-        output: "r",
-        isError: false,
-        durationMs: 0,
-        origin: { kind: "server" },
-      },
-    ],
-  ],
-  [
-    "usage is reported per model call, without the running total",
-    [{ type: "usage", iteration: 2, usage, total: usage }],
-    [{ type: "usage_reported", usage, iteration: 2 }],
-  ],
-  [
-    "admitted input names its ids",
-    [
-      {
-        type: "checkpoint_admission",
-        checkpoint: "after_work",
-        sources: [
-          { kind: "steer", id: "in-1" },
-          { kind: "queued_work", id: "b-1" },
-        ],
-      },
-    ],
-    [{ type: "input_admitted", inputIds: ["in-1", "b-1"] }],
-  ],
-  [
-    "a tool value is carried as JSON",
-    [{ type: "tool_final_value", toolName: "finish", callId: "c1", value: { ok: true } }],
-    [{ type: "tool_value", valueJson: '{"ok":true}' }],
-  ],
-  [
-    "a retry is shown with its attempt, delay and cause",
-    [
-      {
-        type: "provider_retry",
-        iteration: 1,
-        attempt: 2,
-        delayMs: 10,
-        status: 503,
-        reason: "busy",
-      },
-    ],
-    [
-      {
-        type: "provider_retry",
-        iteration: 1,
-        attempt: 2,
-        delayMs: 10,
-        status: 503,
-        reason: "busy",
-      },
+      "a started call's result carries its duration by the clock port",
+      [
+        proposed("search"),
+        { type: "tool_call_dispatched", callId: "c1", toolName: "search" },
+        { type: "tool_result", callId: "c1", toolName: "search", status: "ok", content: "r" },
+      ],
+      [
+        {
+          type: "tool_call_started",
+          callId: "c1",
+          toolName: "search",
+          argumentsJson: '{"q":1}',
+          idempotencyKey: KEY,
+          origin: { kind: "server" },
+        },
+        {
+          type: "tool_call_finished",
+          callId: "c1",
+          output: "r",
+          isError: false,
+          durationMs: 0,
+          origin: { kind: "server" },
+        },
+      ],
     ],
   ],
-  [
-    "reasoning and truncation pass through as they are",
+  usage: [
     [
-      { type: "reasoning_delta", text: "thinking" },
-      { type: "output_truncated", iteration: 3 },
+      "usage is reported per model call, without the running total",
+      [{ type: "usage", iteration: 2, usage, total: usage }],
+      [{ type: "usage_reported", usage, iteration: 2 }],
     ],
     [
-      { type: "reasoning_delta", text: "thinking" },
-      { type: "output_truncated", iteration: 3 },
+      "a compaction's summary call keeps its purpose",
+      [{ type: "usage", iteration: 1, usage, total: usage, purpose: "compaction" }],
+      [{ type: "usage_reported", usage, iteration: 1, purpose: "compaction" }],
     ],
   ],
-  [
-    "the final value and the terminal event map to nothing (the commit announces the end)",
+  checkpoint_admission: [
     [
-      { type: "final_value", text: "done" },
-      {
-        type: "terminal",
-        outcome: { kind: "finished", reason: "assistant_message", text: "done" },
-      },
+      "admitted input names its ids",
+      [
+        {
+          type: "checkpoint_admission",
+          checkpoint: "after_work",
+          sources: [
+            { kind: "steer", id: "in-1" },
+            { kind: "queued_work", id: "b-1" },
+          ],
+        },
+      ],
+      [{ type: "input_admitted", inputIds: ["in-1", "b-1"] }],
     ],
-    [],
   ],
-];
+  tool_final_value: [
+    [
+      "a tool value is carried as JSON",
+      [{ type: "tool_final_value", toolName: "finish", callId: "c1", value: { ok: true } }],
+      [{ type: "tool_value", valueJson: '{"ok":true}' }],
+    ],
+  ],
+  provider_retry: [
+    [
+      "a retry is shown with its attempt, delay and cause",
+      [
+        {
+          type: "provider_retry",
+          iteration: 1,
+          attempt: 2,
+          delayMs: 10,
+          status: 503,
+          reason: "busy",
+        },
+      ],
+      [
+        {
+          type: "provider_retry",
+          iteration: 1,
+          attempt: 2,
+          delayMs: 10,
+          status: 503,
+          reason: "busy",
+        },
+      ],
+    ],
+  ],
+  reasoning_delta: [
+    [
+      "reasoning passes through as it is",
+      [{ type: "reasoning_delta", text: "thinking" }],
+      [{ type: "reasoning_delta", text: "thinking" }],
+    ],
+  ],
+  output_truncated: [
+    [
+      "a truncated model call passes through with its iteration",
+      [{ type: "output_truncated", iteration: 3 }],
+      [{ type: "output_truncated", iteration: 3 }],
+    ],
+  ],
+  budget_reached: [
+    [
+      "a budget that stops the turn passes through with its scope, limit, max and spend",
+      [{ type: "budget_reached", scope: "turn", limit: "output_tokens", max: 20, spent: 24 }],
+      [{ type: "budget_reached", scope: "turn", limit: "output_tokens", max: 20, spent: 24 }],
+    ],
+    [
+      "a cost budget refusing an unpriced model names the model",
+      [
+        {
+          type: "budget_reached",
+          scope: "session",
+          limit: "cost_micros",
+          max: 500,
+          spent: 0,
+          unpricedModel: "m-new",
+        },
+      ],
+      [
+        {
+          type: "budget_reached",
+          scope: "session",
+          limit: "cost_micros",
+          max: 500,
+          spent: 0,
+          unpricedModel: "m-new",
+        },
+      ],
+    ],
+  ],
+  context_compacted: [
+    [
+      "a compaction passes through with its token counts, reach and mode",
+      [
+        {
+          type: "context_compacted",
+          tokensBefore: 21_000,
+          tokensAfter: 1_200,
+          coversThroughMessage: 38,
+          mode: "summarize",
+          clearedToolResults: 2,
+        },
+      ],
+      [
+        {
+          type: "context_compacted",
+          tokensBefore: 21_000,
+          tokensAfter: 1_200,
+          coversThroughMessage: 38,
+          mode: "summarize",
+          clearedToolResults: 2,
+        },
+      ],
+    ],
+  ],
+  final_value: [
+    [
+      "the final value maps to nothing (the commit announces it in turn_completed)",
+      [{ type: "final_value", text: "done" }],
+      [],
+    ],
+  ],
+  terminal: [
+    [
+      "the terminal event maps to nothing (the commit announces the end)",
+      [
+        {
+          type: "terminal",
+          outcome: { kind: "finished", reason: "assistant_message", text: "done" },
+        },
+      ],
+      [],
+    ],
+  ],
+};
+
+const KINDS = Object.keys(ROWS) as TurnEventType[];
+const CASES = KINDS.flatMap((kind) => ROWS[kind].map((row) => [kind, ...row] as const));
 
 describe("turn event mapper", () => {
-  test.each(ROWS)("%s", async (_name, events, expected) => {
+  test.each(CASES)("%s: %s", async (_kind, _name, events, expected) => {
     expect(await mapped(events)).toEqual(expected);
   });
 
-  test("covers every engine event kind", () => {
-    const kinds = new Set(ROWS.flatMap(([, events]) => events.map((e) => e.type)));
-    const all: TurnEvent["type"][] = [
-      "text_delta",
-      "tool_call_proposed",
-      "tool_call_dispatched",
-      "tool_result",
-      "usage",
-      "provider_retry",
-      "reasoning_delta",
-      "output_truncated",
-      "checkpoint_admission",
-      "final_value",
-      "tool_final_value",
-      "terminal",
-    ];
-    expect([...kinds].sort()).toEqual([...all].sort());
+  test("covers every engine event kind, each under a row that feeds it", () => {
+    // The key set is checked by the compiler against TurnEvent; here, that each kind has a row
+    // and every row under a kind does feed that kind to the mapper.
+    for (const kind of KINDS) {
+      expect(ROWS[kind].length, kind).toBeGreaterThan(0);
+      for (const [name, events] of ROWS[kind]) {
+        expect(
+          events.map((e) => e.type),
+          `${kind}: ${name}`,
+        ).toContain(kind);
+      }
+    }
   });
 });
