@@ -17,6 +17,9 @@ const LAYERS = {
   store: ["domain", "ports"],
   runtime: ["domain", "ports", "engine"],
   api: ["domain", "ports", "runtime", "gen"],
+  // The OpenAI Agents API over HTTP (ADR 0037): an edge beside src/api, whose error table,
+  // tenancy and conversions it reuses; it reaches the wire types only through them.
+  "agents-api": ["domain", "ports", "runtime", "api"],
   // The OpenTelemetry SDK behind the Tracer port (ADR 0013): only the composition root uses it.
   telemetry: ["ports"],
   server: [
@@ -28,6 +31,7 @@ const LAYERS = {
     "mcp",
     "webhooks",
     "api",
+    "agents-api",
     "telemetry",
   ],
 };
@@ -60,6 +64,20 @@ const PACKAGES_REFUSED = {
   store: [...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
   runtime: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL, ...OUTBOUND],
   api: [...REDIS, ...SDKS, ...RUNTIME_LIBS, ...MCP, ...OTEL],
+  // Inbound HTTP is its trade (node:http types); outbound calls and DNS are not.
+  "agents-api": [
+    ...REDIS,
+    ...WIRE,
+    ...SDKS,
+    ...RUNTIME_LIBS,
+    ...MCP,
+    ...OTEL,
+    "standardwebhooks",
+    "node:https",
+    "node:dns",
+    "node:dns/*",
+    "node:net",
+  ],
   telemetry: [...REDIS, ...WIRE, ...SDKS, ...RUNTIME_LIBS, ...MCP],
   // The composition root may name stable semantic-convention keys; the SDK itself it reaches
   // through src/telemetry/index.ts, which loads it only when tracing is on.

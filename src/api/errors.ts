@@ -110,7 +110,7 @@ function isTetherCode(value: string): value is TetherErrorCode {
 }
 
 /** Store ids carry the tenant prefix; the client only ever sees its own ids. */
-function stripTenant(text: string, tenant: string | undefined): string {
+export function stripTenant(text: string, tenant: string | undefined): string {
   return tenant === undefined ? text : text.split(`${tenant}:`).join("");
 }
 

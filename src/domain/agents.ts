@@ -21,6 +21,15 @@ export interface AgentTool {
 /** A checked definition: the settings a turn's own options may override, and the client tools. */
 export interface AgentDefinition extends TurnSettings {
   clientTools: AgentTool[];
+  /** The caller's labels (the HTTP front door's `metadata`, ADR 0037); Tether never reads them. */
+  metadata?: Record<string, string>;
+  /** When the agent's first version was made, carried into every later version (ADR 0037). */
+  createdAtMs?: number;
+  /**
+   * Settings a client gave that Tether keeps and returns but does not act on (the front door's
+   * `reasoning`, `service_tier`, `text.verbosity`, MCP tool entries as written), ADR 0037.
+   */
+  echo?: JsonObject;
 }
 
 export interface AgentVersion {
@@ -75,6 +84,9 @@ export function encodeAgentDefinition(d: AgentDefinition): string {
     responseFormat: d.responseFormat,
     budget: d.budget,
     contextManagement: d.contextManagement,
+    ...(d.metadata && { metadata: d.metadata }),
+    ...(d.createdAtMs !== undefined && { createdAtMs: d.createdAtMs }),
+    ...(d.echo && { echo: d.echo }),
   });
 }
 
@@ -101,6 +113,9 @@ interface StoredDefinition {
   responseFormat?: { name?: string; schema?: JsonObject; jsonSchema?: string };
   budget?: Budget;
   contextManagement?: ContextManagement;
+  metadata?: Record<string, string>;
+  createdAtMs?: number;
+  echo?: JsonObject;
 }
 
 const ANY_OBJECT: JsonObject = { type: "object" };
@@ -134,5 +149,8 @@ export function decodeAgentDefinition(json: string): AgentDefinition {
     }),
     ...(d.budget && { budget: d.budget }),
     ...(d.contextManagement && { contextManagement: d.contextManagement }),
+    ...(d.metadata && { metadata: d.metadata }),
+    ...(d.createdAtMs !== undefined && { createdAtMs: d.createdAtMs }),
+    ...(d.echo && { echo: d.echo }),
   };
 }

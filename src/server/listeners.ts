@@ -2,7 +2,8 @@
 // the HTTP/2 preface goes to an h2c server, anything else to an HTTP/1.1 server (curl, browsers,
 // gRPC-Web proxies). TLS: ALPN picks h2 or http/1.1 on one secure server. Connections are tracked
 // so shutdown can be graceful (GOAWAY, finish in-flight) and, separately, forced, and each is
-// bounded in time and number by connection-guard.ts (ADR 0030).
+// bounded in time and number by connection-guard.ts (ADR 0030). Requests under `/v1` go to the
+// OpenAI-compatible front door instead of Connect, on either protocol (ADR 0037).
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
@@ -27,7 +28,20 @@ export interface ListenOptions {
   port: number;
   tls?: { certFile: string; keyFile: string } | undefined;
   handler: NodeHandlerFn;
+  /** Serves `/v1` and everything under it (the OpenAI-compatible front door, ADR 0037). */
+  frontDoor?: HttpHandler | undefined;
   limits: ConnectionLimits;
+}
+
+/** A plain Node request handler, HTTP/1.1 or HTTP/2. */
+export type HttpHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void;
+
+/** `/v1`, `/v1/…` or `/v1?…`: never a gRPC or Connect path, which is `/<package.Service>/<Method>`. */
+export function isFrontDoorPath(url: string | undefined): boolean {
+  return url !== undefined && /^\/v1(?:[/?]|$)/u.test(url);
 }
 
 export interface Listener {
@@ -70,7 +84,8 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
       inFlight--;
       if (inFlight === 0) for (const wake of idleWaiters) wake();
     });
-    options.handler(req, res);
+    if (options.frontDoor && isFrontDoorPath(req.url)) options.frontDoor(req, res);
+    else options.handler(req, res);
   };
 
   const sessionsClosed = (timeoutMs: number): Promise<void> => {

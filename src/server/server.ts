@@ -12,6 +12,8 @@ import type { QuotaStore } from "../ports/quota-store.js";
 import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
+import { createFrontDoor } from "../agents-api/index.js";
+import { createKeyCheck } from "./auth.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
 import {
@@ -110,11 +112,21 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     shutdownSignal: shutdown.signal,
   });
 
+  // The OpenAI Agents API under /v1, beside Connect on the same port (ADR 0037).
+  const frontDoor = createFrontDoor({
+    store: options.store,
+    tenantOf: createKeyCheck(config.apiKeys),
+    mcpServers: config.mcpServers.map((server) => server.name),
+    maxBodyBytes: config.maxMessageBytes,
+    log: logger,
+  });
+
   const listener = await startListener({
     host: config.host,
     port: config.port,
     tls: config.tls,
     handler,
+    frontDoor,
     limits: config.connections,
   });
   let metricsListener: MetricsListener | undefined;

@@ -15,7 +15,14 @@ export interface AgentTurnDefaults {
 
 /** A stored definition as a turn's defaults: its settings and its client tools. */
 export function readDefinition(json: string): AgentTurnDefaults {
-  const { clientTools, ...settings } = decodeAgentDefinition(json);
+  // The front door's labels and echoed fields (ADR 0037) describe the agent, not how turns run.
+  const {
+    clientTools,
+    metadata: _metadata,
+    createdAtMs: _createdAtMs,
+    echo: _echo,
+    ...settings
+  } = decodeAgentDefinition(json);
   return { settings, clientTools };
 }
 

@@ -1,0 +1,19 @@
+// Server-chosen agent ids (`agent_…`) that sort newest first: the store lists agents in id order,
+// so the front door's default order (`desc`, newest first) is the store's own order, one page
+// read per page served (ADR 0037).
+import { randomBytes } from "node:crypto";
+
+export const AGENT_ID_PREFIX = "agent_";
+
+/** Fixed width, so the text order of ids is the numeric order of their stamps. */
+const STAMP_WIDTH = 11;
+let lastStamp = 0;
+
+/** A new id; later ids of this process sort before earlier ones (other replicas: by the clock). */
+export function newAgentId(now: number = Date.now()): string {
+  // Microseconds, made strictly increasing here, so two ids of one millisecond still order.
+  const stamp = Math.max(now * 1000, lastStamp + 1);
+  lastStamp = stamp;
+  const inverted = (Number.MAX_SAFE_INTEGER - stamp).toString(36).padStart(STAMP_WIDTH, "0");
+  return `${AGENT_ID_PREFIX}${inverted}${randomBytes(5).toString("hex")}`;
+}

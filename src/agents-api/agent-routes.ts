@@ -1,0 +1,121 @@
+// The Agents API's agent endpoints over the agent store (ADR 0037): create, retrieve, update
+// (`null` clears a field; `metadata` and `tools` replace), list (newest first by default, cursor
+// pages) and delete. The store keeps its rules (versions, compare-and-set); ids are scoped to the
+// caller's tenant exactly as AgentService scopes them.
+import {
+  decodeAgentDefinition,
+  encodeAgentDefinition,
+  type AgentDefinition,
+  type AgentVersion,
+} from "../domain/agents.js";
+import { agentNotFound } from "../domain/errors.js";
+import type { AgentStore } from "../ports/runtime-store.js";
+import { AGENT_ID_PREFIX, newAgentId } from "./agent-ids.js";
+import { agentObject, bodyOf, definitionOf, type AgentBody } from "./agent-object.js";
+import { AGENT_CREATE, AGENT_UPDATE } from "./agent-schemas.js";
+import { bodyCheck } from "./body-check.js";
+import { cursorPage, pageQueryOf } from "./cursor-page.js";
+import type { Call, RouteTable } from "./route-table.js";
+
+const checkCreate = bodyCheck<AgentBody>(AGENT_CREATE);
+const checkUpdate = bodyCheck<AgentBody>(AGENT_UPDATE);
+
+export interface AgentRoutesDeps {
+  store: AgentStore;
+  /** The MCP servers the operator declared: the only `server_label`s an `mcp` tool may name. */
+  mcpServers: ReadonlySet<string>;
+}
+
+export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void {
+  const { store, mcpServers } = deps;
+  const shown = (version: AgentVersion, call: Call) =>
+    agentObject(version, call.scope.toClient(version.agentId));
+  const latest = async (call: Call) => {
+    const clientId = call.params.agent_id ?? "";
+    const found = await store.getAgent(call.scope.toStore(clientId, "agent_id"));
+    if (!found) throw agentNotFound(clientId);
+    return found;
+  };
+
+  routes.add("POST", "/v1/agents", async (call) => {
+    const parts = definitionOf(checkCreate(call.body), mcpServers);
+    const created = await store.createAgent({
+      agentId: call.scope.toStore(newAgentId(), "agent_id"),
+      displayName: parts.displayName,
+      definition: encodeAgentDefinition(parts.definition),
+    });
+    return { status: 200, body: shown(created, call) };
+  });
+
+  routes.add("GET", "/v1/agents/:agent_id", async (call) => ({
+    status: 200,
+    body: shown(await latest(call), call),
+  }));
+
+  routes.add("POST", "/v1/agents/:agent_id", async (call) => {
+    const patch = checkUpdate(call.body);
+    const current = await latest(call);
+    const merged: AgentBody = { ...bodyOf(current), ...patch };
+    const parts = definitionOf(merged, mcpServers, await firstCreatedAt(store, current));
+    const updated = await store.updateAgent({
+      agentId: current.agentId,
+      expectedVersion: current.version,
+      displayName: parts.displayName,
+      definition: encodeAgentDefinition({ ...notShown(current), ...parts.definition }),
+    });
+    return { status: 200, body: shown(updated, call) };
+  });
+
+  routes.add("GET", "/v1/agents", async (call) => {
+    const query = pageQueryOf(call.query);
+    const page = await cursorPage(store, `${call.scope.prefix}${AGENT_ID_PREFIX}`, {
+      ...query,
+      ...(query.after !== undefined && { after: call.scope.toStore(query.after, "after") }),
+    });
+    return {
+      status: 200,
+      body: {
+        object: "list",
+        data: page.agents.map((a) => shown(a, call)),
+        first_id: page.agents[0] ? call.scope.toClient(page.agents[0].agentId) : null,
+        last_id: page.agents.at(-1) ? call.scope.toClient(page.agents.at(-1)!.agentId) : null,
+        has_more: page.hasMore,
+      },
+    };
+  });
+
+  routes.add("DELETE", "/v1/agents/:agent_id", async (call) => {
+    const clientId = call.params.agent_id ?? "";
+    const deleted = await store.deleteAgent(call.scope.toStore(clientId, "agent_id"));
+    if (!deleted) throw agentNotFound(clientId);
+    return { status: 200, body: { id: clientId, object: "agent.deleted", deleted: true } };
+  });
+}
+
+/**
+ * The settings of a stored definition the Agent object does not show (an agent made over gRPC may
+ * have a temperature, budgets, …): an update through the door keeps them as they were.
+ */
+function notShown(current: AgentVersion): Partial<AgentDefinition> {
+  const {
+    model: _model,
+    systemPrompt: _systemPrompt,
+    clientTools: _clientTools,
+    serverTools: _serverTools,
+    responseFormat: _responseFormat,
+    metadata: _metadata,
+    createdAtMs: _createdAtMs,
+    echo: _echo,
+    ...rest
+  } = decodeAgentDefinition(current.definition);
+  return rest;
+}
+
+/** When the agent's first version was made: carried in the definition once the door wrote it. */
+async function firstCreatedAt(store: AgentStore, current: AgentVersion): Promise<number> {
+  const carried = decodeAgentDefinition(current.definition).createdAtMs;
+  if (carried !== undefined) return carried;
+  if (current.version === 1) return current.createdAtMs;
+  const first = await store.getAgent(current.agentId, 1);
+  return first?.createdAtMs ?? current.createdAtMs;
+}

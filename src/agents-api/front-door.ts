@@ -1,0 +1,86 @@
+// The OpenAI Agents API front door (ADR 0037): HTTP/1.1 and h2c requests under `/v1`, on the
+// same port as gRPC and Connect (src/server/listeners.ts dispatches them here). Every request
+// gets an `x-request-id`; the bearer key names the tenant exactly as for gRPC; a POST's body is
+// read and parsed once; every failure leaves through the one error table (src/api/http-errors.ts)
+// in OpenAI's error body.
+import { randomUUID } from "node:crypto";
+import { httpErrorOf } from "../api/http-errors.js";
+import { createTenantScope } from "../api/tenancy.js";
+import { TetherError } from "../domain/errors.js";
+import type { AgentStore } from "../ports/runtime-store.js";
+import { addAgentRoutes } from "./agent-routes.js";
+import {
+  parseJsonBody,
+  readBody,
+  sendJson,
+  type HttpRequest,
+  type HttpResponse,
+} from "./http-io.js";
+import { createRouteTable, type Match } from "./route-table.js";
+
+export interface FrontDoorLog {
+  error(record: Record<string, unknown>, message: string): void;
+}
+
+export interface FrontDoorOptions {
+  store: AgentStore;
+  /** The tenant of an `authorization` header; throws `unauthenticated` (src/server/auth.ts). */
+  tenantOf: (authorization: string | undefined) => string;
+  /** The names of the operator-declared MCP servers. */
+  mcpServers: readonly string[];
+  /** The largest request body, in bytes. */
+  maxBodyBytes: number;
+  log: FrontDoorLog;
+}
+
+export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
+
+export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
+  const routes = createRouteTable();
+  addAgentRoutes(routes, { store: options.store, mcpServers: new Set(options.mcpServers) });
+
+  const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
+    let tenant: string | undefined;
+    try {
+      const method = req.method ?? "GET";
+      const match = routes.find(method, req.url ?? "/");
+      tenant = options.tenantOf(header(req, "authorization"));
+      if (!match) throw noRoute(method, req.url ?? "/");
+      const reply = await answer(match, req, tenant, options.maxBodyBytes);
+      sendJson(res, reply.status, reply.body, { "x-request-id": requestId });
+    } catch (error) {
+      const failure = httpErrorOf(error, tenant);
+      if (failure.status === 500) options.log.error({ err: error, requestId }, "front door failed");
+      sendJson(res, failure.status, failure.body, {
+        ...failure.headers,
+        "x-request-id": requestId,
+      });
+    }
+  };
+
+  return (req, res) => {
+    const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+    void serve(req, res, requestId);
+  };
+}
+
+async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyBytes: number) {
+  const body = req.method === "POST" ? parseJsonBody(await readBody(req, maxBodyBytes)) : undefined;
+  return match.route({
+    scope: createTenantScope(tenant),
+    params: match.params,
+    query: match.query,
+    body,
+  });
+}
+
+function header(req: HttpRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** An unknown path (or a method its path does not take): 404 in OpenAI's error body. */
+function noRoute(method: string, url: string): TetherError {
+  const path = url.split("?")[0] ?? url;
+  return new TetherError("unknown_service", `no route for ${method} ${path}`);
+}

@@ -1,0 +1,55 @@
+// The front door's routes: a find-my-way radix router (ADR 0037) that only matches paths; the
+// pipeline around a route (auth, body, errors) is front-door.ts's, the same for every route.
+import Router from "find-my-way";
+import type { TenantScope } from "../api/tenancy.js";
+
+/** One request as a route sees it: checked tenant, path parameters, query, parsed body. */
+export interface Call {
+  scope: TenantScope;
+  params: Readonly<Record<string, string | undefined>>;
+  query: Readonly<Record<string, string>>;
+  body: unknown;
+}
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+export type Route = (call: Call) => Promise<Reply>;
+export type Method = "GET" | "POST" | "DELETE";
+
+export interface Match {
+  route: Route;
+  params: Record<string, string | undefined>;
+  query: Record<string, string>;
+}
+
+export interface RouteTable {
+  add(method: Method, path: string, route: Route): void;
+  /** The route for a request line, or undefined for a path or method no route serves. */
+  find(method: string, url: string): Match | undefined;
+}
+
+const unused = () => undefined;
+
+export function createRouteTable(): RouteTable {
+  const router = Router({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  return {
+    add(method, path, route) {
+      router.on(method, path, unused, { route });
+    },
+    find(method, url) {
+      if (method !== "GET" && method !== "POST" && method !== "DELETE") return undefined;
+      const found = router.find(method, url);
+      if (!found) return undefined;
+      const { route } = found.store as { route: Route };
+      // The router hands back the query parsed; a key given twice keeps its last value.
+      const query: Record<string, string> = {};
+      for (const [key, value] of Object.entries(found.searchParams as Record<string, unknown>)) {
+        query[key] = Array.isArray(value) ? String(value.at(-1)) : String(value);
+      }
+      return { route, params: found.params, query };
+    },
+  };
+}
