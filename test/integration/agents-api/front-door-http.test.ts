@@ -1,6 +1,7 @@
 // The front door's HTTP contract (ADR 0037) seen raw: OpenAI's error body and statuses, JSON
 // content type, an x-request-id on every answer, 404 for an unknown /v1 path, 400 for bad JSON —
 // and Connect over HTTP/1.1 on the same port still answered by Connect.
+import * as http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
@@ -88,6 +89,40 @@ describe("the front door over raw HTTP", () => {
     const page = await call("/v1/agents?limit=500", { headers: auth });
     expect(page.res.status).toBe(400);
     expect(page.body).toMatchObject({ error: { param: "limit" } });
+  });
+
+  it("serves the same routes over h2c (HTTP/2 without TLS) on the same port", async () => {
+    const harness = await start();
+    const session = http2.connect(harness.baseUrl);
+    try {
+      const answer = await new Promise<{ status: number; type: string; body: string }>(
+        (resolve, reject) => {
+          const stream = session.request({ ":method": "GET", ":path": "/v1/agents?limit=1" });
+          let status = 0;
+          let type = "";
+          let body = "";
+          stream.on("response", (headers) => {
+            status = Number(headers[":status"]);
+            type = String(headers["content-type"]);
+          });
+          stream.on("data", (chunk: Buffer) => (body += chunk.toString()));
+          stream.on("end", () => resolve({ status, type, body }));
+          stream.on("error", reject);
+          stream.end();
+        },
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.type).toBe("application/json");
+      expect(JSON.parse(answer.body)).toEqual({
+        object: "list",
+        data: [],
+        first_id: null,
+        last_id: null,
+        has_more: false,
+      });
+    } finally {
+      session.close();
+    }
   });
 
   it("leaves Connect over HTTP/1.1 on the same port to Connect", async () => {
