@@ -100,7 +100,9 @@ const SHOWN: { command: RegExp; output: string[] }[] = [
   { command: /ScheduleService\/PauseSchedule$/u, output: ['"paused": true', '"holidays"'] },
   { command: /Health\/Check$/u, output: ['"status": "SERVING"'] },
   { command: /CreateWebhookEndpoint$/u, output: ["whsec_"] },
-  { command: /^curl /u, output: ['"session"', '"sessionId":"demo"'] },
+  { command: /^curl .*SessionService\/GetSession$/u, output: ['"session"', '"sessionId":"demo"'] },
+  { command: /^curl .*\/v1\/agents$/u, output: ['"object":"agent"', '"name":"helper"'] },
+  { command: /^curl .*\/v1\/agents\?limit=5'$/u, output: ['"object":"list"', '"has_more":false'] },
 ];
 
 /** The output a streaming command must end with, by what it sent. */
