@@ -55,7 +55,7 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
   routes.add("POST", "/v1/agents/:agent_id", async (call) => {
     const patch = checkUpdate(call.body);
     const current = await latest(call);
-    const merged: AgentBody = { ...bodyOf(current), ...patch };
+    const merged = mergeUpdate(bodyOf(current), patch);
     const parts = definitionOf(merged, mcpServers, await firstCreatedAt(store, current));
     const updated = await store.updateAgent({
       agentId: current.agentId,
@@ -90,6 +90,22 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
     if (!deleted) throw agentNotFound(clientId);
     return { status: 200, body: { id: clientId, object: "agent.deleted", deleted: true } };
   });
+}
+
+/**
+ * The update's fields over the agent's: a field given replaces (`metadata` and `tools` whole),
+ * `null` clears; `text` and `reasoning` are merged one level, so `{text: {verbosity}}` keeps the
+ * format.
+ */
+function mergeUpdate(current: AgentBody, patch: AgentBody): AgentBody {
+  const nested = <T extends object>(was: T | null | undefined, given: T | null | undefined) =>
+    given === undefined ? was : given === null ? null : { ...was, ...given };
+  return {
+    ...current,
+    ...patch,
+    text: nested(current.text, patch.text),
+    reasoning: nested(current.reasoning, patch.reasoning),
+  };
 }
 
 /**

@@ -79,6 +79,13 @@ describe("agents through the official Node SDK", () => {
     });
     expect(updated.updated_at).toBe(created.updated_at + 5);
 
+    const verbose = await client.beta.agents.update(created.id, {
+      text: { format: { type: "json_schema", schema: { type: "object" } } },
+    });
+    const louder = await client.beta.agents.update(created.id, { text: { verbosity: "high" } });
+    expect(louder.text).toEqual({ ...verbose.text, verbosity: "high" });
+    expect(louder.text.format.type).toBe("json_schema");
+
     const deleted = await client.beta.agents.delete(created.id);
     expect(deleted).toEqual({ id: created.id, object: "agent.deleted", deleted: true });
     await expect(client.beta.agents.retrieve(created.id)).rejects.toBeInstanceOf(
@@ -169,5 +176,21 @@ describe("agents through the official Node SDK", () => {
     expect(agent?.definition?.model).toBe("m");
     expect(agent?.definition?.systemPrompt).toBe("sys");
     expect(agent?.definition?.clientTools.map((t) => t.name)).toEqual(["get_weather"]);
+  });
+
+  it("keeps what the Agent object does not show when the door updates a gRPC-made agent", async () => {
+    const harness = await start();
+    const grpc = createClient(AgentService, harness.transport);
+    await grpc.createAgent({
+      agentId: "made-over-grpc",
+      displayName: "old",
+      definition: { model: "m", systemPrompt: "sys", temperature: 0.5, maxIterations: 7 },
+    });
+    const updated = await sdk(harness).beta.agents.update("made-over-grpc", { name: "new" });
+    expect(updated).toMatchObject({ id: "made-over-grpc", name: "new", instructions: "sys" });
+    const { agent } = await grpc.getAgent({ agentId: "made-over-grpc" });
+    expect(agent?.version).toBe(2n);
+    expect(agent?.definition?.temperature).toBe(0.5);
+    expect(agent?.definition?.maxIterations).toBe(7);
   });
 });
