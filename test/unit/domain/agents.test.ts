@@ -61,4 +61,20 @@ describe("agent definition encoding", () => {
     expect(decodeAgentDefinition("{}")).toEqual({ clientTools: [] });
     expect(encodeAgentDefinition({ clientTools: [] })).toBe("{}");
   });
+
+  test("keeps the front door's metadata, first creation time and echoed fields (ADR 0037)", () => {
+    const labelled: AgentDefinition = {
+      model: "m",
+      clientTools: [],
+      metadata: { team: "ops" },
+      createdAtMs: 1_700_000_000_000,
+      echo: { service_tier: "flex", reasoning: { effort: "high" } },
+    };
+    const text = encodeAgentDefinition(labelled);
+    expect(text).toBe(
+      '{"model":"m","metadata":{"team":"ops"},"createdAtMs":1700000000000,' +
+        '"echo":{"service_tier":"flex","reasoning":{"effort":"high"}}}',
+    );
+    expect(decodeAgentDefinition(text)).toEqual(labelled);
+  });
 });

@@ -84,3 +84,12 @@ describe("agent binding", () => {
     });
   });
 });
+
+describe("a definition as a turn's defaults", () => {
+  test("leaves out the front door's labels and echoed fields (ADR 0037)", () => {
+    const defaults = readDefinition(
+      '{"model":"m1","systemPrompt":"s","metadata":{"a":"b"},"createdAtMs":5,"echo":{"x":1}}',
+    );
+    expect(defaults).toEqual({ settings: { model: "m1", systemPrompt: "s" }, clientTools: [] });
+  });
+});
