@@ -60,7 +60,10 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
 
   return (req, res) => {
     const requestId = `req_${randomUUID().replaceAll("-", "")}`;
-    void serve(req, res, requestId);
+    // Writing the answer can itself fail (the client left mid-write): never an unhandled rejection.
+    serve(req, res, requestId).catch((error: unknown) => {
+      options.log.error({ err: error, requestId }, "front door could not answer");
+    });
   };
 }
 

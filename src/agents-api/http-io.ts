@@ -10,6 +10,7 @@ export type HttpResponse = http.ServerResponse | http2.Http2ServerResponse;
 /** What both response kinds offer; their own overloads do not unify into one callable type. */
 interface Writable {
   readonly headersSent: boolean;
+  readonly destroyed: boolean;
   writeHead(status: number, headers: Record<string, string>): unknown;
   end(body?: string): unknown;
 }
@@ -66,6 +67,7 @@ export function sendJson(
   headers: Record<string, string>,
 ): void {
   const out = res as unknown as Writable;
+  if (out.destroyed) return; // the client is gone: nobody to answer
   if (out.headersSent) {
     out.end();
     return;
