@@ -4,7 +4,7 @@ const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type:
 
 const TOOL_NAME = "^[A-Za-z0-9_-]{1,64}$";
 
-const METADATA = {
+export const METADATA = {
   type: "object",
   maxProperties: 16,
   propertyNames: { maxLength: 64 },
@@ -51,7 +51,7 @@ const MULTI_AGENT = {
   },
 };
 
-const FIELDS = {
+export const FIELDS = {
   model: { type: "string", minLength: 1, maxLength: 256 },
   name: nullable({ type: "string", maxLength: 200 }),
   instructions: nullable({ type: "string" }),

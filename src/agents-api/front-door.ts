@@ -7,8 +7,11 @@ import { randomUUID } from "node:crypto";
 import { httpErrorOf } from "../api/http-errors.js";
 import { createTenantScope } from "../api/tenancy.js";
 import { TetherError } from "../domain/errors.js";
-import type { AgentStore } from "../ports/runtime-store.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { TetherRuntime } from "../runtime/index.js";
 import { addAgentRoutes } from "./agent-routes.js";
+import { addSessionRoutes } from "./session-routes.js";
+import { addSessionStubRoutes } from "./session-stubs.js";
 import {
   parseJsonBody,
   readBody,
@@ -23,7 +26,9 @@ export interface FrontDoorLog {
 }
 
 export interface FrontDoorOptions {
-  store: AgentStore;
+  store: RuntimeStore;
+  /** The runtime sessions' turns run on (a create's `input`); none: such creates are refused. */
+  runtime?: Pick<TetherRuntime, "submitInput">;
   /** The tenant of an `authorization` header; throws `unauthenticated` (src/server/auth.ts). */
   tenantOf: (authorization: string | undefined) => string;
   /** The names of the operator-declared MCP servers. */
@@ -37,7 +42,10 @@ export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
 
 export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
-  addAgentRoutes(routes, { store: options.store, mcpServers: new Set(options.mcpServers) });
+  const mcpServers = new Set(options.mcpServers);
+  addAgentRoutes(routes, { store: options.store, mcpServers });
+  addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
+  addSessionStubRoutes(routes, options.store);
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
     let tenant: string | undefined;

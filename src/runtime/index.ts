@@ -8,6 +8,7 @@ export {
   type BusyStrategy,
   type DrainReport,
   type StreamTurnCommand,
+  type SubmitInputCommand,
   type TetherRuntime,
 } from "./runtime.js";
 export {
@@ -32,6 +33,7 @@ export {
   decodeCommitted,
   RESPONSE_FORMAT_NAME,
   agentBindingPatch,
+  parkedBatch,
   type ResponseFormat,
   type TranscriptCache,
   type TurnSettings,

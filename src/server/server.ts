@@ -8,6 +8,7 @@ import { connectErrorOf } from "../api/errors.js";
 import { createHealthState, ServingStatus, type HealthState } from "../api/health-service.js";
 import { serverShuttingDown } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { TetherRuntime } from "../runtime/index.js";
 import type { QuotaStore } from "../ports/quota-store.js";
 import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
@@ -42,6 +43,8 @@ export interface TetherServerOptions {
   tracer?: Tracer;
   /** CompactSession's work: the runtime's. */
   compactSession?: CompactSessionFn;
+  /** The runtime the front door's sessions run their turns on (ADR 0037). */
+  runtime?: Pick<TetherRuntime, "submitInput">;
 }
 
 export interface TetherServer {
@@ -115,6 +118,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // The OpenAI Agents API under /v1, beside Connect on the same port (ADR 0037).
   const frontDoor = createFrontDoor({
     store: options.store,
+    ...(options.runtime && { runtime: options.runtime }),
     tenantOf: createKeyCheck(config.apiKeys),
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,

@@ -9,6 +9,7 @@ import {
   settingsToStored,
   type StoredTurnSettings,
 } from "../../domain/turn-settings.js";
+import type { ToolCallPart } from "../../domain/conversation.js";
 import type { TurnProgress } from "../../engine/index.js";
 import type { ToolDefinition, ToolExecutor, ToolResult } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "./input-payload.js";
@@ -49,6 +50,18 @@ export function decodeProgress(raw: string): ParkedProgress {
     clientTools: parsed.clientTools ?? [],
     ...(typeof parsed.trace === "string" && { trace: parsed.trace }),
   };
+}
+
+/**
+ * The tool calls a parked turn's batch holds (names and arguments of the calls it waits on), or
+ * none when its progress is in a format this version does not read.
+ */
+export function parkedBatch(raw: string): ToolCallPart[] {
+  try {
+    return decodeProgress(raw).engine.batch;
+  } catch {
+    return [];
+  }
 }
 
 export interface ParkingMonitorOptions {

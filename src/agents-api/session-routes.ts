@@ -1,0 +1,227 @@
+// The Agents API's session endpoints (ADR 0037): create, retrieve, update, list and delete, over
+// SessionService's store operations and the runtime. A session the door makes gets a server id
+// `sess_…` that sorts newest first; any other session of the tenant (made over gRPC, or by a
+// StreamTurn) is reachable by its own id, scoped exactly as gRPC's `session_id`.
+import { setTimeout as delay } from "node:timers/promises";
+import { bindingOf, checkClientMetadata } from "../domain/agent-binding.js";
+import type { InputItem } from "../domain/conversation.js";
+import {
+  headRevisionContended,
+  invalidArgument,
+  isTetherError,
+  sessionNotFound,
+  TetherError,
+} from "../domain/errors.js";
+import type { SessionId } from "../domain/ids.js";
+import { HEAD_RACE_ATTEMPTS } from "../domain/session.js";
+import { createSessionIfAbsent } from "../ports/session-creation.js";
+import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { TetherRuntime } from "../runtime/index.js";
+import type { TenantScope } from "../api/tenancy.js";
+import { newSortableId } from "./agent-ids.js";
+import type { AgentBody } from "./agent-object.js";
+import { bodyCheck } from "./body-check.js";
+import { pageQueryOf } from "./cursor-page.js";
+import type { Call, RouteTable } from "./route-table.js";
+import { createBinding, updateBinding } from "./session-agent.js";
+import { sessionFilterOf, sessionPage } from "./session-list.js";
+import { SESSION_ID_PREFIX, sessionObject, type SessionState } from "./session-object.js";
+import {
+  SESSION_CREATE,
+  SESSION_UPDATE,
+  type SessionCreateBody,
+  type SessionUpdateBody,
+  type UserMessageBody,
+} from "./session-schemas.js";
+
+const checkCreate = bodyCheck<SessionCreateBody>(SESSION_CREATE);
+const checkUpdate = bodyCheck<SessionUpdateBody>(SESSION_UPDATE);
+
+export interface SessionRoutesDeps {
+  store: RuntimeStore;
+  /** Runs the first turn of a create with `input`; without it such a create is refused. */
+  runtime: Pick<TetherRuntime, "submitInput"> | undefined;
+  mcpServers: ReadonlySet<string>;
+  now?: () => number;
+}
+
+export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): void {
+  const { store } = deps;
+  const now = deps.now ?? Date.now;
+
+  /** Everything the AgentSession of one session is computed from; not found in the client's id. */
+  async function stateOf(scope: TenantScope, storeId: SessionId): Promise<SessionState> {
+    const [summary] = await store.readSessionSummaries([storeId]);
+    if (!summary) throw sessionNotFound(scope.toClient(storeId));
+    const binding = bindingOf(summary.metadata);
+    const [calls, version] = await Promise.all([
+      summary.parkedTurn ? store.readToolCalls(storeId, summary.parkedTurn.turnId) : [],
+      binding ? store.getAgent(binding.agentId, binding.version) : undefined,
+    ]);
+    return {
+      summary,
+      lease: summary.lease,
+      parked: summary.parkedTurn,
+      calls,
+      agent: version && { version, clientId: scope.toClient(version.agentId) },
+    };
+  }
+  const shown = async (scope: TenantScope, storeId: SessionId) =>
+    sessionObject(await stateOf(scope, storeId), scope.toClient(storeId), now());
+  const storeIdOf = (call: Call) => call.scope.toStore(call.params.session_id ?? "", "session_id");
+
+  routes.add("POST", "/v1/agents/sessions", async (call) => {
+    const body = checkCreate(call.body);
+    refuseUnserved(body);
+    const items = body.input === undefined ? [] : itemsOf(body.input);
+    if (items.length > 0 && !deps.runtime) {
+      throw new TetherError("store_unavailable", "this server runs no turns: input is refused");
+    }
+    const metadata = body.metadata ?? {};
+    checkClientMetadata(metadata);
+    const clientId = newSortableId(SESSION_ID_PREFIX);
+    const storeId = call.scope.toStore(clientId, "id");
+    const binding = await createBinding(
+      deps,
+      call.scope,
+      clientId,
+      body.agent_id,
+      body.agent as AgentBody | undefined,
+    );
+    await createSessionIfAbsent(store, storeId, { ...metadata, ...binding });
+    if (items.length > 0) await deps.runtime?.submitInput({ sessionId: storeId, items });
+    return { status: 200, body: await shown(call.scope, storeId) };
+  });
+
+  routes.add("GET", "/v1/agents/sessions/:session_id", async (call) => ({
+    status: 200,
+    body: await shown(call.scope, storeIdOf(call)),
+  }));
+
+  routes.add("POST", "/v1/agents/sessions/:session_id", async (call) => {
+    const body = checkUpdate(call.body);
+    const storeId = storeIdOf(call);
+    const { summary } = await stateOf(call.scope, storeId);
+    const patch: Record<string, string> = {};
+    if (body.metadata !== undefined) {
+      const next = body.metadata ?? {};
+      checkClientMetadata(next);
+      // Replace: every client key not given again is removed ("" removes a key).
+      for (const key of Object.keys(summary.metadata)) {
+        if (!key.startsWith("tether.")) patch[key] = "";
+      }
+      Object.assign(patch, next);
+    }
+    if (body.agent) {
+      const clientId = call.scope.toClient(storeId);
+      const agent = body.agent as AgentBody;
+      Object.assign(
+        patch,
+        await updateBinding(deps, call.scope, clientId, summary.metadata, agent),
+      );
+    }
+    if (Object.keys(patch).length > 0) {
+      await patchMetadata(store, storeId, call.scope.toClient(storeId), patch);
+    }
+    return { status: 200, body: await shown(call.scope, storeId) };
+  });
+
+  routes.add("GET", "/v1/agents/sessions", async (call) => {
+    const query = pageQueryOf(call.query);
+    const page = await sessionPage(store, call.scope, query, sessionFilterOf(call.query));
+    const data = await Promise.all(page.sessions.map((s) => shown(call.scope, s.sessionId)));
+    return {
+      status: 200,
+      body: {
+        object: "list",
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: page.hasMore,
+      },
+    };
+  });
+
+  routes.add("DELETE", "/v1/agents/sessions/:session_id", async (call) => {
+    const storeId = storeIdOf(call);
+    const clientId = call.scope.toClient(storeId);
+    const [summary] = await store.readSessionSummaries([storeId]);
+    if (!summary) throw sessionNotFound(clientId);
+    if (summary.lease || summary.parkedTurn) {
+      throw new TetherError(
+        "session_busy",
+        `session ${clientId} has a turn running or waiting: cancel it first, then delete`,
+        { fields: { sessionId: clientId } },
+      );
+    }
+    if (!(await store.deleteSession(storeId))) throw sessionNotFound(clientId);
+    return { status: 200, body: { id: clientId, object: "agent.session.deleted", deleted: true } };
+  });
+}
+
+/** What the API offers that Tether does not serve: refused by name, before anything is stored. */
+function refuseUnserved(body: SessionCreateBody): void {
+  if (body.stream) {
+    throw invalidArgument(
+      "stream",
+      "a streaming create is not served yet: create, then stream events",
+    );
+  }
+  const type = body.environment?.type ?? "none";
+  if (type !== "none") {
+    throw invalidArgument(
+      "environment.type",
+      `"${type}" is not served: Tether hosts no environments; use "none"`,
+    );
+  }
+  if (body.vault_ids && body.vault_ids.length > 0) {
+    throw invalidArgument("vault_ids", "vaults are not served by Tether: leave it empty");
+  }
+}
+
+/** `input` as the turn's items: a string is one text; messages' parts in order. */
+function itemsOf(input: string | UserMessageBody[]): InputItem[] {
+  if (typeof input === "string") return [{ type: "text", text: input }];
+  return input.flatMap((message, i) => {
+    if (typeof message.content === "string")
+      return [{ type: "text" as const, text: message.content }];
+    return message.content.map((part, j): InputItem => {
+      const field = `input[${i}].content[${j}]`;
+      if (part.type === "input_text") {
+        if (part.text === undefined) throw invalidArgument(`${field}.text`, "is required");
+        return { type: "text", text: part.text };
+      }
+      if (part.image_url === undefined) throw invalidArgument(`${field}.image_url`, "is required");
+      return { type: "image", image: { kind: "url", url: part.image_url } };
+    });
+  });
+}
+
+/**
+ * A metadata commit on the head as it is now: UpdateSessionMetadata without a caller's revision,
+ * re-read and tried again (within bounds) when a turn's commit takes the head first.
+ */
+async function patchMetadata(
+  store: RuntimeStore,
+  storeId: SessionId,
+  clientId: string,
+  patch: Record<string, string>,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const [current] = await store.readSessionSummaries([storeId]);
+    if (!current) throw sessionNotFound(clientId);
+    try {
+      await store.commit({
+        sessionId: storeId,
+        expectedHeadRevision: current.headRevision,
+        appendMessages: [],
+        metadataPatch: patch,
+      });
+      return;
+    } catch (error) {
+      if (!isTetherError(error, "head_revision_conflict")) throw error;
+      if (attempt === HEAD_RACE_ATTEMPTS) throw headRevisionContended(storeId, attempt);
+      await delay(Math.random() * Math.min(50, 2 ** attempt));
+    }
+  }
+}
