@@ -6,7 +6,7 @@
 // the session's binding, the only agent change UpdateSession offers.
 import { bindingOf } from "../domain/agent-binding.js";
 import { encodeAgentDefinition, type AgentVersion } from "../domain/agents.js";
-import { invalidArgument } from "../domain/errors.js";
+import { invalidArgument, isTetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { agentBindingPatch } from "../runtime/index.js";
@@ -70,7 +70,7 @@ async function writeInline(
   sessionClientId: string,
   body: AgentBody,
 ): Promise<AgentVersion> {
-  const parts = definitionOf(body, deps.mcpServers);
+  const parts = underAgent(() => definitionOf(body, deps.mcpServers));
   const agentId = scope.toStore(inlineAgentId(sessionClientId), "agent");
   const draft = {
     agentId,
@@ -80,6 +80,17 @@ async function writeInline(
   const latest = await deps.store.getAgent(agentId);
   if (!latest) return deps.store.createAgent(draft);
   return deps.store.updateAgent({ ...draft, expectedVersion: latest.version });
+}
+
+/** The agent's refusals name the field where the session body has it: under `agent`. */
+function underAgent<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    const [violation] = isTetherError(error, "invalid_argument") ? error.violations : [];
+    if (!violation) throw error;
+    throw invalidArgument(`agent.${violation.field}`, violation.description);
+  }
 }
 
 const pinOf = (scope: TenantScope, version: AgentVersion) => ({

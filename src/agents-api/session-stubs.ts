@@ -24,13 +24,17 @@ export function addSessionStubRoutes(
       await requireSession(call);
       return { status: 200, body: EMPTY_PAGE };
     });
-    routes.add("GET", `/v1/agents/sessions/:session_id/${kind}/:item_id`, async (call) => {
+    const notFound = async (call: Call) => {
       await requireSession(call);
       const what = kind === "subagents" ? "subagent" : "artifact";
       throw new TetherError(
         "unknown_service",
         `no ${what} ${call.params.item_id ?? ""}: Tether runs no subagents and keeps no artifacts`,
       );
-    });
+    };
+    routes.add("GET", `/v1/agents/sessions/:session_id/${kind}/:item_id`, notFound);
+    if (kind === "artifacts") {
+      routes.add("DELETE", `/v1/agents/sessions/:session_id/artifacts/:item_id`, notFound);
+    }
   }
 }

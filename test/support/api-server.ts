@@ -5,6 +5,7 @@ import type { Transport } from "@connectrpc/connect";
 import { createManualClock, type ManualClock } from "../../src/ports/clock.js";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import type { Tracer } from "../../src/ports/tracer.js";
+import type { TetherRuntime } from "../../src/runtime/index.js";
 import { createMemoryStore, type MemoryStore } from "../../src/store/memory/memory-store.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { loadConfig } from "../../src/server/config.js";
@@ -33,6 +34,8 @@ export interface ApiServerOptions {
   tracer?: Tracer;
   /** Where the server logs (silent otherwise). */
   logger?: Logger;
+  /** The runtime behind the front door's sessions (their turns do not run otherwise). */
+  runtime?: TetherRuntime;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHarness> {
@@ -57,6 +60,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     metrics: createMetrics({ defaultMetrics: false }),
     ...(options.routes ? { routes: options.routes } : {}),
     ...(options.tracer && { tracer: options.tracer }),
+    ...(options.runtime && { runtime: options.runtime }),
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {
