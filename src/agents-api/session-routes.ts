@@ -23,7 +23,7 @@ import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
 import { pageQueryOf } from "./cursor-page.js";
 import type { Call, RouteTable } from "./route-table.js";
-import { createBinding, updateBinding } from "./session-agent.js";
+import { createBinding, inlineAgentId, updateBinding } from "./session-agent.js";
 import { sessionFilterOf, sessionPage } from "./session-list.js";
 import { SESSION_ID_PREFIX, sessionObject, type SessionState } from "./session-object.js";
 import {
@@ -155,6 +155,9 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
       );
     }
     if (!(await store.deleteSession(storeId))) throw sessionNotFound(clientId);
+    // Its hidden inline agent goes with it (its versions stay readable, as for every agent).
+    const inline = `${call.scope.prefix}${inlineAgentId(clientId)}`;
+    await store.deleteAgent(inline);
     return { status: 200, body: { id: clientId, object: "agent.session.deleted", deleted: true } };
   });
 }

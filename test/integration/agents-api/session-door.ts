@@ -1,6 +1,7 @@
 // The real server for the front door's session tests: a runtime on a memory store whose model
 // answers "plain answer", or asks for the client tool `lookup` when the user writes "use lookup"
-// (and `lookup` needing approval when "approve lookup"); the door and the gRPC services share it.
+// (needing approval where the harness says so), and never answers "hang"; the door and the gRPC
+// services share it.
 import { createClient } from "@connectrpc/connect";
 import OpenAI from "openai-agents-sdk";
 import { createAgentService } from "../../../src/api/agent-service.js";
@@ -24,6 +25,7 @@ function toolAskingProvider(): ModelProvider {
       }
       const said =
         last?.role === "user" ? last.content.map((c) => (c.type === "text" ? c.text : "")) : [];
+      if (said.join(" ").includes("hang")) return { hang: true };
       if (!said.join(" ").includes("lookup")) {
         return { events: [{ type: "text_delta", text: "plain answer" }], response: {} };
       }

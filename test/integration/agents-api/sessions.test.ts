@@ -182,6 +182,31 @@ describe("sessions through the official Node SDK", () => {
     await expect(door.sdk.beta.agents.sessions.retrieve(created.id)).rejects.toBeInstanceOf(
       OpenAI.NotFoundError,
     );
+    // Its hidden inline agent went with it.
+    await expect(door.sdk.beta.agents.retrieve(`inline_${created.id}`)).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
+  });
+
+  it("shows a running turn as in_progress and refuses its delete with 409 until it is cancelled", async () => {
+    const door = await start();
+    const created = await door.sdk.beta.agents.sessions.create({
+      environment: none,
+      agent: { model: "gpt-test" },
+      input: "hang",
+    });
+    const running = await statusOf(door, created.id, "in_progress");
+    expect(running.required_actions).toEqual([]);
+    const error: unknown = await door.sdk.beta.agents.sessions
+      .delete(created.id)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.ConflictError);
+    expect((error as InstanceType<typeof OpenAI.ConflictError>).headers.get("x-should-retry")).toBe(
+      "false",
+    );
+    await door.turns.cancelTurn({ sessionId: created.id });
+    await statusOf(door, created.id, "idle");
+    await door.sdk.beta.agents.sessions.delete(created.id);
   });
 
   it("shows an approval a parked turn waits for as an mcp_approval_request", async () => {
