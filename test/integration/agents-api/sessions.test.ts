@@ -233,6 +233,27 @@ describe("sessions through the official Node SDK", () => {
     ]);
   });
 
+  it("keeps each tenant's sessions, and their inline agents, to itself", async () => {
+    const door = await start({ env: { TETHER_API_KEYS: "key-a=tenantA,key-b=tenantB" } });
+    const as = (apiKey: string) =>
+      new OpenAI({ baseURL: `${door.server.baseUrl}/v1`, apiKey, maxRetries: 0 });
+    const mine = await as("key-a").beta.agents.sessions.create({
+      environment: none,
+      agent: { model: "m" },
+    });
+    for (const attempt of [
+      () => as("key-b").beta.agents.sessions.retrieve(mine.id),
+      () => as("key-b").beta.agents.sessions.update(mine.id, { metadata: { x: "1" } }),
+      () => as("key-b").beta.agents.sessions.delete(mine.id),
+      () => as("key-b").beta.agents.sessions.subagents.list(mine.id),
+      () => as("key-b").beta.agents.retrieve(`inline_${mine.id}`),
+    ]) {
+      await expect(attempt()).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    }
+    expect((await as("key-b").beta.agents.sessions.list()).data).toEqual([]);
+    expect((await as("key-a").beta.agents.sessions.retrieve(mine.id)).metadata).toEqual({});
+  });
+
   it("serves a session made over gRPC under its own id", async () => {
     const door = await start();
     await door.sessions.createSession({ sessionId: "grpc-made", metadata: { from: "grpc" } });
