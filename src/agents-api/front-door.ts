@@ -7,8 +7,10 @@ import { randomUUID } from "node:crypto";
 import { httpErrorOf } from "../api/http-errors.js";
 import { createTenantScope } from "../api/tenancy.js";
 import { TetherError } from "../domain/errors.js";
-import type { AgentStore } from "../ports/runtime-store.js";
+import type { AgentStore, ToolCallStore } from "../ports/runtime-store.js";
+import type { TetherRuntime } from "../runtime/index.js";
 import { addAgentRoutes } from "./agent-routes.js";
+import { addEventRoutes } from "./event-routes.js";
 import {
   parseJsonBody,
   readBody,
@@ -23,7 +25,9 @@ export interface FrontDoorLog {
 }
 
 export interface FrontDoorOptions {
-  store: AgentStore;
+  store: AgentStore & Pick<ToolCallStore, "readToolCalls">;
+  /** The runtime the session routes go through; without it they are not served. */
+  runtime?: TetherRuntime | undefined;
   /** The tenant of an `authorization` header; throws `unauthenticated` (src/server/auth.ts). */
   tenantOf: (authorization: string | undefined) => string;
   /** The names of the operator-declared MCP servers. */
@@ -38,6 +42,7 @@ export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
 export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   addAgentRoutes(routes, { store: options.store, mcpServers: new Set(options.mcpServers) });
+  if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
     let tenant: string | undefined;
@@ -74,6 +79,7 @@ async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyByt
     params: match.params,
     query: match.query,
     body,
+    header: (name) => header(req, name),
   });
 }
 

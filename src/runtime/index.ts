@@ -8,6 +8,7 @@ export {
   type BusyStrategy,
   type DrainReport,
   type StreamTurnCommand,
+  type SubmittedTurnInput,
   type TetherRuntime,
 } from "./runtime.js";
 export {

@@ -10,14 +10,23 @@ import type { RuntimeDeps } from "./deps.js";
 import { createSessionDriver, replicaClosing, type SessionDriver } from "./session/index.js";
 import { watchSession } from "./stream/index.js";
 import { streamTurn, type StreamTurnCommand } from "./stream-turn.js";
+import { currentTurn, submitTurn, type SubmittedTurnInput } from "./submit-turn.js";
 import { createToolAnswers } from "./tool-answers.js";
 import { compactNow, decodeCommitted, type CompactNowReceipt } from "./turn/index.js";
 
 export type { BusyStrategy, StreamTurnCommand } from "./stream-turn.js";
+export type { SubmittedTurnInput } from "./submit-turn.js";
 
 export interface TetherRuntime {
   /** Events of the turn that consumes the input, ending with its turn_completed. */
   streamTurn(command: StreamTurnCommand, signal: AbortSignal): AsyncIterable<CursoredEvent>;
+  /**
+   * Stores the input as StreamTurn does and offers to drive the session, without following the
+   * turn; a steered retry under its key finds what its first attempt stored in another state.
+   */
+  submitTurn(command: StreamTurnCommand): Promise<SubmittedTurnInput>;
+  /** The turn that takes answers now (parked, else running anywhere), if any. */
+  currentTurn(sessionId: SessionId): Promise<string | undefined>;
   watch(
     sessionId: SessionId,
     publicSessionId: string,
@@ -115,6 +124,9 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         command,
         signal,
       ),
+    submitTurn: (command) =>
+      submitTurn({ deps, driver, closing: () => closing, stop: turnStreamStop.signal }, command),
+    currentTurn: (sessionId) => currentTurn(deps, sessionId),
     watch,
     submitToolResults: answers.submitToolResults,
     decideToolCalls: answers.decideToolCalls,

@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
+    runtime,
   });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({

@@ -13,6 +13,7 @@ import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
 import { createFrontDoor } from "../agents-api/index.js";
+import type { TetherRuntime } from "../runtime/index.js";
 import { createKeyCheck } from "./auth.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -42,6 +43,8 @@ export interface TetherServerOptions {
   tracer?: Tracer;
   /** CompactSession's work: the runtime's. */
   compactSession?: CompactSessionFn;
+  /** The runtime the front door's session routes go through (ADR 0037). */
+  runtime?: TetherRuntime;
 }
 
 export interface TetherServer {
@@ -115,6 +118,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // The OpenAI Agents API under /v1, beside Connect on the same port (ADR 0037).
   const frontDoor = createFrontDoor({
     store: options.store,
+    runtime: options.runtime,
     tenantOf: createKeyCheck(config.apiKeys),
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,
