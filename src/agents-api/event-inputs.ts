@@ -14,7 +14,8 @@ export function busyStrategyOf(raw: string | undefined): BusyStrategy {
   if (raw === undefined || raw.trim() === "") return "steer";
   const wanted = raw.trim().toLowerCase();
   const found = STRATEGIES.find((s) => s === wanted);
-  if (!found) throw invalidArgument("Tether-Busy-Strategy", `must be one of ${STRATEGIES.join(", ")}`);
+  if (!found)
+    throw invalidArgument("Tether-Busy-Strategy", `must be one of ${STRATEGIES.join(", ")}`);
   return found;
 }
 

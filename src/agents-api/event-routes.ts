@@ -143,7 +143,11 @@ async function approval(
   if (wait.status !== "pending") return undefined;
   const { decision } = event.response;
   await deps.runtime.decideToolCalls(sessionId, turnId, [
-    { callId: event.request_id, approve: decision === "approve", reason: DECISION_REASONS[decision] },
+    {
+      callId: event.request_id,
+      approve: decision === "approve",
+      reason: DECISION_REASONS[decision],
+    },
   ]);
   return undefined;
 }

@@ -34,7 +34,12 @@ const toolResult = (
   turnId: string,
   callId: string,
   answer: { success: boolean; output?: unknown; error?: string },
-) => ({ type: "agent.session.input.tool_result" as const, turn_id: turnId, call_id: callId, ...answer });
+) => ({
+  type: "agent.session.input.tool_result" as const,
+  turn_id: turnId,
+  call_id: callId,
+  ...answer,
+});
 
 const decision = (requestId: string, choice: "approve" | "deny" | "cancel") => ({
   type: "agent.session.input.mcp_approval_request_result" as const,
@@ -111,7 +116,9 @@ describe("POST /v1/agents/sessions/{id}/events: approvals", () => {
     });
     await w.next("toolCallRequested");
     expect((await d.post("approve-1", { events: [decision(callId, "approve")] })).status).toBe(202);
-    await d.post("approve-1", { events: [toolResult(turnId, callId, { success: true, output: "ok" })] });
+    await d.post("approve-1", {
+      events: [toolResult(turnId, callId, { success: true, output: "ok" })],
+    });
     expect(finishedText(await w.next("turnCompleted"))).toBe("lookup returned ok");
   });
 

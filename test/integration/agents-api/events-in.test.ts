@@ -104,7 +104,11 @@ describe("POST /v1/agents/sessions/{id}/events: messages", () => {
     // Only the running turn's own (claimed) input: the refused message was not stored.
     expect(inputs.inputs).toHaveLength(1);
 
-    const bad = await d.post("busy-1", { events: [userMessage("x")] }, { "Tether-Busy-Strategy": "later" });
+    const bad = await d.post(
+      "busy-1",
+      { events: [userMessage("x")] },
+      { "Tether-Busy-Strategy": "later" },
+    );
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { param: "Tether-Busy-Strategy" } });
   });
@@ -113,10 +117,22 @@ describe("POST /v1/agents/sessions/{id}/events: messages", () => {
     const d = await start();
     const { turnId, callId } = await startToolTurn(d.transport, "queue-1");
     const w = watch(d, "queue-1");
-    const res = await d.post("queue-1", { events: [userMessage("later")] }, { "Tether-Busy-Strategy": "enqueue" });
+    const res = await d.post(
+      "queue-1",
+      { events: [userMessage("later")] },
+      { "Tether-Busy-Strategy": "enqueue" },
+    );
     expect(res.status).toBe(202);
     await d.post("queue-1", {
-      events: [{ type: "agent.session.input.tool_result", turn_id: turnId, call_id: callId, success: true, output: "1" }],
+      events: [
+        {
+          type: "agent.session.input.tool_result",
+          turn_id: turnId,
+          call_id: callId,
+          success: true,
+          output: "1",
+        },
+      ],
     });
     const next = await w.next("turnCompleted", (e) => e.turnId !== turnId);
     expect(finishedText(next)).toBe("later");
@@ -148,10 +164,17 @@ describe("POST /v1/agents/sessions/{id}/events: Idempotency-Key", () => {
     const w = watch(d, "idem-1");
     await w.next("turnCompleted");
     await send("only once");
-    await events.create("idem-1", { events: [userMessage("only once")] }, { headers: { "Idempotency-Key": "key-1" } });
+    await events.create(
+      "idem-1",
+      { events: [userMessage("only once")] },
+      { headers: { "Idempotency-Key": "key-1" } },
+    );
     const conflict = await refusal(send("something else"));
     expect(conflict.status).toBe(422);
-    expect(conflict.error).toMatchObject({ type: "invalid_request_error", code: "source_key_conflict" });
+    expect(conflict.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "source_key_conflict",
+    });
 
     // A later turn proves the log has caught up: still only the one input's turn before it.
     await events.create("idem-1", { events: [userMessage("after")] });
@@ -159,7 +182,9 @@ describe("POST /v1/agents/sessions/{id}/events: Idempotency-Key", () => {
     const before = w.events.filter((e) => e.cursor < after.cursor);
     const started = before.filter((e) => e.event.case === "turnStarted");
     expect(started).toHaveLength(2);
-    expect(started.map((e) => (e.event.case === "turnStarted" ? e.event.value.inputIds.length : 0))).toEqual([1, 1]);
+    expect(
+      started.map((e) => (e.event.case === "turnStarted" ? e.event.value.inputIds.length : 0)),
+    ).toEqual([1, 1]);
   });
 
   it("a retry that finds the turn its first attempt started still running is the same input", async () => {
@@ -172,15 +197,61 @@ describe("POST /v1/agents/sessions/{id}/events: Idempotency-Key", () => {
     // Now a turn waits; a steered retry would name it: it must still find the stored input.
     const { turnId, callId } = await startToolTurn(d.transport, "idem-2");
     expect((await d.post("idem-2", { events: [userMessage("first")] }, headers)).status).toBe(202);
-    const inputs = await createClient(QueueService, d.transport).listInputs({ sessionId: "idem-2" });
+    const inputs = await createClient(QueueService, d.transport).listInputs({
+      sessionId: "idem-2",
+    });
     // Only the waiting turn's own input: the retry stored nothing.
     expect(inputs.inputs.map((i) => i.sourceKey)).toEqual([""]);
     await d.post("idem-2", {
-      events: [{ type: "agent.session.input.tool_result", turn_id: turnId, call_id: callId, success: true, output: "x" }],
+      events: [
+        {
+          type: "agent.session.input.tool_result",
+          turn_id: turnId,
+          call_id: callId,
+          success: true,
+          output: "x",
+        },
+      ],
     });
     const done = await w.next("turnCompleted", (e) => e.turnId === turnId);
     expect(w.count("inputAdmitted")).toBe(0);
-    expect(w.events.filter((e) => e.cursor < done.cursor && e.event.case === "turnStarted")).toHaveLength(2);
+    expect(
+      w.events.filter((e) => e.cursor < done.cursor && e.event.case === "turnStarted"),
+    ).toHaveLength(2);
+  });
+});
+
+describe("POST /v1/agents/sessions/{id}/events: interrupt under a key", () => {
+  it("interrupts the running turn once: a retry with the key cancels nothing", async () => {
+    const d = await start();
+    const first = await startToolTurn(d.transport, "int-1");
+    const w = watch(d, "int-1");
+    const headers = { "Tether-Busy-Strategy": "interrupt", "Idempotency-Key": "key-3" };
+    expect((await d.post("int-1", { events: [userMessage("stop that")] }, headers)).status).toBe(
+      202,
+    );
+    expect(outcomeOf(await w.next("turnCompleted", (e) => e.turnId === first.turnId))).toBe(
+      "stopped",
+    );
+    await w.next("turnCompleted", (e) => finishedText(e) === "stop that");
+    const later = await startToolTurn(d.transport, "int-1");
+    // The retry finds its input stored: the turn now running is not the one it meant to stop.
+    expect((await d.post("int-1", { events: [userMessage("stop that")] }, headers)).status).toBe(
+      202,
+    );
+    await d.post("int-1", {
+      events: [
+        {
+          type: "agent.session.input.tool_result",
+          turn_id: later.turnId,
+          call_id: later.callId,
+          success: true,
+          output: "fine",
+        },
+      ],
+    });
+    const done = await w.next("turnCompleted", (e) => e.turnId === later.turnId);
+    expect(finishedText(done)).toBe("lookup returned fine");
   });
 });
 
@@ -191,9 +262,33 @@ describe("POST /v1/agents/sessions/{id}/events: the body", () => {
       [{}, "events"],
       [{ events: [] }, "events"],
       [{ events: [{ type: "agent.session.input.bogus" }] }, "events[0].type"],
-      [{ events: [userMessage("ok"), { type: "agent.session.input.tool_result", turn_id: "t" }] }, "events[1].call_id"],
-      [{ events: [{ type: "agent.session.input.message", input: [{ role: "user", content: [{ type: "input_text" }] }] }] }, "events[0].input[0].content[0].text"],
-      [{ events: [{ type: "agent.session.input.mcp_approval_request_result", request_id: "c", response: { type: "mcp_tool_call", decision: "maybe" } }] }, "events[0].response.decision"],
+      [
+        { events: [userMessage("ok"), { type: "agent.session.input.tool_result", turn_id: "t" }] },
+        "events[1].call_id",
+      ],
+      [
+        {
+          events: [
+            {
+              type: "agent.session.input.message",
+              input: [{ role: "user", content: [{ type: "input_text" }] }],
+            },
+          ],
+        },
+        "events[0].input[0].content[0].text",
+      ],
+      [
+        {
+          events: [
+            {
+              type: "agent.session.input.mcp_approval_request_result",
+              request_id: "c",
+              response: { type: "mcp_tool_call", decision: "maybe" },
+            },
+          ],
+        },
+        "events[0].response.decision",
+      ],
       [{ events: [{ type: "agent.session.input.cancel", extra: 1 }] }, "events[0].extra"],
     ];
     for (const [body, param] of cases) {
