@@ -17,8 +17,8 @@ export interface EventsDoor {
   post(sessionId: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
 }
 
-export async function startEventsDoor(): Promise<EventsDoor> {
-  const wired = await startWiredServer({ TETHER_PROVIDER: "scripted-tools" });
+export async function startEventsDoor(env: Record<string, string> = {}): Promise<EventsDoor> {
+  const wired = await startWiredServer({ TETHER_PROVIDER: "scripted-tools", ...env });
   const baseUrl = `http://127.0.0.1:${wired.server.port}`;
   return {
     wired,

@@ -2,6 +2,7 @@
 // approval decision posted through the front door, for a turn started over gRPC with a client
 // tool; the exact 400 the SDK helpers retry on for an unknown call.
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../support/wait-for.js";
 import {
   finishedText,
   startEventsDoor,
@@ -19,8 +20,8 @@ afterEach(async () => {
   door = undefined;
 });
 
-async function start() {
-  door = await startEventsDoor();
+async function start(env: Record<string, string> = {}) {
+  door = await startEventsDoor(env);
   return door;
 }
 
@@ -130,6 +131,23 @@ describe("POST /v1/agents/sessions/{id}/events: approvals", () => {
     const done = await w.next("turnCompleted");
     expect(finishedText(done)).toContain("The user denied this tool call.");
     expect(w.count("toolCallRequested")).toBe(0);
+  });
+
+  it("answers a parked turn: the approval and the result each resume it", async () => {
+    // Turns that wait only for a client park at once.
+    const d = await start({ TETHER_PARK_AFTER_MS: "0" });
+    const { turnId, callId } = await startToolTurn(d.transport, "park-1", true);
+    const w = watch(d, "park-1");
+    await w.next("turnParked");
+    expect((await d.post("park-1", { events: [decision(callId, "approve")] })).status).toBe(202);
+    await w.next("toolCallRequested");
+    await waitFor(() => w.count("turnParked") === 2, { what: "the turn to park on its result" });
+    await d.post("park-1", {
+      events: [toolResult(turnId, callId, { success: true, output: "from afar" })],
+    });
+    const done = await w.next("turnCompleted");
+    expect(done.turnId).toBe(turnId);
+    expect(finishedText(done)).toBe("lookup returned from afar");
   });
 
   it("an approval nobody asked for is a 400 naming the request", async () => {
