@@ -221,6 +221,39 @@ describe("POST /v1/agents/sessions/{id}/events: Idempotency-Key", () => {
   });
 });
 
+describe("POST /v1/agents/sessions/{id}/events: a steered message retried under its key", () => {
+  it("is found after the turn it joined has ended: 202, no second input; other content is 422", async () => {
+    const d = await start();
+    const { turnId, callId } = await startToolTurn(d.transport, "idem-3");
+    const w = watch(d, "idem-3");
+    const headers = { "Idempotency-Key": "key-4" };
+    expect((await d.post("idem-3", { events: [userMessage("also")] }, headers)).status).toBe(202);
+    await d.post("idem-3", {
+      events: [
+        {
+          type: "agent.session.input.tool_result",
+          turn_id: turnId,
+          call_id: callId,
+          success: true,
+          output: "z",
+        },
+      ],
+    });
+    const joined = await w.next("turnCompleted", (e) => e.turnId === turnId);
+    expect(finishedText(joined)).toBe("also");
+    // The session is idle now: the retry's own delivery would be the next turn's.
+    expect((await d.post("idem-3", { events: [userMessage("also")] }, headers)).status).toBe(202);
+    expect((await d.post("idem-3", { events: [userMessage("other")] }, headers)).status).toBe(422);
+    await d.post("idem-3", { events: [userMessage("after")] });
+    const after = await w.next("turnCompleted", (e) => finishedText(e) === "after");
+    const started = w.events.filter(
+      (e) => e.cursor < after.cursor && e.event.case === "turnStarted",
+    );
+    expect(started).toHaveLength(2);
+    expect(w.count("inputAdmitted")).toBe(1);
+  });
+});
+
 describe("POST /v1/agents/sessions/{id}/events: interrupt under a key", () => {
   it("interrupts the running turn once: a retry with the key cancels nothing", async () => {
     const d = await start();
