@@ -10,6 +10,7 @@ import { TetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import { addAgentRoutes } from "./agent-routes.js";
+import { addEventRoutes } from "./event-routes.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
 import {
@@ -27,8 +28,8 @@ export interface FrontDoorLog {
 
 export interface FrontDoorOptions {
   store: RuntimeStore;
-  /** The runtime sessions' turns run on (a create's `input`); none: such creates are refused. */
-  runtime?: Pick<TetherRuntime, "submitInput">;
+  /** The runtime sessions' turns run on; without it, creates with `input` and the event routes are refused. */
+  runtime?: TetherRuntime | undefined;
   /** The tenant of an `authorization` header; throws `unauthenticated` (src/server/auth.ts). */
   tenantOf: (authorization: string | undefined) => string;
   /** The names of the operator-declared MCP servers. */
@@ -46,6 +47,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   addAgentRoutes(routes, { store: options.store, mcpServers });
   addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
   addSessionStubRoutes(routes, options.store);
+  if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
     let tenant: string | undefined;
@@ -82,6 +84,7 @@ async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyByt
     params: match.params,
     query: match.query,
     body,
+    header: (name) => header(req, name),
   });
 }
 

@@ -9,6 +9,8 @@ export interface Call {
   params: Readonly<Record<string, string | undefined>>;
   query: Readonly<Record<string, string>>;
   body: unknown;
+  /** A request header by its lower-case name (the first value of a repeated one). */
+  header(name: string): string | undefined;
 }
 
 export interface Reply {

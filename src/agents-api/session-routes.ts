@@ -40,7 +40,7 @@ const checkUpdate = bodyCheck<SessionUpdateBody>(SESSION_UPDATE);
 export interface SessionRoutesDeps {
   store: RuntimeStore;
   /** Runs the first turn of a create with `input`; without it such a create is refused. */
-  runtime: Pick<TetherRuntime, "submitInput"> | undefined;
+  runtime: Pick<TetherRuntime, "submitTurn"> | undefined;
   mcpServers: ReadonlySet<string>;
   now?: () => number;
 }
@@ -89,7 +89,18 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
       body.agent as AgentBody | undefined,
     );
     await createSessionIfAbsent(store, storeId, { ...metadata, ...binding });
-    if (items.length > 0) await deps.runtime?.submitInput({ sessionId: storeId, items });
+    // The first turn's input goes the way every door input goes (POST /events): stored, then the
+    // session offered to drive; nothing runs on a session this create just made, so it is queued.
+    if (items.length > 0) {
+      await deps.runtime?.submitTurn({
+        sessionId: storeId,
+        publicSessionId: clientId,
+        items,
+        busyStrategy: "enqueue",
+        clientTools: [],
+        settings: {},
+      });
+    }
     return { status: 200, body: await shown(call.scope, storeId) };
   });
 

@@ -8,7 +8,7 @@ export {
   type BusyStrategy,
   type DrainReport,
   type StreamTurnCommand,
-  type SubmitInputCommand,
+  type SubmittedTurnInput,
   type TetherRuntime,
 } from "./runtime.js";
 export {

@@ -4,23 +4,29 @@
 import { setMaxListeners } from "node:events";
 import { sessionNotFound } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
-import type { SubmitInputReceipt } from "../domain/inputs.js";
 import type { CursoredEvent } from "../domain/session-events.js";
 import type { ApprovalDecision, ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
 import type { RuntimeDeps } from "./deps.js";
 import { createSessionDriver, replicaClosing, type SessionDriver } from "./session/index.js";
 import { watchSession } from "./stream/index.js";
 import { streamTurn, type StreamTurnCommand } from "./stream-turn.js";
-import { submitNextTurnInput, type SubmitInputCommand } from "./submit-input.js";
+import { currentTurn, submitTurn, type SubmittedTurnInput } from "./submit-turn.js";
 import { createToolAnswers } from "./tool-answers.js";
 import { compactNow, decodeCommitted, type CompactNowReceipt } from "./turn/index.js";
 
 export type { BusyStrategy, StreamTurnCommand } from "./stream-turn.js";
-export type { SubmitInputCommand } from "./submit-input.js";
+export type { SubmittedTurnInput } from "./submit-turn.js";
 
 export interface TetherRuntime {
   /** Events of the turn that consumes the input, ending with its turn_completed. */
   streamTurn(command: StreamTurnCommand, signal: AbortSignal): AsyncIterable<CursoredEvent>;
+  /**
+   * Stores the input as StreamTurn does and offers to drive the session, without following the
+   * turn; a steered retry under its key finds what its first attempt stored in another state.
+   */
+  submitTurn(command: StreamTurnCommand): Promise<SubmittedTurnInput>;
+  /** The turn that takes answers now (parked, else running anywhere), if any. */
+  currentTurn(sessionId: SessionId): Promise<string | undefined>;
   watch(
     sessionId: SessionId,
     publicSessionId: string,
@@ -48,8 +54,6 @@ export interface TetherRuntime {
     turnId: string,
     decisions: ApprovalDecision[],
   ): Promise<ToolAnswerReport>;
-  /** Stores a next-turn input and offers to drive its session; nobody follows the turn. */
-  submitInput(command: SubmitInputCommand): Promise<SubmitInputReceipt>;
   /** Cancels the running turn, or the parked one (which then ends on whichever replica). */
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
   /** The messages a turn committed, as stored, read at the revision its commit made. */
@@ -120,10 +124,12 @@ export function createTetherRuntime(deps: RuntimeDeps): TetherRuntime {
         command,
         signal,
       ),
+    submitTurn: (command) =>
+      submitTurn({ deps, driver, closing: () => closing, stop: turnStreamStop.signal }, command),
+    currentTurn: (sessionId) => currentTurn(deps, sessionId),
     watch,
     submitToolResults: answers.submitToolResults,
     decideToolCalls: answers.decideToolCalls,
-    submitInput: (command) => submitNextTurnInput(deps, driver, closing, command),
     async cancelTurn(sessionId, turnId) {
       await requireSession(sessionId);
       if (await deps.store.cancelParkedTurn(sessionId, turnId)) {

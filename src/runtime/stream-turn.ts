@@ -94,7 +94,7 @@ export async function* streamTurn(
 }
 
 /** A turn is refused before anything is stored while closing, or with a clashing tool name. */
-function refuseToStart({ deps, closing }: TurnStreams, command: StreamTurnCommand): void {
+export function refuseToStart({ deps, closing }: TurnStreams, command: StreamTurnCommand): void {
   if (closing()) throw replicaClosing("turn");
   command.clientTools.forEach((tool, i) => {
     const server = deps.selectableTools?.serverOf(tool.name);
@@ -107,16 +107,26 @@ function refuseToStart({ deps, closing }: TurnStreams, command: StreamTurnComman
   });
 }
 
+/** What submitTurnInput stored: the input's id, whether a retry found it, its input_queued. */
+export type TurnInputReceipt = {
+  inputId: string;
+  deduplicated: boolean;
+  queued: CursoredEvent | undefined;
+} & Omit<Submitted, "submitted">;
+
 /**
  * Stores the input as the busy strategy says, and tells the watch where the stream starts.
- * Returns the input's id and, for input that waits for a running turn, its input_queued.
+ * Returns the input's id and, for input that waits for a running turn, its input_queued. With
+ * `interruptOnce`, a retry that found its input already stored interrupts nothing (the first
+ * attempt did, and the running turn may be the one that input started).
  */
-async function submitTurnInput(
+export async function submitTurnInput(
   deps: RuntimeDeps,
   driver: SessionDriver,
   command: StreamTurnCommand,
   startsAt: Latch<{ cursor: number; readLog: boolean }>,
-): Promise<{ inputId: string; queued: CursoredEvent | undefined } & Omit<Submitted, "submitted">> {
+  interruptOnce = false,
+): Promise<TurnInputReceipt> {
   const { sessionId } = command;
   // A parked turn holds the session without a lease: the input waits for it (idle claims
   // find nothing while it is parked), or steers, interrupts or is refused as for a running
@@ -160,9 +170,10 @@ async function submitTurnInput(
       ? { cursor: 0, readLog: true }
       : { cursor: entryCursor(startSeq), readLog: false },
   );
-  if (current && command.busyStrategy === "interrupt") await deps.signals.requestCancel(sessionId);
-  if (parked && command.busyStrategy === "interrupt")
-    await deps.store.cancelParkedTurn(sessionId, parked.turnId);
+  const interrupts =
+    command.busyStrategy === "interrupt" && !(interruptOnce && receipt.deduplicated);
+  if (current && interrupts) await deps.signals.requestCancel(sessionId);
+  if (parked && interrupts) await deps.store.cancelParkedTurn(sessionId, parked.turnId);
   const queued: CursoredEvent | undefined =
     receipt.sessionBusy && !receipt.deduplicated
       ? {
@@ -172,7 +183,13 @@ async function submitTurnInput(
           event: { type: "input_queued", inputId },
         }
       : undefined;
-  return { inputId, queued, ...(marked && { marked }), ...(started && { started }) };
+  return {
+    inputId,
+    deduplicated: receipt.deduplicated,
+    queued,
+    ...(marked && { marked }),
+    ...(started && { started }),
+  };
 }
 
 /** Steered input joins the running (or parked) turn; any other waits for the next turn. */

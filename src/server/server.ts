@@ -43,8 +43,8 @@ export interface TetherServerOptions {
   tracer?: Tracer;
   /** CompactSession's work: the runtime's. */
   compactSession?: CompactSessionFn;
-  /** The runtime the front door's sessions run their turns on (ADR 0037). */
-  runtime?: Pick<TetherRuntime, "submitInput">;
+  /** The runtime the front door's session routes go through (ADR 0037). */
+  runtime?: TetherRuntime;
 }
 
 export interface TetherServer {
@@ -118,7 +118,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   // The OpenAI Agents API under /v1, beside Connect on the same port (ADR 0037).
   const frontDoor = createFrontDoor({
     store: options.store,
-    ...(options.runtime && { runtime: options.runtime }),
+    runtime: options.runtime,
     tenantOf: createKeyCheck(config.apiKeys),
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,

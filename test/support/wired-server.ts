@@ -41,6 +41,7 @@ export async function startWiredServer(env: Record<string, string>): Promise<Wir
     routes: wired.routes,
     quotas: built.quotas,
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
+    runtime: wired.runtime,
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {
