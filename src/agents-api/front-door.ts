@@ -9,6 +9,7 @@ import { createTenantScope } from "../api/tenancy.js";
 import { TetherError } from "../domain/errors.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { addAgentRoutes } from "./agent-routes.js";
+import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
 import {
   parseJsonBody,
   readBody,
@@ -31,6 +32,8 @@ export interface FrontDoorOptions {
   /** The largest request body, in bytes. */
   maxBodyBytes: number;
   log: FrontDoorLog;
+  /** The session event log and watch behind GET /v1/agents/sessions/{id}/events. */
+  sessionEvents?: SessionEventSource | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -38,6 +41,7 @@ export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
 export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   addAgentRoutes(routes, { store: options.store, mcpServers: new Set(options.mcpServers) });
+  if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
     let tenant: string | undefined;
@@ -47,6 +51,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
       tenant = options.tenantOf(header(req, "authorization"));
       if (!match) throw noRoute(method, req.url ?? "/");
       const reply = await answer(match, req, tenant, options.maxBodyBytes);
+      if (reply.stream) return await reply.stream(res, { "x-request-id": requestId });
       sendJson(res, reply.status, reply.body, { "x-request-id": requestId });
     } catch (error) {
       const failure = httpErrorOf(error, tenant);
@@ -73,6 +78,7 @@ async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyByt
     scope: createTenantScope(tenant),
     params: match.params,
     query: match.query,
+    headers: req.headers,
     body,
   });
 }

@@ -5,6 +5,7 @@ import { applyStorageQuotas, storageUsageReader } from "./storage-quotas.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
+import { createSessionEventSource } from "../agents-api/index.js";
 import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
 import { metricLabelsOf } from "./metric-labels.js";
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
+    sessionEvents: createSessionEventSource({ runtime, log: built.log, store: built.store }),
   });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({

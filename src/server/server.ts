@@ -12,7 +12,7 @@ import type { QuotaStore } from "../ports/quota-store.js";
 import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
-import { createFrontDoor } from "../agents-api/index.js";
+import { createFrontDoor, type SessionEventSource } from "../agents-api/index.js";
 import { createKeyCheck } from "./auth.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -42,6 +42,8 @@ export interface TetherServerOptions {
   tracer?: Tracer;
   /** CompactSession's work: the runtime's. */
   compactSession?: CompactSessionFn;
+  /** The front door's session events (GET /v1/agents/sessions/{id}/events): the runtime's. */
+  sessionEvents?: SessionEventSource;
 }
 
 export interface TetherServer {
@@ -119,6 +121,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
+    sessionEvents: options.sessionEvents,
   });
 
   const listener = await startListener({

@@ -2,6 +2,7 @@
 // started on a free loopback port from an environment: a real server on memory or on Redis.
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Transport } from "@connectrpc/connect";
+import { createSessionEventSource } from "../../src/agents-api/index.js";
 import { storeLimitsFor } from "../../src/ports/runtime-store.js";
 import { buildRuntime } from "../../src/server/build-runtime.js";
 import { buildStore, type BuiltStore } from "../../src/server/build-store.js";
@@ -41,6 +42,11 @@ export async function startWiredServer(env: Record<string, string>): Promise<Wir
     routes: wired.routes,
     quotas: built.quotas,
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
+    sessionEvents: createSessionEventSource({
+      runtime: wired.runtime,
+      log: built.log,
+      store: built.store,
+    }),
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {
