@@ -98,8 +98,11 @@ async function startingPoint(
   const folded = await foldLog(log, sessionId, initial, landed);
   const piece = await pieceBefore(log, sessionId, folded, landed, resume.cursor);
   const step = translateEntry(folded, piece);
-  // Events of that piece the client did not get yet (it stopped inside the piece's events).
-  const pending = step.events.filter((_, index) => index > resume.index);
+  // The rebuilt piece holds the window's text up to the cursor, which may span several live
+  // pieces, so its events stand for the client's piece only when the client names one of the
+  // later events of a piece that opened the message (`.1`: item and part added, delta not yet).
+  // A bare id says the client has every event of its piece.
+  const pending = resume.index > 0 ? step.events.filter((_, i) => i > resume.index) : [];
   return { state: step.state, watchAfter: resume.cursor, sentThrough: resume, pending };
 }
 
