@@ -165,7 +165,7 @@ async function streamEvents(
   const sse = openSse(res, headers, source.heartbeatMs);
   let state = plan.state;
   try {
-    for (const event of plan.pending) await sse.event(event.type, event);
+    await sse.events(plan.pending);
     const events = source.runtime.watch(
       plan.sessionId,
       plan.publicSessionId,
@@ -176,10 +176,11 @@ async function streamEvents(
     for await (const entry of events) {
       const step = translateEntry(state, entry);
       state = step.state;
-      for (const [index, event] of step.events.entries()) {
-        if (!isAfter({ cursor: entry.cursor, index }, plan.sentThrough)) continue;
-        await sse.event(event.type, event);
-      }
+      await sse.events(
+        step.events.filter((_, index) =>
+          isAfter({ cursor: entry.cursor, index }, plan.sentThrough),
+        ),
+      );
       if (sse.closed.aborted) break;
     }
   } finally {

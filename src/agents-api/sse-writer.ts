@@ -20,8 +20,11 @@ interface StreamingResponse {
 }
 
 export interface SseWriter {
-  /** Writes one event; resolves once the socket took it (waits while the client reads slowly). */
-  event(type: string, payload: unknown): Promise<void>;
+  /**
+   * Writes events in one write (a log entry's events travel together, so a client cut off is
+   * rarely cut inside one entry); resolves once the socket took them (waits on a slow reader).
+   */
+  events(batch: readonly ({ type: string } & Record<string, unknown>)[]): Promise<void>;
   end(): void;
   /** Aborted when the client goes away. */
   readonly closed: AbortSignal;
@@ -76,10 +79,10 @@ export function openSse(
     });
   return {
     closed: closed.signal,
-    async event(type, payload) {
-      if (closed.signal.aborted || out.destroyed) return;
+    async events(batch) {
+      if (batch.length === 0 || closed.signal.aborted || out.destroyed) return;
       arm();
-      if (!out.write(sseFrame(type, payload))) await drained();
+      if (!out.write(batch.map((e) => sseFrame(e.type, e)).join(""))) await drained();
     },
     end() {
       clearTimeout(timer);

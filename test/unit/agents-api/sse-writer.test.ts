@@ -25,9 +25,16 @@ describe("the SSE writer", () => {
     const { res, log } = fakeResponse();
     const sse = openSse(res as never, { "x-request-id": "req_1" }, 5);
     expect(log).toEqual(["head 200 text/event-stream; charset=utf-8 no-cache", "flush"]);
-    await sse.event("agent.session.idle", { event_id: "evt_1", type: "agent.session.idle" });
+    await sse.events([{ event_id: "evt_1", type: "agent.session.idle" }]);
     expect(log[2]).toBe(
       'event: agent.session.idle\ndata: {"event_id":"evt_1","type":"agent.session.idle"}\n\n',
+    );
+    await sse.events([
+      { event_id: "evt_2", type: "a" },
+      { event_id: "evt_2.1", type: "b" },
+    ]);
+    expect(log[3]).toBe(
+      'event: a\ndata: {"event_id":"evt_2","type":"a"}\n\nevent: b\ndata: {"event_id":"evt_2.1","type":"b"}\n\n',
     );
     await waitFor(() => log.filter((l) => l === ": ping\n\n").length >= 2, {
       what: "two heartbeats",
