@@ -198,4 +198,49 @@ describe("GET /v1/agents/sessions/{id}/events", () => {
       .join("");
     expect(textAfterOpen).toBe(long);
   });
+
+  it("a client function tool: the call item, requires_action, then its output, the call done, in_progress, the answer, idle", async () => {
+    const server = await start({ TETHER_PROVIDER: "scripted-tools" });
+    const sessionId = `sse-tool-${run}`;
+    await runTurn(server, sessionId, "warm up");
+    const stream = await sse(`${server.baseUrl}/v1/agents/sessions/${sessionId}/events`);
+    const turns = createClient(TurnService, server.as());
+    const running = (async () => {
+      const call = turns.streamTurn({
+        sessionId,
+        input: textInput('/tool get_weather {"city":"Oslo"}'),
+        clientTools: [{ name: "get_weather", description: "weather", parametersJsonSchema: "{}" }],
+      });
+      for await (const item of call) void item;
+    })();
+    const asked = eventsOf(
+      await stream.readUntil((e) => e.type === "agent.session.requires_action"),
+    );
+    const required = asked.at(-1)?.session as {
+      required_actions: { call_id: string; turn_id: string }[];
+    };
+    const action = required.required_actions[0];
+    expect(action).toMatchObject({
+      type: "function_call",
+      name: "get_weather",
+      arguments: { city: "Oslo" },
+    });
+    expect(asked.at(-2)).toMatchObject({
+      type: "agent.session.turn.item.added",
+      item: { type: "function_call", id: `fc_${action?.call_id}`, status: "in_progress" },
+    });
+    await turns.submitToolResults({
+      sessionId,
+      turnId: action?.turn_id ?? "",
+      results: [{ callId: action?.call_id ?? "", output: "sunny", isError: false }],
+    });
+    const rest = eventsOf(await stream.readUntil(isIdle));
+    await running;
+    const types = rest.map((e) => e.type.replace("agent.session.", ""));
+    expect(types.slice(0, 3)).toEqual(["turn.item.added", "turn.item.done", "in_progress"]);
+    expect(rest[0]).toMatchObject({ item: { type: "function_call_output", output: "sunny" } });
+    expect(rest[1]).toMatchObject({ item: { type: "function_call", status: "completed" } });
+    expect(types.slice(-3)).toEqual(["turn.item.done", "turn.completed", "idle"]);
+    expect(rest.at(-3)).toMatchObject({ item: { phase: "final_answer", status: "completed" } });
+  });
 });
