@@ -3,10 +3,12 @@
 // Node SDK's events.stream following a turn started over gRPC on the same port up to idle, and a
 // resume from an event id mid-text on another replica (two servers on one Redis) that yields
 // exactly the remaining events with the same ids.
+import * as http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
 import OpenAI from "openai-agents-sdk";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { TurnService } from "../../../src/gen/tether/v1/turn_service_pb.js";
+import { waitFor } from "../../support/wait-for.js";
 import { startWiredServer, type WiredServer } from "../../support/wired-server.js";
 import { eventsOf, openSse, type RawSse } from "./sse-client.js";
 
@@ -242,5 +244,30 @@ describe("GET /v1/agents/sessions/{id}/events", () => {
     expect(rest[1]).toMatchObject({ item: { type: "function_call", status: "completed" } });
     expect(types.slice(-3)).toEqual(["turn.item.done", "turn.completed", "idle"]);
     expect(rest.at(-3)).toMatchObject({ item: { phase: "final_answer", status: "completed" } });
+  });
+
+  it("streams over h2c (HTTP/2 without TLS) on the same port too", async () => {
+    const server = await start();
+    const sessionId = `sse-h2-${run}`;
+    await runTurn(server, sessionId, "warm up");
+    const session = http2.connect(server.baseUrl);
+    try {
+      const stream = session.request({ ":path": `/v1/agents/sessions/${sessionId}/events` });
+      const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        stream.once("response", resolve);
+        stream.once("error", reject);
+      });
+      expect(head[":status"]).toBe(200);
+      expect(head["content-type"]).toMatch(/^text\/event-stream/u);
+      let body = "";
+      stream.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      await runTurn(server, sessionId, "over h2c");
+      await waitFor(() => body.includes("event: agent.session.idle\n"), { what: "idle over h2c" });
+      expect(body).not.toMatch(/^id:/mu);
+      expect(body).toContain('"delta":"over h2c"');
+      stream.close();
+    } finally {
+      session.close();
+    }
   });
 });
