@@ -27,6 +27,11 @@ export interface SessionEventSource {
   sessionExists(sessionId: SessionId): Promise<boolean>;
   /** Heartbeat interval (tests shorten it); default 15 s. */
   heartbeatMs?: number;
+  /**
+   * The concurrent_streams quota (ADR 0028), shared with gRPC's streams: counts a tenant's
+   * stream in, throwing quota_exhausted (a 429) past its limit; returns its leave.
+   */
+  streams?: { enter(tenant: string): () => void };
 }
 
 const FOLD_BATCH = 256;
@@ -37,12 +42,21 @@ export function addSessionEventRoutes(routes: RouteTable, source: SessionEventSo
     const { sessionId, publicSessionId } = call.scope.session(clientId, "session_id");
     const resume = resumePlaceOf(call.query.after, headerOf(call.headers["last-event-id"]));
     if (!(await source.sessionExists(sessionId))) throw sessionNotFound(clientId);
-    const start = await startingPoint(source.log, sessionId, publicSessionId, resume);
+    // Counted from here until the stream ends, like a WatchSession; past the limit, a 429 before
+    // any log read or event (the SDKs retry it after retry-after-ms).
+    const leave = source.streams?.enter(call.scope.tenant);
+    let start: StartingPoint;
+    try {
+      start = await startingPoint(source.log, sessionId, publicSessionId, resume);
+    } catch (error) {
+      leave?.();
+      throw error;
+    }
     return {
       status: 200,
       body: undefined,
       stream: (res, headers) =>
-        streamEvents(source, { sessionId, publicSessionId, ...start }, res, headers),
+        streamEvents(source, { sessionId, publicSessionId, ...start }, res, headers).finally(leave),
     };
   });
 }

@@ -50,6 +50,8 @@ export function openSse(
     closed.abort();
   };
   out.once("close", onClose);
+  // The client may have left while the stream was being prepared: its close has been heard.
+  if (out.destroyed) closed.abort();
   out.writeHead(200, {
     ...headers,
     "content-type": "text/event-stream; charset=utf-8",

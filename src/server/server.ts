@@ -121,7 +121,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
-    sessionEvents: options.sessionEvents,
+    sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
   });
 
   const listener = await startListener({

@@ -270,4 +270,29 @@ describe("GET /v1/agents/sessions/{id}/events", () => {
       session.close();
     }
   });
+
+  it("counts toward the concurrent_streams quota: one past the limit is a 429 with retry-after-ms; a closed stream frees its slot", async () => {
+    const server = await start({
+      TETHER_QUOTAS: JSON.stringify({ tenants: { default: { concurrent_streams: 1 } } }),
+    });
+    const sessionId = `sse-quota-${run}`;
+    await runTurn(server, sessionId, "warm up");
+    const url = `${server.baseUrl}/v1/agents/sessions/${sessionId}/events`;
+    const first = await sse(url);
+    expect(first.response.status).toBe(200);
+    const refused = await fetch(url);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after-ms")).toMatch(/^\d+$/u);
+    expect(await refused.json()).toMatchObject({ error: { type: "rate_limit_error" } });
+    first.close();
+    await waitFor(
+      async () => {
+        const again = await fetch(url);
+        if (again.status !== 200) return false;
+        await again.body?.cancel();
+        return true;
+      },
+      { what: "the slot to be free again" },
+    );
+  });
 });
