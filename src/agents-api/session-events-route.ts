@@ -23,7 +23,7 @@ import { openSse } from "./sse-writer.js";
 /** What the events route reads: the runtime's watch, the shared log, whether a session exists. */
 export interface SessionEventSource {
   runtime: Pick<TetherRuntime, "watch">;
-  log: Pick<EventLog, "read" | "lastSeq">;
+  log: Pick<EventLog, "read" | "lastSeq" | "tail">;
   sessionExists(sessionId: SessionId): Promise<boolean>;
   /** Heartbeat interval (tests shorten it); default 15 s. */
   heartbeatMs?: number;
@@ -99,7 +99,7 @@ async function startingPoint(
   const initial = initialTranslatorState(publicSessionId);
   if (!resume) {
     const head = (await log.lastSeq(sessionId)) * CURSOR_SCALE;
-    const state = await foldLog(log, sessionId, initial, head);
+    const state = await foldRecent(log, sessionId, initial, head);
     return { state, watchAfter: head, sentThrough: { cursor: head, index: Infinity }, pending: [] };
   }
   const offset = resume.cursor % CURSOR_SCALE;
@@ -138,6 +138,30 @@ async function foldLog(
       state = fold(state, { cursor: entry.seq * CURSOR_SCALE, sessionId, ...entry });
     }
     afterSeq = read.entries.at(-1)?.seq ?? throughSeq;
+  }
+  return state;
+}
+
+/**
+ * `foldLog` for the live start, cheaper: a turn's start sets everything the translator keeps
+ * (status, required actions, the turn), so folding from the last `turn_started` gives the very
+ * state a fold of the whole log gives. It is looked for in the log's last entries; without one
+ * there, the whole log is folded.
+ */
+async function foldRecent(
+  log: SessionEventSource["log"],
+  sessionId: SessionId,
+  initial: TranslatorState,
+  throughCursor: number,
+): Promise<TranslatorState> {
+  const throughSeq = throughCursor / CURSOR_SCALE;
+  const recent = (await log.tail(sessionId, FOLD_BATCH)).filter((e) => e.seq <= throughSeq);
+  const start = recent.findLastIndex((e) => e.event.type === "turn_started");
+  const whole = recent.length > 0 && recent[0]?.seq === 1;
+  if (start < 0 && !whole) return foldLog(log, sessionId, initial, throughCursor);
+  let state = initial;
+  for (const entry of recent.slice(Math.max(0, start))) {
+    state = fold(state, { cursor: entry.seq * CURSOR_SCALE, sessionId, ...entry });
   }
   return state;
 }
@@ -207,7 +231,7 @@ async function streamEvents(
 /** The source the composition root wires: the runtime's watch, the log, the store's sessions. */
 export function createSessionEventSource(parts: {
   runtime: Pick<TetherRuntime, "watch">;
-  log: Pick<EventLog, "read" | "lastSeq">;
+  log: Pick<EventLog, "read" | "lastSeq" | "tail">;
   store: { loadSession(sessionId: SessionId): Promise<unknown> };
 }): SessionEventSource {
   return {

@@ -45,6 +45,7 @@ function scriptedWatch(entries: CursoredEvent[]): ScriptedWatch {
       },
       log: {
         lastSeq: () => Promise.resolve(0),
+        tail: () => Promise.resolve([]),
         read: () => Promise.resolve({ entries: [], firstRetainedSeq: 1 }),
       },
       sessionExists: () => Promise.resolve(true),

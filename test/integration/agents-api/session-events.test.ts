@@ -231,6 +231,8 @@ describe("GET /v1/agents/sessions/{id}/events", () => {
       type: "agent.session.turn.item.added",
       item: { type: "function_call", id: `fc_${action?.call_id}`, status: "in_progress" },
     });
+    // A second stream that joins while the turn waits: live from there, the same events after.
+    const joined = await sse(`${server.baseUrl}/v1/agents/sessions/${sessionId}/events`);
     await turns.submitToolResults({
       sessionId,
       turnId: action?.turn_id ?? "",
@@ -244,6 +246,7 @@ describe("GET /v1/agents/sessions/{id}/events", () => {
     expect(rest[1]).toMatchObject({ item: { type: "function_call", status: "completed" } });
     expect(types.slice(-3)).toEqual(["turn.item.done", "turn.completed", "idle"]);
     expect(rest.at(-3)).toMatchObject({ item: { phase: "final_answer", status: "completed" } });
+    expect(eventsOf(await joined.readUntil(isIdle))).toEqual(rest);
   });
 
   it("streams over h2c (HTTP/2 without TLS) on the same port too", async () => {
