@@ -168,7 +168,8 @@ function translateEvent(d: Draft, event: SessionEvent): void {
       startServerCall(d, event);
       return;
     case "tool_call_finished":
-      finishCall(d, event.callId, event.output, event.isError);
+      if (event.cancelled) cancelCall(d, event.callId);
+      else finishCall(d, event.callId, event.output, event.isError);
       return;
     case "turn_resumed":
       if (d.status === "requires_action") d.session("in_progress", []);
@@ -242,6 +243,7 @@ function openCall(d: Draft, callId: string, seen: Omit<ToolCallSeen, "outputInde
 }
 
 function requestCall(d: Draft, callId: string, name: string, argumentsJson: string): void {
+  answerApproval(d, callId);
   closeMessage(d, "commentary", "completed");
   const outputIndex = openCall(d, callId, { name, argumentsJson });
   d.item(
@@ -277,6 +279,7 @@ function requestApproval(d: Draft, callId: string, name: string, argumentsJson: 
 }
 
 function startServerCall(d: Draft, event: Extract<SessionEvent, { type: "tool_call_started" }>) {
+  answerApproval(d, event.callId);
   closeMessage(d, "commentary", "completed");
   const serverLabel = event.origin?.kind === "mcp" ? event.origin.server : "tether";
   const call = {
@@ -290,6 +293,7 @@ function startServerCall(d: Draft, event: Extract<SessionEvent, { type: "tool_ca
 }
 
 function finishCall(d: Draft, callId: string, output: string, isError: boolean): void {
+  answerApproval(d, callId); // a denied call finishes without starting
   const seen = d.turn.calls[callId];
   if (!seen) return; // a call this stream never saw start (before a gap): nothing to close
   const rest = { ...d.turn.calls };
@@ -311,6 +315,24 @@ function finishCall(d: Draft, callId: string, output: string, isError: boolean):
   d.item("done", functionCall(call, d.turn.id, status), seen.outputIndex);
   const required = d.required.filter((a) => a.type !== "function_call" || a.call_id !== callId);
   // The session event is sent when the status changes: the last answered call resumes the turn.
+  if (d.status === "requires_action" && required.length === 0) d.session("in_progress", []);
+  else d.setRequired(required);
+}
+
+/**
+ * A call the cancel cut short: left open, so the turn's end closes it as `incomplete` with the
+ * other open items (no output item, no resumed session: the turn only ends).
+ */
+function cancelCall(d: Draft, callId: string): void {
+  d.setRequired(d.required.filter((a) => a.type !== "function_call" || a.call_id !== callId));
+}
+
+/** A decided approval leaves the required actions; the last one resumes the session. */
+function answerApproval(d: Draft, callId: string): void {
+  const required = d.required.filter(
+    (a) => a.type !== "mcp_approval_request" || a.request_id !== callId,
+  );
+  if (required.length === d.required.length) return;
   if (d.status === "requires_action" && required.length === 0) d.session("in_progress", []);
   else d.setRequired(required);
 }

@@ -298,4 +298,31 @@ describe("GET /v1/agents/sessions/{id}/events", () => {
       { what: "the slot to be free again" },
     );
   });
+
+  it("a cancel while a client tool waits: the call done as incomplete, turn.cancelled, idle", async () => {
+    const server = await start({ TETHER_PROVIDER: "scripted-tools" });
+    const sessionId = `sse-cancel-${run}`;
+    await runTurn(server, sessionId, "warm up");
+    const stream = await sse(`${server.baseUrl}/v1/agents/sessions/${sessionId}/events`);
+    const turns = createClient(TurnService, server.as());
+    const running = (async () => {
+      const call = turns.streamTurn({
+        sessionId,
+        input: textInput('/tool get_weather {"city":"Oslo"}'),
+        clientTools: [{ name: "get_weather", description: "weather", parametersJsonSchema: "{}" }],
+      });
+      for await (const item of call) void item;
+    })();
+    await stream.readUntil((e) => e.type === "agent.session.requires_action");
+    await turns.cancelTurn({ sessionId });
+    const rest = eventsOf(await stream.readUntil(isIdle));
+    await running;
+    expect(rest.map((e) => e.type.replace("agent.session.", ""))).toEqual([
+      "turn.item.done",
+      "turn.cancelled",
+      "idle",
+    ]);
+    expect(rest[0]).toMatchObject({ item: { type: "function_call", status: "incomplete" } });
+    expect(rest[1]).toMatchObject({ turn: { status: "cancelled", error: null } });
+  });
 });

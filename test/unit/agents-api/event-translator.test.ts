@@ -286,4 +286,67 @@ describe("the events translator", () => {
       expect(() => parseEventId(bad, "after"), bad).toThrow(/after/u);
     }
   });
+
+  it("an approval: requires_action with an mcp_approval_request; the approved call starting resumes the session", () => {
+    const events = translate(
+      log("t5", [
+        started(),
+        { type: "tool_approval_requested", callId: "c9", toolName: "wipe", argumentsJson: "{}" },
+        {
+          type: "tool_call_started",
+          callId: "c9",
+          toolName: "wipe",
+          argumentsJson: "{}",
+          idempotencyKey: "k",
+          origin: { kind: "mcp", server: "ops" },
+        },
+        { type: "tool_call_finished", callId: "c9", output: "done", isError: false },
+        completed(finished),
+      ]),
+    );
+    expect(types(events).slice(4)).toEqual([
+      "requires_action",
+      "in_progress",
+      "turn.item.added",
+      "turn.item.done",
+      "turn.completed",
+      "idle",
+    ]);
+    expect(events[4]).toMatchObject({
+      session: {
+        required_actions: [
+          { type: "mcp_approval_request", request_id: "c9", request: { name: "wipe" } },
+        ],
+      },
+    });
+    expect(events[7]).toMatchObject({
+      item: { id: "mcp_c9", type: "mcp_call", server_label: "ops", output: "done" },
+    });
+  });
+
+  it("a cancel while a client call waits: the call done as incomplete, no output item, no resume", () => {
+    const events = translate(
+      log("t6", [
+        started(),
+        {
+          type: "tool_call_requested",
+          callId: "c1",
+          toolName: "f",
+          argumentsJson: "{}",
+          deadlineMs: 1,
+          idempotencyKey: "k",
+        },
+        { type: "tool_call_finished", callId: "c1", output: "x", isError: true, cancelled: true },
+        completed({ kind: "stopped", reason: "cancelled" }),
+      ]),
+    );
+    expect(types(events).slice(4)).toEqual([
+      "turn.item.added",
+      "requires_action",
+      "turn.item.done",
+      "turn.cancelled",
+      "idle",
+    ]);
+    expect(events[6]).toMatchObject({ item: { id: "fc_c1", status: "incomplete" } });
+  });
 });
