@@ -13,6 +13,7 @@ import { addAgentRoutes } from "./agent-routes.js";
 import { addEventRoutes } from "./event-routes.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
+import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
 import {
   parseJsonBody,
   readBody,
@@ -37,6 +38,8 @@ export interface FrontDoorOptions {
   /** The largest request body, in bytes. */
   maxBodyBytes: number;
   log: FrontDoorLog;
+  /** The session event log and watch behind GET /v1/agents/sessions/{id}/events. */
+  sessionEvents?: SessionEventSource | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -48,6 +51,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
   addSessionStubRoutes(routes, options.store);
   if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
+  if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
     let tenant: string | undefined;
@@ -57,6 +61,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
       tenant = options.tenantOf(header(req, "authorization"));
       if (!match) throw noRoute(method, req.url ?? "/");
       const reply = await answer(match, req, tenant, options.maxBodyBytes);
+      if (reply.stream) return await reply.stream(res, { "x-request-id": requestId });
       sendJson(res, reply.status, reply.body, { "x-request-id": requestId });
     } catch (error) {
       const failure = httpErrorOf(error, tenant);
@@ -83,6 +88,7 @@ async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyByt
     scope: createTenantScope(tenant),
     params: match.params,
     query: match.query,
+    headers: req.headers,
     body,
     header: (name) => header(req, name),
   });

@@ -2,12 +2,15 @@
 // pipeline around a route (auth, body, errors) is front-door.ts's, the same for every route.
 import Router from "find-my-way";
 import type { TenantScope } from "../api/tenancy.js";
+import type { HttpResponse } from "./http-io.js";
 
 /** One request as a route sees it: checked tenant, path parameters, query, parsed body. */
 export interface Call {
   scope: TenantScope;
   params: Readonly<Record<string, string | undefined>>;
   query: Readonly<Record<string, string>>;
+  /** Request headers, names in lower case. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
   body: unknown;
   /** A request header by its lower-case name (the first value of a repeated one). */
   header(name: string): string | undefined;
@@ -16,6 +19,8 @@ export interface Call {
 export interface Reply {
   status: number;
   body: unknown;
+  /** A streamed answer (SSE) instead of `body`: it writes its own head, with these headers. */
+  stream?: (res: HttpResponse, headers: Record<string, string>) => Promise<void>;
 }
 
 export type Route = (call: Call) => Promise<Reply>;

@@ -59,6 +59,8 @@ export type SessionEvent =
       callId: string;
       output: string;
       isError: boolean;
+      /** The turn was cancelled before the call finished (its output says so); absent otherwise. */
+      cancelled?: true;
       /** From the call's start to its result; absent for a call that never started. */
       durationMs?: number;
       origin?: ToolOrigin;

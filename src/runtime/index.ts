@@ -22,7 +22,7 @@ export {
   type RuntimeMetrics,
   type TurnReport,
 } from "./deps.js";
-export { createSessionBus, isValidCursor, type SessionBus } from "./stream/index.js";
+export { CURSOR_SCALE, createSessionBus, isValidCursor, type SessionBus } from "./stream/index.js";
 export {
   checkResponseFormat,
   compileUserSchema,

@@ -5,6 +5,7 @@ import { applyStorageQuotas, storageUsageReader } from "./storage-quotas.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { createTetherServer } from "./server.js";
+import { createSessionEventSource } from "../agents-api/index.js";
 import { watchBackendHealth } from "./backend-health.js";
 import { createMetrics } from "./metrics.js";
 import { metricLabelsOf } from "./metric-labels.js";
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
     runtime,
+    sessionEvents: createSessionEventSource({ runtime, log: built.log, store: built.store }),
   });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({

@@ -13,7 +13,7 @@ import type { QuotaStore } from "../ports/quota-store.js";
 import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
-import { createFrontDoor } from "../agents-api/index.js";
+import { createFrontDoor, type SessionEventSource } from "../agents-api/index.js";
 import { createKeyCheck } from "./auth.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -45,6 +45,8 @@ export interface TetherServerOptions {
   compactSession?: CompactSessionFn;
   /** The runtime the front door's session routes go through (ADR 0037). */
   runtime?: TetherRuntime;
+  /** The front door's session events (GET /v1/agents/sessions/{id}/events): the runtime's. */
+  sessionEvents?: SessionEventSource;
 }
 
 export interface TetherServer {
@@ -123,6 +125,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
+    sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
   });
 
   const listener = await startListener({

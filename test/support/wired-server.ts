@@ -2,6 +2,7 @@
 // started on a free loopback port from an environment: a real server on memory or on Redis.
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Transport } from "@connectrpc/connect";
+import { createSessionEventSource } from "../../src/agents-api/index.js";
 import { storeLimitsFor } from "../../src/ports/runtime-store.js";
 import { buildRuntime } from "../../src/server/build-runtime.js";
 import { buildStore, type BuiltStore } from "../../src/server/build-store.js";
@@ -14,12 +15,17 @@ import { applyStorageQuotas, storageUsageReader } from "../../src/server/storage
 export interface WiredServer {
   built: BuiltStore;
   server: TetherServer;
+  baseUrl: string;
   /** A gRPC transport that sends `key` as the bearer token (none: no header). */
   as(key?: string): Transport;
   close(): Promise<void>;
 }
 
-export async function startWiredServer(env: Record<string, string>): Promise<WiredServer> {
+export async function startWiredServer(
+  env: Record<string, string>,
+  /** The front door's SSE heartbeat interval (tests shorten it). */
+  options: { heartbeatMs?: number } = {},
+): Promise<WiredServer> {
   const config = loadConfig({
     TETHER_PORT: "0",
     TETHER_METRICS_PORT: "0",
@@ -42,11 +48,16 @@ export async function startWiredServer(env: Record<string, string>): Promise<Wir
     quotas: built.quotas,
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     runtime: wired.runtime,
+    sessionEvents: {
+      ...createSessionEventSource({ runtime: wired.runtime, log: built.log, store: built.store }),
+      ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
+    },
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {
     built,
     server,
+    baseUrl,
     as: (key) =>
       createGrpcTransport({
         baseUrl,

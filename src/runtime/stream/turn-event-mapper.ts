@@ -104,6 +104,7 @@ export function createTurnEventMapper(sink: SessionEventSink, ctx: TurnEventMapp
           callId: event.callId,
           output: event.content,
           isError: event.status !== "ok",
+          ...(event.status === "cancelled" && { cancelled: true as const }),
           ...durationOf(event.callId),
           origin: origin(event.toolName),
         };
