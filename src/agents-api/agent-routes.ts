@@ -97,7 +97,7 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
  * `null` clears; `text` and `reasoning` are merged one level, so `{text: {verbosity}}` keeps the
  * format.
  */
-function mergeUpdate(current: AgentBody, patch: AgentBody): AgentBody {
+export function mergeUpdate(current: AgentBody, patch: AgentBody): AgentBody {
   const nested = <T extends object>(was: T | null | undefined, given: T | null | undefined) =>
     given === undefined ? was : given === null ? null : { ...was, ...given };
   return {

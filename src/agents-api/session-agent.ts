@@ -8,6 +8,7 @@ import { bindingOf } from "../domain/agent-binding.js";
 import { encodeAgentDefinition, type AgentVersion } from "../domain/agents.js";
 import { invalidArgument, isTetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import { mergeUpdate } from "./agent-routes.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { agentBindingPatch } from "../runtime/index.js";
 import { bodyOf, definitionOf, type AgentBody } from "./agent-object.js";
@@ -99,15 +100,7 @@ const pinOf = (scope: TenantScope, version: AgentVersion) => ({
   version: version.version,
 });
 
-/** A field given replaces (`tools` whole), `null` clears; `text` and `reasoning` merge one level. */
+/** The agent route's update rule (`mergeUpdate`), but the hidden agent's metadata stays its own. */
 function merged(current: AgentBody, patch: AgentBody): AgentBody {
-  const nested = <T extends object>(was: T | null | undefined, given: T | null | undefined) =>
-    given === undefined ? was : given === null ? null : { ...was, ...given };
-  return {
-    ...current,
-    ...patch,
-    text: nested(current.text, patch.text),
-    reasoning: nested(current.reasoning, patch.reasoning),
-    metadata: current.metadata ?? {},
-  };
+  return { ...mergeUpdate(current, patch), metadata: current.metadata ?? {} };
 }

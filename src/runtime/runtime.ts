@@ -5,19 +5,19 @@ import { setMaxListeners } from "node:events";
 import { sessionNotFound } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
 import type { CursoredEvent } from "../domain/session-events.js";
-import type { ApprovalDecision, ClientToolResult, ToolAnswerReport } from "../domain/tool-calls.js";
 import type { RuntimeDeps } from "./deps.js";
 import { createSessionDriver, replicaClosing, type SessionDriver } from "./session/index.js";
 import { watchSession } from "./stream/index.js";
 import { streamTurn, type StreamTurnCommand } from "./stream-turn.js";
 import { currentTurn, submitTurn, type SubmittedTurnInput } from "./submit-turn.js";
-import { createToolAnswers } from "./tool-answers.js";
+import { createToolAnswers, type ToolAnswers } from "./tool-answers.js";
 import { compactNow, decodeCommitted, type CompactNowReceipt } from "./turn/index.js";
 
 export type { BusyStrategy, StreamTurnCommand } from "./stream-turn.js";
 export type { SubmittedTurnInput } from "./submit-turn.js";
 
-export interface TetherRuntime {
+/** Tool answers (results and approval decisions) are tool-answers.ts's, as the API sees them. */
+export interface TetherRuntime extends Pick<ToolAnswers, "submitToolResults" | "decideToolCalls"> {
   /** Events of the turn that consumes the input, ending with its turn_completed. */
   streamTurn(command: StreamTurnCommand, signal: AbortSignal): AsyncIterable<CursoredEvent>;
   /**
@@ -34,26 +34,6 @@ export interface TetherRuntime {
     untilTurnCompleted: boolean,
     signal: AbortSignal,
   ): AsyncIterable<CursoredEvent>;
-  /**
-   * Stores the first answer for each pending call of the turn (the store decides, on any
-   * replica) and wakes the turn; turn_not_running when the turn has completed or waits for no
-   * client call.
-   */
-  submitToolResults(
-    sessionId: SessionId,
-    turnId: string,
-    results: ClientToolResult[],
-  ): Promise<ToolAnswerReport>;
-  /**
-   * Approval decisions for calls that wait for one (first decision wins, like results). A turn
-   * that has completed or has no waits is turn_not_running; else a call whose tool needs no
-   * approval is invalid_argument.
-   */
-  decideToolCalls(
-    sessionId: SessionId,
-    turnId: string,
-    decisions: ApprovalDecision[],
-  ): Promise<ToolAnswerReport>;
   /** Cancels the running turn, or the parked one (which then ends on whichever replica). */
   cancelTurn(sessionId: SessionId, turnId?: string): Promise<boolean>;
   /** The messages a turn committed, as stored, read at the revision its commit made. */

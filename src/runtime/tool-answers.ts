@@ -9,11 +9,21 @@ import type { SessionDriver } from "./session/index.js";
 import { requireAnswerableTurn } from "./turn/index.js";
 
 export interface ToolAnswers {
+  /**
+   * Stores the first answer for each pending call of the turn (the store decides, on any
+   * replica) and wakes the turn; turn_not_running when the turn has completed or waits for no
+   * client call.
+   */
   submitToolResults(
     sessionId: SessionId,
     turnId: string,
     results: ClientToolResult[],
   ): Promise<ToolAnswerReport>;
+  /**
+   * Approval decisions for calls that wait for one (first decision wins, like results). A turn
+   * that has completed or has no waits is turn_not_running; else a call whose tool needs no
+   * approval is invalid_argument.
+   */
   decideToolCalls(
     sessionId: SessionId,
     turnId: string,
