@@ -7,6 +7,7 @@
 import { sessionNotFound } from "../domain/errors.js";
 import type { SessionId } from "../domain/ids.js";
 import type { CursoredEvent } from "../domain/session-events.js";
+import { textDelta } from "../domain/turn-events.js";
 import type { EventLog } from "../ports/event-log.js";
 import { CURSOR_SCALE, type TetherRuntime } from "../runtime/index.js";
 
@@ -182,7 +183,7 @@ async function pieceBefore(
   const seen = window?.event.type === "text_delta" ? window.event.text : "";
   const text = seen.slice(0, partial - landed);
   const turnId = window?.turnId ?? state.turn?.id ?? "";
-  return { cursor: partial, sessionId, turnId, event: { type: "text_delta", text } };
+  return { cursor: partial, sessionId, turnId, event: textDelta(text) };
 }
 
 function fold(state: TranslatorState, entry: CursoredEvent): TranslatorState {
