@@ -36,7 +36,8 @@ export function inputItemsOf(
 
 const DATA_URL = /^data:(image\/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/=\s]+)$/u;
 
-function inputItemOf(part: InputContentPart): InputItem {
+/** One content part as a turn's input item; a `data:` image URL is carried inline. */
+export function inputItemOf(part: InputContentPart): InputItem {
   if (part.type === "input_text") return { type: "text", text: part.text ?? "" };
   const url = part.image_url ?? "";
   const inline = DATA_URL.exec(url);

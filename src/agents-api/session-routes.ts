@@ -19,6 +19,7 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { newSortableId } from "./agent-ids.js";
+import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
 import { pageQueryOf } from "./cursor-page.js";
@@ -201,12 +202,14 @@ function itemsOf(input: string | UserMessageBody[]): InputItem[] {
       return [{ type: "text" as const, text: message.content }];
     return message.content.map((part, j): InputItem => {
       const field = `input[${i}].content[${j}]`;
-      if (part.type === "input_text") {
-        if (part.text === undefined) throw invalidArgument(`${field}.text`, "is required");
-        return { type: "text", text: part.text };
+      if (part.type === "input_text" && part.text === undefined) {
+        throw invalidArgument(`${field}.text`, "is required");
       }
-      if (part.image_url === undefined) throw invalidArgument(`${field}.image_url`, "is required");
-      return { type: "image", image: { kind: "url", url: part.image_url } };
+      if (part.type === "input_image" && part.image_url === undefined) {
+        throw invalidArgument(`${field}.image_url`, "is required");
+      }
+      // The one conversion of a content part the door has (POST /events uses it too).
+      return inputItemOf(part);
     });
   });
 }

@@ -3,6 +3,7 @@
 // name; what needs its own words (a hosted environment, vaults, a streaming create) is refused
 // after the schema, by session-routes.ts.
 import { FIELDS, METADATA } from "./agent-schemas.js";
+import type { InputContentPart } from "./event-schemas.js";
 
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: "null" }] });
 
@@ -71,8 +72,11 @@ export const SESSION_UPDATE = {
   },
 };
 
-type Part = { type: "input_text"; text?: string } | { type: "input_image"; image_url?: string };
-export type UserMessageBody = { role: "user"; type?: "message"; content: string | Part[] };
+export type UserMessageBody = {
+  role: "user";
+  type?: "message";
+  content: string | InputContentPart[];
+};
 
 export interface SessionCreateBody {
   agent_id?: string;
