@@ -1,7 +1,6 @@
 // The objects the SSE stream's events carry (ADR 0037, "Events out"), built only from what the
-// session's log tells, so the translator stays a pure function of the log. The session object is
-// the minimal AgentSession the log can show; `sessionShape` is the one place that builds it, so the
-// full object (GET /sessions/{id}) can take its place.
+// session's log tells, so the translator stays a pure function of the log. The session object of
+// the session events is agent-session-shape.ts's, the one builder GET /sessions/{id} uses too.
 import type { UsageTotals } from "../domain/usage.js";
 
 export type SessionStatus = "idle" | "in_progress" | "requires_action" | "failed";
@@ -22,31 +21,6 @@ export type RequiredAction =
         message: string;
       };
     };
-
-/** What the log says of the session at a point: its status and what it waits for. */
-export interface SessionView {
-  id: string;
-  status: SessionStatus;
-  requiredActions: readonly RequiredAction[];
-}
-
-export function sessionShape(view: SessionView): Record<string, unknown> {
-  return {
-    id: view.id,
-    object: "agent.session",
-    // The log carries no times; the durable session record will (GET /sessions/{id}).
-    created_at: 0,
-    last_active_at: 0,
-    status: view.status,
-    error: null,
-    agent: null,
-    environment: { type: "none" },
-    metadata: {},
-    required_actions: view.requiredActions,
-    usage: null,
-    vault_ids: [],
-  };
-}
 
 export function usageShape(usage: UsageTotals): Record<string, unknown> {
   return {

@@ -4,6 +4,7 @@
 // events with the same ids. Item ids come from the log: `msg_<turn>_<n>` for the turn's n-th
 // assistant message, `msg_<input>` for a user input, `fc_`/`fco_`/`mcp_` + the call id.
 import type { CursoredEvent, SessionEvent } from "../domain/session-events.js";
+import { agentSession, approvalAction, functionCallAction } from "./agent-session-shape.js";
 import { eventId } from "./event-ids.js";
 import {
   assistantMessage,
@@ -11,7 +12,6 @@ import {
   functionCallOutput,
   mcpCall,
   outputText,
-  sessionShape,
   turnShape,
   userMessage,
   type RequiredAction,
@@ -117,7 +117,7 @@ function createDraft(state: TranslatorState, turnId: string) {
     session(next: SessionStatus, nextRequired: readonly RequiredAction[] = required) {
       status = next;
       required = nextRequired;
-      const session = sessionShape({ id: sessionId, status, requiredActions: required });
+      const session = agentSession({ id: sessionId, status, requiredActions: required });
       out.push({ type: `agent.session.${next}`, session });
     },
     get status() {
@@ -251,30 +251,13 @@ function requestCall(d: Draft, callId: string, name: string, argumentsJson: stri
     functionCall({ callId, name, argumentsJson }, d.turn.id, "in_progress"),
     outputIndex,
   );
-  const action: RequiredAction = {
-    type: "function_call",
-    call_id: callId,
-    name,
-    arguments: functionCall({ callId, name, argumentsJson }, d.turn.id, "in_progress").arguments,
-    turn_id: d.turn.id,
-  };
+  const action = functionCallAction(callId, name, argumentsJson, d.turn.id);
   d.session("requires_action", [...d.required, action]);
 }
 
 function requestApproval(d: Draft, callId: string, name: string, argumentsJson: string): void {
   closeMessage(d, "commentary", "completed");
-  const action: RequiredAction = {
-    type: "mcp_approval_request",
-    request_id: callId,
-    turn_id: d.turn.id,
-    request: {
-      type: "mcp_tool_call",
-      name,
-      arguments: functionCall({ callId, name, argumentsJson }, d.turn.id, "in_progress").arguments,
-      server_label: "tether",
-      message: `approve the call of ${name}`,
-    },
-  };
+  const action = approvalAction(callId, name, argumentsJson, d.turn.id);
   d.session("requires_action", [...d.required, action]);
 }
 

@@ -48,7 +48,12 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   const mcpServers = new Set(options.mcpServers);
   addAgentRoutes(routes, { store: options.store, mcpServers });
-  addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
+  addSessionRoutes(routes, {
+    store: options.store,
+    runtime: options.runtime,
+    mcpServers,
+    events: options.sessionEvents,
+  });
   addSessionStubRoutes(routes, options.store);
   if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);

@@ -190,21 +190,42 @@ function fold(state: TranslatorState, entry: CursoredEvent): TranslatorState {
   return translateEntry(state, entry).state;
 }
 
-interface StreamPlan extends StartingPoint {
+export interface StreamPlan extends StartingPoint {
   sessionId: SessionId;
   publicSessionId: string;
+  /**
+   * Ends the stream when it answers true (a streaming create's end, session-create-stream.ts):
+   * asked before the first entry and after each entry that leaves the session idle, with the
+   * cursor the stream has reached. Without it the stream stays open until the client leaves.
+   */
+  settled?: (cursor: number, closed: AbortSignal) => Promise<boolean>;
 }
 
-async function streamEvents(
-  source: SessionEventSource,
+/** The stream of a session from its log's first entry, after `leading` events of the route's. */
+export function fromLogStart(publicSessionId: string, leading: DoorEvent[]): StartingPoint {
+  return {
+    state: initialTranslatorState(publicSessionId),
+    watchAfter: 0,
+    sentThrough: { cursor: 0, index: Infinity },
+    pending: leading,
+  };
+}
+
+export async function streamEvents(
+  source: Pick<SessionEventSource, "runtime" | "heartbeatMs">,
   plan: StreamPlan,
   res: Parameters<typeof openSse>[0],
   headers: Record<string, string>,
 ): Promise<void> {
   const sse = openSse(res, headers, source.heartbeatMs);
   let state = plan.state;
+  const settled = async (cursor: number) =>
+    plan.settled !== undefined &&
+    state.status === "idle" &&
+    (await plan.settled(cursor, sse.closed));
   try {
     await sse.events(plan.pending);
+    if (await settled(plan.watchAfter)) return;
     const events = source.runtime.watch(
       plan.sessionId,
       plan.publicSessionId,
@@ -220,11 +241,12 @@ async function streamEvents(
           isAfter({ cursor: entry.cursor, index }, plan.sentThrough),
         ),
       );
-      if (sse.closed.aborted) break;
+      if (sse.closed.aborted || (await settled(entry.cursor))) break;
     }
   } finally {
-    // The client left (the watch ended with it) or the replica stops: the stream ends; the client
-    // resumes after the last event it has, here or elsewhere.
+    // The client left (the watch ended with it), the replica stops, or a streaming create's
+    // session is idle again: the stream ends; a client resumes after the last event it has, here
+    // or elsewhere.
     sse.end();
   }
 }

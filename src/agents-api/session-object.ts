@@ -12,6 +12,8 @@ import type { ToolCallState } from "../domain/tool-calls.js";
 import { parkedBatch } from "../runtime/index.js";
 import { sortableIdTime } from "./agent-ids.js";
 import { agentObject } from "./agent-object.js";
+import { agentSession, approvalAction, functionCallAction } from "./agent-session-shape.js";
+import { usageShape, type RequiredAction } from "./event-objects.js";
 
 export const SESSION_ID_PREFIX = "sess_";
 
@@ -35,12 +37,8 @@ export function sessionObject(state: SessionState, clientId: string, nowMs: numb
   // The latest activity the state shows: now while a turn holds the lease, else when the turn
   // parked, else the creation (Tether keeps no per-session activity stamp).
   const activeMs = lease ? nowMs : (parked?.parkedAtMs ?? createdMs);
-  const u = summary.usage;
-  return {
+  return agentSession({
     id: clientId,
-    object: "agent.session",
-    created_at: createdMs === undefined ? null : seconds(createdMs),
-    last_active_at: activeMs === undefined ? null : seconds(activeMs),
     status: lease
       ? "in_progress"
       : parked
@@ -48,20 +46,15 @@ export function sessionObject(state: SessionState, clientId: string, nowMs: numb
           ? "requires_action"
           : "in_progress"
         : "idle",
-    error: null,
-    agent: state.agent ? agentObject(state.agent.version, state.agent.clientId) : null,
-    environment: { type: "none" },
-    metadata: clientMetadata(summary.metadata),
-    required_actions: lease ? [] : required,
-    usage: {
-      input_tokens: u.inputTokens,
-      input_tokens_details: { cached_tokens: u.cacheReadTokens },
-      output_tokens: u.outputTokens,
-      output_tokens_details: { reasoning_tokens: u.reasoningTokens },
-      total_tokens: u.inputTokens + u.outputTokens,
+    requiredActions: lease ? [] : required,
+    stored: {
+      createdAt: createdMs === undefined ? null : seconds(createdMs),
+      lastActiveAt: activeMs === undefined ? null : seconds(activeMs),
+      agent: state.agent ? agentObject(state.agent.version, state.agent.clientId) : null,
+      metadata: clientMetadata(summary.metadata),
+      usage: usageShape(summary.usage),
     },
-    vault_ids: [],
-  };
+  });
 }
 
 /**
@@ -69,7 +62,10 @@ export function sessionObject(state: SessionState, clientId: string, nowMs: numb
  * a `function_call`, an approval an `mcp_approval_request` (a client tool's approval too, under
  * `server_label: "client"`). Names and arguments come from the batch the turn parked on.
  */
-function requiredActions(parked: ParkedTurn | undefined, calls: readonly ToolCallState[]) {
+function requiredActions(
+  parked: ParkedTurn | undefined,
+  calls: readonly ToolCallState[],
+): RequiredAction[] {
   if (!parked) return [];
   const settled = new Set(
     calls.filter((c) => c.status !== "pending").map((c) => `${c.kind}:${c.callId}`),
@@ -81,43 +77,9 @@ function requiredActions(parked: ParkedTurn | undefined, calls: readonly ToolCal
     .filter((wait) => !settled.has(`${wait.kind}:${wait.callId}`))
     .map((wait) => {
       const call = batch.get(wait.callId);
-      const name = call?.toolName ?? null;
       const argumentsJson = call?.argumentsJson ?? "{}";
-      if (wait.kind === "result") {
-        return {
-          type: "function_call" as const,
-          call_id: wait.callId,
-          name: name ?? "",
-          arguments: parsedArguments(argumentsJson),
-          turn_id: parked.turnId,
-        };
-      }
-      return {
-        type: "mcp_approval_request" as const,
-        request_id: wait.callId,
-        turn_id: parked.turnId,
-        request: {
-          type: "mcp_tool_call" as const,
-          name,
-          arguments: argumentsJson,
-          server_label: serverLabelOf(name),
-          message: `Tether asks to approve the call of ${name ?? "a tool"}`,
-        },
-      };
+      return wait.kind === "result"
+        ? functionCallAction(wait.callId, call?.toolName ?? "", argumentsJson, parked.turnId)
+        : approvalAction(wait.callId, call?.toolName ?? null, argumentsJson, parked.turnId);
     });
-}
-
-/** The object the helpers prefer; a string the model wrote that is not JSON stays a string. */
-function parsedArguments(json: string): unknown {
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return json;
-  }
-}
-
-/** A tool server's tools are `<server>__<tool>`; any other name is a client tool. */
-function serverLabelOf(name: string | null): string {
-  const at = name?.indexOf("__") ?? -1;
-  return name && at > 0 ? name.slice(0, at) : "client";
 }

@@ -23,7 +23,9 @@ import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
 import { pageQueryOf } from "./cursor-page.js";
-import type { Call, RouteTable } from "./route-table.js";
+import type { Call, Reply, RouteTable } from "./route-table.js";
+import { streamingCreateReply } from "./session-create-stream.js";
+import type { SessionEventSource } from "./session-events-route.js";
 import { createBinding, inlineAgentId, updateBinding } from "./session-agent.js";
 import { sessionFilterOf, sessionPage } from "./session-list.js";
 import { SESSION_ID_PREFIX, sessionObject, type SessionState } from "./session-object.js";
@@ -43,6 +45,8 @@ export interface SessionRoutesDeps {
   /** Runs the first turn of a create with `input`; without it such a create is refused. */
   runtime: Pick<TetherRuntime, "submitTurn"> | undefined;
   mcpServers: ReadonlySet<string>;
+  /** The event stream a create with `stream: true` answers; without it such a create is refused. */
+  events?: SessionEventSource | undefined;
   now?: () => number;
 }
 
@@ -73,13 +77,31 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
 
   routes.add("POST", "/v1/agents/sessions", async (call) => {
     const body = checkCreate(call.body);
-    refuseUnserved(body);
+    refuseUnserved(body, deps.events !== undefined);
     const items = body.input === undefined ? [] : itemsOf(body.input);
     if (items.length > 0 && !deps.runtime) {
       throw new TetherError("store_unavailable", "this server runs no turns: input is refused");
     }
     const metadata = body.metadata ?? {};
     checkClientMetadata(metadata);
+    // A streaming create is a stream from its first byte: past the tenant's concurrent_streams,
+    // a 429 before anything is stored (the SDKs retry it), as for GET …/events.
+    const leave = body.stream === true ? deps.events?.streams?.enter(call.scope.tenant) : undefined;
+    try {
+      return await create(call, body, items, metadata, leave);
+    } catch (error) {
+      leave?.();
+      throw error;
+    }
+  });
+
+  async function create(
+    call: Call,
+    body: SessionCreateBody,
+    items: InputItem[],
+    metadata: Record<string, string>,
+    leave: (() => void) | undefined,
+  ): Promise<Reply> {
     const clientId = newSortableId(SESSION_ID_PREFIX);
     const storeId = call.scope.toStore(clientId, "id");
     const binding = await createBinding(
@@ -102,8 +124,11 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
         settings: {},
       });
     }
-    return { status: 200, body: await shown(call.scope, storeId) };
-  });
+    const created = await shown(call.scope, storeId);
+    if (body.stream !== true || !deps.events) return { status: 200, body: created };
+    const session = { sessionId: storeId, publicSessionId: clientId };
+    return streamingCreateReply({ events: deps.events, store }, session, created, leave);
+  }
 
   routes.add("GET", "/v1/agents/sessions/:session_id", async (call) => ({
     status: 200,
@@ -175,12 +200,12 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
 }
 
 /** What the API offers that Tether does not serve: refused by name, before anything is stored. */
-function refuseUnserved(body: SessionCreateBody): void {
-  if (body.stream) {
-    throw invalidArgument(
-      "stream",
-      "a streaming create is not served yet: create, then stream events",
-    );
+function refuseUnserved(body: SessionCreateBody, streams: boolean): void {
+  if (body.stream === true && !streams) {
+    throw invalidArgument("stream", "this server serves no event streams: create, then poll");
+  }
+  if (body.stream_options != null && body.stream !== true) {
+    throw invalidArgument("stream_options", "is only allowed when stream is true");
   }
   const type = body.environment?.type ?? "none";
   if (type !== "none") {

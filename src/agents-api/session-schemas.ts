@@ -1,7 +1,7 @@
 // The JSON Schemas of the Agents API's session bodies as Tether accepts them (ADR 0037). As for
 // agents, fields Tether cannot honour are absent, so `additionalProperties: false` refuses them by
-// name; what needs its own words (a hosted environment, vaults, a streaming create) is refused
-// after the schema, by session-routes.ts.
+// name; what needs its own words (a hosted environment, vaults, `stream_options` without a
+// stream) is refused after the schema, by session-routes.ts.
 import { FIELDS, METADATA } from "./agent-schemas.js";
 import type { InputContentPart } from "./event-schemas.js";
 
@@ -46,7 +46,12 @@ export const SESSION_CREATE = {
     },
     metadata: nullable(METADATA),
     stream: { type: ["boolean", "null"] },
-    stream_options: nullable({ type: "object" }),
+    // Tether pads no event, so `include_obfuscation` is read and has nothing to turn off.
+    stream_options: nullable({
+      type: "object",
+      additionalProperties: false,
+      properties: { include_obfuscation: { type: "boolean" } },
+    }),
     vault_ids: nullable({ type: "array", items: { type: "string" } }),
   },
 };
@@ -85,6 +90,7 @@ export interface SessionCreateBody {
   input?: string | UserMessageBody[];
   metadata?: Record<string, string> | null;
   stream?: boolean | null;
+  stream_options?: { include_obfuscation?: boolean } | null;
   vault_ids?: string[] | null;
 }
 

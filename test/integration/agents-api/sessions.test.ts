@@ -275,7 +275,6 @@ describe("sessions through the official Node SDK", () => {
 
 describe("what sessions refuse, by name", () => {
   const refusals: [string, Record<string, unknown>][] = [
-    ["stream", { environment: none, agent: { model: "m" }, input: "hi", stream: true }],
     ["environment.type", { environment: { type: "openai_hosted" }, agent: { model: "m" } }],
     ["vault_ids", { environment: none, agent: { model: "m" }, vault_ids: ["vault_1"] }],
     [

@@ -15,9 +15,18 @@ export interface RawSse {
   close(): void;
 }
 
-export async function openSse(url: string, headers: Record<string, string> = {}): Promise<RawSse> {
+/** A GET of `url`, or a POST of `body` as JSON (a streaming create). */
+export async function openSse(
+  url: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<RawSse> {
   const abort = new AbortController();
-  const response = await fetch(url, { headers, signal: abort.signal });
+  const response = await fetch(url, {
+    headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+    signal: abort.signal,
+    ...(body !== undefined && { method: "POST", body: JSON.stringify(body) }),
+  });
   const reader = response.body?.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
