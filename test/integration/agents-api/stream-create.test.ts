@@ -290,4 +290,44 @@ describe("sessions.create({stream: true}) through the official Node SDK", () => 
     expect(seen.slice(-2).map(short)).toEqual(["turn.completed", "idle"]);
     expect((await sdk.beta.agents.sessions.retrieve(sessionId)).status).toBe("idle");
   });
+
+  it("input queued behind the first turn keeps the stream open through the turn it starts; the end comes at that idle", async () => {
+    const { sdk } = await start();
+    let sessionId = "";
+    const stream = await sdk.beta.agents.sessions.create({
+      environment: none,
+      agent: withLookup,
+      input: "/tool lookup {}",
+      stream: true,
+      toolHandlers: {
+        lookup: async () => {
+          // Queued for the next turn, not steered into this one.
+          await sdk.beta.agents.sessions.events.create(
+            sessionId,
+            {
+              events: [
+                {
+                  type: "agent.session.input.message",
+                  input: [{ role: "user", content: [{ type: "input_text", text: "queued" }] }],
+                },
+              ],
+            },
+            { headers: { "Tether-Busy-Strategy": "enqueue" } },
+          );
+          return "first";
+        },
+      },
+    });
+    const seen: Event[] = [];
+    for await (const event of stream) {
+      seen.push(event as unknown as Event);
+      if (event.type === "agent.session.created") sessionId = event.session.id;
+    }
+    const types = seen.map(short);
+    expect(types.filter((t) => t === "turn.created")).toHaveLength(2);
+    expect(types.filter((t) => t === "idle")).toHaveLength(2);
+    expect(types.at(-1)).toBe("idle");
+    const answers = seen.filter((e) => e.type === "agent.session.turn.output_text.done");
+    expect(answers.map((e) => e.text)).toEqual(["lookup returned first", "queued"]);
+  });
 });
