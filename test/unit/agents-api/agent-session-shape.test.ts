@@ -63,6 +63,8 @@ describe("the AgentSession of events and of GET /sessions/{id}", () => {
           callId: "c1",
           toolName: "lookup",
           argumentsJson: '{"q":"x"}',
+          deadlineMs: 0,
+          idempotencyKey: "k1",
         },
         {
           type: "tool_approval_requested",
