@@ -122,6 +122,45 @@ describe("POST /v1/agents/sessions with stream: true, raw", () => {
     streams.push(stream);
     expect(eventsOf(await readToEnd(stream)).map(short)).toEqual(["created"]);
   });
+  it("counts toward concurrent_streams: past the limit a 429 before anything is stored; its end frees the slot", async () => {
+    const { server, sdk } = await start({
+      TETHER_QUOTAS: JSON.stringify({ tenants: { default: { concurrent_streams: 1 } } }),
+    });
+    const session = await sdk.beta.agents.sessions.create({ environment: none, agent: withLookup });
+    // The one slot: a streaming create whose turn waits for its client tool holds it.
+    const body = { environment: none, agent: withLookup, input: "/tool lookup {}", stream: true };
+    const holder = await openSse(`${server.baseUrl}/v1/agents/sessions`, {}, body);
+    streams.push(holder);
+    expect(holder.response.status).toBe(200);
+    await holder.readUntil((e) => e.type === "agent.session.requires_action");
+    const refused = await fetch(`${server.baseUrl}/v1/agents/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ environment: none, agent: { model: "m" }, stream: true }),
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after-ms")).toMatch(/^\d+$/u);
+    const ids = (await sdk.beta.agents.sessions.list()).data.map((s) => s.id);
+    expect(ids).toHaveLength(2);
+    expect(ids).toContain(session.id);
+    holder.close();
+    await waitFor(
+      async () => {
+        const again = await openSse(
+          `${server.baseUrl}/v1/agents/sessions`,
+          {},
+          {
+            environment: none,
+            agent: { model: "m" },
+            stream: true,
+          },
+        );
+        streams.push(again);
+        return again.response.status === 200;
+      },
+      { what: "the slot to be free again" },
+    );
+  });
 });
 
 describe("sessions.create({stream: true}) through the official Node SDK", () => {
