@@ -126,9 +126,7 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
 
     async update(ref, { spec, json }, scope, timing) {
       await checkTarget(spec, scope);
-      const nextFireAt = timing
-        ? timing.nextFireAt
-        : firstOccurrence(spec.timing, clock.nowMs());
+      const nextFireAt = timing ? timing.nextFireAt : firstOccurrence(spec.timing, clock.nowMs());
       const record = await schedules.updateSchedule({ ...ref, spec: json, nextFireAt });
       wake();
       return found(record, ref);
