@@ -99,6 +99,18 @@ describe("automations through the official Node SDK", () => {
       timezone: "Europe/Paris",
       metadata: { owner: "me" },
     });
+    const retyped = await refusal(
+      automations.update(created.id, {
+        target: {
+          type: "new_session",
+          agent_id: "a",
+          environment: none,
+          input: [{ role: "user", content: [{ type: "input_text", text: "x" }] }],
+        },
+      }),
+    );
+    expect(retyped).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(retyped.param).toBe("target.type");
     // The same schedule over gRPC: one engine behind both doors.
     const viaGrpc = await door.schedules.getSchedule({ scheduleId: created.id });
     expect(viaGrpc.schedule?.cron).toBe("0 * * * *");
@@ -208,6 +220,10 @@ describe("automations through the official Node SDK", () => {
     expect(made.metadata).toEqual({ kind: "report" });
     expect(made.agent?.id).toBe(agent.id);
     expect(await userTexts(door, inv!.session_id!, 1)).toEqual(["write the report"]);
+    // Its occurrence happened: a new run_at is refused, as the SDK documents.
+    const late = await refusal(automations.update(auto.id, { run_at: runAt + 3600 }));
+    expect(late).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(late.param).toBe("run_at");
   });
 
   it("an inline agent is written as the automation's hidden agent and shown back as its config", async () => {
@@ -441,6 +457,13 @@ describe("automations through the official Node SDK", () => {
       }),
     );
     expect(both.param).toBe("target.agent_id");
+    const modelless = await refusal(
+      automations.create({
+        ...base,
+        target: { type: "new_session", agent: { instructions: "x" }, environment: none, input },
+      }),
+    );
+    expect(modelless.param).toBe("target.agent.model");
     const noAgent = await refusal(
       automations.create({
         ...base,
