@@ -8,6 +8,7 @@ import OpenAI from "openai-agents-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { TranscriptMessage_Role as Role } from "../../../src/gen/tether/v1/transcript_pb.js";
 import { waitFor } from "../../support/wait-for.js";
+import { startWiredServer } from "../../support/wired-server.js";
 import { START, startAutomationDoor, type AutomationDoor } from "./automation-door.js";
 
 let h: AutomationDoor | undefined;
@@ -483,5 +484,38 @@ describe("automations through the official Node SDK", () => {
     );
     expect(noInvocation).toBeInstanceOf(OpenAI.NotFoundError);
     expect(await door.sdk.beta.agents.automations.list()).toMatchObject({ data: [] });
+  });
+
+  it("the composition main.ts makes serves automations over ScheduleService's actions", async () => {
+    const wired = await startWiredServer({});
+    try {
+      const sdk = new OpenAI({ baseURL: `${wired.baseUrl}/v1`, apiKey: "k", maxRetries: 0 });
+      const agent = await sdk.beta.agents.create({ model: "echo" });
+      const auto = await sdk.beta.agents.automations.create({
+        type: "periodic",
+        name: "wired",
+        expression: "0 0 1 1 *",
+        timezone: "UTC",
+        target: {
+          type: "new_session",
+          agent_id: agent.id,
+          environment: none,
+          input: [{ role: "user", content: [{ type: "input_text", text: "hi" }] }],
+        },
+      });
+      const queued = await sdk.beta.agents.automations.invocations.create(auto.id);
+      // The wired poller (real clock) fires the run-now on its own.
+      await waitFor(
+        async () =>
+          (
+            await sdk.beta.agents.automations.invocations.retrieve(queued.id, {
+              automation_id: auto.id,
+            })
+          ).status === "completed",
+        { what: "the manual invocation to complete" },
+      );
+    } finally {
+      await wired.close();
+    }
   });
 });
