@@ -9,7 +9,10 @@ import { createTenantScope } from "../api/tenancy.js";
 import { TetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
+import type { ScheduleActions } from "../api/schedule-actions.js";
 import { addAgentRoutes } from "./agent-routes.js";
+import { addInvocationRoutes } from "./automation-invocations.js";
+import { addAutomationRoutes } from "./automation-routes.js";
 import { addEventRoutes } from "./event-routes.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
@@ -40,6 +43,8 @@ export interface FrontDoorOptions {
   log: FrontDoorLog;
   /** The session event log and watch behind GET /v1/agents/sessions/{id}/events. */
   sessionEvents?: SessionEventSource | undefined;
+  /** The schedule actions behind /v1/agents/automations (ScheduleService's own). */
+  schedules?: ScheduleActions | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -57,6 +62,11 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   addSessionStubRoutes(routes, options.store);
   if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
+  if (options.schedules) {
+    const automations = { actions: options.schedules, store: options.store, mcpServers };
+    addAutomationRoutes(routes, automations);
+    addInvocationRoutes(routes, automations);
+  }
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
     let tenant: string | undefined;

@@ -19,7 +19,7 @@ const INPUT_PART = {
   },
 };
 
-const USER_MESSAGE = {
+export const USER_MESSAGE = {
   type: "object",
   required: ["role", "content"],
   additionalProperties: false,

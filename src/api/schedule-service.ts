@@ -1,26 +1,10 @@
-// ScheduleService (ADR 0020): a tenant's schedules over the schedule store. The edge validates
-// the body once (cron, time zone, target, input), computes the next occurrence from this
-// replica's clock, and wakes this replica's poller after a change; firing is the poller's.
+// ScheduleService (ADR 0020): a tenant's schedules over the schedule actions (schedule-actions.ts,
+// which the front door's automations share). The edge validates the body once (cron, time zone,
+// target, input) and maps records and runs to the wire.
 import type { ServiceImpl } from "@connectrpc/connect";
-import {
-  agentNotFound,
-  invalidArgument,
-  scheduleAlreadyExists,
-  scheduleNotFound,
-  sessionNotFound,
-} from "../domain/errors.js";
-import { clientSessionId } from "../domain/ids.js";
-import { firstOccurrence } from "../domain/schedule-timing.js";
-import {
-  MISSED_WHILE_PAUSED,
-  type ScheduleRecord,
-  type ScheduleRef,
-  type ScheduleSpec,
-} from "../domain/schedules.js";
+import { invalidArgument, scheduleAlreadyExists } from "../domain/errors.js";
+import type { ScheduleRef } from "../domain/schedules.js";
 import type { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
-import type { Clock } from "../ports/clock.js";
-import type { RuntimeStore } from "../ports/runtime-store.js";
-import type { ScheduleStore } from "../ports/schedule-store.js";
 import { decodePageToken, encodePageToken } from "./convert/page-token.js";
 import { pageSizeOf } from "./page-size.js";
 import {
@@ -29,83 +13,27 @@ import {
   scheduleToProto,
   specFromProto,
 } from "./convert/schedules.js";
+import { createScheduleActions, type ScheduleActionsOptions } from "./schedule-actions.js";
 import { scopeOf, type TenantScope } from "./tenancy.js";
 
-export interface ScheduleServiceOptions {
-  schedules: ScheduleStore;
-  /** Where targets are checked: the session or agent must exist when the schedule is set. */
-  store: Pick<RuntimeStore, "loadSession" | "getAgent">;
-  clock: Clock;
-  /** Cuts this replica's poller sleep short after a change. */
-  wake?: () => void;
-}
+export type ScheduleServiceOptions = ScheduleActionsOptions;
 
 export function createScheduleService(
   options: ScheduleServiceOptions,
 ): ServiceImpl<typeof ScheduleService> {
-  const { schedules, store, clock } = options;
-  const wake = () => options.wake?.();
+  const actions = createScheduleActions(options);
 
   const refOf = (scope: TenantScope, scheduleId: string): ScheduleRef => ({
     tenant: scope.tenant,
     scheduleId: checkScheduleId(scheduleId),
   });
 
-  /** A target must exist when it is set; a later disappearance pauses the schedule instead. */
-  async function checkTarget(spec: ScheduleSpec, scope: TenantScope): Promise<void> {
-    const { target } = spec;
-    if (target.kind === "session") {
-      if (!(await store.loadSession(target.sessionId))) {
-        throw sessionNotFound(scope.toClient(target.sessionId));
-      }
-      return;
-    }
-    if (!(await store.getAgent(target.agentId, target.version))) {
-      throw agentNotFound(target.clientAgentId, target.version);
-    }
-  }
-
-  /**
-   * A one-off keeps its instant when it is still ahead (or has none left: it fired or was
-   * missed). One whose instant passed while paused is missed, never fired late: it ends with a
-   * run saying so (the store checks, in the unpause's step, that no claim is firing it).
-   */
-  async function unpauseOneOff(
-    ref: ScheduleRef,
-    current: ScheduleRecord,
-    spec: ScheduleSpec,
-  ): Promise<ScheduleRecord | undefined> {
-    const at = current.nextFireAt;
-    const now = clock.nowMs();
-    if (at === undefined || at > now) return schedules.unpauseSchedule(ref, at);
-    const { target } = spec;
-    return schedules.unpauseSchedule(ref, undefined, {
-      runId: `run-${at}`,
-      scheduledAt: at,
-      firedAt: now,
-      sessionId: target.kind === "session" ? clientSessionId(target.sessionId) : "",
-      skipReason: MISSED_WHILE_PAUSED,
-    });
-  }
-
-  function found(record: ScheduleRecord | undefined, scheduleId: string): ScheduleRecord {
-    if (!record) throw scheduleNotFound(scheduleId);
-    return record;
-  }
-
   return {
     async createSchedule(req, ctx) {
       const scope = scopeOf(ctx.values);
       const ref = refOf(scope, req.scheduleId);
-      const { spec, json } = specFromProto(req, scope);
-      await checkTarget(spec, scope);
-      const outcome = await schedules.createSchedule({
-        ...ref,
-        spec: json,
-        nextFireAt: firstOccurrence(spec.timing, clock.nowMs()),
-      });
+      const outcome = await actions.create(ref, specFromProto(req, scope), scope);
       if (outcome.kind === "conflict") throw scheduleAlreadyExists(req.scheduleId);
-      if (outcome.kind === "created") wake();
       return {
         schedule: scheduleToProto(outcome.record, scope),
         deduplicated: outcome.kind === "existing",
@@ -114,46 +42,35 @@ export function createScheduleService(
 
     async getSchedule(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const record = await schedules.getSchedule(refOf(scope, req.scheduleId));
-      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+      const record = await actions.get(refOf(scope, req.scheduleId));
+      return { schedule: scheduleToProto(record, scope) };
     },
 
     async listSchedules(req, ctx) {
       const scope = scopeOf(ctx.values);
       const limit = pageSizeOf("ListSchedules", req.pageSize);
       const after = decodePageToken(req.pageToken);
-      // One more than asked says whether another page follows.
-      const records = await schedules.listSchedules(scope.tenant, {
+      const { records, more } = await actions.list(scope.tenant, {
         ...(after !== undefined && { after }),
-        limit: limit + 1,
+        limit,
       });
-      const page = records.slice(0, limit);
-      const last = page.at(-1);
+      const last = records.at(-1);
       return {
-        schedules: page.map((r) => scheduleToProto(r, scope)),
-        nextPageToken: records.length > limit && last ? encodePageToken(last.scheduleId) : "",
+        schedules: records.map((r) => scheduleToProto(r, scope)),
+        nextPageToken: more && last ? encodePageToken(last.scheduleId) : "",
       };
     },
 
     async updateSchedule(req, ctx) {
       const scope = scopeOf(ctx.values);
       const ref = refOf(scope, req.scheduleId);
-      const { spec, json } = specFromProto(req, scope);
-      await checkTarget(spec, scope);
-      const record = await schedules.updateSchedule({
-        ...ref,
-        spec: json,
-        nextFireAt: firstOccurrence(spec.timing, clock.nowMs()),
-      });
-      wake();
-      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+      const record = await actions.update(ref, specFromProto(req, scope), scope);
+      return { schedule: scheduleToProto(record, scope) };
     },
 
     async deleteSchedule(req, ctx) {
       const scope = scopeOf(ctx.values);
-      if (!(await schedules.deleteSchedule(refOf(scope, req.scheduleId)))) {
-        throw scheduleNotFound(req.scheduleId);
-      }
+      await actions.delete(refOf(scope, req.scheduleId));
       return {};
     },
 
@@ -161,38 +78,27 @@ export function createScheduleService(
       const scope = scopeOf(ctx.values);
       const reason = req.reason === "" ? "paused" : req.reason;
       if (reason.length > 500) throw invalidArgument("reason", "must be at most 500 characters");
-      const record = await schedules.pauseSchedule(refOf(scope, req.scheduleId), reason);
-      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+      const record = await actions.pause(refOf(scope, req.scheduleId), reason);
+      return { schedule: scheduleToProto(record, scope) };
     },
 
     async unpauseSchedule(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const ref = refOf(scope, req.scheduleId);
-      const current = found(await schedules.getSchedule(ref), req.scheduleId);
-      const spec = JSON.parse(current.spec) as ScheduleSpec;
-      const record =
-        spec.timing.kind === "at"
-          ? await unpauseOneOff(ref, current, spec)
-          : await schedules.unpauseSchedule(ref, firstOccurrence(spec.timing, clock.nowMs()));
-      wake();
-      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+      const record = await actions.unpause(refOf(scope, req.scheduleId));
+      return { schedule: scheduleToProto(record, scope) };
     },
 
     async runScheduleNow(req, ctx) {
       const scope = scopeOf(ctx.values);
-      const record = await schedules.runScheduleNow(refOf(scope, req.scheduleId));
-      wake();
-      return { schedule: scheduleToProto(found(record, req.scheduleId), scope) };
+      const record = await actions.runNow(refOf(scope, req.scheduleId));
+      return { schedule: scheduleToProto(record, scope) };
     },
 
     async listScheduleRuns(req, ctx) {
       const scope = scopeOf(ctx.values);
       const ref = refOf(scope, req.scheduleId);
-      found(await schedules.getSchedule(ref), req.scheduleId);
-      const runs = await schedules.listScheduleRuns(
-        ref,
-        pageSizeOf("ListScheduleRuns", req.pageSize),
-      );
+      await actions.get(ref);
+      const runs = await actions.runs(ref, pageSizeOf("ListScheduleRuns", req.pageSize));
       return { runs: runs.map(runToProto) };
     },
   };

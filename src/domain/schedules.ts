@@ -9,7 +9,14 @@ export type ScheduleBusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
 /** Every fire into one session, or a new session of an agent per fire. */
 export type ScheduleTarget =
   | { kind: "session"; sessionId: SessionId; busyStrategy: ScheduleBusyStrategy }
-  | { kind: "agent"; agentId: string; clientAgentId: string; version?: number };
+  | {
+      kind: "agent";
+      agentId: string;
+      clientAgentId: string;
+      version?: number;
+      /** Client metadata every session a fire makes starts with (the front door's `metadata`). */
+      sessionMetadata?: Record<string, string>;
+    };
 
 /** A 5-field cron in an IANA time zone, or one instant (epoch ms). */
 export type ScheduleTiming =
@@ -21,6 +28,9 @@ export interface ScheduleSpec {
   timing: ScheduleTiming;
   input: InputItem[];
   catchUp: CatchUp;
+  /** The front door's automation fields (ADR 0037); absent on schedules made over gRPC. */
+  name?: string;
+  metadata?: Record<string, string>;
 }
 
 /** A schedule as stored: the client's spec plus the state the store keeps. */
@@ -51,7 +61,20 @@ export interface ScheduleRun {
   error?: string;
   /** Set when the occurrence was settled without a fire (MISSED_WHILE_PAUSED); no input went. */
   skipReason?: string;
+  /** A run-now's fire, not an occurrence of the timing (the front door's manual invocation). */
+  manual?: boolean;
+  /** What kind of refusal `error` is: the target refused for good, or was busy (reject). */
+  errorKind?: "target_refused" | "target_busy";
 }
+
+/**
+ * How a pause reason set by a refusing target begins (schedule-fire.ts): a pause the client asked
+ * for is told from one its target caused by this prefix (the front door's `pause_reason`).
+ */
+export const TARGET_REFUSAL_PREFIX = "target ";
+
+export const isTargetRefusal = (pausedReason: string): boolean =>
+  pausedReason.startsWith(TARGET_REFUSAL_PREFIX);
 
 /**
  * Why a one-off ends without a fire: its instant passed while the schedule was paused, and an

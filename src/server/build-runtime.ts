@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { LeaseOwner } from "../domain/lease.js";
 import { routeScheduleService, routeTurnService } from "../api/routes.js";
+import { createScheduleActions, type ScheduleActions } from "../api/schedule-actions.js";
 import type { ModelProvider } from "../ports/model-provider.js";
 import type { Tracer } from "../ports/tracer.js";
 import { systemSleep } from "../ports/sleep.js";
@@ -88,6 +89,8 @@ export interface BuiltRuntime {
   sweeper: Sweeper;
   /** This replica's schedule poller (ADR 0020): stopped before the drain. */
   scheduler: Scheduler;
+  /** What ScheduleService does to a schedule; the front door's automations do the same. */
+  scheduleActions: ScheduleActions;
   /** The MCP servers' connections, when any are configured. */
   mcp: McpHub | undefined;
   /** Webhook delivery (ADR 0021): stop its deliverer on shutdown. */
@@ -179,20 +182,22 @@ export function buildRuntime(
     ...(metrics ? { metrics } : {}),
     ...(backend.sweepGuard ? { guard: backend.sweepGuard } : {}),
   });
+  const scheduleOptions = {
+    schedules: backend.schedules,
+    store: backend.store,
+    clock: systemClock,
+    wake: scheduler.wake,
+  };
   return {
     runtime,
     routes: (router) => {
       routeTurnService(router, { runtime });
-      routeScheduleService(router, {
-        schedules: backend.schedules,
-        store: backend.store,
-        clock: systemClock,
-        wake: scheduler.wake,
-      });
+      routeScheduleService(router, scheduleOptions);
       webhooks.routes(router);
     },
     sweeper,
     scheduler,
+    scheduleActions: createScheduleActions(scheduleOptions),
     mcp,
     webhooks,
   };

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     },
   });
   const { tracer } = telemetry;
-  const { runtime, routes, sweeper, scheduler, mcp, webhooks } = buildRuntime(
+  const { runtime, routes, sweeper, scheduler, scheduleActions, mcp, webhooks } = buildRuntime(
     config,
     built,
     logger,
@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),
     runtime,
     sessionEvents: createSessionEventSource({ runtime, log: built.log, store: built.store }),
+    schedules: scheduleActions,
   });
   if (mcp) watchMcpHealth(mcp, server.health);
   const backendHealth = watchBackendHealth({

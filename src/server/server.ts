@@ -2,6 +2,7 @@
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
 import type { CompactSessionFn } from "../api/session-service.js";
+import type { ScheduleActions } from "../api/schedule-actions.js";
 import { setMaxListeners } from "node:events";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { connectErrorOf } from "../api/errors.js";
@@ -47,6 +48,8 @@ export interface TetherServerOptions {
   runtime?: TetherRuntime;
   /** The front door's session events (GET /v1/agents/sessions/{id}/events): the runtime's. */
   sessionEvents?: SessionEventSource;
+  /** The front door's automations (ADR 0037): the schedule actions ScheduleService uses. */
+  schedules?: ScheduleActions;
 }
 
 export interface TetherServer {
@@ -126,6 +129,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
     sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
+    schedules: options.schedules,
   });
 
   const listener = await startListener({

@@ -6,6 +6,7 @@ import { createManualClock, type ManualClock } from "../../src/ports/clock.js";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import type { Tracer } from "../../src/ports/tracer.js";
 import type { TetherRuntime } from "../../src/runtime/index.js";
+import type { ScheduleActions } from "../../src/api/schedule-actions.js";
 import { createMemoryStore, type MemoryStore } from "../../src/store/memory/memory-store.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
 import { loadConfig } from "../../src/server/config.js";
@@ -36,6 +37,8 @@ export interface ApiServerOptions {
   logger?: Logger;
   /** The runtime behind the front door's sessions (their turns do not run otherwise). */
   runtime?: TetherRuntime;
+  /** The schedule actions behind the front door's automations (none otherwise). */
+  schedules?: ScheduleActions;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHarness> {
@@ -61,6 +64,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     ...(options.routes ? { routes: options.routes } : {}),
     ...(options.tracer && { tracer: options.tracer }),
     ...(options.runtime && { runtime: options.runtime }),
+    ...(options.schedules && { schedules: options.schedules }),
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {

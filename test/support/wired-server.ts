@@ -52,6 +52,7 @@ export async function startWiredServer(
       ...createSessionEventSource({ runtime: wired.runtime, log: built.log, store: built.store }),
       ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
     },
+    schedules: wired.scheduleActions,
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   return {

@@ -10,6 +10,7 @@ import {
 } from "../../domain/ids.js";
 import {
   occurrenceKey,
+  TARGET_REFUSAL_PREFIX,
   type ScheduleClaim,
   type ScheduleRun,
   type ScheduleSpec,
@@ -55,16 +56,19 @@ export function createScheduleFirer(deps: RuntimeDeps, driver: SessionDriver) {
         });
       } catch (error) {
         if (!isTetherError(error, "agent_not_found")) throw error;
-        return { refused: `target ${error.message}`, pause: true };
+        return { refused: `${TARGET_REFUSAL_PREFIX}${error.message}`, pause: true };
       }
       // A re-fire of this occurrence finds the session the first one created.
-      await createSessionIfAbsent(deps.store, sessionId, metadataPatch);
+      await createSessionIfAbsent(deps.store, sessionId, {
+        ...target.sessionMetadata,
+        ...metadataPatch,
+      });
       return { sessionId, delivery: { kind: "next_turn" } };
     }
     const { sessionId, busyStrategy } = target;
     if (!(await deps.store.loadSession(sessionId))) {
       return {
-        refused: `target session ${clientSessionId(sessionId)} does not exist`,
+        refused: `${TARGET_REFUSAL_PREFIX}session ${clientSessionId(sessionId)} does not exist`,
         pause: true,
       };
     }
@@ -102,12 +106,14 @@ export function createScheduleFirer(deps: RuntimeDeps, driver: SessionDriver) {
         runId: `run-${claim.scheduledAt}`,
         scheduledAt: claim.scheduledAt,
         firedAt: claim.now,
+        ...(claim.runNow && { manual: true }),
       };
       const target = await targetOf(claim, spec);
       if ("refused" in target) {
         const sessionId =
           spec.target.kind === "session" ? clientSessionId(spec.target.sessionId) : "";
-        const run = { ...base, sessionId, error: target.refused };
+        const errorKind = target.pause ? "target_refused" : "target_busy";
+        const run = { ...base, sessionId, error: target.refused, errorKind } as const;
         return target.pause ? { run, pauseReason: target.refused } : { run };
       }
       const receipt = await deps.store.submitInput({
