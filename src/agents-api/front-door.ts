@@ -10,7 +10,7 @@ import { TetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import { addAgentRoutes } from "./agent-routes.js";
-import { addEventRoutes } from "./event-routes.js";
+import { addEventRoutes, type AdmitInput } from "./event-routes.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
@@ -40,6 +40,8 @@ export interface FrontDoorOptions {
   log: FrontDoorLog;
   /** The session event log and watch behind GET /v1/agents/sessions/{id}/events. */
   sessionEvents?: SessionEventSource | undefined;
+  /** Refuses a tenant's input (quota_exhausted: a 429) while a reject-mode quota is used up. */
+  admitInput?: AdmitInput | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -48,9 +50,10 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   const mcpServers = new Set(options.mcpServers);
   addAgentRoutes(routes, { store: options.store, mcpServers });
-  addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
-  addSessionStubRoutes(routes, options.store);
-  if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
+  const { runtime, store, admitInput } = options;
+  addSessionRoutes(routes, { store, runtime, mcpServers, admitInput });
+  addSessionStubRoutes(routes, store);
+  if (runtime) addEventRoutes(routes, { runtime, store, admitInput });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {

@@ -22,6 +22,7 @@ import { newSortableId } from "./agent-ids.js";
 import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
+import type { AdmitInput } from "./event-routes.js";
 import { pageQueryOf } from "./cursor-page.js";
 import type { Call, RouteTable } from "./route-table.js";
 import { createBinding, inlineAgentId, updateBinding } from "./session-agent.js";
@@ -43,6 +44,8 @@ export interface SessionRoutesDeps {
   /** Runs the first turn of a create with `input`; without it such a create is refused. */
   runtime: Pick<TetherRuntime, "submitTurn"> | undefined;
   mcpServers: ReadonlySet<string>;
+  /** The tenant's quota gate for a create's input, passed before the session is made. */
+  admitInput?: AdmitInput | undefined;
   now?: () => number;
 }
 
@@ -80,6 +83,8 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
     }
     const metadata = body.metadata ?? {};
     checkClientMetadata(metadata);
+    // Refused before anything is written: the SDK's retry of the 429 makes one session, not two.
+    if (items.length > 0) await deps.admitInput?.(call.scope.tenant);
     const clientId = newSortableId(SESSION_ID_PREFIX);
     const storeId = call.scope.toStore(clientId, "id");
     const binding = await createBinding(
