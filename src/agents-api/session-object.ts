@@ -61,6 +61,8 @@ export function sessionObject(state: SessionState, clientId: string, nowMs: numb
       total_tokens: u.inputTokens + u.outputTokens,
     },
     vault_ids: [],
+    // Typed as required by the Python SDK; Tether prices no models, so there is no limit in cents.
+    spend_control: { limit: null, consumed: null },
   };
 }
 
