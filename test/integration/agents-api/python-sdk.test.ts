@@ -3,8 +3,9 @@
 // test/python run once, printing its findings as one JSON line; the test checks them and the
 // server's state behind them.
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import OpenAI from "openai-agents-sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -43,18 +44,26 @@ async function runScript(
   script: string,
   env: Record<string, string> = {},
 ): Promise<Findings> {
+  const stdout = await runPython(resolve(SCRIPTS, script), {
+    TETHER_DOOR_URL: `${s.baseUrl}/v1`,
+    ...env,
+  });
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Findings;
+}
+
+async function runPython(path: string, env: Record<string, string>): Promise<string> {
   if (!existsSync(PYTHON)) {
     throw new Error(`${PYTHON} is missing: run bash scripts/setup-python-sdk.sh`);
   }
-  const { stdout } = await promisify(execFile)(PYTHON, [resolve(SCRIPTS, script)], {
+  const { stdout } = await promisify(execFile)(PYTHON, [path], {
     cwd: SCRIPTS,
     timeout: SCRIPT_TIMEOUT_MS,
-    env: { PATH: process.env.PATH ?? "", TETHER_DOOR_URL: `${s.baseUrl}/v1`, ...env },
+    env: { PATH: process.env.PATH ?? "", ...env },
   }).catch((error: unknown) => {
     const failed = error as { stderr?: string; message: string };
-    throw new Error(`${script} failed: ${failed.message}\n${failed.stderr ?? ""}`);
+    throw new Error(`${path} failed: ${failed.message}\n${failed.stderr ?? ""}`);
   });
-  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Findings;
+  return stdout;
 }
 
 const watch = (s: WiredServer, sessionId: string) => {
@@ -275,6 +284,23 @@ describe("the Python SDK (openai 3.63.0) on the front door", () => {
       });
       const other = watch(s, "py-other");
       expect(finishedText(await other.next("turnCompleted"))).toBe("after the wait");
+    },
+  );
+
+  it(
+    "the README's Python example runs as written (its address pointed at this server)",
+    { timeout: 60_000 },
+    async () => {
+      const s = await start();
+      const readme = readFileSync(resolve("README.md"), "utf8");
+      const blocks = [...readme.matchAll(/```python\n([\s\S]*?)```/gu)].map((m) => m[1] ?? "");
+      expect(blocks).toHaveLength(1);
+      const example = blocks[0]!.replace("http://127.0.0.1:50051/v1", `${s.baseUrl}/v1`);
+      expect(example).toContain(s.baseUrl);
+      const path = join(mkdtempSync(join(tmpdir(), "readme-py-")), "example.py");
+      writeFileSync(path, example);
+      // The scripted model echoes the input.
+      expect(await runPython(path, {})).toBe("Weather in Oslo?\n");
     },
   );
 });
