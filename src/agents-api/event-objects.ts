@@ -45,6 +45,8 @@ export function sessionShape(view: SessionView): Record<string, unknown> {
     required_actions: view.requiredActions,
     usage: null,
     vault_ids: [],
+    // Required by the Python SDK's types, as on GET /sessions/{id}.
+    spend_control: { limit: null, consumed: null },
   };
 }
 

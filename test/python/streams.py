@@ -47,6 +47,8 @@ for event in events:
     if event.type == "agent.session.idle":
         break
 events.close()
+# The session a lifecycle event carries has the fields the Python types require.
+out["idle_spend_control"] = seen[-1].session.spend_control.model_dump(mode="json")
 deltas = [e for e in seen if e.type == "agent.session.turn.output_text.delta"]
 mid = deltas[1].event_id
 resumed = sessions.events.stream(followed, extra_query={"after": mid})

@@ -179,6 +179,7 @@ describe("the Python SDK (openai 3.63.0) on the front door", () => {
       );
       expect(follow.types[0]).toBe("agent.session.turn.created");
       expect(follow.types.at(-1)).toBe("agent.session.idle");
+      expect(r.idle_spend_control).toEqual({ limit: null, consumed: null });
       // The resume after the second delta: the rest of the text (once), then the very events
       // the live stream had after it, with the same ids.
       const upToMid = follow.deltas
