@@ -7,14 +7,17 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { createClient } from "@connectrpc/connect";
 import OpenAI from "openai-agents-sdk";
 import { afterEach, describe, expect, it } from "vitest";
+import { QuotaLimitKind, QuotaService } from "../../../src/gen/tether/v1/quota_service_pb.js";
 import {
   finishedText,
   startToolTurn,
   watchSession,
   type SessionWatch,
 } from "./events-in-support.js";
+import { waitFor } from "../../support/wait-for.js";
 import { startWiredServer, type WiredServer } from "../../support/wired-server.js";
 
 const PYTHON = resolve(".venv-sdk/bin/python");
@@ -64,6 +67,12 @@ async function runPython(path: string, env: Record<string, string>): Promise<str
     throw new Error(`${path} failed: ${failed.message}\n${failed.stderr ?? ""}`);
   });
   return stdout;
+}
+
+/** The streams the tenant holds open on the server, by GetQuotaUsage. */
+async function openStreams(s: WiredServer): Promise<bigint | undefined> {
+  const usage = await createClient(QuotaService, s.as()).getQuotaUsage({});
+  return usage.limits.find((l) => l.kind === QuotaLimitKind.CONCURRENT_STREAMS)?.used;
 }
 
 const watch = (s: WiredServer, sessionId: string) => {
@@ -283,6 +292,8 @@ describe("the Python SDK (openai 3.63.0) on the front door", () => {
         status: 429,
         retry_after_ms: "1000",
       });
+      // The script's streams are gone (their slot too) before this test's own watch opens.
+      await waitFor(async () => (await openStreams(s)) === 0n, { what: "the streams to close" });
       const other = watch(s, "py-other");
       expect(finishedText(await other.next("turnCompleted"))).toBe("after the wait");
     },
