@@ -12,7 +12,8 @@ from openai import OpenAI
 
 def client(**options: Any) -> OpenAI:
     options.setdefault("max_retries", 0)
-    return OpenAI(base_url=os.environ["TETHER_DOOR_URL"], api_key="any-key", **options)
+    options.setdefault("base_url", os.environ["TETHER_DOOR_URL"])
+    return OpenAI(api_key="any-key", **options)
 
 
 def wait_until(check: Callable[[], Any], what: str, timeout_s: float = 15.0) -> Any:

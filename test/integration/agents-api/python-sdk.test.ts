@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { createClient } from "@connectrpc/connect";
 import OpenAI from "openai-agents-sdk";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { QuotaLimitKind, QuotaService } from "../../../src/gen/tether/v1/quota_service_pb.js";
 import {
   finishedText,
@@ -25,16 +25,16 @@ const SCRIPTS = resolve("test/python");
 /** A script's whole run, far above its few seconds, for a busy machine. */
 const SCRIPT_TIMEOUT_MS = 50_000;
 
-let server: WiredServer | undefined;
+const servers: WiredServer[] = [];
 const watches: SessionWatch[] = [];
 afterEach(async () => {
   for (const w of watches.splice(0)) w.stop();
-  await server?.close();
-  server = undefined;
+  for (const s of servers.splice(0)) await s.close();
 });
 
 async function start(env: Record<string, string> = {}) {
-  server = await startWiredServer({ TETHER_PROVIDER: "scripted-tools", ...env });
+  const server = await startWiredServer({ TETHER_PROVIDER: "scripted-tools", ...env });
+  servers.push(server);
   return server;
 }
 
@@ -296,6 +296,54 @@ describe("the Python SDK (openai 3.63.0) on the front door", () => {
       await waitFor(async () => (await openStreams(s)) === 0n, { what: "the streams to close" });
       const other = watch(s, "py-other");
       expect(finishedText(await other.next("turnCompleted"))).toBe("after the wait");
+    },
+  );
+
+  it(
+    "two replicas: a call seen on A's closed stream is answered through B after the turn parked; resumes on either replica replay the rest",
+    { timeout: 60_000 },
+    async () => {
+      const run = Date.now().toString(36);
+      const replica = (owner: string) =>
+        start({
+          TETHER_STORE: "redis",
+          TETHER_REDIS_URL: inject("redisUrl"),
+          TETHER_OWNER_ID: `${owner}-${run}`,
+          TETHER_PARK_AFTER_MS: "0",
+        });
+      const a = await replica("py-a");
+      const b = await replica("py-b");
+      const r = await runScript(a, "replicas.py", { TETHER_DOOR_URL_B: `${b.baseUrl}/v1` });
+      expect(r.read_on_b).toBe(true);
+      expect(r.call).toEqual({ name: "lookup", arguments: { q: "far" } });
+      expect(r.parked_on_b).toMatchObject([{ type: "function_call", name: "lookup" }]);
+      type Seen = { id: string; type: string; delta: string | null };
+      const onB = r.on_b as Seen[];
+      const text = (events: Seen[]) =>
+        events
+          .filter((e) => e.type === "agent.session.turn.output_text.delta")
+          .map((e) => e.delta)
+          .join("");
+      // Gapless from A's last event: the parked turn resumed, the call's output, the call done,
+      // the answer, idle.
+      expect(onB.slice(0, 3).map((e) => e.type)).toEqual([
+        "agent.session.in_progress",
+        "agent.session.turn.item.added",
+        "agent.session.turn.item.done",
+      ]);
+      expect(text(onB)).toBe("lookup returned answered on b");
+      expect(onB.slice(-2).map((e) => e.type)).toEqual([
+        "agent.session.turn.completed",
+        "agent.session.idle",
+      ]);
+      // A's resume after B's first delta: the rest of the text, then B's very events.
+      const resumed = r.resumed_on_a as Seen[];
+      const firstDelta = onB.find((e) => e.type === "agent.session.turn.output_text.delta");
+      expect((firstDelta?.delta ?? "") + text(resumed)).toBe("lookup returned answered on b");
+      const afterText = resumed.filter((e) => e.type !== "agent.session.turn.output_text.delta");
+      expect(onB.slice(-afterText.length)).toEqual(afterText);
+      const w = watch(b, r.session);
+      expect(finishedText(await w.next("turnCompleted"))).toBe("lookup returned answered on b");
     },
   );
 
