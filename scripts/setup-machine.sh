@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a fresh machine for the test suites: npm packages, redis-server, redis-sentinel, tini (the image's
-# PID 1, for the production start test) and helm (built from the Go module proxy when missing).
+# PID 1, for the production start test), the Python SDK's venv and helm (built from the Go module
+# proxy when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 # The Debian packages may start a system redis on 6379 and a sentinel on 26379; the tests never
 # use them, they start their own servers and sentinels on free loopback ports.
+
+# The Python SDK's venv for the front door's tests (.venv-sdk, pinned).
+bash scripts/setup-python-sdk.sh
 
 # The Helm chart gate's tools, built once here so the test run itself stays short.
 bash scripts/test-helm.sh --install-only

@@ -148,10 +148,12 @@ export function agentObject(version: AgentVersion, id: string) {
       format: d.responseFormat
         ? { type: "json_schema", name: d.responseFormat.name, schema: d.responseFormat.schema }
         : { type: "text" },
-      verbosity: echo.verbosity ?? null,
+      // The Agent shows resolved settings: the Python SDK's strict parsing requires a level and
+      // a tier (OpenAI's defaults), where a body sent none.
+      verbosity: echo.verbosity ?? "medium",
     },
     reasoning: { effort: echo.reasoning?.effort ?? null, summary: echo.reasoning?.summary ?? null },
-    service_tier: echo.service_tier ?? null,
+    service_tier: echo.service_tier ?? "auto",
     multi_agent: { enabled: false, max_concurrent_subagents: null },
     ...(echo.compaction && { compaction: echo.compaction }),
     ...(echo.experimental && { experimental: echo.experimental }),

@@ -36,6 +36,8 @@ export function agentSession(facts: AgentSessionFacts): Record<string, unknown> 
     required_actions: facts.requiredActions,
     ...(stored && { usage: stored.usage }),
     vault_ids: [],
+    // Typed as required by the Python SDK; Tether prices no models, so there is no limit in cents.
+    spend_control: { limit: null, consumed: null },
   };
 }
 

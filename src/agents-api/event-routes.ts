@@ -25,7 +25,15 @@ export interface EventRoutesDeps {
   runtime: TetherRuntime;
   /** Reads a turn's waits, to tell an unknown call from one already answered. */
   store: Pick<ToolCallStore, "readToolCalls">;
+  /** The tenant's quota gate for input, passed before a request's first effect. */
+  admitInput?: AdmitInput | undefined;
 }
+
+/**
+ * Throws quota_exhausted while one of the tenant's reject-mode quotas is used up: the 429 with
+ * `retry-after-ms` the SDKs wait on, as gRPC's submissions are refused (ADR 0015).
+ */
+export type AdmitInput = (tenant: string) => Promise<void>;
 
 const ACCEPTED: Reply = { status: 202, body: undefined };
 
@@ -35,6 +43,10 @@ export function addEventRoutes(routes: RouteTable, deps: EventRoutesDeps): void 
   routes.add("POST", "/v1/agents/sessions/:session_id/events", async (call) => {
     const { events } = checkEvents(call.body);
     const key = idempotencyKeyOf(call);
+    // A message is input for a turn: refused as a whole while the tenant's quota is used up.
+    if (events.some((event) => event.type === "agent.session.input.message")) {
+      await deps.admitInput?.(call.scope.tenant);
+    }
     let messages = 0;
     for (const [i, event] of events.entries()) {
       const refused = await one(deps, call, event, {

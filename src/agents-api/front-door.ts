@@ -13,7 +13,7 @@ import type { ScheduleActions } from "../api/schedule-actions.js";
 import { addAgentRoutes } from "./agent-routes.js";
 import { addInvocationRoutes } from "./automation-invocations.js";
 import { addAutomationRoutes } from "./automation-routes.js";
-import { addEventRoutes } from "./event-routes.js";
+import { addEventRoutes, type AdmitInput } from "./event-routes.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
@@ -45,6 +45,8 @@ export interface FrontDoorOptions {
   sessionEvents?: SessionEventSource | undefined;
   /** The schedule actions behind /v1/agents/automations (ScheduleService's own). */
   schedules?: ScheduleActions | undefined;
+  /** Refuses a tenant's input (quota_exhausted: a 429) while a reject-mode quota is used up. */
+  admitInput?: AdmitInput | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -53,14 +55,16 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   const mcpServers = new Set(options.mcpServers);
   addAgentRoutes(routes, { store: options.store, mcpServers });
+  const { runtime, store, admitInput } = options;
   addSessionRoutes(routes, {
-    store: options.store,
-    runtime: options.runtime,
+    store,
+    runtime,
     mcpServers,
     events: options.sessionEvents,
+    admitInput,
   });
-  addSessionStubRoutes(routes, options.store);
-  if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
+  addSessionStubRoutes(routes, store);
+  if (runtime) addEventRoutes(routes, { runtime, store, admitInput });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
   if (options.schedules) {
     const automations = { actions: options.schedules, store: options.store, mcpServers };

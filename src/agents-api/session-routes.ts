@@ -22,6 +22,7 @@ import { newSortableId } from "./agent-ids.js";
 import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
+import type { AdmitInput } from "./event-routes.js";
 import { pageQueryOf } from "./cursor-page.js";
 import type { Call, Reply, RouteTable } from "./route-table.js";
 import { streamingCreateReply } from "./session-create-stream.js";
@@ -47,6 +48,8 @@ export interface SessionRoutesDeps {
   mcpServers: ReadonlySet<string>;
   /** The event stream a create with `stream: true` answers; without it such a create is refused. */
   events?: SessionEventSource | undefined;
+  /** The tenant's quota gate for a create's input, passed before the session is made. */
+  admitInput?: AdmitInput | undefined;
   now?: () => number;
 }
 
@@ -84,6 +87,8 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
     }
     const metadata = body.metadata ?? {};
     checkClientMetadata(metadata);
+    // Refused before anything is written: the SDK's retry of the 429 makes one session, not two.
+    if (items.length > 0) await deps.admitInput?.(call.scope.tenant);
     // A streaming create is a stream from its first byte: past the tenant's concurrent_streams,
     // a 429 before anything is stored (the SDKs retry it), as for GET …/events.
     const leave = body.stream === true ? deps.events?.streams?.enter(call.scope.tenant) : undefined;

@@ -120,17 +120,27 @@ const SUBMISSIONS = new Set([
  */
 export function createQuotaInterceptor(options: QuotaServiceOptions): Interceptor {
   return (next) => async (req) => {
-    const store = options.store;
-    if (!store || !SUBMISSIONS.has(`${req.service.typeName}/${req.method.name}`)) return next(req);
-    const tenant = req.contextValues.get(tenantKey);
-    const quota = quotaOf(options.config, tenant);
-    if (quota) {
-      const over = exhaustedLimit(quota, await store.readQuotaUsage(tenant), "reject");
-      if (over) {
-        options.onRefusal?.(tenant, over.limit);
-        throw quotaExhausted(tenant, over.limit, over.retryAfterMs, quota[over.limit]?.max ?? 0);
-      }
-    }
+    if (!options.store || !SUBMISSIONS.has(`${req.service.typeName}/${req.method.name}`))
+      return next(req);
+    await refuseExhaustedSubmission(options, req.contextValues.get(tenantKey));
     return next(req);
   };
+}
+
+/**
+ * Throws quota_exhausted (with the wait until the limit frees) while one of the tenant's
+ * reject-mode limits is used up. The gRPC submissions and the front door's inputs (ADR 0037) both
+ * pass here.
+ */
+export async function refuseExhaustedSubmission(
+  options: Pick<QuotaServiceOptions, "store" | "config" | "onRefusal">,
+  tenant: string,
+): Promise<void> {
+  const quota = options.store && quotaOf(options.config, tenant);
+  if (!options.store || !quota) return;
+  const over = exhaustedLimit(quota, await options.store.readQuotaUsage(tenant), "reject");
+  if (over) {
+    options.onRefusal?.(tenant, over.limit);
+    throw quotaExhausted(tenant, over.limit, over.retryAfterMs, quota[over.limit]?.max ?? 0);
+  }
 }

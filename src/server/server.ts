@@ -27,6 +27,7 @@ import {
 import type { TenantMetrics } from "./tenant-metrics.js";
 import { createTetherInterceptors, createTetherRoutes, type RouteHook } from "./routes.js";
 import { createStreamGate } from "../api/stream-quota.js";
+import { refuseExhaustedSubmission } from "../api/quota-service.js";
 
 export interface TetherServerOptions {
   config: TetherConfig;
@@ -130,6 +131,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     log: logger,
     sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
     schedules: options.schedules,
+    admitInput: (tenant) => refuseExhaustedSubmission(quotas, tenant),
   });
 
   const listener = await startListener({

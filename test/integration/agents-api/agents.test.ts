@@ -73,7 +73,8 @@ describe("agents through the official Node SDK", () => {
       instructions: null,
       metadata: { team: "infra" },
       tools: [],
-      text: { format: { type: "text" }, verbosity: null },
+      // A cleared setting shows OpenAI's default.
+      text: { format: { type: "text" }, verbosity: "medium" },
       reasoning: { effort: "high" },
       created_at: created.created_at,
     });
