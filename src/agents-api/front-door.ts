@@ -11,6 +11,7 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import { addAgentRoutes } from "./agent-routes.js";
 import { addEventRoutes } from "./event-routes.js";
+import { type KeyedCreates } from "./idempotent-create.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
@@ -40,6 +41,8 @@ export interface FrontDoorOptions {
   log: FrontDoorLog;
   /** The session event log and watch behind GET /v1/agents/sessions/{id}/events. */
   sessionEvents?: SessionEventSource | undefined;
+  /** Where creates' Idempotency-Keys are kept, and for how long. */
+  idempotency: KeyedCreates;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -47,8 +50,9 @@ export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
 export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   const mcpServers = new Set(options.mcpServers);
-  addAgentRoutes(routes, { store: options.store, mcpServers });
-  addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
+  const keys = options.idempotency;
+  addAgentRoutes(routes, { store: options.store, mcpServers, keys });
+  addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers, keys });
   addSessionStubRoutes(routes, options.store);
   if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);

@@ -19,6 +19,7 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { newSortableId } from "./agent-ids.js";
+import { createIdOf, type KeyedCreates } from "./idempotent-create.js";
 import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
@@ -43,6 +44,8 @@ export interface SessionRoutesDeps {
   /** Runs the first turn of a create with `input`; without it such a create is refused. */
   runtime: Pick<TetherRuntime, "submitTurn"> | undefined;
   mcpServers: ReadonlySet<string>;
+  /** Where a create's Idempotency-Key is kept. */
+  keys: KeyedCreates;
   now?: () => number;
 }
 
@@ -80,23 +83,34 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
     }
     const metadata = body.metadata ?? {};
     checkClientMetadata(metadata);
-    const clientId = newSortableId(SESSION_ID_PREFIX);
-    const storeId = call.scope.toStore(clientId, "id");
-    const binding = await createBinding(
-      deps,
-      call.scope,
-      clientId,
-      body.agent_id,
-      body.agent as AgentBody | undefined,
+    const created = await createIdOf(deps.keys, call, "sessions.create", () =>
+      newSortableId(SESSION_ID_PREFIX),
     );
-    await createSessionIfAbsent(store, storeId, { ...metadata, ...binding });
+    const clientId = created.id;
+    const storeId = call.scope.toStore(clientId, "id");
+    // Under a key, every step below is idempotent on the key's id: a retry finishes what its
+    // first attempt began (or finds it done) and answers with the same session.
+    const made = !created.first && (await store.readSessionSummaries([storeId])).length > 0;
+    if (!made) {
+      const binding = await createBinding(
+        deps,
+        call.scope,
+        clientId,
+        body.agent_id,
+        body.agent as AgentBody | undefined,
+      );
+      await createSessionIfAbsent(store, storeId, { ...metadata, ...binding });
+    }
     // The first turn's input goes the way every door input goes (POST /events): stored, then the
     // session offered to drive; nothing runs on a session this create just made, so it is queued.
+    // Its source key derives from the create's key (a message posted later under the same key is
+    // `<key>` or `<key>#<n>`, never this): a retry stores no second input.
     if (items.length > 0) {
       await deps.runtime?.submitTurn({
         sessionId: storeId,
         publicSessionId: clientId,
         items,
+        ...(created.key !== undefined && { clientRequestId: `${created.key}#create` }),
         busyStrategy: "enqueue",
         clientTools: [],
         settings: {},

@@ -1,6 +1,8 @@
 // The composition root of the network service: routes, interceptors, one listener for every
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
+import type { IdempotencyKeyStore } from "../ports/idempotency-key-store.js";
+import { createMemoryIdempotencyKeyStore } from "../store/memory/idempotency-key-ops.js";
 import type { CompactSessionFn } from "../api/session-service.js";
 import { setMaxListeners } from "node:events";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -47,6 +49,8 @@ export interface TetherServerOptions {
   runtime?: TetherRuntime;
   /** The front door's session events (GET /v1/agents/sessions/{id}/events): the runtime's. */
   sessionEvents?: SessionEventSource;
+  /** Where the front door's create Idempotency-Keys are kept (every replica's: the backend's). */
+  idempotencyKeys?: IdempotencyKeyStore;
 }
 
 export interface TetherServer {
@@ -126,6 +130,11 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
     sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
+    // Without the backend's, this process's own: a retry to this replica still finds its key.
+    idempotency: {
+      store: options.idempotencyKeys ?? createMemoryIdempotencyKeyStore(),
+      ttlMs: config.idempotencyKeyTtlMs,
+    },
   });
 
   const listener = await startListener({
