@@ -51,7 +51,7 @@ function watch(d: EventsDoor, sessionId: string) {
 }
 
 /** The turns started before `event`, each with how many inputs it took. */
-function turnsBefore(w: SessionWatch, cursor: number): number[] {
+function turnsBefore(w: SessionWatch, cursor: bigint): number[] {
   return w.events
     .filter((e) => e.cursor < cursor && e.event.case === "turnStarted")
     .map((e) => (e.event.case === "turnStarted" ? e.event.value.inputIds.length : 0));
