@@ -152,6 +152,37 @@ describe("POST /v1/agents/sessions under an Idempotency-Key", () => {
   });
 });
 
+describe("Idempotency-Key on creates in flight", () => {
+  it("duplicates sent at once all answer 200 with one session, one input and one agent", async () => {
+    const d = await start();
+    const key = { "Idempotency-Key": "in-flight-1" };
+    const sessions = await Promise.all(
+      Array.from({ length: 4 }, () => post(d, "/v1/agents/sessions", sessionBody("at once"), key)),
+    );
+    const agents = await Promise.all(
+      Array.from({ length: 4 }, () => post(d, "/v1/agents", agentBody, key)),
+    );
+    expect(sessions.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(sessions.map((r) => r.body.id)).size).toBe(1);
+    expect(agents.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(agents.map((r) => JSON.stringify(r.body))).size).toBe(1);
+    const id = String(sessions[0]?.body.id);
+    expect((await list(d, "/v1/agents/sessions")).map((s) => s.id)).toEqual([id]);
+    expect((await list(d, "/v1/agents")).map((a) => a.id)).toEqual([agents[0]?.body.id]);
+    const w = watchSession(d.transport, id);
+    watches.push(w);
+    await w.next("turnCompleted", (e) => finishedText(e) === "at once");
+    await post(d, `/v1/agents/sessions/${id}/events`, { events: [userMessage("after")] });
+    const after = await w.next("turnCompleted", (e) => finishedText(e) === "after");
+    const started = w.events.filter(
+      (e) => e.cursor < after.cursor && e.event.case === "turnStarted",
+    );
+    expect(
+      started.map((e) => (e.event.case === "turnStarted" ? e.event.value.inputIds.length : 0)),
+    ).toEqual([1, 1]);
+  });
+});
+
 describe("Idempotency-Key on creates across replicas and a restart", () => {
   it("the other replica, then a server started after the first is gone, answer the first object", async () => {
     const env = (owner: string) => ({
