@@ -8,13 +8,14 @@ import {
   type AgentDefinition,
   type AgentVersion,
 } from "../domain/agents.js";
-import { agentNotFound } from "../domain/errors.js";
+import { agentNotFound, isTetherError } from "../domain/errors.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { AGENT_ID_PREFIX, newAgentId } from "./agent-ids.js";
 import { agentObject, bodyOf, definitionOf, type AgentBody } from "./agent-object.js";
 import { AGENT_CREATE, AGENT_UPDATE } from "./agent-schemas.js";
 import { bodyCheck } from "./body-check.js";
 import { cursorPage, pageQueryOf } from "./cursor-page.js";
+import { createIdOf, type KeyedCreates } from "./idempotent-create.js";
 import type { Call, RouteTable } from "./route-table.js";
 
 const checkCreate = bodyCheck<AgentBody>(AGENT_CREATE);
@@ -24,6 +25,8 @@ export interface AgentRoutesDeps {
   store: AgentStore;
   /** The MCP servers the operator declared: the only `server_label`s an `mcp` tool may name. */
   mcpServers: ReadonlySet<string>;
+  /** Where a create's Idempotency-Key is kept. */
+  keys: KeyedCreates;
 }
 
 export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void {
@@ -39,11 +42,18 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
 
   routes.add("POST", "/v1/agents", async (call) => {
     const parts = definitionOf(checkCreate(call.body), mcpServers);
-    const created = await store.createAgent({
-      agentId: call.scope.toStore(newAgentId(), "agent_id"),
-      displayName: parts.displayName,
-      definition: encodeAgentDefinition(parts.definition),
-    });
+    const { id, first } = await createIdOf(deps.keys, call, "agents.create", () => newAgentId());
+    const agentId = call.scope.toStore(id, "agent_id");
+    // A retry under its key answers with the version its first attempt made (the first answer),
+    // and makes it when that attempt stopped short of it.
+    const made = first ? undefined : await store.getAgent(agentId, 1);
+    const created =
+      made ??
+      (await createOnce(store, {
+        agentId,
+        displayName: parts.displayName,
+        definition: encodeAgentDefinition(parts.definition),
+      }));
     return { status: 200, body: shown(created, call) };
   });
 
@@ -90,6 +100,24 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
     if (!deleted) throw agentNotFound(clientId);
     return { status: 200, body: { id: clientId, object: "agent.deleted", deleted: true } };
   });
+}
+
+/**
+ * Version 1 of the agent, or the one an attempt racing this one made under the same key (the id
+ * is the key's, so a taken id is that attempt's).
+ */
+export async function createOnce(
+  store: AgentStore,
+  draft: Parameters<AgentStore["createAgent"]>[0],
+): Promise<AgentVersion> {
+  try {
+    return await store.createAgent(draft);
+  } catch (error) {
+    if (!isTetherError(error, "agent_already_exists")) throw error;
+    const made = await store.getAgent(draft.agentId, 1);
+    if (!made) throw error;
+    return made;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // through the runtime as its gRPC counterpart goes (a message as StreamTurn's input, cancel as
 // CancelTurn, a tool result as SubmitToolResults, an approval as DecideToolCalls), answered 202
 // with no body. An event that fails stops the request there; the ones before it took effect.
-import { checkId, type SessionId } from "../domain/ids.js";
+import type { SessionId } from "../domain/ids.js";
 import type { ToolCallState } from "../domain/tool-calls.js";
 import type { ToolCallStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
@@ -14,12 +14,11 @@ import {
   inputItemsOf,
   toolResultOf,
 } from "./event-inputs.js";
+import { idempotencyKeyOf } from "./idempotent-create.js";
 import { EVENTS_CREATE, type EventsBody, type InputEvent } from "./event-schemas.js";
 import type { Call, Reply, RouteTable } from "./route-table.js";
 
 const checkEvents = bodyCheck<EventsBody>(EVENTS_CREATE);
-
-export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
 
 export interface EventRoutesDeps {
   runtime: TetherRuntime;
@@ -59,11 +58,6 @@ export function addEventRoutes(routes: RouteTable, deps: EventRoutesDeps): void 
     }
     return ACCEPTED;
   });
-}
-
-function idempotencyKeyOf(call: Call): string | undefined {
-  const raw = call.header(IDEMPOTENCY_KEY_HEADER);
-  return raw === undefined ? undefined : checkId("Idempotency-Key", raw);
 }
 
 interface Where {

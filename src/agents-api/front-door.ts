@@ -14,6 +14,7 @@ import { addAgentRoutes } from "./agent-routes.js";
 import { addInvocationRoutes } from "./automation-invocations.js";
 import { addAutomationRoutes } from "./automation-routes.js";
 import { addEventRoutes, type AdmitInput } from "./event-routes.js";
+import { type KeyedCreates } from "./idempotent-create.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
@@ -47,6 +48,8 @@ export interface FrontDoorOptions {
   schedules?: ScheduleActions | undefined;
   /** Refuses a tenant's input (quota_exhausted: a 429) while a reject-mode quota is used up. */
   admitInput?: AdmitInput | undefined;
+  /** Where creates' Idempotency-Keys are kept, and for how long. */
+  idempotency: KeyedCreates;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -54,12 +57,14 @@ export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
 export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const routes = createRouteTable();
   const mcpServers = new Set(options.mcpServers);
-  addAgentRoutes(routes, { store: options.store, mcpServers });
   const { runtime, store, admitInput } = options;
+  const keys = options.idempotency;
+  addAgentRoutes(routes, { store, mcpServers, keys });
   addSessionRoutes(routes, {
     store,
     runtime,
     mcpServers,
+    keys,
     events: options.sessionEvents,
     admitInput,
   });

@@ -8,7 +8,7 @@ import { bindingOf } from "../domain/agent-binding.js";
 import { encodeAgentDefinition, type AgentVersion } from "../domain/agents.js";
 import { invalidArgument, isTetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
-import { mergeUpdate } from "./agent-routes.js";
+import { createOnce, mergeUpdate } from "./agent-routes.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { agentBindingPatch } from "../runtime/index.js";
 import { bodyOf, definitionOf, type AgentBody } from "./agent-object.js";
@@ -45,7 +45,7 @@ export async function createBinding(
   }
   if (!base.model && !inline.model)
     throw invalidArgument("agent.model", "is required without agent_id");
-  const version = await writeInline(deps, scope, sessionClientId, merged(base, inline));
+  const version = await writeInline(deps, scope, sessionClientId, merged(base, inline), true);
   return agentBindingPatch(deps.store, pinOf(scope, version));
 }
 
@@ -64,12 +64,17 @@ export async function updateBinding(
   return agentBindingPatch(deps.store, pinOf(scope, version));
 }
 
-/** The hidden agent's first version, or its next (compare-and-set on the latest). */
+/**
+ * The hidden agent's first version, or its next (compare-and-set on the latest). A create's
+ * (`first`) is version 1 whoever made it: a create retried under its Idempotency-Key may find the
+ * one its first attempt made.
+ */
 async function writeInline(
   deps: SessionAgentDeps,
   scope: TenantScope,
   sessionClientId: string,
   body: AgentBody,
+  first = false,
 ): Promise<AgentVersion> {
   const parts = underAgent(() => definitionOf(body, deps.mcpServers));
   const agentId = scope.toStore(inlineAgentId(sessionClientId), "agent");
@@ -78,6 +83,7 @@ async function writeInline(
     displayName: parts.displayName,
     definition: encodeAgentDefinition(parts.definition),
   };
+  if (first) return createOnce(deps.store, draft);
   const latest = await deps.store.getAgent(agentId);
   if (!latest) return deps.store.createAgent(draft);
   return deps.store.updateAgent({ ...draft, expectedVersion: latest.version });

@@ -19,6 +19,7 @@ import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { newSortableId } from "./agent-ids.js";
+import { createIdOf, type KeyedCreates } from "./idempotent-create.js";
 import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
@@ -50,6 +51,8 @@ export interface SessionRoutesDeps {
   events?: SessionEventSource | undefined;
   /** The tenant's quota gate for a create's input, passed before the session is made. */
   admitInput?: AdmitInput | undefined;
+  /** Where a create's Idempotency-Key is kept. */
+  keys: KeyedCreates;
   now?: () => number;
 }
 
@@ -107,32 +110,43 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
     metadata: Record<string, string>,
     leave: (() => void) | undefined,
   ): Promise<Reply> {
-    const clientId = newSortableId(SESSION_ID_PREFIX);
-    const storeId = call.scope.toStore(clientId, "id");
-    const binding = await createBinding(
-      deps,
-      call.scope,
-      clientId,
-      body.agent_id,
-      body.agent as AgentBody | undefined,
+    const created = await createIdOf(deps.keys, call, "sessions.create", () =>
+      newSortableId(SESSION_ID_PREFIX),
     );
-    await createSessionIfAbsent(store, storeId, { ...metadata, ...binding });
+    const clientId = created.id;
+    const storeId = call.scope.toStore(clientId, "id");
+    // Under a key, every step below is idempotent on the key's id: a retry finishes what its
+    // first attempt began (or finds it done) and answers with the same session.
+    const made = !created.first && (await store.readSessionSummaries([storeId])).length > 0;
+    if (!made) {
+      const binding = await createBinding(
+        deps,
+        call.scope,
+        clientId,
+        body.agent_id,
+        body.agent as AgentBody | undefined,
+      );
+      await createSessionIfAbsent(store, storeId, { ...metadata, ...binding });
+    }
     // The first turn's input goes the way every door input goes (POST /events): stored, then the
     // session offered to drive; nothing runs on a session this create just made, so it is queued.
+    // Its source key derives from the create's key (a message posted later under the same key is
+    // `<key>` or `<key>#<n>`, never this): a retry stores no second input.
     if (items.length > 0) {
       await deps.runtime?.submitTurn({
         sessionId: storeId,
         publicSessionId: clientId,
         items,
+        ...(created.key !== undefined && { clientRequestId: `${created.key}#create` }),
         busyStrategy: "enqueue",
         clientTools: [],
         settings: {},
       });
     }
-    const created = await shown(call.scope, storeId);
-    if (body.stream !== true || !deps.events) return { status: 200, body: created };
+    const answer = await shown(call.scope, storeId);
+    if (body.stream !== true || !deps.events) return { status: 200, body: answer };
     const session = { sessionId: storeId, publicSessionId: clientId };
-    return streamingCreateReply({ events: deps.events, store }, session, created, leave);
+    return streamingCreateReply({ events: deps.events, store }, session, answer, leave);
   }
 
   routes.add("GET", "/v1/agents/sessions/:session_id", async (call) => ({

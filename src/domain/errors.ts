@@ -201,6 +201,19 @@ export function sourceKeyConflict(sessionId: string, sourceKey: string): TetherE
   );
 }
 
+/**
+ * An `Idempotency-Key` held by an earlier request with another body. The source key's code: the
+ * door's key is an input's source key on POST /events, so one code says "this key was used with
+ * other content" on every POST.
+ */
+export function idempotencyKeyConflict(key: string): TetherError {
+  return new TetherError(
+    "source_key_conflict",
+    `Idempotency-Key ${key} was already used with another request body`,
+    { fields: { idempotencyKey: key } },
+  );
+}
+
 export function unknownBatchIds(sessionId: string, batchIds: string[]): TetherError {
   return new TetherError(
     "unknown_batch_ids",

@@ -154,8 +154,10 @@ export async function submitTurnInput(
       items: command.items,
       clientTools: command.clientTools,
       settings: command.settings,
-      ...submittingTrace(deps),
     }),
+    // Beside the payload, not in it: a retry from another request (another trace) under the same
+    // key is the same content.
+    ...submittingTrace(deps),
   };
   // The ready mark follows the stored input (ADR 0026); it is awaited with the offer to drive.
   // A mark with nothing behind it costs the sweep one empty look; input without a mark would

@@ -1,6 +1,9 @@
 // Builds the configured RuntimeStore: the embedded memory store, or the Redis store on a
 // standalone server or a cluster. The returned close() also quits the Redis connection, which
 // the store itself never owns.
+import type { IdempotencyKeyStore } from "../ports/idempotency-key-store.js";
+import { createMemoryIdempotencyKeyStore } from "../store/memory/idempotency-key-ops.js";
+import { createRedisIdempotencyKeyStore } from "../store/redis/idempotency-key-ops.js";
 import type { RuntimeStore, StoreLimits } from "../ports/runtime-store.js";
 import type { QuotaStore } from "../ports/quota-store.js";
 import type { ScheduleStore } from "../ports/schedule-store.js";
@@ -50,6 +53,8 @@ export interface BuiltStore {
   schedules: ScheduleStore;
   /** Webhook outboxes and endpoints (ADR 0021) on the same backend. */
   webhooks: WebhookStore;
+  /** The front door's create Idempotency-Keys (ADR 0037), shared by every replica. */
+  idempotencyKeys: IdempotencyKeyStore;
   /** Resolves when the backend answers; rejects while it is unreachable. */
   ping(): Promise<void>;
   /** False when Redis did not answer at start: the replica starts NOT_SERVING and keeps trying. */
@@ -84,6 +89,7 @@ export async function buildStore(
       storageQuotas: createMemoryStorageQuotaStore(),
       schedules: createMemoryScheduleStore({ clock: systemClock }),
       webhooks: store.webhooks,
+      idempotencyKeys: createMemoryIdempotencyKeyStore(),
       ping: () => Promise.resolve(),
       reachableAtStart: true,
       sweepGuard: undefined,
@@ -134,6 +140,7 @@ export async function buildStore(
     storageQuotas: createRedisStorageQuotaStore({ redis }),
     schedules: createRedisScheduleStore({ redis, durability: config.durability }),
     webhooks: createRedisWebhookStore({ redis, durability: config.durability }),
+    idempotencyKeys: createRedisIdempotencyKeyStore({ redis, durability: config.durability }),
     async ping() {
       await redis.ping();
     },

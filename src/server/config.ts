@@ -71,6 +71,8 @@ export interface TetherConfig {
   parkAfterMs: number;
   /** How long a turn may stay parked before it ends as park_expired. */
   parkedTurnTtlMs: number;
+  /** How long the front door keeps a create's Idempotency-Key (TETHER_IDEMPOTENCY_KEY_TTL_MS). */
+  idempotencyKeyTtlMs: number;
   /** Tools (by the name the model sees) whose every call waits for approval. */
   approvalRequiredTools: string[];
   /** MCP servers whose tools turns may offer (TETHER_MCP_SERVERS / TETHER_MCP_CONFIG_FILE). */
@@ -119,6 +121,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     turnStartsPerIteration: read.get(v.turnStartsPerIteration),
     parkAfterMs: read.get(v.parkAfterMs),
     parkedTurnTtlMs: read.get(v.parkedTurnTtlMs),
+    idempotencyKeyTtlMs: read.get(v.idempotencyKeyTtlMs),
     approvalRequiredTools: read.get(v.approvalRequiredTools) ?? [],
     mcpServers: loadMcpServers(read),
     mcpCallTimeoutMs: read.get(PROVIDER_VARIABLES.mcpCallTimeoutMs),

@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   const server = await createTetherServer({
     ...{ config, store: built.store, logger, metrics, routes },
     quotas: built.quotas,
+    idempotencyKeys: built.idempotencyKeys,
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     ...(tracer && { tracer }),
     compactSession: (sessionId, instructions) => runtime.compactSession(sessionId, instructions),

@@ -149,6 +149,12 @@ export const SERVER_VARIABLES = {
     integer(1_000, 30 * DAY_MS),
     "how long a turn may stay parked before it ends as park_expired",
   ),
+  idempotencyKeyTtlMs: variable(
+    "TETHER_IDEMPOTENCY_KEY_TTL_MS",
+    String(DAY_MS),
+    integer(60_000, 30 * DAY_MS),
+    "how long the front door keeps a create's `Idempotency-Key` (a retry within it gets the first answer)",
+  ),
   approvalRequiredTools: variable(
     "TETHER_APPROVAL_REQUIRED_TOOLS",
     undefined,

@@ -1,6 +1,8 @@
 // The composition root of the network service: routes, interceptors, one listener for every
 // protocol, metrics on their own port, health flipped on start and on shutdown. Graceful drain
 // and forced close are separate paths: drain waits for in-flight calls, close does not.
+import type { IdempotencyKeyStore } from "../ports/idempotency-key-store.js";
+import { createMemoryIdempotencyKeyStore } from "../store/memory/idempotency-key-ops.js";
 import type { CompactSessionFn } from "../api/session-service.js";
 import type { ScheduleActions } from "../api/schedule-actions.js";
 import { setMaxListeners } from "node:events";
@@ -51,6 +53,8 @@ export interface TetherServerOptions {
   sessionEvents?: SessionEventSource;
   /** The front door's automations (ADR 0037): the schedule actions ScheduleService uses. */
   schedules?: ScheduleActions;
+  /** Where the front door's create Idempotency-Keys are kept (every replica's: the backend's). */
+  idempotencyKeys?: IdempotencyKeyStore;
 }
 
 export interface TetherServer {
@@ -132,6 +136,11 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
     schedules: options.schedules,
     admitInput: (tenant) => refuseExhaustedSubmission(quotas, tenant),
+    // Without the backend's, this process's own: a retry to this replica still finds its key.
+    idempotency: {
+      store: options.idempotencyKeys ?? createMemoryIdempotencyKeyStore(),
+      ttlMs: config.idempotencyKeyTtlMs,
+    },
   });
 
   const listener = await startListener({

@@ -10,6 +10,7 @@ import { describeCommitLaws } from "./laws/commits.js";
 import { describeDeleteLaws } from "./laws/delete.js";
 import { describeHistoryLaws } from "./laws/history.js";
 import { describeIdleReleaseLaws } from "./laws/idle-release.js";
+import { describeIdempotencyKeyLaws } from "./laws/idempotency-keys.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
 import { describeLeaseLaws } from "./laws/leases.js";
@@ -38,6 +39,8 @@ export interface ConformanceOptions {
   tenantSpend?: boolean;
   /** False where the backend has no schedules: the wire (ADR 0020 says why). */
   schedules?: boolean;
+  /** False where the backend has no idempotency-key store: the wire (the front door's own). */
+  idempotencyKeys?: boolean;
   /** False where the backend has no webhook store: the wire (ADR 0021 says why). */
   webhooks?: boolean;
   /** False where the backend has no one-step turn start: the wire (ADR 0023 says why). */
@@ -79,6 +82,7 @@ export function defineStoreConformance(
   if (options.quotas !== false) describeStorageQuotaLaws(factory);
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.schedules !== false) describeScheduleLaws(factory);
+  if (options.idempotencyKeys !== false) describeIdempotencyKeyLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);
   if (options.turnStart !== false) {
     describeTurnStartLaws(factory);

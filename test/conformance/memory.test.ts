@@ -2,6 +2,7 @@
 import { describe } from "vitest";
 import { createManualClock } from "../../src/ports/clock.js";
 import { createMemoryStore } from "../../src/store/memory/memory-store.js";
+import { createMemoryIdempotencyKeyStore } from "../../src/store/memory/idempotency-key-ops.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
 import { createMemoryStorageQuotaStore } from "../../src/store/memory/storage-quota-ops.js";
 import { createMemoryReadyIndex } from "../../src/store/memory/ready-index.js";
@@ -21,6 +22,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
     store,
     quotas: createMemoryQuotaStore({ clock }),
     storageQuotas: createMemoryStorageQuotaStore(),
+    idempotencyKeys: createMemoryIdempotencyKeyStore({ clock }),
     schedules: createMemoryScheduleStore({ clock }),
     webhooks: store.webhooks,
     ready: createMemoryReadyIndex(),

@@ -37,6 +37,7 @@ describe("wire store conformance", () => {
     quotas: false,
     tenantSpend: false,
     schedules: false,
+    idempotencyKeys: false,
     webhooks: false,
     turnStart: false,
   });

@@ -7,6 +7,7 @@ import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
+import { createRedisIdempotencyKeyStore } from "../../src/store/redis/idempotency-key-ops.js";
 import { createRedisStorageQuotaStore } from "../../src/store/redis/storage-quota-ops.js";
 import { createRedisReadyIndex } from "../../src/store/redis/ready-index.js";
 import { createRedisScheduleStore } from "../../src/store/redis/schedule-ops.js";
@@ -86,6 +87,11 @@ export function redisStoreFactory(
       store,
       quotas: createRedisQuotaStore({ redis: connection(), namespace }),
       storageQuotas: createRedisStorageQuotaStore({ redis: connection(), namespace }),
+      idempotencyKeys: createRedisIdempotencyKeyStore({
+        redis: connection(),
+        namespace,
+        ...(durability && { durability }),
+      }),
       schedules: createRedisScheduleStore({ redis: connection(), namespace }),
       webhooks: createRedisWebhookStore({ redis: connection(), namespace }),
       ready: createRedisReadyIndex({ redis: connection(), namespace }),

@@ -46,6 +46,7 @@ export async function startWiredServer(
     metrics,
     routes: wired.routes,
     quotas: built.quotas,
+    idempotencyKeys: built.idempotencyKeys,
     storageUsage: storageUsageReader(built.storageQuotas, built.webhooks, config.quotas),
     runtime: wired.runtime,
     sessionEvents: {

@@ -124,6 +124,9 @@ export const SCRIPT_WRITE_CLASS = {
   expectOutbox: "internal",
   settleOutboxHint: "internal",
   recordWebhookDelivery: "internal",
+  // An Idempotency-Key (ADR 0037) names the id of the create it protects: lost in a failover, a
+  // retry would name another id and make a second object, so it is confirmed like the create.
+  claimIdempotencyKey: "acknowledging",
 } as const satisfies Record<ScriptName, ScriptWriteClass>;
 
 export const ACKNOWLEDGING_SCRIPTS = (Object.keys(SCRIPT_WRITE_CLASS) as ScriptName[]).filter(

@@ -224,6 +224,19 @@ export function storageSlotsKey(namespace: string, tenant: string, kind: string)
 }
 
 /**
+ * String "<request hash>:<id>" of a tenant's Idempotency-Key for one kind of create (ADR 0037),
+ * expiring; its own slot (tenants and creates contain no ':', so names never collide).
+ */
+export function idempotencyKeyKey(
+  namespace: string,
+  tenant: string,
+  create: string,
+  key: string,
+): string {
+  return `${namespace}:{idem:${tenant}:${create}}:${key}`;
+}
+
+/**
  * Keys of the schedules (ADR 0020): every schedule of every tenant, the due index and the runs
  * share the hash tag `{sched}`, so claiming an occurrence and settling it are each one script
  * on one slot, on Cluster too. The fire itself lands in the target session's slot.

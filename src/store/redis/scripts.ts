@@ -83,6 +83,7 @@ export const SCRIPT_NAMES = [
   "deleteWebhookEndpoint",
   "recordWebhookDelivery",
   "listWebhookDeliveries",
+  "claimIdempotencyKey",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

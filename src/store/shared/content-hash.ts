@@ -13,10 +13,12 @@ export function queuedWorkHash(d: QueuedWorkDraft): string {
   return sha256([d.workClass, d.deliveryPolicy, d.slotPolicy, d.mergeKey ?? "", d.payload]);
 }
 
+/**
+ * An input's content: its payload, not its delivery. A retry under the same source key may find
+ * the session in another state (the turn a steered input joined has ended), so it offers the
+ * same content delivered otherwise: that is still the same input, and gets the stored one.
+ */
 export function turnInputHash(d: TurnInputDraft): string {
-  const delivery =
-    d.delivery.kind === "active_turn"
-      ? `active:${d.delivery.turnId}:${d.delivery.minBoundary}`
-      : "next";
-  return sha256([delivery, d.payload]);
+  // "next" as before the delivery left the hash: a next-turn input's key stored then still matches.
+  return sha256(["next", d.payload]);
 }

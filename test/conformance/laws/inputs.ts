@@ -75,11 +75,34 @@ export function describeInputLaws(factory: StoreFactory, options: InputLawOption
         () => store.submitInput(inputDraft(sid, "something else", NEXT_TURN, "msg-1")),
         "source_key_conflict",
       );
+      expect((await store.listInputs(sid)).map((i) => i.payload)).toEqual(["hi"]);
+    });
+
+    test("law 16: the content is the payload: the same payload delivered otherwise is the stored input", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      // A steered input whose turn has ended, retried as a next-turn input (and the other way).
+      const steered = await store.submitInput(
+        inputDraft(sid, "hi", activeTurn("t-old", "after_work"), "msg-1"),
+      );
+      const retried = await store.submitInput(inputDraft(sid, "hi", NEXT_TURN, "msg-1"));
+      expect(retried.deduplicated).toBe(true);
+      expect(retried.input.inputId).toBe(steered.input.inputId);
+      expect(retried.input.delivery).toEqual(activeTurn("t-old", "after_work"));
+      const queued = await store.submitInput(inputDraft(sid, "yo", NEXT_TURN, "msg-2"));
+      const steeredRetry = await store.submitInput(
+        inputDraft(sid, "yo", activeTurn("t-new", "after_work"), "msg-2"),
+      );
+      expect(steeredRetry.input.inputId).toBe(queued.input.inputId);
       await expectTetherError(
-        () => store.submitInput(inputDraft(sid, "hi", activeTurn("t1", "after_work"), "msg-1")),
+        () =>
+          store.submitInput(inputDraft(sid, "other", activeTurn("t-old", "after_work"), "msg-1")),
         "source_key_conflict",
       );
-      expect((await store.listInputs(sid)).map((i) => i.payload)).toEqual(["hi"]);
+      expect((await store.listInputs(sid)).map((i) => [i.payload, i.delivery.kind])).toEqual([
+        ["hi", "active_turn"],
+        ["yo", "next_turn"],
+      ]);
     });
 
     test("law 16: an input's trace is kept with it and does not change what counts as the same content", async () => {

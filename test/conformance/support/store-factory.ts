@@ -2,6 +2,7 @@
 // move the store's clock. Laws are written once against this and run per backend.
 import { afterEach, beforeEach } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
+import type { IdempotencyKeyStore } from "../../../src/ports/idempotency-key-store.js";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
 import type { ReadyIndex } from "../../../src/ports/ready-index.js";
 import type { StorageQuotaStore } from "../../../src/ports/storage-quota-store.js";
@@ -18,6 +19,8 @@ export interface StoreHarness {
   quotas?: QuotaStore;
   /** Per-tenant storage slots (ADR 0029) on the same backend; the wire has none. */
   storageQuotas?: StorageQuotaStore;
+  /** Idempotency-Keys of creates (ADR 0037) on the same backend and clock; the wire has none. */
+  idempotencyKeys?: IdempotencyKeyStore;
   /** The schedules on the same backend and clock; the wire has none (ADR 0020). */
   schedules?: ScheduleStore;
   /**

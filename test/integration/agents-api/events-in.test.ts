@@ -254,6 +254,46 @@ describe("POST /v1/agents/sessions/{id}/events: a steered message retried under 
   });
 });
 
+describe("POST /v1/agents/sessions/{id}/events: a steered message retried long after", () => {
+  it("10 turns after the turn it joined, the retry under its key is 202 and stores nothing", async () => {
+    const d = await start();
+    const { turnId, callId } = await startToolTurn(d.transport, "idem-10");
+    const w = watch(d, "idem-10");
+    const headers = { "Idempotency-Key": "key-10" };
+    expect((await d.post("idem-10", { events: [userMessage("joined")] }, headers)).status).toBe(
+      202,
+    );
+    await d.post("idem-10", {
+      events: [
+        {
+          type: "agent.session.input.tool_result",
+          turn_id: turnId,
+          call_id: callId,
+          success: true,
+          output: "z",
+        },
+      ],
+    });
+    expect(finishedText(await w.next("turnCompleted", (e) => e.turnId === turnId))).toBe("joined");
+    for (let i = 0; i < 10; i++) {
+      await d.post("idem-10", { events: [userMessage(`later ${i}`)] });
+      await w.next("turnCompleted", (e) => finishedText(e) === `later ${i}`);
+    }
+    expect((await d.post("idem-10", { events: [userMessage("joined")] }, headers)).status).toBe(
+      202,
+    );
+    expect((await d.post("idem-10", { events: [userMessage("other")] }, headers)).status).toBe(422);
+    await d.post("idem-10", { events: [userMessage("last")] });
+    const last = await w.next("turnCompleted", (e) => finishedText(e) === "last");
+    const started = w.events.filter(
+      (e) => e.cursor < last.cursor && e.event.case === "turnStarted",
+    );
+    // The tool turn, ten later ones, the last: the retry started none and was admitted nowhere.
+    expect(started).toHaveLength(12);
+    expect(w.count("inputAdmitted")).toBe(1);
+  });
+});
+
 describe("POST /v1/agents/sessions/{id}/events: interrupt under a key", () => {
   it("interrupts the running turn once: a retry with the key cancels nothing", async () => {
     const d = await start();

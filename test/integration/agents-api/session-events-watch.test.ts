@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFrontDoor, type SessionEventSource } from "../../../src/agents-api/index.js";
 import type { CursoredEvent } from "../../../src/domain/session-events.js";
+import { createMemoryIdempotencyKeyStore } from "../../../src/store/memory/idempotency-key-ops.js";
 import { createMemoryStore } from "../../../src/store/memory/memory-store.js";
 import { createKeyCheck } from "../../../src/server/auth.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -62,6 +63,7 @@ async function serve(source: SessionEventSource): Promise<string> {
     maxBodyBytes: 1 << 20,
     log: { error: () => undefined },
     sessionEvents: source,
+    idempotency: { store: createMemoryIdempotencyKeyStore(), ttlMs: 60_000 },
   });
   server = http.createServer(door);
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));

@@ -19,6 +19,7 @@ describe("the durability table", () => {
       "cancelInputs",
       "cancelParkedTurn",
       "cancelWork",
+      "claimIdempotencyKey",
       "claimInputs",
       "claimLease",
       "claimReadyWork",
