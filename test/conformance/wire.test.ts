@@ -39,6 +39,7 @@ describe("wire store conformance", () => {
     schedules: false,
     webhooks: false,
     turnStart: false,
+    turnRecords: false,
   });
 });
 

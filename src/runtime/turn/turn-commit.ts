@@ -7,6 +7,8 @@ import type { LeaseFence } from "../../domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../../domain/queue.js";
 import type { SessionId } from "../../domain/ids.js";
 import type { UsageTotals } from "../../domain/usage.js";
+import type { TurnOutcome } from "../../domain/turn-outcome.js";
+import { summarizeOutcome } from "../../domain/turn-records.js";
 import type { TurnResult } from "../../engine/index.js";
 import { HEAD_RACE_ATTEMPTS, type CommitAnnounced } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
@@ -22,6 +24,8 @@ export interface TurnRecord {
   turnId: string;
   messages: Message[];
   usage: UsageTotals;
+  /** How the turn ended: its record (domain/turn-records.ts) ends with it in the commit's step. */
+  outcome?: TurnOutcome;
   /** What the turn cost at its model's price (ADR 0016); absent when unpriced. */
   costMicros?: number;
   inputClaims: TurnInputClaim[];
@@ -89,6 +93,9 @@ async function commitAtHead(
         ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
         // Steers the turn did not admit go to the next turn in the same step.
         deferTurnInputs: turn.turnId,
+        ...(turn.outcome && {
+          turnEnd: { turnId: turn.turnId, outcome: summarizeOutcome(turn.outcome) },
+        }),
         ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
         ...(turn.completion && {
           announce: {

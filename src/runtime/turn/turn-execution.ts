@@ -236,6 +236,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       turnId,
       messages: result.messages,
       usage: result.usage,
+      outcome: result.outcome,
       ...costOf(run, result),
       inputClaims: run.inputClaims,
       workClaims: run.workClaims,
