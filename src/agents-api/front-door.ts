@@ -13,6 +13,7 @@ import { addAgentRoutes } from "./agent-routes.js";
 import { addEventRoutes } from "./event-routes.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
+import { addTurnRoutes } from "./turn-routes.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
 import {
   parseJsonBody,
@@ -50,6 +51,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   addAgentRoutes(routes, { store: options.store, mcpServers });
   addSessionRoutes(routes, { store: options.store, runtime: options.runtime, mcpServers });
   addSessionStubRoutes(routes, options.store);
+  addTurnRoutes(routes, options.store);
   if (options.runtime) addEventRoutes(routes, { runtime: options.runtime, store: options.store });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
 

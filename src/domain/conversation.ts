@@ -29,7 +29,11 @@ export type ToolCallPart = Extract<OutputPart, { type: "tool_call" }>;
 
 export type Message =
   | { role: "system"; text: string }
-  | { role: "user"; content: InputItem[] }
+  /**
+   * `inputIds`: the turn inputs the message carries, when it came from some (a turn's own input,
+   * a steer it admitted); the Agents API names its item after them (ADR 0037).
+   */
+  | { role: "user"; content: InputItem[]; inputIds?: string[] }
   | { role: "assistant"; parts: OutputPart[] }
   | {
       role: "tool";

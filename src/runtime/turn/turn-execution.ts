@@ -180,6 +180,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
     turnId: prep.turnId,
     history: prep.history,
     input: prep.items,
+    inputIds: prep.inputIds,
     signal: run.cancel.signal,
     sink: run.sink,
     onToolBatch: (progress) => run.parking.onToolBatch(progress),
