@@ -1,8 +1,9 @@
 // A session's committed transcript as the Agents API's items (ADR 0037, "Items and turns"), named
 // by the same rule as the events out (item-ids.ts): a user message after the input it carried,
-// the turn's n-th assistant message with text, a call after its call id. A client tool's call is
-// a `function_call` with its `function_call_output`; any other call (Tether's own tools, an MCP
-// server's) is an `mcp_call` holding its output, as the stream shows them.
+// the turn's n-th assistant message with text, a call after its call id. A client tool's call
+// (marked `client` by its commit) is a `function_call` with its `function_call_output`; any other
+// call (Tether's own tools, an MCP server's) is an `mcp_call` holding its output, as the stream
+// shows them.
 import type { Message, OutputPart } from "../domain/conversation.js";
 import {
   assistantMessage,
@@ -35,17 +36,26 @@ interface TurnCount {
 }
 
 /**
- * Every item of the messages, in transcript order. `isClientTool` says which calls the client
- * answers (the session's agent's function tools); a call's result is looked up by its call id.
+ * Every item of the messages, in transcript order. A call is the client's when its commit marked
+ * it so, or (turns committed before the mark) when `isClientTool` names its tool (the session's
+ * agent's function tools); a call's result is looked up by its call id.
  */
 export function transcriptItems(
   messages: readonly CommittedMessage[],
   isClientTool: (toolName: string) => boolean,
 ): ListedItem[] {
   const results = new Map<string, ToolResult>();
+  const clientCalls = new Set<string>();
   for (const { message } of messages) {
     if (message.role === "tool") results.set(message.callId, message);
+    if (message.role !== "assistant") continue;
+    for (const p of message.parts) {
+      if (p.type === "tool_call" && (p.client === true || isClientTool(p.toolName))) {
+        clientCalls.add(p.callId);
+      }
+    }
   }
+  const isClient = (callId: string) => clientCalls.has(callId);
   const counts = new Map<string, TurnCount>();
   const items: ListedItem[] = [];
   const push = (turnId: string, item: Record<string, unknown>) =>
@@ -64,10 +74,10 @@ export function transcriptItems(
       count.user += 1;
       push(turnId, userMessage(id, turnId, message.content));
     } else if (message.role === "assistant") {
-      for (const item of assistantItems(message.parts, turnId, count, results, isClientTool)) {
+      for (const item of assistantItems(message.parts, turnId, count, results, isClient)) {
         push(turnId, item);
       }
-    } else if (message.role === "tool" && isClientTool(message.toolName)) {
+    } else if (message.role === "tool" && isClient(message.callId)) {
       push(
         turnId,
         functionCallOutput(message.callId, turnId, message.content, message.isError),
@@ -83,7 +93,7 @@ function assistantItems(
   turnId: string,
   count: TurnCount,
   results: ReadonlyMap<string, ToolResult>,
-  isClientTool: (toolName: string) => boolean,
+  isClient: (callId: string) => boolean,
 ): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   const text = parts.map((p) => (p.type === "text" ? p.text : "")).join("");
@@ -99,7 +109,7 @@ function assistantItems(
     const status: ItemStatus = !result ? "incomplete" : result.isError ? "failed" : "completed";
     const shown = { callId: call.callId, name: call.toolName, argumentsJson: call.argumentsJson };
     out.push(
-      isClientTool(call.toolName)
+      isClient(call.callId)
         ? functionCall(shown, turnId, status)
         : mcpCall(
             { ...shown, serverLabel: "tether" },

@@ -22,7 +22,11 @@ export type InputItem = { type: "text"; text: string } | { type: "image"; image:
 /** One part of a model's output, streamed or final. */
 export type OutputPart =
   | { type: "text"; text: string }
-  | { type: "tool_call"; callId: string; toolName: string; argumentsJson: string }
+  /**
+   * `client`: set in the committed transcript when the client answered the call (a client tool
+   * of the turn), so the call is shown as the stream showed it (ADR 0037).
+   */
+  | { type: "tool_call"; callId: string; toolName: string; argumentsJson: string; client?: true }
   | { type: "reasoning"; text: string };
 
 export type ToolCallPart = Extract<OutputPart, { type: "tool_call" }>;

@@ -24,6 +24,8 @@ export interface TurnRecord {
   turnId: string;
   messages: Message[];
   usage: UsageTotals;
+  /** The turn's client tools: their calls are marked `client` in the transcript (ADR 0037). */
+  clientTools?: readonly string[];
   /** How the turn ended: its record (domain/turn-records.ts) ends with it in the commit's step. */
   outcome?: TurnOutcome;
   /** What the turn cost at its model's price (ADR 0016); absent when unpriced. */
@@ -82,7 +84,10 @@ async function commitAtHead(
         expectedHeadRevision: expected,
         // Each message names its turn and the revision this commit makes.
         appendMessages: turn.messages.map((m) =>
-          encodeCommitted(m, { turnId: turn.turnId, revision: expected + 1 }),
+          encodeCommitted(markClientCalls(m, turn.clientTools), {
+            turnId: turn.turnId,
+            revision: expected + 1,
+          }),
         ),
         usage: turn.usage,
         ...(turn.costMicros !== undefined && { costMicros: turn.costMicros }),
@@ -117,6 +122,15 @@ async function commitAtHead(
       throw error;
     }
   }
+}
+
+/** The message with its calls of client tools marked `client` (ToolCallPart). */
+function markClientCalls(message: Message, clientTools: readonly string[] = []): Message {
+  if (message.role !== "assistant" || clientTools.length === 0) return message;
+  const parts = message.parts.map((p) =>
+    p.type === "tool_call" && clientTools.includes(p.toolName) ? { ...p, client: true as const } : p,
+  );
+  return { ...message, parts };
 }
 
 /** Metrics and the log record of a committed turn. */

@@ -238,6 +238,7 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       messages: result.messages,
       usage: result.usage,
       outcome: result.outcome,
+      clientTools: prep.clientTools.map((t) => t.name),
       ...costOf(run, result),
       inputClaims: run.inputClaims,
       workClaims: run.workClaims,
