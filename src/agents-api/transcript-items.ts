@@ -78,10 +78,7 @@ export function transcriptItems(
         push(turnId, item);
       }
     } else if (message.role === "tool" && isClient(message.callId)) {
-      push(
-        turnId,
-        functionCallOutput(message.callId, turnId, message.content, message.isError),
-      );
+      push(turnId, functionCallOutput(message.callId, turnId, message.content, message.isError));
     }
   }
   return items;

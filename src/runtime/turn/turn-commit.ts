@@ -128,7 +128,9 @@ async function commitAtHead(
 function markClientCalls(message: Message, clientTools: readonly string[] = []): Message {
   if (message.role !== "assistant" || clientTools.length === 0) return message;
   const parts = message.parts.map((p) =>
-    p.type === "tool_call" && clientTools.includes(p.toolName) ? { ...p, client: true as const } : p,
+    p.type === "tool_call" && clientTools.includes(p.toolName)
+      ? { ...p, client: true as const }
+      : p,
   );
   return { ...message, parts };
 }

@@ -12,7 +12,6 @@ import type { SessionId } from "../../domain/ids.js";
 import type {
   CommitAnnouncement,
   CommitReceipt,
-  RuntimeCommit,
   SessionSnapshot,
   TranscriptMark,
 } from "../../domain/session.js";

@@ -122,7 +122,16 @@ export async function claimInputs(
     point.kind === "checkpoint" ? [point.turnId, point.checkpoint] : ["", ""];
   const reply = await ctx.scripts.run(
     "claimInputs",
-    [k.lease, k.inputs, k.inputPayloads, k.inputIndex, k.head, k.parked, k.turnRecords, k.turnOrder],
+    [
+      k.lease,
+      k.inputs,
+      k.inputPayloads,
+      k.inputIndex,
+      k.head,
+      k.parked,
+      k.turnRecords,
+      k.turnOrder,
+    ],
     [fence.leaseToken, fence.fencingToken, point.kind, turnId, checkpoint, maxInputs, claimId],
   );
   if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "claimInputs", fence);

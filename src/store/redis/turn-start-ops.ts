@@ -46,29 +46,25 @@ export async function startTurn(
   const sessionId = draft.sessionId;
   const inputId = randomUUID() as InputId;
   const claimId = randomUUID() as ClaimId;
-  const reply = await ctx.scripts.run(
-    "startTurn",
-    startKeys(ctx, sessionId),
-    [
-      inputId,
-      draft.sourceKey ?? "",
-      turnInputHash(draft),
-      JSON.stringify(normalDelivery(draft.delivery)),
-      draft.payload,
-      ...ownerArgs(claim.owner),
-      randomUUID(),
-      claim.ttlMs,
-      claim.maxInputs,
-      claimId,
-      claim.since?.epoch ?? "",
-      claim.since?.messageCount ?? 0,
-      Date.now(),
-      sessionId,
-      claim.turnIdOf?.(inputId) ?? "",
-      draft.trace ?? "",
-      turnIdOfInput(sessionId, inputId),
-    ],
-  );
+  const reply = await ctx.scripts.run("startTurn", startKeys(ctx, sessionId), [
+    inputId,
+    draft.sourceKey ?? "",
+    turnInputHash(draft),
+    JSON.stringify(normalDelivery(draft.delivery)),
+    draft.payload,
+    ...ownerArgs(claim.owner),
+    randomUUID(),
+    claim.ttlMs,
+    claim.maxInputs,
+    claimId,
+    claim.since?.epoch ?? "",
+    claim.since?.messageCount ?? 0,
+    Date.now(),
+    sessionId,
+    claim.turnIdOf?.(inputId) ?? "",
+    draft.trace ?? "",
+    turnIdOfInput(sessionId, inputId),
+  ]);
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }

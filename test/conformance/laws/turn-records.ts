@@ -155,7 +155,11 @@ export function describeTurnRecordLaws(factory: StoreFactory): void {
       const fence = fenceOf(await acquire(store, sid, opaqueOwner("runner"), LONG_TTL_MS));
       await store.claimInputs(fence, { kind: "idle" }, 1);
       const steer = await store.submitInput(
-        inputDraft(sid, "more", { kind: "active_turn", turnId: running, minBoundary: "after_work" }),
+        inputDraft(sid, "more", {
+          kind: "active_turn",
+          turnId: running,
+          minBoundary: "after_work",
+        }),
       );
       const claimed = await store.claimInputs(
         fence,

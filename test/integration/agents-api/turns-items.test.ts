@@ -45,12 +45,15 @@ async function turnOf(client: OpenAI, sessionId: string, text: string, answer?: 
       const action = event.session?.required_actions[0];
       if (!action) throw new Error("requires_action without an action");
       // The parked turn reads as waiting while the client's call is open.
-      await waitFor(async () => {
-        const turn = await client.beta.agents.sessions.turns.retrieve(action.turn_id, {
-          session_id: sessionId,
-        });
-        return turn.status === "waiting";
-      }, { what: "the parked turn read as waiting" });
+      await waitFor(
+        async () => {
+          const turn = await client.beta.agents.sessions.turns.retrieve(action.turn_id, {
+            session_id: sessionId,
+          });
+          return turn.status === "waiting";
+        },
+        { what: "the parked turn read as waiting" },
+      );
       await client.beta.agents.sessions.events.create(sessionId, {
         events: [
           {
@@ -71,12 +74,20 @@ async function turnOf(client: OpenAI, sessionId: string, text: string, answer?: 
 describe("turns and items on the front door", () => {
   it("lists turns from their records and items with the stream's ids, paged in both orders", async () => {
     // Parked at once: the turn that waits for the client's call reads as waiting.
-    server = await startWiredServer({ TETHER_PROVIDER: "scripted-tools", TETHER_PARK_AFTER_MS: "0" });
+    server = await startWiredServer({
+      TETHER_PROVIDER: "scripted-tools",
+      TETHER_PARK_AFTER_MS: "0",
+    });
     const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "k", maxRetries: 0 });
     const agent = await client.beta.agents.create({
       model: "gpt-test",
       tools: [
-        { type: "function", name: "lookup", description: "looks up", parameters: { type: "object" } },
+        {
+          type: "function",
+          name: "lookup",
+          description: "looks up",
+          parameters: { type: "object" },
+        },
       ],
     });
     const session = await client.beta.agents.sessions.create({

@@ -12,7 +12,12 @@ const SCALE = 2 ** 20;
 const TURN = "turn-abc";
 
 function log(events: SessionEvent[]): CursoredEvent[] {
-  return events.map((event, i) => ({ cursor: (i + 1) * SCALE, sessionId: "s1", turnId: TURN, event }));
+  return events.map((event, i) => ({
+    cursor: (i + 1) * SCALE,
+    sessionId: "s1",
+    turnId: TURN,
+    event,
+  }));
 }
 
 /** Item ids in the order the stream first shows them (item.added, or item.done of a new one). */
