@@ -6,7 +6,11 @@ import type { SessionId } from "../../../src/domain/ids.js";
 import { inputClaimCompletion } from "../../../src/domain/inputs.js";
 import { fenceOf } from "../../../src/domain/lease.js";
 import { queueClaimCompletion } from "../../../src/domain/queue.js";
-import type { TurnOutcomeSummary, TurnRecord } from "../../../src/domain/turn-records.js";
+import type {
+  TurnOutcomeSummary,
+  TurnRecord,
+  TurnRecordQuery,
+} from "../../../src/domain/turn-records.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { turnIdOfInput } from "../../../src/ports/turn-ids.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
@@ -37,12 +41,16 @@ const TOOL_ERROR: TurnOutcomeSummary = {
 };
 
 function reads(store: RuntimeStore) {
-  const { readTurns, readTurn } = store;
-  if (!readTurns || !readTurn) throw new Error("this backend keeps no turn records");
+  const absent = () => new Error("this backend keeps no turn records");
   return {
-    one: (sid: SessionId, turnId: string) => readTurn.call(store, sid, turnId),
-    page: (sid: SessionId, query: Parameters<typeof readTurns>[1]) =>
-      readTurns.call(store, sid, query),
+    one: (sid: SessionId, turnId: string) => {
+      if (!store.readTurn) throw absent();
+      return store.readTurn(sid, turnId);
+    },
+    page: (sid: SessionId, query: TurnRecordQuery) => {
+      if (!store.readTurns) throw absent();
+      return store.readTurns(sid, query);
+    },
   };
 }
 
