@@ -3,7 +3,7 @@
 // client tool read as waiting, and the items of the session and of one turn listed with the ids
 // the event stream showed; auto-pagination in both orders, and ConversationCursorPage's last_id.
 import OpenAI from "openai-agents-sdk";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { waitFor } from "../../support/wait-for.js";
 import { startWiredServer, type WiredServer } from "../../support/wired-server.js";
 
@@ -72,82 +72,90 @@ async function turnOf(client: OpenAI, sessionId: string, text: string, answer?: 
 }
 
 describe("turns and items on the front door", () => {
-  it("lists turns from their records and items with the stream's ids, paged in both orders", async () => {
-    // Parked at once: the turn that waits for the client's call reads as waiting.
-    server = await startWiredServer({
-      TETHER_PROVIDER: "scripted-tools",
-      TETHER_PARK_AFTER_MS: "0",
-    });
-    const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "k", maxRetries: 0 });
-    const agent = await client.beta.agents.create({
-      model: "gpt-test",
-      tools: [
-        {
-          type: "function",
-          name: "lookup",
-          description: "looks up",
-          parameters: { type: "object" },
-        },
-      ],
-    });
-    const session = await client.beta.agents.sessions.create({
-      agent_id: agent.id,
-      environment: { type: "none" },
-    });
-    const first = await turnOf(client, session.id, "hello there");
-    const second = await turnOf(client, session.id, "/tool lookup {}", "sunny");
+  const stores = [
+    ["memory", {}],
+    ["Redis", { TETHER_STORE: "redis", TETHER_REDIS_URL: inject("redisUrl") }],
+  ] as const;
+  it.each(stores)(
+    "lists turns from their records and items with the stream's ids, paged in both orders (%s)",
+    async (_name, store) => {
+      // Parked at once: the turn that waits for the client's call reads as waiting.
+      server = await startWiredServer({
+        ...store,
+        TETHER_PROVIDER: "scripted-tools",
+        TETHER_PARK_AFTER_MS: "0",
+      });
+      const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "k", maxRetries: 0 });
+      const agent = await client.beta.agents.create({
+        model: "gpt-test",
+        tools: [
+          {
+            type: "function",
+            name: "lookup",
+            description: "looks up",
+            parameters: { type: "object" },
+          },
+        ],
+      });
+      const session = await client.beta.agents.sessions.create({
+        agent_id: agent.id,
+        environment: { type: "none" },
+      });
+      const first = await turnOf(client, session.id, "hello there");
+      const second = await turnOf(client, session.id, "/tool lookup {}", "sunny");
 
-    const turns = client.beta.agents.sessions.turns;
-    const newestFirst: string[] = [];
-    for await (const turn of turns.list(session.id, { limit: 1 })) newestFirst.push(turn.id);
-    expect(newestFirst).toEqual([second.turnId, first.turnId]);
-    const oldestFirst: string[] = [];
-    for await (const turn of turns.list(session.id, { limit: 1, order: "asc" })) {
-      oldestFirst.push(turn.id);
-    }
-    expect(oldestFirst).toEqual([first.turnId, second.turnId]);
+      const turns = client.beta.agents.sessions.turns;
+      const newestFirst: string[] = [];
+      for await (const turn of turns.list(session.id, { limit: 1 })) newestFirst.push(turn.id);
+      expect(newestFirst).toEqual([second.turnId, first.turnId]);
+      const oldestFirst: string[] = [];
+      for await (const turn of turns.list(session.id, { limit: 1, order: "asc" })) {
+        oldestFirst.push(turn.id);
+      }
+      expect(oldestFirst).toEqual([first.turnId, second.turnId]);
 
-    const shown = await turns.retrieve(second.turnId, { session_id: session.id });
-    expect(shown).toMatchObject({
-      id: second.turnId,
-      object: "agent.session.turn",
-      session_id: session.id,
-      agent_id: agent.id,
-      subagent_id: null,
-      status: "completed",
-      error: null,
-      usage: { total_tokens: expect.any(Number) as unknown },
-    });
-    expect(shown.started_at).toBeGreaterThanOrEqual(shown.created_at);
-    expect(shown.completed_at).toBeGreaterThanOrEqual(shown.started_at ?? Infinity);
+      const shown = await turns.retrieve(second.turnId, { session_id: session.id });
+      expect(shown).toMatchObject({
+        id: second.turnId,
+        object: "agent.session.turn",
+        session_id: session.id,
+        agent_id: agent.id,
+        subagent_id: null,
+        status: "completed",
+        error: null,
+        usage: { total_tokens: expect.any(Number) as unknown },
+      });
+      expect(shown.started_at).toBeGreaterThanOrEqual(shown.created_at);
+      expect(shown.completed_at).toBeGreaterThanOrEqual(shown.started_at ?? Infinity);
 
-    // The items of one turn, page by page through last_id (ConversationCursorPage).
-    const turnItems: string[] = [];
-    const paged = turns.items.list(second.turnId, {
-      session_id: session.id,
-      limit: 1,
-      order: "asc",
-    });
-    for await (const item of paged) turnItems.push(String(item.id));
-    expect(turnItems).toEqual(second.ids);
-    expect(turnItems).toEqual([
-      expect.stringMatching(/^msg_/u),
-      expect.stringMatching(/^fc_/u),
-      expect.stringMatching(/^fco_/u),
-      `msg_${second.turnId}_0`,
-    ]);
+      // The items of one turn, page by page through last_id (ConversationCursorPage).
+      const turnItems: string[] = [];
+      const paged = turns.items.list(second.turnId, {
+        session_id: session.id,
+        limit: 1,
+        order: "asc",
+      });
+      for await (const item of paged) turnItems.push(String(item.id));
+      expect(turnItems).toEqual(second.ids);
+      expect(turnItems).toEqual([
+        expect.stringMatching(/^msg_/u),
+        expect.stringMatching(/^fc_/u),
+        expect.stringMatching(/^fco_/u),
+        `msg_${second.turnId}_0`,
+      ]);
 
-    // The session's items: both turns, newest first by default, with the user's text.
-    const all: { id: string; role?: string; content?: unknown }[] = [];
-    for await (const item of client.beta.agents.sessions.items.list(session.id, { limit: 2 })) {
-      all.push(item as unknown as { id: string });
-    }
-    expect(all.map((i) => i.id)).toEqual([...first.ids, ...second.ids].reverse());
-    expect(all.find((i) => i.id === first.ids[0])).toMatchObject({
-      role: "user",
-      content: [{ type: "input_text", text: "hello there" }],
-    });
-  });
+      // The session's items: both turns, newest first by default, with the user's text.
+      const all: { id: string; role?: string; content?: unknown }[] = [];
+      for await (const item of client.beta.agents.sessions.items.list(session.id, { limit: 2 })) {
+        all.push(item as unknown as { id: string });
+      }
+      expect(all.map((i) => i.id)).toEqual([...first.ids, ...second.ids].reverse());
+      expect(all.find((i) => i.id === first.ids[0])).toMatchObject({
+        role: "user",
+        content: [{ type: "input_text", text: "hello there" }],
+      });
+    },
+  );
 
   it("an unknown turn is a 404, a bad cursor a 400 naming after", async () => {
     server = await startWiredServer({});
