@@ -6,8 +6,8 @@
 local TURN_RECORDS_KEPT = 1000
 
 -- The record of `turn_id`, made when it is new (numbered after the newest), with `status`; an
--- `ended` = { usage = {...}, outcome = JSON string } ends it (the outcome is kept as
--- its JSON, `outcomeJson`: cjson would turn an empty list in it into an object). The first start time stays.
+-- `ended` = { usage = {...}, outcome = JSON string } ends it (the outcome is kept as its JSON,
+-- `outcomeJson`: cjson would turn an empty list in it into an object). The first start stays.
 local function write_turn(t, turn_id, status, now, ended)
   local raw = redis.call('HGET', t.records, turn_id)
   local rec

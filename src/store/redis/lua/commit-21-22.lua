@@ -32,7 +32,7 @@
 --               idle (bool), session id, tool call retention ms] or [] for none: the turn's
 --               announcement, appended as appendEvents would, then the lease released unless
 --               something waits for a holder (and the session's ready mark cleared with it,
---               KEYS[20]); the turn's signals end in the step as unlistenTurn ends them (ADR
+--               KEYS[22]); the turn's signals end in the step as unlistenTurn ends them (ADR
 --               0024), and its open client tool calls are closed as closeToolCalls closes them,
 --               so nothing of the turn needs the lease after its announcement,
 --           te = [turn id, end status, outcome JSON] or absent: the turn this commit ends, its
