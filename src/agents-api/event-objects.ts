@@ -1,7 +1,9 @@
 // The objects the SSE stream's events carry (ADR 0037, "Events out"), built only from what the
 // session's log tells, so the translator stays a pure function of the log. The session object of
 // the session events is agent-session-shape.ts's, the one builder GET /sessions/{id} uses too.
+import type { InputItem } from "../domain/conversation.js";
 import type { UsageTotals } from "../domain/usage.js";
+import { itemIds } from "./item-ids.js";
 
 export type SessionStatus = "idle" | "in_progress" | "requires_action" | "failed";
 export type TurnStatus =
@@ -38,6 +40,12 @@ export interface TurnView {
   status: TurnStatus;
   usage?: UsageTotals;
   error?: { code: string; message: string };
+  /** From the turn's durable record (turn-routes.ts); the log carries none of them. */
+  agentId?: string;
+  /** Unix seconds, as the API's timestamps. */
+  createdAt?: number;
+  startedAt?: number;
+  completedAt?: number;
 }
 
 export function turnShape(turn: TurnView): Record<string, unknown> {
@@ -45,13 +53,13 @@ export function turnShape(turn: TurnView): Record<string, unknown> {
     id: turn.id,
     object: "agent.session.turn",
     session_id: turn.sessionId,
-    agent_id: null,
+    agent_id: turn.agentId ?? null,
     // Present and null: the SDK helpers pick the first turn whose subagent_id is null.
     subagent_id: null,
     status: turn.status,
-    created_at: 0,
-    started_at: null,
-    completed_at: null,
+    created_at: turn.createdAt ?? 0,
+    started_at: turn.startedAt ?? null,
+    completed_at: turn.completedAt ?? null,
     usage: turn.usage ? usageShape(turn.usage) : null,
     error: turn.error ?? null,
   };
@@ -90,17 +98,35 @@ export function outputText(text: string): Record<string, unknown> {
   return { type: "output_text", text, annotations: [] };
 }
 
-/** A user message the turn took in; the log names the input, not its text (left empty). */
-export function userMessage(inputId: string, turnId: string): Record<string, unknown> {
+/**
+ * A user message the turn took in. The log names the input, not its text: the stream leaves the
+ * content empty; the items lists give it from the transcript (`content`).
+ */
+export function userMessage(
+  id: string,
+  turnId: string,
+  content: readonly InputItem[] = [],
+): Record<string, unknown> {
   return {
-    id: `msg_${inputId}`,
+    id,
     type: "message",
     turn_id: turnId,
     role: "user",
-    content: [],
+    content: content.map(inputContentOf),
     phase: null,
     status: "completed",
   };
+}
+
+/** An input item as the API's content part; inline image bytes as a `data:` URL. */
+function inputContentOf(item: InputItem): Record<string, unknown> {
+  if (item.type === "text") return { type: "input_text", text: item.text };
+  const image = item.image;
+  const url =
+    image.kind === "url"
+      ? image.url
+      : `data:${image.mediaType};base64,${Buffer.from(image.data).toString("base64")}`;
+  return { type: "input_image", image_url: url };
 }
 
 export function functionCall(
@@ -109,7 +135,7 @@ export function functionCall(
   status: ItemStatus,
 ): Record<string, unknown> {
   return {
-    id: `fc_${call.callId}`,
+    id: itemIds.functionCall(call.callId),
     type: "function_call",
     turn_id: turnId,
     call_id: call.callId,
@@ -126,7 +152,7 @@ export function functionCallOutput(
   isError: boolean,
 ): Record<string, unknown> {
   return {
-    id: `fco_${callId}`,
+    id: itemIds.functionCallOutput(callId),
     type: "function_call_output",
     turn_id: turnId,
     call_id: callId,
@@ -143,7 +169,7 @@ export function mcpCall(
   status: ItemStatus,
 ): Record<string, unknown> {
   return {
-    id: `mcp_${call.callId}`,
+    id: itemIds.mcpCall(call.callId),
     type: "mcp_call",
     turn_id: turnId,
     server_label: call.serverLabel,

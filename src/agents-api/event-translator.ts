@@ -6,6 +6,7 @@
 import type { CursoredEvent, SessionEvent } from "../domain/session-events.js";
 import { agentSession, approvalAction, functionCallAction } from "./agent-session-shape.js";
 import { eventId } from "./event-ids.js";
+import { itemIds } from "./item-ids.js";
 import {
   assistantMessage,
   functionCall,
@@ -147,10 +148,10 @@ function translateEvent(d: Draft, event: SessionEvent): void {
       d.turnEvent("created", { status: "in_progress" });
       d.session("in_progress", []);
       d.turnEvent("in_progress", { status: "in_progress" });
-      for (const id of event.inputIds) d.item("added", userMessage(id, d.turn.id), null);
+      for (const id of event.inputIds) userAdded(d, id);
       return;
     case "input_admitted":
-      for (const id of event.inputIds) d.item("added", userMessage(id, d.turn.id), null);
+      for (const id of event.inputIds) userAdded(d, id);
       return;
     case "text_delta":
       addText(d, event.text);
@@ -187,10 +188,15 @@ function translateEvent(d: Draft, event: SessionEvent): void {
   }
 }
 
+function userAdded(d: Draft, inputId: string): void {
+  d.item("added", userMessage(itemIds.userMessage(inputId), d.turn.id), null);
+}
+
 function addText(d: Draft, text: string): void {
   let open = d.turn.open;
   if (!open) {
-    open = { id: `msg_${d.turn.id}_${d.turn.messages}`, outputIndex: d.turn.outputs, text: "" };
+    const id = itemIds.assistantMessage(d.turn.id, d.turn.messages);
+    open = { id, outputIndex: d.turn.outputs, text: "" };
     d.setTurn({ messages: d.turn.messages + 1, outputs: d.turn.outputs + 1 });
     d.item(
       "added",

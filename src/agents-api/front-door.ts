@@ -17,6 +17,7 @@ import { addEventRoutes, type AdmitInput } from "./event-routes.js";
 import { type KeyedCreates } from "./idempotent-create.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
+import { addTurnRoutes } from "./turn-routes.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
 import {
   parseJsonBody,
@@ -69,6 +70,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
     admitInput,
   });
   addSessionStubRoutes(routes, store);
+  addTurnRoutes(routes, store);
   if (runtime) addEventRoutes(routes, { runtime, store, admitInput });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
   if (options.schedules) {

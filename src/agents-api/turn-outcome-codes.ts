@@ -1,19 +1,19 @@
 // A turn's outcome as the SDK's turn status and error (ADR 0037, "Events out"). Codes stay inside
 // the SDK's 23-value enum: the Python SDK's strict models refuse any other.
-import type { TurnOutcome } from "../domain/turn-outcome.js";
+import type { TurnOutcomeSummary } from "../domain/turn-records.js";
 
 export type TurnEnd =
   | { status: "completed" }
   | { status: "cancelled" }
   | { status: "failed"; error: { code: string; message: string } };
 
-export function turnEndOf(outcome: TurnOutcome): TurnEnd {
+export function turnEndOf(outcome: TurnOutcomeSummary): TurnEnd {
   if (outcome.kind === "finished") return { status: "completed" };
   if (outcome.reason === "cancelled") return { status: "cancelled" };
   return { status: "failed", error: { code: codeOf(outcome), message: messageOf(outcome) } };
 }
 
-function codeOf(outcome: TurnOutcome): string {
+function codeOf(outcome: TurnOutcomeSummary): string {
   switch (outcome.reason) {
     case "output_truncated":
       return "max_output_tokens";
@@ -35,7 +35,7 @@ function codeOf(outcome: TurnOutcome): string {
 }
 
 /** The detail a client needs, naming Tether's own reason. */
-function messageOf(outcome: TurnOutcome): string {
+function messageOf(outcome: TurnOutcomeSummary): string {
   switch (outcome.reason) {
     case "tool_error":
       return `tool ${outcome.toolName} failed: ${outcome.code}: ${outcome.message}`;

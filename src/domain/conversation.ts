@@ -22,14 +22,22 @@ export type InputItem = { type: "text"; text: string } | { type: "image"; image:
 /** One part of a model's output, streamed or final. */
 export type OutputPart =
   | { type: "text"; text: string }
-  | { type: "tool_call"; callId: string; toolName: string; argumentsJson: string }
+  /**
+   * `client`: set in the committed transcript when the client answered the call (a client tool
+   * of the turn), so the call is shown as the stream showed it (ADR 0037).
+   */
+  | { type: "tool_call"; callId: string; toolName: string; argumentsJson: string; client?: true }
   | { type: "reasoning"; text: string };
 
 export type ToolCallPart = Extract<OutputPart, { type: "tool_call" }>;
 
 export type Message =
   | { role: "system"; text: string }
-  | { role: "user"; content: InputItem[] }
+  /**
+   * `inputIds`: the turn inputs the message carries, when it came from some (a turn's own input,
+   * a steer it admitted); the Agents API names its item after them (ADR 0037).
+   */
+  | { role: "user"; content: InputItem[]; inputIds?: string[] }
   | { role: "assistant"; parts: OutputPart[] }
   | {
       role: "tool";

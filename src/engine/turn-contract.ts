@@ -48,6 +48,8 @@ export interface TurnRequest {
   /** The committed conversation the turn continues. */
   history?: readonly Message[];
   input: readonly InputItem[];
+  /** The turn inputs `input` came from: its user message names them (Message's `inputIds`). */
+  inputIds?: readonly string[];
   signal?: AbortSignal;
   sink?: TurnEventSink;
   /** Per-turn overrides of the engine's limits. */

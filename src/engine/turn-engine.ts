@@ -143,7 +143,12 @@ class TurnRun implements ModelCallContext {
       this.iterations = resume.iterations;
       this.assistantText = resume.assistantText;
     } else {
-      this.append({ role: "user", content: [...this.request.input] });
+      const inputIds = this.request.inputIds ?? [];
+      this.append({
+        role: "user",
+        content: [...this.request.input],
+        ...(inputIds.length > 0 && { inputIds: [...inputIds] }),
+      });
     }
     let outcome: TurnOutcome;
     try {

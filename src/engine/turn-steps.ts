@@ -34,7 +34,14 @@ export async function admitAtCheckpoint(
   );
   if (admitted === ABORTED) return ABORTED;
   if (admitted.length === 0) return 0;
-  for (const a of admitted) turn.append({ role: "user", content: [...a.items] });
+  for (const a of admitted) {
+    const inputIds = a.source.kind === "steer" ? [a.source.id] : [];
+    turn.append({
+      role: "user",
+      content: [...a.items],
+      ...(inputIds.length > 0 && { inputIds }),
+    });
+  }
   await turn.emit({
     type: "checkpoint_admission",
     checkpoint,

@@ -29,6 +29,12 @@ import type {
 } from "../domain/inputs.js";
 import type { TurnStartClaim, TurnStartReceipt } from "../domain/turn-start.js";
 import type {
+  TurnEndingCommit,
+  TurnRecord,
+  TurnRecordPage,
+  TurnRecordQuery,
+} from "../domain/turn-records.js";
+import type {
   LeaseClaimOutcome,
   LeaseFence,
   LeaseRenewal,
@@ -48,7 +54,6 @@ import type {
 } from "../domain/queue.js";
 import type {
   CommitReceipt,
-  RuntimeCommit,
   SessionListPage,
   SessionSummary,
   SessionSnapshot,
@@ -57,8 +62,11 @@ import type {
 } from "../domain/session.js";
 
 export interface SessionCommitStore {
-  /** Applies the commit in one atomic step (head CAS, stamp, claim completions, lease release). */
-  commit(commit: RuntimeCommit): Promise<CommitReceipt>;
+  /**
+   * Applies the commit in one atomic step (head CAS, stamp, claim completions, lease release;
+   * with `turnEnd`, the turn's record ends: TurnRecordStore).
+   */
+  commit(commit: TurnEndingCommit): Promise<CommitReceipt>;
   /**
    * Undefined when the session has no commit yet (or was deleted). With a mark whose epoch is
    * the transcript's, only the messages after the mark's count are returned (`messagesFrom`);
@@ -246,6 +254,20 @@ export interface SessionHistoryStore {
   rewindSession(draft: RewindDraft): Promise<HistoryReceipt>;
 }
 
+/**
+ * A session's turn records (domain/turn-records.ts, ADR 0037): written by the steps that already
+ * start a turn (an idle claim of one input, a turn start, a resume: in_progress), park it
+ * (waiting) and commit it (`turnEnd`: completed, failed or cancelled), so no turn pays a step for
+ * them; the newest TURN_RECORDS_KEPT per session are kept, and they go with the session. A turn
+ * that consumes only queued work gets its record from its park or commit. Optional: a backend
+ * without them (the wire) leaves both out.
+ */
+export interface TurnRecordStore {
+  /** A page of the session's records in creation order (`asc`) or newest first (`desc`). */
+  readTurns?(sessionId: SessionId, query: TurnRecordQuery): Promise<TurnRecordPage>;
+  readTurn?(sessionId: SessionId, turnId: string): Promise<TurnRecord | undefined>;
+}
+
 export interface StoreMaintenance {
   /** Removes completed and cancelled tombstones of a session. */
   vacuum(sessionId: SessionId): Promise<VacuumReport>;
@@ -262,6 +284,7 @@ export interface RuntimeStore
     ParkedTurnStore,
     AgentStore,
     SessionHistoryStore,
+    TurnRecordStore,
     StoreMaintenance {}
 
 /** True when a parameter carries a lease fence: the fence, a list of fences, or a field of one. */

@@ -27,6 +27,7 @@ import { describeToolCallLaws } from "./laws/tool-calls.js";
 import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
 import { describeReadyIndexLaws } from "./laws/ready-index.js";
 import { describeTurnStartLaws } from "./laws/turn-start.js";
+import { describeTurnRecordLaws } from "./laws/turn-records.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
@@ -45,6 +46,8 @@ export interface ConformanceOptions {
   webhooks?: boolean;
   /** False where the backend has no one-step turn start: the wire (ADR 0023 says why). */
   turnStart?: boolean;
+  /** False where the backend keeps no turn records: the wire (ADR 0037). */
+  turnRecords?: boolean;
   /** True where the store keeps the ready index in its own steps: a standalone Redis (ADR 0024). */
   readyIndexInSteps?: boolean;
   /**
@@ -84,6 +87,7 @@ export function defineStoreConformance(
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.idempotencyKeys !== false) describeIdempotencyKeyLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);
+  if (options.turnRecords !== false) describeTurnRecordLaws(factory);
   if (options.turnStart !== false) {
     describeTurnStartLaws(factory);
     describeReadyIndexLaws(factory, options.readyIndexInSteps === true);

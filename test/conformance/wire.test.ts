@@ -40,6 +40,7 @@ describe("wire store conformance", () => {
     idempotencyKeys: false,
     webhooks: false,
     turnStart: false,
+    turnRecords: false,
   });
 });
 

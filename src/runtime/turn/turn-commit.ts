@@ -7,6 +7,8 @@ import type { LeaseFence } from "../../domain/lease.js";
 import { queueClaimCompletion, type QueuedWorkClaim } from "../../domain/queue.js";
 import type { SessionId } from "../../domain/ids.js";
 import type { UsageTotals } from "../../domain/usage.js";
+import type { TurnOutcome } from "../../domain/turn-outcome.js";
+import { summarizeOutcome } from "../../domain/turn-records.js";
 import type { TurnResult } from "../../engine/index.js";
 import { HEAD_RACE_ATTEMPTS, type CommitAnnounced } from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
@@ -22,6 +24,10 @@ export interface TurnRecord {
   turnId: string;
   messages: Message[];
   usage: UsageTotals;
+  /** The turn's client tools: their calls are marked `client` in the transcript (ADR 0037). */
+  clientTools?: readonly string[];
+  /** How the turn ended: its record (domain/turn-records.ts) ends with it in the commit's step. */
+  outcome?: TurnOutcome;
   /** What the turn cost at its model's price (ADR 0016); absent when unpriced. */
   costMicros?: number;
   inputClaims: TurnInputClaim[];
@@ -78,7 +84,10 @@ async function commitAtHead(
         expectedHeadRevision: expected,
         // Each message names its turn and the revision this commit makes.
         appendMessages: turn.messages.map((m) =>
-          encodeCommitted(m, { turnId: turn.turnId, revision: expected + 1 }),
+          encodeCommitted(markClientCalls(m, turn.clientTools), {
+            turnId: turn.turnId,
+            revision: expected + 1,
+          }),
         ),
         usage: turn.usage,
         ...(turn.costMicros !== undefined && { costMicros: turn.costMicros }),
@@ -89,6 +98,9 @@ async function commitAtHead(
         ...(turn.parkedTurnId !== undefined && { parkedTurnId: turn.parkedTurnId }),
         // Steers the turn did not admit go to the next turn in the same step.
         deferTurnInputs: turn.turnId,
+        ...(turn.outcome && {
+          turnEnd: { turnId: turn.turnId, outcome: summarizeOutcome(turn.outcome) },
+        }),
         ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
         ...(turn.completion && {
           announce: {
@@ -110,6 +122,17 @@ async function commitAtHead(
       throw error;
     }
   }
+}
+
+/** The message with its calls of client tools marked `client` (ToolCallPart). */
+function markClientCalls(message: Message, clientTools: readonly string[] = []): Message {
+  if (message.role !== "assistant" || clientTools.length === 0) return message;
+  const parts = message.parts.map((p) =>
+    p.type === "tool_call" && clientTools.includes(p.toolName)
+      ? { ...p, client: true as const }
+      : p,
+  );
+  return { ...message, parts };
 }
 
 /** Metrics and the log record of a committed turn. */

@@ -27,6 +27,8 @@ import type { SessionEvent } from "../../domain/session-events.js";
 import { waitsForHolder } from "./lease-ops.js";
 import { closeTurnCalls } from "./tool-call-ops.js";
 import { writeOutboxRow } from "./webhook-state.js";
+import { writeTurnRecord } from "./turn-record-ops.js";
+import type { TurnEndingCommit } from "../../domain/turn-records.js";
 
 /** Every check of a commit; throws before anything is written. */
 function checkApplicable(
@@ -149,7 +151,7 @@ function announce(
 
 export function commitRuntimeState(
   ctx: MemoryContext,
-  commit: RuntimeCommit,
+  commit: TurnEndingCommit,
 ): Promise<CommitReceipt> {
   return atomically(ctx, commit.sessionId, (cell, nowMs) => {
     if (commit.stamp) {
@@ -168,6 +170,13 @@ export function commitRuntimeState(
     const over = metadataOverLimit(cell.metadata, logged, commit);
     if (over) throw metadataRefusal(commit, over);
     const receipt = apply(cell, commit);
+    if (commit.turnEnd) {
+      writeTurnRecord(cell, commit.turnEnd.turnId, nowMs, {
+        status: "ended",
+        end: commit.turnEnd,
+        usage: commit.usage,
+      });
+    }
     for (const event of commit.webhookEvents ?? []) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
     }

@@ -17,6 +17,8 @@ import {
 import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
+import { turnIdOfInput } from "../../ports/turn-ids.js";
+import { writeTurnRecord } from "./turn-record-ops.js";
 import { atomically, type MemoryContext } from "./context.js";
 import {
   copy,
@@ -118,7 +120,7 @@ export function claimInputs(
   return atomically(ctx, fence.sessionId, async (cell, nowMs) => {
     requireLiveFence(cell, fence, nowMs);
     await ctx.afterClaimValidation?.();
-    return claimInCell(cell, fence.fencingToken, point, maxInputs);
+    return claimInCell(cell, fence.fencingToken, point, maxInputs, nowMs);
   });
 }
 
@@ -128,6 +130,7 @@ export function claimInCell(
   fencingToken: number,
   point: InputClaimPoint,
   maxInputs: number,
+  nowMs: number,
 ): TurnInputClaim | undefined {
   // A parked turn holds the session: new turns wait for it (its resume takes its own claims).
   if (point.kind === "idle" && cell.parked) return undefined;
@@ -144,6 +147,13 @@ export function claimInCell(
     input.state = "claimed";
     input.claimFencingToken = fencingToken;
     input.claimId = claimId;
+  }
+  // An idle claim of one input starts the turn named after it: its record says so (ADR 0037).
+  const [only] = taken;
+  if (point.kind === "idle" && only && taken.length === 1) {
+    writeTurnRecord(cell, turnIdOfInput(cell.sessionId, only.inputId), nowMs, {
+      status: "in_progress",
+    });
   }
   return { claimId, sessionId: cell.sessionId, fencingToken, inputs: taken.map(copy) };
 }

@@ -14,6 +14,7 @@ import {
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import { logFenceRefused, type StoreLogger } from "../shared/store-log.js";
 import { startTurn } from "./turn-start-ops.js";
+import * as turnRecords from "./turn-record-ops.js";
 import { withChecks } from "../shared/checked.js";
 import { runtimeChecks } from "../shared/runtime-checks.js";
 import { budgetChecks } from "../shared/budget-checks.js";
@@ -144,6 +145,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         fenced(ctx, "resumeTurn", fence, parking.resumeTurn(ctx, fence, turnId)),
       cancelParkedTurn: (sessionId, turnId) => parking.cancelParkedTurn(ctx, sessionId, turnId),
       readParkedTurn: (sessionId) => parking.readParkedTurn(ctx, sessionId),
+      readTurns: (sessionId, query) => turnRecords.readTurns(ctx, sessionId, query),
+      readTurn: (sessionId, turnId) => turnRecords.readTurn(ctx, sessionId, turnId),
 
       createAgent: (draft) => agents.createAgent(ctx, draft),
       updateAgent: (update) => agents.updateAgent(ctx, update),

@@ -1,4 +1,5 @@
 // Parked turns of the memory store: park, resume, cancel and read, each one serialized step.
+import { writeTurnRecord } from "./turn-record-ops.js";
 import { randomUUID } from "node:crypto";
 import {
   parkedTurnMismatch,
@@ -73,6 +74,7 @@ export function parkTurn(
     };
     cell.parked = parked;
     cell.lease = undefined;
+    writeTurnRecord(cell, draft.turnId, nowMs, { status: "waiting" });
     if (draft.webhookEvent) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, draft.webhookEvent, undefined, nowMs);
     }
@@ -92,6 +94,7 @@ export function resumeTurn(
     if (parked?.turnId !== turnId) return undefined;
     const status = parkedStatus(parked, nowMs, isSettled(ctx, cell, parked.turnId, nowMs));
     if (status === "waiting") return { status, parked: copy(parked) };
+    writeTurnRecord(cell, turnId, nowMs, { status: "in_progress" });
     // The claims move to this fence, so the resumed turn's commit completes them.
     const inputClaimId = randomUUID() as ClaimId;
     const inputs = parked.inputIds.flatMap((id) => {

@@ -8,6 +8,7 @@ import type { ParkedTurn } from "../../domain/parked-turns.js";
 import type { QueuedWorkBatch } from "../../domain/queue.js";
 import type { CommitReceipt, UsageTotals } from "../../domain/session.js";
 import { ZERO_USAGE } from "../../domain/session.js";
+import type { TurnRecord } from "../../domain/turn-records.js";
 
 export interface SourceKeyEntry<Id> {
   id: Id;
@@ -48,6 +49,8 @@ export interface SessionCell {
   /** The turn parked on outside answers, until its commit (parked-turn-ops.ts). */
   parked: ParkedTurn | undefined;
   history: SessionHistory;
+  /** Turn records by turn id, oldest first (turn-record-ops.ts); they go with the session. */
+  turnRecords: Map<string, TurnRecord>;
 }
 
 export function emptyCell(sessionId: SessionId): SessionCell {
@@ -70,6 +73,7 @@ export function emptyCell(sessionId: SessionId): SessionCell {
     inputSourceKeys: new Map(),
     parked: undefined,
     history: { from: 1, points: [], rewinds: [], metadataLog: [] },
+    turnRecords: new Map(),
   };
 }
 

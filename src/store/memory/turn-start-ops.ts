@@ -28,7 +28,7 @@ export function startTurn(
     logLeaseClaim(ctx.log, cell.sessionId, claim.owner, claim.ttlMs, outcome);
     if (outcome.kind !== "acquired") return submitted;
     const { lease } = outcome;
-    const inputs = claimInCell(cell, lease.fencingToken, { kind: "idle" }, claim.maxInputs);
+    const inputs = claimInCell(cell, lease.fencingToken, { kind: "idle" }, claim.maxInputs, nowMs);
     return { ...submitted, started: { lease, inputs, snapshot: snapshotOf(cell, claim.since) } };
   });
 }

@@ -12,7 +12,6 @@ import type { SessionId } from "../../domain/ids.js";
 import type {
   CommitAnnouncement,
   CommitReceipt,
-  RuntimeCommit,
   SessionSnapshot,
   TranscriptMark,
 } from "../../domain/session.js";
@@ -20,11 +19,12 @@ import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
 import { logClaimSuperseded } from "../shared/store-log.js";
 import { metadataRefusal } from "../shared/metadata-limits.js";
 import { int, str, usageAt } from "./codec.js";
+import { endStatusOf, type TurnEndingCommit } from "../../domain/turn-records.js";
 import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
-function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
+function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
   const u = commit.usage;
   const metadata = Object.entries(commit.metadataPatch ?? {}).flat();
   return JSON.stringify({
@@ -49,10 +49,17 @@ function commitSpec(commit: RuntimeCommit, logMaxEntries: number): string {
     c: commit.costMicros ?? 0,
     w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
     a: announcementSpec(commit.announce, logMaxEntries),
+    ...(commit.turnEnd && {
+      te: [
+        commit.turnEnd.turnId,
+        endStatusOf(commit.turnEnd.outcome),
+        JSON.stringify(commit.turnEnd.outcome),
+      ],
+    }),
   });
 }
 
-/** The announcement as the script takes it (see commit-19-20.lua); [] for none. */
+/** The announcement as the script takes it (see commit-21-22.lua); [] for none. */
 function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
   if (!a) return [];
   const { leaseToken, fencingToken } = a.fence;
@@ -68,7 +75,7 @@ function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): un
   ];
 }
 
-export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<CommitReceipt> {
+export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promise<CommitReceipt> {
   const sessionId = input.sessionId;
   const k = ctx.keys(sessionId);
   const ek = ctx.eventKeys(sessionId);
@@ -95,6 +102,8 @@ export async function commit(ctx: RedisContext, input: RuntimeCommit): Promise<C
       ek.cancel(input.announce?.turnId ?? ""),
       ek.toolResults(input.announce?.turnId ?? ""),
       k.toolCalls(input.announce?.turnId ?? ""),
+      k.turnRecords,
+      k.turnOrder,
     ]),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );

@@ -71,6 +71,8 @@ export const SCRIPT_WRITE_CLASS = {
   resumeTurn: "acknowledging",
   cancelParkedTurn: "acknowledging",
   readParkedTurn: "read",
+  readTurns: "read",
+  readTurn: "read",
   createAgent: "acknowledging",
   updateAgent: "acknowledging",
   getAgent: "read",

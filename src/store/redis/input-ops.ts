@@ -17,6 +17,7 @@ import {
 import type { LeaseFence } from "../../domain/lease.js";
 import type { CancelStatus } from "../../domain/queue.js";
 import { turnInputHash } from "../shared/content-hash.js";
+import { turnIdOfInput } from "../../ports/turn-ids.js";
 import { decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { statusPairs } from "./queue-ops.js";
@@ -51,6 +52,7 @@ export async function submitInput(
       JSON.stringify(delivery),
       draft.payload,
       draft.trace ?? "",
+      turnIdOfInput(sessionId, inputId),
     ],
   );
   return submitted(ctx, draft, inputId, reply);
@@ -120,7 +122,16 @@ export async function claimInputs(
     point.kind === "checkpoint" ? [point.turnId, point.checkpoint] : ["", ""];
   const reply = await ctx.scripts.run(
     "claimInputs",
-    [k.lease, k.inputs, k.inputPayloads, k.inputIndex, k.head, k.parked],
+    [
+      k.lease,
+      k.inputs,
+      k.inputPayloads,
+      k.inputIndex,
+      k.head,
+      k.parked,
+      k.turnRecords,
+      k.turnOrder,
+    ],
     [fence.leaseToken, fence.fencingToken, point.kind, turnId, checkpoint, maxInputs, claimId],
   );
   if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "claimInputs", fence);

@@ -47,6 +47,10 @@ export interface SessionKeys {
   metadataLog: string;
   /** Hash: event id -> JSON outbox row {e, a, d, t, k, l} (ADR 0021; webhook-ops.ts). */
   outbox: string;
+  /** Hash: turn id -> JSON of its record (domain/turn-records.ts; lua/_turns.lua). */
+  turnRecords: string;
+  /** Sorted set: turn ids by creation number, the records' order and their bound. */
+  turnOrder: string;
 }
 
 /** Braces in the namespace would change which part of a key Redis hashes. */
@@ -128,6 +132,12 @@ class LazySessionKeys implements SessionKeys {
   }
   get outbox() {
     return `${this.p}webhooks:outbox`;
+  }
+  get turnRecords() {
+    return `${this.p}turns`;
+  }
+  get turnOrder() {
+    return `${this.p}turns:order`;
   }
 }
 

@@ -55,7 +55,16 @@ export async function parkTurn(
   const k = ctx.keys(sessionId);
   const reply = await ctx.scripts.run(
     "parkTurn",
-    [k.lease, k.parked, k.toolCalls(draft.turnId), k.inputs, k.work, k.outbox],
+    [
+      k.lease,
+      k.parked,
+      k.toolCalls(draft.turnId),
+      k.inputs,
+      k.work,
+      k.outbox,
+      k.turnRecords,
+      k.turnOrder,
+    ],
     [
       fence.leaseToken,
       fence.fencingToken,
@@ -95,7 +104,17 @@ export async function resumeTurn(
   const workClaimId = randomUUID() as ClaimId;
   const reply = await ctx.scripts.run(
     "resumeTurn",
-    [k.lease, k.parked, k.toolCalls(turnId), k.inputs, k.inputPayloads, k.work, k.workPayloads],
+    [
+      k.lease,
+      k.parked,
+      k.toolCalls(turnId),
+      k.inputs,
+      k.inputPayloads,
+      k.work,
+      k.workPayloads,
+      k.turnRecords,
+      k.turnOrder,
+    ],
     [fence.leaseToken, fence.fencingToken, turnId, inputClaimId, workClaimId],
   );
   if (reply[0] === REPLY.LEASE_EXPIRED) refuseFence(ctx, "resumeTurn", fence);

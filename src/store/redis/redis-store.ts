@@ -26,6 +26,7 @@ import { ASYNC_DURABILITY, withDurability, type RedisDurability } from "./durabi
 import { createScriptRunner } from "./scripts.js";
 import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
+import * as turnRecords from "./turn-record-ops.js";
 import { chargeTenantSpend } from "./tenant-budget-ops.js";
 import { budgetChecks } from "../shared/budget-checks.js";
 import type { TenantBudgetStore } from "../../ports/budget-guard.js";
@@ -130,6 +131,8 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       resumeTurn: (fence, turnId) => parking.resumeTurn(on(fence?.sessionId), fence, turnId),
       cancelParkedTurn: (id, turnId) => parking.cancelParkedTurn(on(id), id, turnId),
       readParkedTurn: (id) => parking.readParkedTurn(on(id), id),
+      readTurns: (id, query) => turnRecords.readTurns(on(id), id, query),
+      readTurn: (id, turnId) => turnRecords.readTurn(on(id), id, turnId),
       createAgent: (draft) => agents.createAgent(ctx, draft),
       updateAgent: (update) => agents.updateAgent(ctx, update),
       getAgent: (id, version) => agents.getAgent(ctx, id, version),

@@ -43,6 +43,8 @@ export const SCRIPT_NAMES = [
   "resumeTurn",
   "cancelParkedTurn",
   "readParkedTurn",
+  "readTurns",
+  "readTurn",
   "createAgent",
   "updateAgent",
   "getAgent",

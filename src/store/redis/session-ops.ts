@@ -32,6 +32,8 @@ export async function deleteSession(ctx: RedisContext, sessionId: SessionId): Pr
       k.rewinds,
       k.archive,
       k.metadataLog,
+      k.turnRecords,
+      k.turnOrder,
     ],
     [],
   );

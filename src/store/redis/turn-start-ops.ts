@@ -1,10 +1,11 @@
-// A turn start on an idle session in one script (startTurn-13-14.lua, ADR 0023): the submit, and on
+// A turn start on an idle session in one script (startTurn-15-16.lua, ADR 0023): the submit, and on
 // a vacant session the lease, the idle input claim and the committed state with it.
 import { randomUUID } from "node:crypto";
 import { sourceKeyConflict } from "../../domain/errors.js";
-import type { ClaimId, InputId } from "../../domain/ids.js";
+import type { ClaimId, InputId, SessionId } from "../../domain/ids.js";
 import { normalDelivery, type TurnInputDraft } from "../../domain/inputs.js";
 import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
+import { turnIdOfInput } from "../../ports/turn-ids.js";
 import { turnInputHash } from "../shared/content-hash.js";
 import { logLeaseClaim } from "../shared/store-log.js";
 import { decodeInput, decodeLease, ownerArgs, pairs } from "./codec.js";
@@ -14,55 +15,60 @@ import { submitted } from "./input-ops.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
+/** startTurn-15-16.lua's keys, the ready index last where the store keeps it. */
+function startKeys(ctx: RedisContext, sessionId: SessionId): string[] {
+  const k = ctx.keys(sessionId);
+  const ek = ctx.eventKeys(sessionId);
+  return withReadyKey(ctx, [
+    k.inputs,
+    k.inputPayloads,
+    k.inputIndex,
+    k.inputSources,
+    k.sequences,
+    k.head,
+    k.lease,
+    k.parked,
+    k.generation,
+    k.messages,
+    k.metadata,
+    ek.eventSeq,
+    ek.activeTurn,
+    k.turnRecords,
+    k.turnOrder,
+  ]);
+}
+
 export async function startTurn(
   ctx: RedisContext,
   draft: TurnInputDraft,
   claim: TurnStartClaim,
 ): Promise<TurnStartReceipt> {
   const sessionId = draft.sessionId;
-  const k = ctx.keys(sessionId);
   const inputId = randomUUID() as InputId;
   const claimId = randomUUID() as ClaimId;
-  const reply = await ctx.scripts.run(
-    "startTurn",
-    withReadyKey(ctx, [
-      k.inputs,
-      k.inputPayloads,
-      k.inputIndex,
-      k.inputSources,
-      k.sequences,
-      k.head,
-      k.lease,
-      k.parked,
-      k.generation,
-      k.messages,
-      k.metadata,
-      ctx.eventKeys(sessionId).eventSeq,
-      ctx.eventKeys(sessionId).activeTurn,
-    ]),
-    [
-      inputId,
-      draft.sourceKey ?? "",
-      turnInputHash(draft),
-      JSON.stringify(normalDelivery(draft.delivery)),
-      draft.payload,
-      ...ownerArgs(claim.owner),
-      randomUUID(),
-      claim.ttlMs,
-      claim.maxInputs,
-      claimId,
-      claim.since?.epoch ?? "",
-      claim.since?.messageCount ?? 0,
-      Date.now(),
-      sessionId,
-      claim.turnIdOf?.(inputId) ?? "",
-      draft.trace ?? "",
-    ],
-  );
+  const reply = await ctx.scripts.run("startTurn", startKeys(ctx, sessionId), [
+    inputId,
+    draft.sourceKey ?? "",
+    turnInputHash(draft),
+    JSON.stringify(normalDelivery(draft.delivery)),
+    draft.payload,
+    ...ownerArgs(claim.owner),
+    randomUUID(),
+    claim.ttlMs,
+    claim.maxInputs,
+    claimId,
+    claim.since?.epoch ?? "",
+    claim.since?.messageCount ?? 0,
+    Date.now(),
+    sessionId,
+    claim.turnIdOf?.(inputId) ?? "",
+    draft.trace ?? "",
+    turnIdOfInput(sessionId, inputId),
+  ]);
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }
-  // Four nested replies after the code, the log's end, the mark (the header of startTurn-13-14.lua).
+  // Four nested replies after the code, the log's end, the mark (the header of startTurn-15-16.lua).
   const [, submitReply, leaseReply, claimReply, stateReply] = reply as unknown as ScriptReply[];
   const receipt = {
     submitted: submitted(ctx, draft, inputId, part(submitReply)),

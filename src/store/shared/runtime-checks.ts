@@ -27,6 +27,9 @@ import {
   checkTurnInputDraft,
 } from "./validate.js";
 
+/** The largest page of turn records `readTurns` serves. */
+export const MAX_TURN_PAGE = 1000;
+
 /** The largest page `listSessions` serves. */
 export const MAX_SESSION_PAGE = 1000;
 
@@ -163,6 +166,18 @@ function turnRows(limits: StoreLimits) {
       if (turnId !== undefined) checkTurnId(turnId);
     },
     readParkedTurn: checkSessionId,
+    readTurns: (id, query) => {
+      checkSessionId(id);
+      checkCount("limit", query?.limit, 1, MAX_TURN_PAGE);
+      if (query.order !== "asc" && query.order !== "desc") {
+        throw invalidArgument("order", "must be asc or desc");
+      }
+      if (query.after !== undefined) checkTurnId(query.after);
+    },
+    readTurn: (id, turnId) => {
+      checkSessionId(id);
+      checkTurnId(turnId);
+    },
   } satisfies Partial<CheckTable<RuntimeStore>>;
 }
 

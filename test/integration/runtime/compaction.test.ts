@@ -67,9 +67,11 @@ describe("a 300-turn session with compaction on", () => {
     const messages = await transcript("long");
     const originals = messages.filter((m) => m.role !== "compaction");
     expect(originals.length).toBe(2 * TURNS);
+    // The user message also names the input it carried (ADR 0037's item ids).
     expect(originals[0]).toEqual({
       role: "user",
       content: [{ type: "text", text: "Question 1: tell me more about item 1." }],
+      inputIds: [expect.any(String)],
     });
     const items = messages.filter((m) => m.role === "compaction");
     expect(items.length).toBe(report.compactions.length);

@@ -58,7 +58,8 @@ describe("checkpoints", () => {
     expect(host.seen).toEqual(["after_work@1", "before_completion@2"]);
     expect(provider.requests[1]?.slice(2)).toEqual([
       { role: "tool", callId: "c1", toolName: "look", content: "A", isError: false },
-      { role: "user", content: [{ type: "text", text: "also check B" }] },
+      // A steer's message names its input; queued work's carries none.
+      { role: "user", content: [{ type: "text", text: "also check B" }], inputIds: ["in-1"] },
       { role: "user", content: [{ type: "text", text: "process woke" }] },
     ]);
     expect(sink.events.find((e) => e.type === "checkpoint_admission")).toEqual({
@@ -97,7 +98,7 @@ describe("checkpoints", () => {
     expect(provider.requests[1]).toEqual([
       { role: "user", content: go },
       { role: "assistant", parts: [text("Hello")] },
-      { role: "user", content: [{ type: "text", text: "in French" }] },
+      { role: "user", content: [{ type: "text", text: "in French" }], inputIds: ["in-2"] },
     ]);
     expect(sink.events.filter((e) => e.type === "final_value")).toEqual([
       { type: "final_value", text: "Bonjour" },

@@ -70,6 +70,8 @@ describe("the durability table", () => {
       "readRevision",
       "readSessionSummary",
       "readToolCalls",
+      "readTurn",
+      "readTurns",
       "readWebhookEndpoints",
     ]);
     expect(of("internal-read")).toEqual([

@@ -9,6 +9,9 @@
 -- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
 -- ARGV[4] delivery JSON   ARGV[5] payload   ARGV[6] the submitter's traceparent ("" for none;
 --         kept in the input JSON, not part of the content hash)
+-- ARGV[7] the id of the turn a claim of just this input makes (ports/turn-ids.ts; "" for none):
+--         kept in the input JSON as `tid`, so the idle claim that takes it alone records that
+--         turn (lua/_turns.lua)
 -- Replies: {R.OK, seq, created, busy}       stored; created is 1 when this input created the
 --                                           session; busy is 1 when a turn holds it; the
 --                                           caller knows every other field
@@ -31,6 +34,7 @@ local content_hash = ARGV[3]
 local delivery_json = ARGV[4]
 local payload = ARGV[5]
 local submitter_traceparent = ARGV[6]
+local input_turn_id = ARGV[7]
 
 local keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
-return submit_input(keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent }, now_ms())
+return submit_input(keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent, input_turn_id }, now_ms())

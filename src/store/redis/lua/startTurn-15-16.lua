@@ -8,7 +8,9 @@
 -- KEYS[8] parked turn hash   KEYS[9] lease generation counter   KEYS[10] message list
 -- KEYS[11] metadata hash   KEYS[12] the event log's sequence counter (event-log.ts)
 -- KEYS[13] the running-turn marker (signals.ts)
--- KEYS[14] the ready index, on a standalone Redis only (ADR 0024): the session is marked ready in
+-- KEYS[14] turn records hash   KEYS[15] turn order zset (lua/_turns.lua: the idle claim of one
+--          input records its turn in_progress, as claimInputs does)
+-- KEYS[16] the ready index, on a standalone Redis only (ADR 0024): the session is marked ready in
 --          this step, as ReadyIndex.markReady would (ZADD LT); absent on Cluster, where the index
 --          lives in another slot and the runtime marks it with its own command
 -- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
@@ -21,6 +23,7 @@
 --          exactly the input this step stored, that turn is marked running for the ttl, as
 --          listenTurn marks it (ADR 0024; nothing can be stored for a turn not yet marked)
 -- ARGV[18] the submitter's traceparent ("" for none), as submitInput's ARGV[6]
+-- ARGV[19] the input's turn id ("" for none), as submitInput's ARGV[7]
 -- Replies: {R.SOURCE_KEY_CONFLICT}
 --          {R.OK, submitted, lease, claimed, state, logEnd}: submitted is submitInput's reply; lease is {}
 --          when the session was not vacant (nothing else happened), else claimLease's reply
@@ -35,6 +38,7 @@
 --- @include "lease"
 --- @include "session"
 --- @include "submit"
+--- @include "turns"
 
 local inputs_key = KEYS[1]
 local input_payloads_key = KEYS[2]
@@ -49,7 +53,9 @@ local messages_key = KEYS[10]
 local metadata_key = KEYS[11]
 local event_seq_key = KEYS[12]
 local running_key = KEYS[13]
-local ready_index_key = KEYS[14]
+local turn_records_key = KEYS[14]
+local turn_order_key = KEYS[15]
+local ready_index_key = KEYS[16]
 local input_id = ARGV[1]
 local source_key = ARGV[2]
 local content_hash = ARGV[3]
@@ -68,11 +74,13 @@ local ready_score = ARGV[15]
 local session_id = ARGV[16]
 local claimed_turn_id = ARGV[17]
 local submitter_traceparent = ARGV[18]
+local input_turn_id = ARGV[19]
+local turns = { records = turn_records_key, order = turn_order_key }
 
 local now = now_ms()
 local log_end = tonumber(redis.call('GET', event_seq_key) or '0')
 local submit_keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
-local submitted = submit_input(submit_keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent }, now)
+local submitted = submit_input(submit_keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent, input_turn_id }, now)
 if submitted[1] == R.SOURCE_KEY_CONFLICT then return submitted end
 if ready_index_key then redis.call('ZADD', ready_index_key, 'LT', ready_score, session_id) end
 if redis.call('EXISTS', lease_key) == 1 or redis.call('EXISTS', parked_turn_key) == 1 then
@@ -86,6 +94,7 @@ local taken = take_open_inputs(inputs_key, input_index_key, head_key, lease.gen,
 local claimed = { R.NONE }
 if #taken > 0 then
   claimed = append_claimed({ R.OK }, inputs_key, input_payloads_key, taken, 'inputId', lease.gen, claim_id)
+  start_claimed_turn(turns, taken, now)
 end
 local marked = 0
 if claimed_turn_id ~= '' and #taken == 1 and taken[1].inputId == input_id then

@@ -3,6 +3,8 @@
 -- claim ids; while it waits nothing changes. The record stays until the turn's commit.
 -- KEYS[1] lease hash   KEYS[2] parked turn hash   KEYS[3] the turn's tool call hash
 -- KEYS[4] input hash   KEYS[5] input payload hash   KEYS[6] work hash   KEYS[7] work payload hash
+-- KEYS[8] turn records hash   KEYS[9] turn order zset (lua/_turns.lua: a turn that goes on is
+--         in_progress again)
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id   ARGV[4] input claim id
 -- ARGV[5] work claim id
 -- Replies: {R.OK, status, n, field1, value1, ... (n strings: the parked hash),
@@ -14,6 +16,7 @@
 --- @include "claims"
 --- @include "clock"
 --- @include "lease"
+--- @include "turns"
 
 local lease_key = KEYS[1]
 local parked_turn_key = KEYS[2]
@@ -22,11 +25,14 @@ local inputs_key = KEYS[4]
 local input_payloads_key = KEYS[5]
 local work_key = KEYS[6]
 local work_payloads_key = KEYS[7]
+local turn_records_key = KEYS[8]
+local turn_order_key = KEYS[9]
 local lease_token = ARGV[1]
 local fencing_token = ARGV[2]
 local turn_id = ARGV[3]
 local input_claim_id = ARGV[4]
 local work_claim_id = ARGV[5]
+local turns = { records = turn_records_key, order = turn_order_key }
 
 local now = now_ms()
 local lease = live_lease(lease_key, now)
@@ -55,6 +61,7 @@ end
 local reply = { R.OK, status, #fields }
 for i = 1, #fields do reply[#reply + 1] = fields[i] end
 if status == 'waiting' then return reply end
+write_turn(turns, turn_id, 'in_progress', now, nil)
 
 -- The items of `ids` still claimed (by the parking generation); their count goes in the reply.
 local function still_claimed(key, ids)

@@ -13,7 +13,8 @@
 -- KEYS[16] the running-turn marker   KEYS[17] the announced turn's cancel key
 -- KEYS[18] the announced turn's stored answers (signals.ts; without an announcement, unused)
 -- KEYS[19] the announced turn's client tool call hash (closed in this step; else unused)
--- KEYS[20] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
+-- KEYS[20] turn records hash   KEYS[21] turn order zset (lua/_turns.lua: `te` ends the record)
+-- KEYS[22] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
 --          clears its mark in this step; absent on Cluster (the runtime clears it there)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
@@ -31,9 +32,11 @@
 --               idle (bool), session id, tool call retention ms] or [] for none: the turn's
 --               announcement, appended as appendEvents would, then the lease released unless
 --               something waits for a holder (and the session's ready mark cleared with it,
---               KEYS[20]); the turn's signals end in the step as unlistenTurn ends them (ADR
+--               KEYS[22]); the turn's signals end in the step as unlistenTurn ends them (ADR
 --               0024), and its open client tool calls are closed as closeToolCalls closes them,
---               so nothing of the turn needs the lease after its announcement }
+--               so nothing of the turn needs the lease after its announcement,
+--           te = [turn id, end status, outcome JSON] or absent: the turn this commit ends, its
+--                record completed, failed or cancelled with the commit's usage }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
@@ -53,6 +56,7 @@
 --- @include "num"
 --- @include "outbox"
 --- @include "tool-calls"
+--- @include "turns"
 
 local head_key = KEYS[1]
 local messages_key = KEYS[2]
@@ -73,8 +77,11 @@ local running_key = KEYS[16]
 local cancel_key = KEYS[17]
 local answers_key = KEYS[18]
 local tool_calls_key = KEYS[19]
-local ready_index_key = KEYS[20]
+local turn_records_key = KEYS[20]
+local turn_order_key = KEYS[21]
+local ready_index_key = KEYS[22]
 local commit_json = ARGV[1]
+local turns = { records = turn_records_key, order = turn_order_key }
 
 local spec = cjson.decode(commit_json)
 
@@ -176,6 +183,13 @@ if #spec.m > 0 then
 end
 if #spec.r == 2 and fence_matches(read_lease(lease_key), spec.r[1], spec.r[2]) then
   redis.call('DEL', lease_key)
+end
+if spec.te and #spec.te == 3 then
+  local usage = {
+    inputTokens = spec.u[1], outputTokens = spec.u[2], cacheReadTokens = spec.u[3],
+    cacheWriteTokens = spec.u[4], reasoningTokens = spec.u[5],
+  }
+  write_turn(turns, spec.te[1], spec.te[2], now_ms(), { usage = usage, outcome = spec.te[3] })
 end
 if spec.w and #spec.w > 0 then
   local now = now_ms()

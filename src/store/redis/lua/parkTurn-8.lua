@@ -5,6 +5,7 @@
 -- was resumed and running carries over: the new record is cancelled, and the turn resumable.
 -- KEYS[1] lease hash   KEYS[2] parked turn hash   KEYS[3] the turn's tool call hash
 -- KEYS[4] input hash   KEYS[5] work hash   KEYS[6] webhook outbox hash (ADR 0021)
+-- KEYS[7] turn records hash   KEYS[8] turn order zset (lua/_turns.lua: the turn's record waits)
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id   ARGV[4] ttl ms
 -- ARGV[5] tool call retention ms   ARGV[6] progress   ARGV[7] JSON [wait ids]
 -- ARGV[8] JSON [input ids]   ARGV[9] JSON [batch ids]
@@ -19,6 +20,7 @@
 --- @include "lease"
 --- @include "num"
 --- @include "outbox"
+--- @include "turns"
 
 local lease_key = KEYS[1]
 local parked_turn_key = KEYS[2]
@@ -26,6 +28,8 @@ local tool_calls_key = KEYS[3]
 local inputs_key = KEYS[4]
 local work_key = KEYS[5]
 local webhook_outbox_key = KEYS[6]
+local turn_records_key = KEYS[7]
+local turn_order_key = KEYS[8]
 local lease_token = ARGV[1]
 local fencing_token = ARGV[2]
 local turn_id = ARGV[3]
@@ -37,6 +41,7 @@ local input_ids_json = ARGV[8]
 local batch_ids_json = ARGV[9]
 local webhook_event_id = ARGV[10]
 local webhook_event_json = ARGV[11]
+local turns = { records = turn_records_key, order = turn_order_key }
 
 local now = now_ms()
 local lease = live_lease(lease_key, now)
@@ -73,5 +78,6 @@ redis.call('DEL', parked_turn_key)
 redis.call('HSET', parked_turn_key, 'turn', turn_id, 'wait', wait_ids_json, 'prog', progress, 'inp', input_ids_json,
   'bat', batch_ids_json, 'at', num(now), 'exp', num(exp), 'gen', fencing_token, 'cxl', cxl)
 redis.call('DEL', lease_key)
+write_turn(turns, turn_id, 'waiting', now, nil)
 if webhook_event_id ~= '' then write_outbox_row(webhook_outbox_key, webhook_event_id, webhook_event_json, '', now) end
 return { R.OK, (settled or cxl == '1') and 1 or 0, num(exp) }
