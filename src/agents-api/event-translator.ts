@@ -173,7 +173,10 @@ function translateEvent(d: Draft, event: SessionEvent): void {
       else finishCall(d, event.callId, event.output, event.isError);
       return;
     case "turn_resumed":
-      if (d.status === "requires_action") d.session("in_progress", []);
+      // The answers that resumed the turn are logged after this entry: the last of them sends
+      // `in_progress` after its call's output (the SDK's order). Only a resume that settled
+      // nothing the stream listed sends it here.
+      if (d.status === "requires_action" && d.required.length === 0) d.session("in_progress", []);
       return;
     case "turn_completed":
       completeTurn(d, event);

@@ -158,9 +158,9 @@ describe("the events translator", () => {
       "turn.item.done",
       "turn.item.added",
       "requires_action",
-      "in_progress",
       "turn.item.added",
       "turn.item.done",
+      "in_progress",
       "turn.item.added",
       "turn.content_part.added",
       "turn.output_text.delta",
@@ -190,10 +190,11 @@ describe("the events translator", () => {
         ],
       },
     });
-    expect(events[13]).toMatchObject({
+    expect(events[12]).toMatchObject({
       item: { id: "fco_call_1", type: "function_call_output", output: "sunny" },
     });
-    expect(events[14]).toMatchObject({ item: { id: "fc_call_1", status: "completed" } });
+    expect(events[13]).toMatchObject({ item: { id: "fc_call_1", status: "completed" } });
+    expect(events[14]).toMatchObject({ session: { status: "in_progress", required_actions: [] } });
     expect(events[15]).toMatchObject({ item: { id: "msg_t2_1" }, output_index: 2 });
     expect(events[20]).toMatchObject({ item: { phase: "final_answer", status: "completed" } });
   });
