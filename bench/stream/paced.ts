@@ -1,0 +1,114 @@
+// The paced ramp of bench:stream, shared by its gRPC and SSE runs: `streams` turns at once, each
+// streaming one delta every pace interval, ramped until the p99 latency from a delta's emission
+// to its receipt passes the limit. A level that fails is run once more before the ramp stops
+// (one stall of a shared machine should not end a ramp). How a turn is run is the caller's.
+import { performance } from "node:perf_hooks";
+import { percentile } from "../support/stats.js";
+
+export const STAMP_CHARS = 16;
+export const P99_LIMIT_MS = 50;
+
+/** Every delta's text is its emission time, fixed width, so merged deltas still measure. */
+export const stamp = (): string => performance.now().toFixed(3).padStart(STAMP_CHARS, "0");
+
+export interface TurnTally {
+  deltas: number;
+  latenciesMs: number[];
+  /** From the request to the first delta's receipt. */
+  firstDeltaMs: number | undefined;
+  completed: boolean;
+}
+
+export const newTally = (): TurnTally => ({
+  deltas: 0,
+  latenciesMs: [],
+  firstDeltaMs: undefined,
+  completed: false,
+});
+
+/** Counts the stamps of one received delta's text (deltas may arrive merged). */
+export function tallyDelta(tally: TurnTally, text: string, requested: number, keep: boolean) {
+  const now = performance.now();
+  tally.firstDeltaMs ??= now - requested;
+  for (let i = 0; i + STAMP_CHARS <= text.length; i += STAMP_CHARS) {
+    tally.deltas++;
+    if (keep) tally.latenciesMs.push(now - Number(text.slice(i, i + STAMP_CHARS)));
+  }
+}
+
+/** Runs one turn with the given text (its shape) to its end; rejects if it did not finish. */
+export type TurnRunner = (text: string, keepLatency: boolean) => Promise<TurnTally>;
+
+export interface LevelResult {
+  streams: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Request to first delta, over the level's turns. */
+  firstDeltaP50Ms: number;
+  firstDeltaP99Ms: number;
+  deltas: number;
+  /** The level failed once and this is its second run. */
+  retried: boolean;
+}
+
+export interface PaceOptions {
+  deltas: number;
+  paceMs: number;
+  levels: number[];
+  /** The ramp stops before a level once this time (performance.now()) has passed. */
+  stopAfter: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `streams` paced turns at once, their starts spread over one pace interval. */
+export async function paced(
+  run: TurnRunner,
+  shape: string,
+  streams: number,
+  paceMs: number,
+): Promise<LevelResult> {
+  const latencies: number[] = [];
+  const firstDeltas: number[] = [];
+  let deltas = 0;
+  await Promise.all(
+    Array.from({ length: streams }, async (_, i) => {
+      await sleep((i * paceMs) / streams);
+      const tally = await run(shape, true);
+      deltas += tally.deltas;
+      for (const l of tally.latenciesMs) latencies.push(l);
+      if (tally.firstDeltaMs !== undefined) firstDeltas.push(tally.firstDeltaMs);
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  firstDeltas.sort((a, b) => a - b);
+  return {
+    streams,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    firstDeltaP50Ms: percentile(firstDeltas, 50),
+    firstDeltaP99Ms: percentile(firstDeltas, 99),
+    deltas,
+    retried: false,
+  };
+}
+
+export async function ramp(
+  run: TurnRunner,
+  options: PaceOptions,
+): Promise<{ best: LevelResult | undefined; levels: LevelResult[] }> {
+  const shape = `${options.deltas} ${options.paceMs}`;
+  const levels: LevelResult[] = [];
+  let best: LevelResult | undefined;
+  for (const streams of options.levels) {
+    if (performance.now() > options.stopAfter) break;
+    let result = await paced(run, shape, streams, options.paceMs);
+    if (result.p99Ms > P99_LIMIT_MS) {
+      result = { ...(await paced(run, shape, streams, options.paceMs)), retried: true };
+    }
+    levels.push(result);
+    if (result.p99Ms > P99_LIMIT_MS) break;
+    best = result;
+  }
+  return { best, levels };
+}
