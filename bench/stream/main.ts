@@ -10,8 +10,8 @@
 //       delta: pacing turn starts (ADR 0025) moves start work out of the deltas' way, and this
 //       shows what it costs the turns that start.
 //   (c) the same paced ramp through the OpenAI Agents API front door (sse-turns.ts): SSE streams
-//       on the same server and the same turns, in the same run, against the gRPC figure of (b)
-//       (issue 37's `sse_vs_grpc`, target >= 0.8).
+//       on the same server and the same turns, in the same run, stepped level by level with
+//       Tether's gRPC ramp of (b) (issue 37's `sse_vs_grpc`, target >= 0.8).
 // Every delta's text is its emission time (performance.now(), fixed width), so the client
 // measures latency even where deltas were merged. Prints a table, then one JSON line.
 import { systemClock } from "../../src/ports/clock.js";
@@ -47,6 +47,7 @@ import {
   newTally,
   P99_LIMIT_MS,
   ramp as rampWith,
+  rampTogether,
   stamp,
   STAMP_CHARS,
   tallyDelta,
@@ -67,10 +68,10 @@ const LEVELS = (
 )
   .split(",")
   .map(Number);
-/** The gRPC runs stop ramping past this, so they finish in under two minutes. */
+/** The burst runs and the ceiling's ramp stop ramping past this (from the start). */
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 100_000);
-/** The SSE ramp's own budget, counted from its start (it runs after the gRPC ramps). */
-const SSE_BUDGET_MS = Number(process.env.BENCH_SSE_BUDGET_MS ?? 60_000);
+/** Tether's gRPC and SSE ramps, stepped together: their own budget, from their start. */
+const TETHER_BUDGET_MS = Number(process.env.BENCH_TETHER_BUDGET_MS ?? 100_000);
 
 const started = performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -124,6 +125,9 @@ const tetherConfig = loadConfig({
   TETHER_PORT: "0",
   TETHER_METRICS_PORT: "0",
   TETHER_LOG_LEVEL: "silent",
+  // The SSE run holds one HTTP/1.1 connection per stream, every one from 127.0.0.1: hundreds of
+  // clients, not one abusive address.
+  TETHER_MAX_CONNECTIONS_PER_ADDRESS: "0",
   ...(process.env.TETHER_TURN_STARTS_PER_ITERATION !== undefined && {
     TETHER_TURN_STARTS_PER_ITERATION: process.env.TETHER_TURN_STARTS_PER_ITERATION,
   }),
@@ -282,8 +286,8 @@ const grpcRunner =
   (text, keep) =>
     runTurn(client, nextSession(`${name}-paced`), text, keep);
 
-const ramp = (run: TurnRunner, stopAfter: number) =>
-  rampWith(run, { deltas: PACED_DELTAS, paceMs: PACE_MS, levels: LEVELS, stopAfter });
+const paceOptions = { deltas: PACED_DELTAS, paceMs: PACE_MS, levels: LEVELS };
+const ramp = (run: TurnRunner, stopAfter: number) => rampWith(run, { ...paceOptions, stopAfter });
 
 function clientFor(target: Target): Client {
   return createClient(
@@ -331,22 +335,26 @@ async function main(): Promise<void> {
       }
     }
     // (b) the ceiling first, so Tether's ramp is not cut short by the budget.
+    // (b) the ceiling first, so Tether's ramps are not cut short by the budget; then (c) gRPC and
+    // SSE on the same server, level by level (SSE warmed first).
     const stopAfter = started + BUDGET_MS;
     const ceilingRamp = await ramp(
       grpcRunner(clients.get(ceiling) as Client, "ceiling"),
       stopAfter,
     );
-    const tetherRamp = await ramp(grpcRunner(clients.get(tether) as Client, "tether"), stopAfter);
-    // (c) the same turns through the front door's SSE, on the same server, warmed first.
     const sse = await createSseRunner(tether.port);
-    const sseRamp = await (async () => {
+    const [tetherRamp, sseRamp] = await (async () => {
       try {
         await Promise.all(Array.from({ length: 4 }, () => sse.run(shape(BURST_DELTAS, 0), false)));
-        return await ramp(sse.run, performance.now() + SSE_BUDGET_MS);
+        return await rampTogether([grpcRunner(clients.get(tether) as Client, "tether"), sse.run], {
+          ...paceOptions,
+          stopAfter: performance.now() + TETHER_BUDGET_MS,
+        });
       } finally {
         sse.close();
       }
     })();
+    if (!tetherRamp || !sseRamp) throw new Error("the ramps returned no result");
 
     const headline = rates[0] ?? { lanes: 0, tether: 0, ceiling: 0 };
     const deltasS = headline.tether;

@@ -93,22 +93,44 @@ export async function paced(
   };
 }
 
-export async function ramp(
-  run: TurnRunner,
+export interface RampResult {
+  best: LevelResult | undefined;
+  levels: LevelResult[];
+}
+
+export async function ramp(run: TurnRunner, options: PaceOptions): Promise<RampResult> {
+  const [result] = await rampTogether([run], options);
+  return result ?? { best: undefined, levels: [] };
+}
+
+/**
+ * Several ramps stepped together: each level runs every runner still ramping, one after another,
+ * so a shared machine's load drifting over the run weighs on all of them alike.
+ */
+export async function rampTogether(
+  runs: TurnRunner[],
   options: PaceOptions,
-): Promise<{ best: LevelResult | undefined; levels: LevelResult[] }> {
+): Promise<RampResult[]> {
   const shape = `${options.deltas} ${options.paceMs}`;
-  const levels: LevelResult[] = [];
-  let best: LevelResult | undefined;
+  const results: (RampResult & { done: boolean })[] = runs.map(() => ({
+    best: undefined,
+    levels: [],
+    done: false,
+  }));
   for (const streams of options.levels) {
     if (performance.now() > options.stopAfter) break;
-    let result = await paced(run, shape, streams, options.paceMs);
-    if (result.p99Ms > P99_LIMIT_MS) {
-      result = { ...(await paced(run, shape, streams, options.paceMs)), retried: true };
+    if (results.every((r) => r.done)) break;
+    for (const [i, run] of runs.entries()) {
+      const ramping = results[i];
+      if (!ramping || ramping.done) continue;
+      let result = await paced(run, shape, streams, options.paceMs);
+      if (result.p99Ms > P99_LIMIT_MS) {
+        result = { ...(await paced(run, shape, streams, options.paceMs)), retried: true };
+      }
+      ramping.levels.push(result);
+      if (result.p99Ms > P99_LIMIT_MS) ramping.done = true;
+      else ramping.best = result;
     }
-    levels.push(result);
-    if (result.p99Ms > P99_LIMIT_MS) break;
-    best = result;
   }
-  return { best, levels };
+  return results.map(({ best, levels }) => ({ best, levels }));
 }

@@ -109,6 +109,7 @@ export async function createSseRunner(port: number): Promise<{ run: TurnRunner; 
             }
           });
           res.on("end", () => finish(new Error(`${sessionId}: the stream ended early`)));
+          res.on("error", (error) => finish(error));
           // The headers are here: the input goes in now, as the SDK helpers post it.
           requested = performance.now();
           const message = {
