@@ -283,8 +283,8 @@ async function burst(client: Client, name: string, lanes: number): Promise<numbe
 /** (b) and (c): the paced ramp, each gRPC turn on a session of its own. */
 const grpcRunner =
   (client: Client, name: string): TurnRunner =>
-  (text, keep) =>
-    runTurn(client, nextSession(`${name}-paced`), text, keep);
+  () =>
+    Promise.resolve((text, keep) => runTurn(client, nextSession(`${name}-paced`), text, keep));
 
 const paceOptions = { deltas: PACED_DELTAS, paceMs: PACE_MS, levels: LEVELS };
 const ramp = (run: TurnRunner, stopAfter: number) => rampWith(run, { ...paceOptions, stopAfter });
@@ -345,7 +345,9 @@ async function main(): Promise<void> {
     const sse = await createSseRunner(tether.port);
     const [tetherRamp, sseRamp] = await (async () => {
       try {
-        await Promise.all(Array.from({ length: 4 }, () => sse.run(shape(BURST_DELTAS, 0), false)));
+        await Promise.all(
+          Array.from({ length: 4 }, async () => (await sse.run())(shape(BURST_DELTAS, 0), false)),
+        );
         return await rampTogether([grpcRunner(clients.get(tether) as Client, "tether"), sse.run], {
           ...paceOptions,
           stopAfter: performance.now() + TETHER_BUDGET_MS,

@@ -37,7 +37,13 @@ export function tallyDelta(tally: TurnTally, text: string, requested: number, ke
 }
 
 /** Runs one turn with the given text (its shape) to its end; rejects if it did not finish. */
-export type TurnRunner = (text: string, keepLatency: boolean) => Promise<TurnTally>;
+export type StartTurn = (text: string, keepLatency: boolean) => Promise<TurnTally>;
+
+/**
+ * Readies one turn (what a client does before its input: the SSE run's session and open stream;
+ * nothing for gRPC, whose one request carries the input) and answers how to start it.
+ */
+export type TurnRunner = () => Promise<StartTurn>;
 
 export interface LevelResult {
   streams: number;
@@ -71,10 +77,12 @@ export async function paced(
   const latencies: number[] = [];
   const firstDeltas: number[] = [];
   let deltas = 0;
+  // Every turn readied first, then started: the starts spread over one pace interval either way.
+  const starts = await Promise.all(Array.from({ length: streams }, () => run()));
   await Promise.all(
-    Array.from({ length: streams }, async (_, i) => {
+    starts.map(async (start, i) => {
       await sleep((i * paceMs) / streams);
-      const tally = await run(shape, true);
+      const tally = await start(shape, true);
       deltas += tally.deltas;
       for (const l of tally.latenciesMs) latencies.push(l);
       if (tally.firstDeltaMs !== undefined) firstDeltas.push(tally.firstDeltaMs);
