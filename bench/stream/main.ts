@@ -128,6 +128,9 @@ const tetherConfig = loadConfig({
   // The SSE run holds one HTTP/1.1 connection per stream, every one from 127.0.0.1: hundreds of
   // clients, not one abusive address.
   TETHER_MAX_CONNECTIONS_PER_ADDRESS: "0",
+  // One tenant runs every stream of the ramps (up to 800 at once, gRPC and SSE alike): past the
+  // default concurrent_streams quota (256 per tenant per replica) a level would be refused.
+  TETHER_QUOTAS: JSON.stringify({ default: { concurrent_streams: 100_000 } }),
   ...(process.env.TETHER_TURN_STARTS_PER_ITERATION !== undefined && {
     TETHER_TURN_STARTS_PER_ITERATION: process.env.TETHER_TURN_STARTS_PER_ITERATION,
   }),
@@ -403,6 +406,7 @@ async function main(): Promise<void> {
       ),
       sse_concurrent_streams: sseRamp.best?.streams ?? 0,
       sse_p99_delta_ms: Number((sseRamp.best?.p99Ms ?? Number.NaN).toFixed(2)),
+      sse_ramp_capped: (sseRamp.best?.streams ?? 0) === LEVELS.at(-1),
       sse_vs_grpc: Number(
         ((sseRamp.best?.streams ?? 0) / (tetherRamp.best?.streams ?? 1)).toFixed(3),
       ),
