@@ -380,7 +380,8 @@ async function main(): Promise<void> {
       const cell = (l: LevelResult | undefined) =>
         l
           ? `p50 ${l.p50Ms.toFixed(1)} / p99 ${l.p99Ms.toFixed(1)} ms${l.retried ? " (2nd run)" : ""}; ` +
-            `first ${l.firstDeltaP50Ms.toFixed(0)} / ${l.firstDeltaP99Ms.toFixed(0)} ms`
+            `first ${l.firstDeltaP50Ms.toFixed(0)} / ${l.firstDeltaP99Ms.toFixed(0)} ms; ` +
+            `${l.peakStreaming} at once`
           : "-";
       rows.push({
         measure: `paced: ${n} streams (1 delta / ${PACE_MS} ms)`,
@@ -406,6 +407,12 @@ async function main(): Promise<void> {
       ),
       sse_concurrent_streams: sseRamp.best?.streams ?? 0,
       sse_p99_delta_ms: Number((sseRamp.best?.p99Ms ?? Number.NaN).toFixed(2)),
+      // The most turns streaming at one moment at each ramp's best level.
+      peak_streaming_at_best: {
+        tether: tetherRamp.best?.peakStreaming ?? 0,
+        sse: sseRamp.best?.peakStreaming ?? 0,
+        ceiling: ceilingRamp.best?.peakStreaming ?? 0,
+      },
       sse_ramp_capped: (sseRamp.best?.streams ?? 0) === LEVELS.at(-1),
       sse_vs_grpc: Number(
         ((sseRamp.best?.streams ?? 0) / (tetherRamp.best?.streams ?? 1)).toFixed(3),

@@ -16,6 +16,9 @@ export interface TurnTally {
   latenciesMs: number[];
   /** From the request to the first delta's receipt. */
   firstDeltaMs: number | undefined;
+  /** When (performance.now()) the first and the last delta arrived. */
+  firstAt: number;
+  lastAt: number;
   completed: boolean;
 }
 
@@ -23,13 +26,19 @@ export const newTally = (): TurnTally => ({
   deltas: 0,
   latenciesMs: [],
   firstDeltaMs: undefined,
+  firstAt: 0,
+  lastAt: 0,
   completed: false,
 });
 
 /** Counts the stamps of one received delta's text (deltas may arrive merged). */
 export function tallyDelta(tally: TurnTally, text: string, requested: number, keep: boolean) {
   const now = performance.now();
-  tally.firstDeltaMs ??= now - requested;
+  if (tally.firstDeltaMs === undefined) {
+    tally.firstDeltaMs = now - requested;
+    tally.firstAt = now;
+  }
+  tally.lastAt = now;
   for (let i = 0; i + STAMP_CHARS <= text.length; i += STAMP_CHARS) {
     tally.deltas++;
     if (keep) tally.latenciesMs.push(now - Number(text.slice(i, i + STAMP_CHARS)));
@@ -53,6 +62,11 @@ export interface LevelResult {
   firstDeltaP50Ms: number;
   firstDeltaP99Ms: number;
   deltas: number;
+  /**
+   * The most turns streaming at one moment (between their first and last delta): a level's
+   * turns overlap less than its number when their starts queue for longer than a turn streams.
+   */
+  peakStreaming: number;
   /** The level failed once and this is its second run. */
   retried: boolean;
 }
@@ -76,6 +90,7 @@ export async function paced(
 ): Promise<LevelResult> {
   const latencies: number[] = [];
   const firstDeltas: number[] = [];
+  const spans: [number, number][] = [];
   let deltas = 0;
   // Every turn readied first, then started: the starts spread over one pace interval either way.
   const starts = await Promise.all(Array.from({ length: streams }, () => run()));
@@ -85,7 +100,10 @@ export async function paced(
       const tally = await start(shape, true);
       deltas += tally.deltas;
       for (const l of tally.latenciesMs) latencies.push(l);
-      if (tally.firstDeltaMs !== undefined) firstDeltas.push(tally.firstDeltaMs);
+      if (tally.firstDeltaMs !== undefined) {
+        firstDeltas.push(tally.firstDeltaMs);
+        spans.push([tally.firstAt, tally.lastAt]);
+      }
     }),
   );
   latencies.sort((a, b) => a - b);
@@ -97,8 +115,26 @@ export async function paced(
     firstDeltaP50Ms: percentile(firstDeltas, 50),
     firstDeltaP99Ms: percentile(firstDeltas, 99),
     deltas,
+    peakStreaming: peakOverlap(spans),
     retried: false,
   };
+}
+
+/** The most spans open at one moment. */
+function peakOverlap(spans: [number, number][]): number {
+  const edges = spans.flatMap(([from, to]): [number, number][] => [
+    [from, 1],
+    [to, -1],
+  ]);
+  // At a tie an end counts before a start: touching spans do not overlap.
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let peak = 0;
+  for (const [, step] of edges) {
+    open += step;
+    peak = Math.max(peak, open);
+  }
+  return peak;
 }
 
 export interface RampResult {
