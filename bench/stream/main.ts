@@ -9,6 +9,9 @@
 //       either ramp), and each level also reports the time from a turn's request to its first
 //       delta: pacing turn starts (ADR 0025) moves start work out of the deltas' way, and this
 //       shows what it costs the turns that start.
+//   (c) the same paced ramp through the OpenAI Agents API front door (sse-turns.ts): SSE streams
+//       on the same server and the same turns, in the same run, stepped level by level with
+//       Tether's gRPC ramp of (b) (issue 37's `sse_vs_grpc`, target >= 0.8).
 // Every delta's text is its emission time (performance.now(), fixed width), so the client
 // measures latency even where deltas were merged. Prints a table, then one JSON line.
 import { systemClock } from "../../src/ports/clock.js";
@@ -38,7 +41,20 @@ import { replicaOwner } from "../../src/server/build-runtime.js";
 import { createTetherServer } from "../../src/server/server.js";
 import { buildStore } from "../../src/server/build-store.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
-import { percentile, printTable } from "../support/stats.js";
+import { printTable } from "../support/stats.js";
+import { createSessionEventSource } from "../../src/agents-api/index.js";
+import {
+  newTally,
+  P99_LIMIT_MS,
+  ramp as rampWith,
+  rampTogether,
+  stamp,
+  STAMP_CHARS,
+  tallyDelta,
+  type LevelResult,
+  type TurnRunner,
+} from "./paced.js";
+import { createSseRunner } from "./sse-turns.js";
 
 const BURST_DELTAS = Number(process.env.BENCH_BURST_DELTAS ?? 256);
 /** Lanes of the burst runs: the first is the headline figure, the others extra rows. */
@@ -52,13 +68,12 @@ const LEVELS = (
 )
   .split(",")
   .map(Number);
-const P99_LIMIT_MS = 50;
-/** The whole run stops ramping past this, so it finishes in under two minutes. */
+/** The burst runs and the ceiling's ramp stop ramping past this (from the start). */
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 100_000);
-const STAMP_CHARS = 16;
+/** Tether's gRPC and SSE ramps, stepped together: their own budget, from their start. */
+const TETHER_BUDGET_MS = Number(process.env.BENCH_TETHER_BUDGET_MS ?? 100_000);
 
 const started = performance.now();
-const stamp = (): string => performance.now().toFixed(3).padStart(STAMP_CHARS, "0");
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** "<deltas> <pace ms>": the turn's shape, read by the provider and by the ceiling. */
@@ -110,6 +125,12 @@ const tetherConfig = loadConfig({
   TETHER_PORT: "0",
   TETHER_METRICS_PORT: "0",
   TETHER_LOG_LEVEL: "silent",
+  // The SSE run holds one HTTP/1.1 connection per stream, every one from 127.0.0.1: hundreds of
+  // clients, not one abusive address.
+  TETHER_MAX_CONNECTIONS_PER_ADDRESS: "0",
+  // One tenant runs every stream of the ramps (up to 800 at once, gRPC and SSE alike): past the
+  // default concurrent_streams quota (256 per tenant per replica) a level would be refused.
+  TETHER_QUOTAS: JSON.stringify({ default: { concurrent_streams: 100_000 } }),
   ...(process.env.TETHER_TURN_STARTS_PER_ITERATION !== undefined && {
     TETHER_TURN_STARTS_PER_ITERATION: process.env.TETHER_TURN_STARTS_PER_ITERATION,
   }),
@@ -144,6 +165,9 @@ async function startTether(): Promise<Target> {
     logger,
     metrics: createMetrics({ defaultMetrics: false }),
     routes: (router) => router.service(TurnService, createTurnService({ runtime })),
+    // The front door on the same port, over the same runtime: the SSE run's streams.
+    runtime,
+    sessionEvents: createSessionEventSource({ runtime, log: built.log, store: built.store }),
   });
   return {
     name: "tether",
@@ -213,23 +237,10 @@ async function startCeiling(): Promise<Target> {
   };
 }
 
-interface TurnTally {
-  deltas: number;
-  latenciesMs: number[];
-  /** From the request to the first delta's receipt. */
-  firstDeltaMs: number | undefined;
-  completed: boolean;
-}
-
 type Client = ReturnType<typeof createClient<typeof TurnService>>;
 
 async function runTurn(client: Client, sessionId: string, text: string, keepLatency: boolean) {
-  const tally: TurnTally = {
-    deltas: 0,
-    latenciesMs: [],
-    firstDeltaMs: undefined,
-    completed: false,
-  };
+  const tally = newTally();
   const requested = performance.now();
   for await (const r of client.streamTurn({
     sessionId,
@@ -237,13 +248,7 @@ async function runTurn(client: Client, sessionId: string, text: string, keepLate
   })) {
     const e = r.event?.event;
     if (e?.case === "textDelta") {
-      const now = performance.now();
-      tally.firstDeltaMs ??= now - requested;
-      const t = e.value.text;
-      for (let i = 0; i + STAMP_CHARS <= t.length; i += STAMP_CHARS) {
-        tally.deltas++;
-        if (keepLatency) tally.latenciesMs.push(now - Number(t.slice(i, i + STAMP_CHARS)));
-      }
+      tallyDelta(tally, e.value.text, requested, keepLatency);
     } else if (e?.case === "turnCompleted") {
       tally.completed = e.value.outcome?.kind.case === "finished";
     }
@@ -278,67 +283,14 @@ async function burst(client: Client, name: string, lanes: number): Promise<numbe
   return deltas / ((performance.now() - t0) / 1000);
 }
 
-interface LevelResult {
-  streams: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Request to first delta, over the level's turns. */
-  firstDeltaP50Ms: number;
-  firstDeltaP99Ms: number;
-  deltas: number;
-  /** The level failed once and this is its second run. */
-  retried: boolean;
-}
+/** (b) and (c): the paced ramp, each gRPC turn on a session of its own. */
+const grpcRunner =
+  (client: Client, name: string): TurnRunner =>
+  () =>
+    Promise.resolve((text, keep) => runTurn(client, nextSession(`${name}-paced`), text, keep));
 
-/** (b): `streams` paced turns at once, starts spread over one pace interval. */
-async function paced(client: Client, name: string, streams: number): Promise<LevelResult> {
-  const latencies: number[] = [];
-  const firstDeltas: number[] = [];
-  let deltas = 0;
-  await Promise.all(
-    Array.from({ length: streams }, async (_, i) => {
-      await sleep((i * PACE_MS) / streams);
-      const tally = await runTurn(
-        client,
-        nextSession(`${name}-paced`),
-        shape(PACED_DELTAS, PACE_MS),
-        true,
-      );
-      deltas += tally.deltas;
-      for (const l of tally.latenciesMs) latencies.push(l);
-      if (tally.firstDeltaMs !== undefined) firstDeltas.push(tally.firstDeltaMs);
-    }),
-  );
-  latencies.sort((a, b) => a - b);
-  firstDeltas.sort((a, b) => a - b);
-  return {
-    streams,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    firstDeltaP50Ms: percentile(firstDeltas, 50),
-    firstDeltaP99Ms: percentile(firstDeltas, 99),
-    deltas,
-    retried: false,
-  };
-}
-
-async function ramp(
-  client: Client,
-  name: string,
-): Promise<{ best: LevelResult | undefined; levels: LevelResult[] }> {
-  const levels: LevelResult[] = [];
-  let best: LevelResult | undefined;
-  for (const streams of LEVELS) {
-    if (performance.now() - started > BUDGET_MS) break;
-    let result = await paced(client, name, streams);
-    if (result.p99Ms > P99_LIMIT_MS)
-      result = { ...(await paced(client, name, streams)), retried: true };
-    levels.push(result);
-    if (result.p99Ms > P99_LIMIT_MS) break;
-    best = result;
-  }
-  return { best, levels };
-}
+const paceOptions = { deltas: PACED_DELTAS, paceMs: PACE_MS, levels: LEVELS };
+const ramp = (run: TurnRunner, stopAfter: number) => rampWith(run, { ...paceOptions, stopAfter });
 
 function clientFor(target: Target): Client {
   return createClient(
@@ -386,8 +338,28 @@ async function main(): Promise<void> {
       }
     }
     // (b) the ceiling first, so Tether's ramp is not cut short by the budget.
-    const ceilingRamp = await ramp(clients.get(ceiling) as Client, "ceiling");
-    const tetherRamp = await ramp(clients.get(tether) as Client, "tether");
+    // (b) the ceiling first, so Tether's ramps are not cut short by the budget; then (c) gRPC and
+    // SSE on the same server, level by level (SSE warmed first).
+    const stopAfter = started + BUDGET_MS;
+    const ceilingRamp = await ramp(
+      grpcRunner(clients.get(ceiling) as Client, "ceiling"),
+      stopAfter,
+    );
+    const sse = await createSseRunner(tether.port);
+    const [tetherRamp, sseRamp] = await (async () => {
+      try {
+        await Promise.all(
+          Array.from({ length: 4 }, async () => (await sse.run())(shape(BURST_DELTAS, 0), false)),
+        );
+        return await rampTogether([grpcRunner(clients.get(tether) as Client, "tether"), sse.run], {
+          ...paceOptions,
+          stopAfter: performance.now() + TETHER_BUDGET_MS,
+        });
+      } finally {
+        sse.close();
+      }
+    })();
+    if (!tetherRamp || !sseRamp) throw new Error("the ramps returned no result");
 
     const headline = rates[0] ?? { lanes: 0, tether: 0, ceiling: 0 };
     const deltasS = headline.tether;
@@ -395,6 +367,7 @@ async function main(): Promise<void> {
     const rows: Record<string, string | number>[] = rates.map((r) => ({
       measure: `burst: deltas/s (${r.lanes} lane${r.lanes === 1 ? "" : "s"}, ${BURST_DELTAS} deltas/turn)`,
       tether: r.tether,
+      "tether sse": "-",
       ceiling: r.ceiling,
       ratio: `${((r.tether / r.ceiling) * 100).toFixed(0)}%`,
     }));
@@ -402,15 +375,18 @@ async function main(): Promise<void> {
     for (const n of LEVELS) {
       const t = byLevel(tetherRamp.levels, n);
       const c = byLevel(ceilingRamp.levels, n);
-      if (!t && !c) continue;
+      const e = byLevel(sseRamp.levels, n);
+      if (!t && !c && !e) continue;
       const cell = (l: LevelResult | undefined) =>
         l
           ? `p50 ${l.p50Ms.toFixed(1)} / p99 ${l.p99Ms.toFixed(1)} ms${l.retried ? " (2nd run)" : ""}; ` +
-            `first ${l.firstDeltaP50Ms.toFixed(0)} / ${l.firstDeltaP99Ms.toFixed(0)} ms`
+            `first ${l.firstDeltaP50Ms.toFixed(0)} / ${l.firstDeltaP99Ms.toFixed(0)} ms; ` +
+            `${l.peakStreaming} at once`
           : "-";
       rows.push({
         measure: `paced: ${n} streams (1 delta / ${PACE_MS} ms)`,
         tether: cell(t),
+        "tether sse": cell(e),
         ceiling: cell(c),
         ratio: "",
       });
@@ -429,10 +405,23 @@ async function main(): Promise<void> {
       concurrency_ratio: Number(
         ((tetherRamp.best?.streams ?? 0) / (ceilingRamp.best?.streams ?? 1)).toFixed(3),
       ),
+      sse_concurrent_streams: sseRamp.best?.streams ?? 0,
+      sse_p99_delta_ms: Number((sseRamp.best?.p99Ms ?? Number.NaN).toFixed(2)),
+      // The most turns streaming at one moment at each ramp's best level.
+      peak_streaming_at_best: {
+        tether: tetherRamp.best?.peakStreaming ?? 0,
+        sse: sseRamp.best?.peakStreaming ?? 0,
+        ceiling: ceilingRamp.best?.peakStreaming ?? 0,
+      },
+      sse_ramp_capped: (sseRamp.best?.streams ?? 0) === LEVELS.at(-1),
+      sse_vs_grpc: Number(
+        ((sseRamp.best?.streams ?? 0) / (tetherRamp.best?.streams ?? 1)).toFixed(3),
+      ),
       turn_starts_per_iteration: tetherConfig.turnStartsPerIteration,
       retried_levels: {
         tether: tetherRamp.levels.filter((l) => l.retried).map((l) => l.streams),
         ceiling: ceilingRamp.levels.filter((l) => l.retried).map((l) => l.streams),
+        sse: sseRamp.levels.filter((l) => l.retried).map((l) => l.streams),
       },
       burst: {
         lanes: headline.lanes,
@@ -452,6 +441,7 @@ async function main(): Promise<void> {
         first_delta_ms_at_best: {
           tether: firstDeltaOf(tetherRamp.best),
           ceiling: firstDeltaOf(ceilingRamp.best),
+          sse: firstDeltaOf(sseRamp.best),
         },
       },
       seconds: Number(((performance.now() - started) / 1000).toFixed(1)),

@@ -15,6 +15,9 @@ import { waitFor } from "../support/wait-for.js";
 const repo = resolve(import.meta.dirname, "../..");
 const distDir = join(repo, ".tmp/readme/dist");
 const PLACEHOLDER = /<turn_?[iI]d[^>]*>/u;
+/** The front door's examples name the session an earlier answer made (`"id":"sess_…"`). */
+const SESSION_PLACEHOLDER = "<session id>";
+const MADE_SESSION = /"id":"(sess_[^"]+)"/u;
 
 interface Ran {
   code: number | null;
@@ -103,6 +106,10 @@ const SHOWN: { command: RegExp; output: string[] }[] = [
   { command: /^curl .*SessionService\/GetSession$/u, output: ['"session"', '"sessionId":"demo"'] },
   { command: /^curl .*\/v1\/agents$/u, output: ['"object":"agent"', '"name":"helper"'] },
   { command: /^curl .*\/v1\/agents\?limit=5'$/u, output: ['"object":"list"', '"has_more":false'] },
+  { command: /^curl .*\/v1\/agents\/sessions$/u, output: ['"object":"agent.session"', '"sess_'] },
+  { command: /^curl .*Idempotency-Key.*\/events$/u, output: ["202"] },
+  { command: /^curl .*\/v1\/agents\/sessions\/<session id>$/u, output: ['"team":"docs"'] },
+  { command: /^curl .*\/v1\/agents\/sessions\?limit=5'$/u, output: ['"object":"list"', '"sess_'] },
 ];
 
 /** The output a streaming command must end with, by what it sent. */
@@ -207,6 +214,7 @@ describe("the README's examples", () => {
     // `npm start` on the embedded default, as "Two commands" says.
     await startServer("npm start");
     let ran = 0;
+    let madeSession: string | undefined;
     for (const block of blocks) {
       const commands = commandsOf(block);
       const streams: { command: string; child: ChildProcess; output: () => string }[] = [];
@@ -217,6 +225,10 @@ describe("the README's examples", () => {
         }
         expect(written, "a README command the test does not know").toMatch(/^(grpcurl|curl) /u);
         let command = onServer(written);
+        if (command.includes(SESSION_PLACEHOLDER)) {
+          if (madeSession === undefined) throw new Error(`no session made before ${written}`);
+          command = command.replaceAll(SESSION_PLACEHOLDER, madeSession);
+        }
         if (PLACEHOLDER.test(command)) {
           const stream = streams.at(-1);
           if (!stream) throw new Error(`no stream before ${written}`);
@@ -261,6 +273,7 @@ describe("the README's examples", () => {
         expect(result.code, context).toBe(0);
         // curl does not fail on an error status; Connect's error body has a code.
         expect(result.stdout, context).not.toMatch(/"code"\s*:/u);
+        madeSession = MADE_SESSION.exec(result.stdout)?.[1] ?? madeSession;
         for (const shown of SHOWN.filter((s) => s.command.test(written))) {
           for (const field of shown.output) expect(result.stdout, context).toContain(field);
         }

@@ -35,7 +35,19 @@ export interface AuditReport {
   /** Tool results the server accepted, and those the committed turn does not carry (0). */
   answers_accepted: number;
   answers_lost: number;
+  /** The front door's clients' share of the figures above (door-clients.ts). */
+  door: DoorFigures;
   problems: string[];
+}
+
+export interface DoorFigures {
+  inputs: number;
+  acknowledged: number;
+  /** Commits of their inputs' tokens (each input's, counted once per commit). */
+  committed: number;
+  lost: number;
+  duplicated: number;
+  incomplete: number;
 }
 
 const TOKEN = /tok[0-9a-f]{32}/gu;
@@ -252,8 +264,24 @@ export async function audit(
   let duplicated = 0;
   let incomplete = 0;
   let mismatched = 0;
+  const door: DoorFigures = {
+    inputs: 0,
+    acknowledged: 0,
+    committed: 0,
+    lost: 0,
+    duplicated: 0,
+    incomplete: 0,
+  };
   for (const input of inputs) {
     const count = tokenCount.get(input.token) ?? 0;
+    if (input.door) {
+      door.inputs++;
+      door.committed += count;
+      if (count > 1) door.duplicated++;
+      if (input.acknowledged) door.acknowledged++;
+      if (input.acknowledged && count === 0) door.lost++;
+      if (input.acknowledged && !input.completed) door.incomplete++;
+    }
     if (count > 1) {
       duplicated++;
       note(`${input.token} committed ${count} times`);
@@ -269,7 +297,8 @@ export async function audit(
       note(
         `${input.token} (${input.sessionId}): no turn_completed after ${input.attempts} attempts ${JSON.stringify(input.errors)}`,
       );
-    } else {
+    } else if (!input.door) {
+      // A door client learns no revision (the SDK's events carry none): its turn's end is all.
       const at = tokenRevision.get(input.token);
       if (at?.revision !== input.headRevision) {
         mismatched++;
@@ -314,6 +343,7 @@ export async function audit(
     tools_reexecuted: toolsReexecuted,
     answers_accepted: answersAccepted,
     answers_lost: answersLost,
+    door,
     problems,
   };
 }

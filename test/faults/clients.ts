@@ -5,7 +5,8 @@
 // Some inputs ask for a client tool (`/tool lookup`), half of those with approval: the client
 // answers late (the turn parks meanwhile), through a random replica, and keeps what was accepted.
 // Readers poll GetSession meanwhile. Every call goes into the history (history/record.ts) that
-// history/check.ts judges at the end.
+// history/check.ts judges at the end. The first `doorClients` clients submit through the OpenAI
+// Agents API front door instead (door-clients.ts), on the same sessions.
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -17,6 +18,7 @@ import {
   type HistoryRecorder,
   type OperationHandle,
 } from "./history/record.js";
+import { createDoorClients } from "./door-clients.js";
 import { readSession, sessionClient } from "./readback.js";
 import { sleep } from "../support/wait-for.js";
 
@@ -29,8 +31,10 @@ export interface InputRecord {
   acknowledged: boolean;
   inputId?: string;
   turnId?: string;
-  /** Saw turn_completed of its turn. */
+  /** Saw turn_completed of its turn (through the door: the end of the turn carrying its token). */
   completed: boolean;
+  /** Submitted through the front door (POST …/events); its acknowledgement is the 202. */
+  door?: true;
   headRevision?: number;
   attempts: number;
   resumedByCursor: number;
@@ -55,11 +59,19 @@ export interface WorkloadOptions {
   random: () => number;
   /** Clients polling GetSession on random sessions and replicas while submitting. */
   readers: number;
+  /** Of `clients`, how many submit through the front door (door-clients.ts). */
+  doorClients: number;
 }
 
 export interface WorkloadReport {
   inputs: InputRecord[];
-  operations: { streamTurn: number; watchSession: number; getSession: number };
+  operations: {
+    streamTurn: number;
+    watchSession: number;
+    getSession: number;
+    doorPost: number;
+    doorStream: number;
+  };
   history: HistoryEvent[];
 }
 
@@ -94,8 +106,9 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
   );
   const pick = <T>(items: T[]): T => items[Math.floor(options.random() * items.length)] as T;
   const inputs: InputRecord[] = [];
-  const operations = { streamTurn: 0, watchSession: 0, getSession: 0 };
+  const operations = { streamTurn: 0, watchSession: 0, getSession: 0, doorPost: 0, doorStream: 0 };
   const recorder: HistoryRecorder = createHistoryRecorder();
+  const submitThroughDoor = createDoorClients({ ...options, recorder, operations });
   const sessionClients = options.addresses.map(sessionClient);
 
   /**
@@ -220,6 +233,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
   }
 
   async function submit(sessionId: string, process: number): Promise<void> {
+    const door = process < options.doorClients;
     const input: InputRecord = {
       sessionId,
       requestId: `req-${randomUUID()}`,
@@ -232,11 +246,15 @@ export async function runWorkload(options: WorkloadOptions): Promise<WorkloadRep
       errors: {},
       messages: {},
       accepted: {},
-      ...(inputs.length % TOOL_EVERY === TOOL_EVERY - 1 && {
-        tool: { approval: inputs.length % (2 * TOOL_EVERY) === TOOL_EVERY - 1 },
-      }),
+      ...(door && { door: true }),
+      // Door clients send plain messages (tools through the door are the door's own tests').
+      ...(!door &&
+        inputs.length % TOOL_EVERY === TOOL_EVERY - 1 && {
+          tool: { approval: inputs.length % (2 * TOOL_EVERY) === TOOL_EVERY - 1 },
+        }),
     };
     inputs.push(input);
+    if (door) return submitThroughDoor(input, process);
     const state = { cursor: 0n, answering: new Set<string>() };
     const text = input.tool ? `/tool lookup {"token":"${input.token}"}` : `say ${input.token}`;
     let backoff = 100;

@@ -15,7 +15,7 @@ import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import type { AuditReport } from "./audit.js";
+import type { AuditReport, DoorFigures } from "./audit.js";
 import type { HistoryCheckReport } from "./history/check.js";
 import type { OutageReport } from "./outage.js";
 import type { QuotaSlotReport } from "./quota-slot.js";
@@ -43,6 +43,8 @@ interface Verdict extends Pick<
   | "answers_lost"
 > {
   faults: Record<string, number>;
+  /** The front door's clients' share of the totals (door-clients.ts). */
+  door: DoorFigures & { posts: number; streams: number };
   history_violations: number;
   schedule_fires_missed: number;
   schedule_fires_duplicated: number;
@@ -151,6 +153,11 @@ it("survives replica kills, pauses, restarts, partitions, Redis restarts and pri
   expect(verdict.committed, summary).toBeGreaterThanOrEqual(verdict.acknowledged);
   expect(verdict.lost, summary).toBe(0);
   expect(verdict.duplicated, summary).toBe(0);
+  // Some clients submit through the front door (POST …/events under an Idempotency-Key, the turn
+  // followed on its SSE, resumed with ?after= elsewhere): counted in the totals above alike, and
+  // each of their acknowledged inputs (a 202) committed exactly once and its turn's end seen.
+  expect(verdict.door.acknowledged, summary).toBeGreaterThan(20);
+  expect(verdict.door, summary).toMatchObject({ lost: 0, duplicated: 0, incomplete: 0 });
   expect(verdict.stale_commits, summary).toBe(0);
   expect(verdict.revision_gaps, summary).toBe(0);
   expect(verdict.malformed_turns, summary).toBe(0);

@@ -19,7 +19,7 @@ import { promisify } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import type { Cluster, Redis } from "ioredis";
 import { audit, type AuditReport } from "./audit.js";
-import { runWorkload } from "./clients.js";
+import { runWorkload, type WorkloadReport } from "./clients.js";
 import { FAULT_KINDS, runFaults, type ControllerReport, type FaultKind } from "./controller.js";
 import { checkHistory, type HistoryCheckReport } from "./history/check.js";
 import { probeOutage, type OutageReport } from "./outage.js";
@@ -77,6 +77,8 @@ interface RunOptions {
    */
   patienceMs: number;
   clients: number;
+  /** Of `clients`, those that submit through the OpenAI Agents API front door. */
+  doorClients: number;
   readers: number;
   sessions: number;
   leaseTtlMs: number;
@@ -90,7 +92,7 @@ interface RunReport extends AuditReport {
   name: string;
   durability: Durability;
   seconds: number;
-  operations: { streamTurn: number; watchSession: number; getSession: number; inputs: number };
+  operations: WorkloadReport["operations"] & { inputs: number };
   faults: Record<FaultKind, number>;
   /** Connections partitions froze, partitions that found none, failover durations. */
   fault_details: Omit<ControllerReport, "faults" | "failures">;
@@ -258,6 +260,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       giveUpAt: () => giveUpAtMs,
       random,
       readers: options.readers,
+      doorClients: options.doorClients,
     });
     const controller = await runFaults({
       kinds: options.kinds,
@@ -463,6 +466,10 @@ function table(reports: RunReport[]): string {
     ["inputs committed", (r) => r.committed],
     ["inputs lost", (r) => r.lost],
     ["inputs duplicated", (r) => r.duplicated],
+    [
+      "door inputs: acknowledged / committed / lost / duplicated",
+      (r) => `${r.door.acknowledged}/${r.door.committed}/${r.door.lost}/${r.door.duplicated}`,
+    ],
     ["stale commits", (r) => r.stale_commits],
     ["revision gaps", (r) => r.revision_gaps],
     ["turns committed cut short", (r) => r.malformed_turns],
@@ -509,6 +516,7 @@ function plans(seed: number): RunOptions[] {
   const perKind = envNumber("FAULTS_PER_KIND", 20);
   const common = {
     clients: envNumber("FAULTS_CLIENTS", 12),
+    doorClients: envNumber("FAULTS_DOOR_CLIENTS", 4),
     readers: envNumber("FAULTS_READERS", 2),
     sessions: envNumber("FAULTS_SESSIONS", 8),
     leaseTtlMs: envNumber("FAULTS_LEASE_TTL_MS", 1_000),
@@ -618,6 +626,17 @@ async function main(): Promise<void> {
     committed: sum((r) => r.committed),
     lost: sum((r) => r.lost),
     duplicated: sum((r) => r.duplicated),
+    // The front door's clients' share: counted in the totals above like the gRPC clients'.
+    door: {
+      inputs: sum((r) => r.door.inputs),
+      acknowledged: sum((r) => r.door.acknowledged),
+      committed: sum((r) => r.door.committed),
+      lost: sum((r) => r.door.lost),
+      duplicated: sum((r) => r.door.duplicated),
+      incomplete: sum((r) => r.door.incomplete),
+      posts: sum((r) => r.operations.doorPost),
+      streams: sum((r) => r.operations.doorStream),
+    },
     schedule_fires_missed: sum((r) => r.schedules.schedule_fires_missed),
     schedule_fires_duplicated: sum((r) => r.schedules.schedule_fires_duplicated),
     stale_commits: sum((r) => r.stale_commits),
