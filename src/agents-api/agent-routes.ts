@@ -14,7 +14,7 @@ import { AGENT_ID_PREFIX, newAgentId } from "./agent-ids.js";
 import { agentObject, bodyOf, definitionOf, type AgentBody } from "./agent-object.js";
 import { AGENT_CREATE, AGENT_UPDATE } from "./agent-schemas.js";
 import { bodyCheck } from "./body-check.js";
-import { cursorPage, pageQueryOf } from "./cursor-page.js";
+import { cursorPage, listPage, pageQueryOf } from "./cursor-page.js";
 import { createIdOf, type KeyedCreates } from "./idempotent-create.js";
 import type { Call, RouteTable } from "./route-table.js";
 
@@ -84,13 +84,11 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
     });
     return {
       status: 200,
-      body: {
-        object: "list",
-        data: page.agents.map((a) => shown(a, call)),
-        first_id: page.agents[0] ? call.scope.toClient(page.agents[0].agentId) : null,
-        last_id: page.agents.at(-1) ? call.scope.toClient(page.agents.at(-1)!.agentId) : null,
-        has_more: page.hasMore,
-      },
+      body: listPage(
+        page.agents.map((a) => shown(a, call)),
+        (agent) => agent.id,
+        page.hasMore,
+      ),
     };
   });
 

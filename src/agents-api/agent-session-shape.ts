@@ -21,7 +21,7 @@ export interface AgentSessionFacts {
   stored?: StoredSessionFacts;
 }
 
-export function agentSession(facts: AgentSessionFacts): Record<string, unknown> {
+export function agentSession(facts: AgentSessionFacts): { id: string } & Record<string, unknown> {
   const { stored } = facts;
   return {
     id: facts.id,

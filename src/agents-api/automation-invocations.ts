@@ -7,7 +7,7 @@ import { SCHEDULE_RUNS_KEPT, type ScheduleRecord } from "../domain/schedules.js"
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { ScheduleActions } from "../api/schedule-actions.js";
 import type { TenantScope } from "../api/tenancy.js";
-import { pageQueryOf, type PageQuery } from "./cursor-page.js";
+import { listPage, pageQueryOf, type PageQuery } from "./cursor-page.js";
 import type { RouteTable } from "./route-table.js";
 import {
   automationObject,
@@ -57,13 +57,7 @@ export function addInvocationRoutes(routes: RouteTable, deps: InvocationRoutesDe
     const page = pageOf(await invocationsOf(call.scope, record), query);
     return {
       status: 200,
-      body: {
-        object: "list",
-        data: page.data,
-        first_id: page.data[0]?.id ?? null,
-        last_id: page.data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      },
+      body: listPage(page.data, (invocation) => invocation.id, page.hasMore),
     };
   });
 

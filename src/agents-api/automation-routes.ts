@@ -15,7 +15,7 @@ import type { ScheduleActions } from "../api/schedule-actions.js";
 import { checkScheduleId } from "../api/convert/schedules.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { bodyCheck } from "./body-check.js";
-import { pageQueryOf, type PageQuery } from "./cursor-page.js";
+import { listPage, pageQueryOf, type PageQuery } from "./cursor-page.js";
 import type { Call, RouteTable } from "./route-table.js";
 import { automationObject, newAutomationId } from "./automation-object.js";
 import {
@@ -134,13 +134,7 @@ export function addAutomationRoutes(routes: RouteTable, deps: AutomationRoutesDe
     const data = await Promise.all(page.records.map((r) => shown(r, call.scope)));
     return {
       status: 200,
-      body: {
-        object: "list",
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      },
+      body: listPage(data, (automation) => automation.id, page.hasMore),
     };
   });
 

@@ -29,6 +29,22 @@ export function pageQueryOf(query: Readonly<Record<string, string>>): PageQuery 
   return { limit, order, ...(query.after && { after: query.after }) };
 }
 
+/**
+ * A list answer as both SDKs page it: `data`, the first and last ids (`last_id` is the next
+ * page's `after`; the SDKs stop at `has_more: false`, an empty page or a null id).
+ */
+export function listPage<T>(data: readonly T[], idOf: (t: T) => string, hasMore: boolean) {
+  const first = data[0];
+  const last = data.at(-1);
+  return {
+    object: "list",
+    data,
+    first_id: first === undefined ? null : idOf(first),
+    last_id: last === undefined ? null : idOf(last),
+    has_more: hasMore,
+  };
+}
+
 export interface AgentPage {
   agents: AgentVersion[];
   hasMore: boolean;

@@ -24,7 +24,7 @@ import { inputItemOf } from "./event-inputs.js";
 import type { AgentBody } from "./agent-object.js";
 import { bodyCheck } from "./body-check.js";
 import type { AdmitInput } from "./event-routes.js";
-import { pageQueryOf } from "./cursor-page.js";
+import { listPage, pageQueryOf } from "./cursor-page.js";
 import type { Call, Reply, RouteTable } from "./route-table.js";
 import { streamingCreateReply } from "./session-create-stream.js";
 import type { SessionEventSource } from "./session-events-route.js";
@@ -186,16 +186,7 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
     const query = pageQueryOf(call.query);
     const page = await sessionPage(store, call.scope, query, sessionFilterOf(call.query));
     const data = await Promise.all(page.sessions.map((s) => shown(call.scope, s.sessionId)));
-    return {
-      status: 200,
-      body: {
-        object: "list",
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      },
-    };
+    return { status: 200, body: listPage(data, (session) => session.id, page.hasMore) };
   });
 
   routes.add("DELETE", "/v1/agents/sessions/:session_id", async (call) => {

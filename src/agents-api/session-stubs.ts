@@ -3,10 +3,10 @@
 // exist (another tenant's, or none, is 404 like every session read).
 import { sessionNotFound, TetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
-import { pageQueryOf } from "./cursor-page.js";
+import { listPage, pageQueryOf } from "./cursor-page.js";
 import type { Call, RouteTable } from "./route-table.js";
 
-const EMPTY_PAGE = { object: "list", data: [], first_id: null, last_id: null, has_more: false };
+const EMPTY_PAGE = listPage([], () => "", false);
 
 export function addSessionStubRoutes(
   routes: RouteTable,

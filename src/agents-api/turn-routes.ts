@@ -11,7 +11,7 @@ import type { SessionId } from "../domain/ids.js";
 import type { TurnRecord } from "../domain/turn-records.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import { decodeCommitted } from "../runtime/index.js";
-import { pageQueryOf, type PageQuery } from "./cursor-page.js";
+import { listPage, pageQueryOf, type PageQuery } from "./cursor-page.js";
 import { turnShape } from "./event-objects.js";
 import type { Call, RouteTable } from "./route-table.js";
 import { transcriptItems, type ListedItem } from "./transcript-items.js";
@@ -47,18 +47,6 @@ export function turnObject(
     ...(record.usage && { usage: record.usage }),
     ...(end?.status === "failed" && { error: end.error }),
   });
-}
-
-function listPage<T>(data: T[], idOf: (t: T) => string, hasMore: boolean) {
-  const first = data[0];
-  const last = data.at(-1);
-  return {
-    object: "list",
-    data,
-    first_id: first === undefined ? null : idOf(first),
-    last_id: last === undefined ? null : idOf(last),
-    has_more: hasMore,
-  };
 }
 
 /** A page of listed items, `after` an item id of the list. */
