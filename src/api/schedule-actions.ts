@@ -56,7 +56,8 @@ export interface ScheduleActions {
   delete(ref: ScheduleRef): Promise<void>;
   pause(ref: ScheduleRef, reason: string): Promise<ScheduleRecord>;
   unpause(ref: ScheduleRef): Promise<ScheduleRecord>;
-  runNow(ref: ScheduleRef): Promise<ScheduleRecord>;
+  /** Asks for one fire at `at` (the store's now without it): see ScheduleStore.runScheduleNow. */
+  runNow(ref: ScheduleRef, at?: number): Promise<ScheduleRecord>;
   /**
    * The schedule's runs, newest first (the store keeps the newest SCHEDULE_RUNS_KEPT); none for
    * an absent schedule, which callers check with `get` first (they need its record anyway).
@@ -164,8 +165,8 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
       return found(record, ref);
     },
 
-    async runNow(ref) {
-      const record = await schedules.runScheduleNow(ref);
+    async runNow(ref, at) {
+      const record = await schedules.runScheduleNow(ref, at);
       wake();
       return found(record, ref);
     },
