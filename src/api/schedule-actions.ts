@@ -106,6 +106,23 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
     });
   }
 
+  /**
+   * A draft without the front door's `name` and `metadata` (gRPC's UpdateSchedule has no such
+   * fields) keeps the stored ones: an automation updated over gRPC stays the automation it was.
+   */
+  async function keepDoorFields(ref: ScheduleRef, draft: SpecDraft): Promise<SpecDraft> {
+    if (draft.spec.name !== undefined || draft.spec.metadata !== undefined) return draft;
+    const current = await schedules.getSchedule(ref);
+    if (!current) return draft;
+    const { name, metadata } = parseScheduleSpec(current.spec);
+    if (name === undefined && metadata === undefined) return draft;
+    const doorFields = { name, metadata };
+    return {
+      spec: { ...draft.spec, ...doorFields },
+      json: JSON.stringify({ ...(JSON.parse(draft.json) as object), ...doorFields }),
+    };
+  }
+
   function found(record: ScheduleRecord | undefined, ref: ScheduleRef): ScheduleRecord {
     if (!record) throw scheduleNotFound(ref.scheduleId);
     return record;
@@ -125,7 +142,8 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
       return outcome;
     },
 
-    async update(ref, { spec, json }, scope, timing) {
+    async update(ref, given, scope, timing) {
+      const { spec, json } = await keepDoorFields(ref, given);
       await checkTarget(spec, scope);
       const nextFireAt = timing ? timing.nextFireAt : firstOccurrence(spec.timing, clock.nowMs());
       const record = await schedules.updateSchedule({ ...ref, spec: json, nextFireAt });
