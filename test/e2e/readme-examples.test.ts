@@ -15,6 +15,9 @@ import { waitFor } from "../support/wait-for.js";
 const repo = resolve(import.meta.dirname, "../..");
 const distDir = join(repo, ".tmp/readme/dist");
 const PLACEHOLDER = /<turn_?[iI]d[^>]*>/u;
+/** The automations example names the automation an earlier answer made (`"id":"auto_…"`). */
+const AUTOMATION_PLACEHOLDER = "<automation id>";
+const MADE_AUTOMATION = /"id":"(auto_[^"]+)"/u;
 
 interface Ran {
   code: number | null;
@@ -103,6 +106,15 @@ const SHOWN: { command: RegExp; output: string[] }[] = [
   { command: /^curl .*SessionService\/GetSession$/u, output: ['"session"', '"sessionId":"demo"'] },
   { command: /^curl .*\/v1\/agents$/u, output: ['"object":"agent"', '"name":"helper"'] },
   { command: /^curl .*\/v1\/agents\?limit=5'$/u, output: ['"object":"list"', '"has_more":false'] },
+  {
+    command: /^curl .*\/v1\/agents\/automations$/u,
+    output: ['"object":"agent.automation"', '"status":"active"'],
+  },
+  {
+    command: /^curl .*\/invocations$/u,
+    output: ['"source":{"type":"manual"}', '"status":"queued"'],
+  },
+  { command: /^curl .*\/automations\?limit=5'$/u, output: ['"object":"list"', '"auto_'] },
 ];
 
 /** The output a streaming command must end with, by what it sent. */
@@ -207,6 +219,7 @@ describe("the README's examples", () => {
     // `npm start` on the embedded default, as "Two commands" says.
     await startServer("npm start");
     let ran = 0;
+    let madeAutomation: string | undefined;
     for (const block of blocks) {
       const commands = commandsOf(block);
       const streams: { command: string; child: ChildProcess; output: () => string }[] = [];
@@ -217,6 +230,10 @@ describe("the README's examples", () => {
         }
         expect(written, "a README command the test does not know").toMatch(/^(grpcurl|curl) /u);
         let command = onServer(written);
+        if (command.includes(AUTOMATION_PLACEHOLDER)) {
+          if (madeAutomation === undefined) throw new Error(`no automation made before ${written}`);
+          command = command.replaceAll(AUTOMATION_PLACEHOLDER, madeAutomation);
+        }
         if (PLACEHOLDER.test(command)) {
           const stream = streams.at(-1);
           if (!stream) throw new Error(`no stream before ${written}`);
@@ -261,6 +278,7 @@ describe("the README's examples", () => {
         expect(result.code, context).toBe(0);
         // curl does not fail on an error status; Connect's error body has a code.
         expect(result.stdout, context).not.toMatch(/"code"\s*:/u);
+        madeAutomation = MADE_AUTOMATION.exec(result.stdout)?.[1] ?? madeAutomation;
         for (const shown of SHOWN.filter((s) => s.command.test(written))) {
           for (const field of shown.output) expect(result.stdout, context).toContain(field);
         }
