@@ -11,13 +11,17 @@ import {
   type AnswerLosingProxy,
 } from "../../support/answer-losing-proxy.js";
 import { waitFor } from "../../support/wait-for.js";
+import { startAutomationDoor, type AutomationDoor } from "./automation-door.js";
 import { startEventsDoor, type EventsDoor } from "./events-in-support.js";
 
 const doors: EventsDoor[] = [];
 let proxy: AnswerLosingProxy | undefined;
+let clocked: AutomationDoor | undefined;
 afterEach(async () => {
   await proxy?.close();
   proxy = undefined;
+  await clocked?.close();
+  clocked = undefined;
   for (const d of doors.splice(0)) await d.wired.close();
 });
 
@@ -129,6 +133,45 @@ describe("POST …/invocations under an Idempotency-Key", () => {
       key,
     );
     expect(elsewhere.status).toBe(422);
+  });
+});
+
+describe("keyed manual invocations on a manual clock, the poller driven by hand", () => {
+  it("a key joins the invocation already queued; after its fire a new key is a new invocation", async () => {
+    const h = (clocked = await startAutomationDoor());
+    const agent = await h.sdk.beta.agents.create({ model: "echo" });
+    const session = await h.sdk.beta.agents.sessions.create({
+      agent_id: agent.id,
+      environment: { type: "none" },
+    });
+    const auto = await h.sdk.beta.agents.automations.create({
+      type: "periodic",
+      name: "clocked",
+      expression: "0 0 1 1 *",
+      timezone: "UTC",
+      target: { type: "existing_session", session_id: session.id, instructions: "ping" },
+    });
+    const { invocations } = h.sdk.beta.agents.automations;
+    const key = (k: string) => ({ headers: { "Idempotency-Key": `${k}-${run}` } });
+    const unkeyed = await invocations.create(auto.id);
+    const joined = await invocations.create(auto.id, key("join"));
+    expect(joined).toEqual(unkeyed);
+    await h.poll();
+    const fired = await invocations.create(auto.id, key("join"));
+    expect(fired).toMatchObject({ id: unkeyed.id, status: "completed" });
+    // The same instant on the clock: the next key still names an invocation of its own.
+    const next = await invocations.create(auto.id, key("next"));
+    expect(next.id).not.toBe(unkeyed.id);
+    expect(next.status).toBe("queued");
+    // Its instant is a millisecond past the last fire's: due once the clock has reached it.
+    h.clock.advance(1_000);
+    await h.poll();
+    expect(await invocations.create(auto.id, key("next"))).toMatchObject({
+      id: next.id,
+      status: "completed",
+    });
+    const ids = (await invocations.list(auto.id)).data.map((i) => i.id);
+    expect(ids).toEqual([next.id, unkeyed.id]);
   });
 });
 
