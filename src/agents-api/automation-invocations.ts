@@ -3,11 +3,7 @@
 // `queued`). A manual POST is the schedule's run-now: it fires once, on whichever replica claims
 // it, and its run lists under the id the POST answered.
 import { TetherError } from "../domain/errors.js";
-import {
-  SCHEDULE_RUNS_KEPT,
-  type ScheduleRecord,
-  type ScheduleRef,
-} from "../domain/schedules.js";
+import { SCHEDULE_RUNS_KEPT, type ScheduleRecord, type ScheduleRef } from "../domain/schedules.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
 import type { ScheduleActions } from "../api/schedule-actions.js";
 import type { TenantScope } from "../api/tenancy.js";
