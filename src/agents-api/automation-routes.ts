@@ -15,6 +15,7 @@ import type { ScheduleActions } from "../api/schedule-actions.js";
 import { checkScheduleId } from "../api/convert/schedules.js";
 import type { TenantScope } from "../api/tenancy.js";
 import { bodyCheck } from "./body-check.js";
+import { createIdOf, type KeyedCreates } from "./idempotent-create.js";
 import { listPage, pageQueryOf, type PageQuery } from "./cursor-page.js";
 import type { Call, RouteTable } from "./route-table.js";
 import { automationObject, newAutomationId } from "./automation-object.js";
@@ -43,6 +44,8 @@ export interface AutomationRoutesDeps {
   actions: ScheduleActions;
   store: RuntimeStore;
   mcpServers: ReadonlySet<string>;
+  /** Where a create's or a manual invocation's Idempotency-Key is kept. */
+  keys: KeyedCreates;
 }
 
 /** The automation a call names, with "not found" in the door's words. */
@@ -67,6 +70,19 @@ export async function asAutomation<T>(id: string, action: () => Promise<T>): Pro
   }
 }
 
+/** The schedule `ref` names, or undefined when there is none. */
+export async function findSchedule(
+  actions: ScheduleActions,
+  ref: ScheduleRef,
+): Promise<ScheduleRecord | undefined> {
+  try {
+    return await actions.get(ref);
+  } catch (error) {
+    if (isTetherError(error, "schedule_not_found")) return undefined;
+    throw error;
+  }
+}
+
 export function addAutomationRoutes(routes: RouteTable, deps: AutomationRoutesDeps): void {
   const { actions, store } = deps;
   const shown = (record: ScheduleRecord, scope: TenantScope) =>
@@ -80,11 +96,16 @@ export function addAutomationRoutes(routes: RouteTable, deps: AutomationRoutesDe
 
   routes.add("POST", "/v1/agents/automations", async (call) => {
     const body = checkCreate(call.body);
+    const { id, first } = await createIdOf(deps.keys, call, "automations.create", newAutomationId);
+    const ref = { tenant: call.scope.tenant, scheduleId: id };
+    // A retry under its key answers with the automation as it is now (its first answer's id), and
+    // makes it when the first attempt stopped short of it: every step below is idempotent on the id
+    // (the inline agent is its version 1, the schedule's create replays on the same spec).
+    const made = first ? undefined : await findSchedule(actions, ref);
+    if (made) return { status: 200, body: await shown(made, call.scope) };
     const timing = timingOf(body.type, body, actions.nowMs());
     checkClientMetadata(body.metadata ?? {});
-    const id = newAutomationId();
     const target = await targetOf(body.target, targetDeps(call.scope, id));
-    const ref = { tenant: call.scope.tenant, scheduleId: id };
     const outcome = await actions.create(ref, draftOf(body, timing, target), call.scope);
     return { status: 200, body: await shown(outcome.record, call.scope) };
   });

@@ -74,7 +74,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   if (runtime) addEventRoutes(routes, { runtime, store, admitInput });
   if (options.sessionEvents) addSessionEventRoutes(routes, options.sessionEvents);
   if (options.schedules) {
-    const automations = { actions: options.schedules, store: options.store, mcpServers };
+    const automations = { actions: options.schedules, store: options.store, mcpServers, keys };
     addAutomationRoutes(routes, automations);
     addInvocationRoutes(routes, automations);
   }

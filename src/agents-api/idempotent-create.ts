@@ -38,6 +38,8 @@ export async function createIdOf(
   call: Call,
   create: KeyedCreate,
   fresh: () => string,
+  /** What the request hash covers: the body, unless the path names more (whose invocation). */
+  hashed: unknown = call.body,
 ): Promise<CreateId> {
   const key = idempotencyKeyOf(call);
   if (key === undefined) return { id: fresh(), first: true };
@@ -45,7 +47,7 @@ export async function createIdOf(
     tenant: call.scope.tenant,
     create,
     key,
-    requestHash: requestHashOf(call.body),
+    requestHash: requestHashOf(hashed),
     id: fresh(),
     ttlMs: keys.ttlMs,
   });

@@ -56,7 +56,8 @@ export interface ScheduleActions {
   delete(ref: ScheduleRef): Promise<void>;
   pause(ref: ScheduleRef, reason: string): Promise<ScheduleRecord>;
   unpause(ref: ScheduleRef): Promise<ScheduleRecord>;
-  runNow(ref: ScheduleRef): Promise<ScheduleRecord>;
+  /** Asks for one fire at `at` (the store's now without it): see ScheduleStore.runScheduleNow. */
+  runNow(ref: ScheduleRef, at?: number): Promise<ScheduleRecord>;
   /**
    * The schedule's runs, newest first (the store keeps the newest SCHEDULE_RUNS_KEPT); none for
    * an absent schedule, which callers check with `get` first (they need its record anyway).
@@ -105,6 +106,23 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
     });
   }
 
+  /**
+   * A draft without the front door's `name` and `metadata` (gRPC's UpdateSchedule has no such
+   * fields) keeps the stored ones: an automation updated over gRPC stays the automation it was.
+   */
+  async function keepDoorFields(ref: ScheduleRef, draft: SpecDraft): Promise<SpecDraft> {
+    if (draft.spec.name !== undefined || draft.spec.metadata !== undefined) return draft;
+    const current = await schedules.getSchedule(ref);
+    if (!current) return draft;
+    const { name, metadata } = parseScheduleSpec(current.spec);
+    if (name === undefined && metadata === undefined) return draft;
+    const doorFields = { name, metadata };
+    return {
+      spec: { ...draft.spec, ...doorFields },
+      json: JSON.stringify({ ...(JSON.parse(draft.json) as object), ...doorFields }),
+    };
+  }
+
   function found(record: ScheduleRecord | undefined, ref: ScheduleRef): ScheduleRecord {
     if (!record) throw scheduleNotFound(ref.scheduleId);
     return record;
@@ -124,7 +142,8 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
       return outcome;
     },
 
-    async update(ref, { spec, json }, scope, timing) {
+    async update(ref, given, scope, timing) {
+      const { spec, json } = await keepDoorFields(ref, given);
       await checkTarget(spec, scope);
       const nextFireAt = timing ? timing.nextFireAt : firstOccurrence(spec.timing, clock.nowMs());
       const record = await schedules.updateSchedule({ ...ref, spec: json, nextFireAt });
@@ -164,8 +183,8 @@ export function createScheduleActions(options: ScheduleActionsOptions): Schedule
       return found(record, ref);
     },
 
-    async runNow(ref) {
-      const record = await schedules.runScheduleNow(ref);
+    async runNow(ref, at) {
+      const record = await schedules.runScheduleNow(ref, at);
       wake();
       return found(record, ref);
     },

@@ -5,7 +5,12 @@
 // any replica and after any crash, make one object.
 
 /** The create a key was sent with: its kind scopes the key beside the tenant. */
-export type KeyedCreate = "agents.create" | "sessions.create";
+export type KeyedCreate =
+  | "agents.create"
+  | "sessions.create"
+  | "automations.create"
+  /** A manual invocation of an automation: the key names the invocation it asked for. */
+  | "automations.invoke";
 
 export interface IdempotencyKeyClaim {
   tenant: string;

@@ -58,8 +58,13 @@ export interface ScheduleStore {
     nextFireAt: number | undefined,
     missed?: ScheduleRun,
   ): Promise<ScheduleRecord | undefined>;
-  /** Asks for one fire at the store's now, besides the regular timing. */
-  runScheduleNow(ref: ScheduleRef): Promise<ScheduleRecord | undefined>;
+  /**
+   * Asks for one fire at `at` (the store's now without it), besides the regular timing. A request
+   * already waiting is kept (one fire answers both); an `at` at or before the last fire's
+   * occurrence asks for nothing (a request at that instant has fired: a retry must not fire it
+   * again).
+   */
+  runScheduleNow(ref: ScheduleRef, at?: number): Promise<ScheduleRecord | undefined>;
   dueSchedules(limit: number): Promise<DueSchedules>;
   /**
    * Claims the schedule's due occurrence for `ttlMs`: in one step, checks it is due, not paused

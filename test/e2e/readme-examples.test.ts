@@ -15,9 +15,14 @@ import { waitFor } from "../support/wait-for.js";
 const repo = resolve(import.meta.dirname, "../..");
 const distDir = join(repo, ".tmp/readme/dist");
 const PLACEHOLDER = /<turn_?[iI]d[^>]*>/u;
-/** The front door's examples name the session an earlier answer made (`"id":"sess_…"`). */
-const SESSION_PLACEHOLDER = "<session id>";
-const MADE_SESSION = /"id":"(sess_[^"]+)"/u;
+/**
+ * The front door's examples name an object an earlier answer made: the session
+ * (`"id":"sess_…"`), the automation (`"id":"auto_…"`).
+ */
+const MADE_OBJECTS = [
+  { placeholder: "<session id>", made: /"id":"(sess_[^"]+)"/u },
+  { placeholder: "<automation id>", made: /"id":"(auto_[^"]+)"/u },
+];
 
 interface Ran {
   code: number | null;
@@ -110,6 +115,15 @@ const SHOWN: { command: RegExp; output: string[] }[] = [
   { command: /^curl .*Idempotency-Key.*\/events$/u, output: ["202"] },
   { command: /^curl .*\/v1\/agents\/sessions\/<session id>$/u, output: ['"team":"docs"'] },
   { command: /^curl .*\/v1\/agents\/sessions\?limit=5'$/u, output: ['"object":"list"', '"sess_'] },
+  {
+    command: /^curl .*\/v1\/agents\/automations$/u,
+    output: ['"object":"agent.automation"', '"status":"active"'],
+  },
+  {
+    command: /^curl .*\/invocations$/u,
+    output: ['"source":{"type":"manual"}', '"status":"queued"'],
+  },
+  { command: /^curl .*\/automations\?limit=5'$/u, output: ['"object":"list"', '"auto_'] },
 ];
 
 /** The output a streaming command must end with, by what it sent. */
@@ -214,7 +228,7 @@ describe("the README's examples", () => {
     // `npm start` on the embedded default, as "Two commands" says.
     await startServer("npm start");
     let ran = 0;
-    let madeSession: string | undefined;
+    const made = new Map<string, string>();
     for (const block of blocks) {
       const commands = commandsOf(block);
       const streams: { command: string; child: ChildProcess; output: () => string }[] = [];
@@ -225,9 +239,11 @@ describe("the README's examples", () => {
         }
         expect(written, "a README command the test does not know").toMatch(/^(grpcurl|curl) /u);
         let command = onServer(written);
-        if (command.includes(SESSION_PLACEHOLDER)) {
-          if (madeSession === undefined) throw new Error(`no session made before ${written}`);
-          command = command.replaceAll(SESSION_PLACEHOLDER, madeSession);
+        for (const { placeholder } of MADE_OBJECTS) {
+          if (!command.includes(placeholder)) continue;
+          const id = made.get(placeholder);
+          if (id === undefined) throw new Error(`no ${placeholder} made before ${written}`);
+          command = command.replaceAll(placeholder, id);
         }
         if (PLACEHOLDER.test(command)) {
           const stream = streams.at(-1);
@@ -273,7 +289,10 @@ describe("the README's examples", () => {
         expect(result.code, context).toBe(0);
         // curl does not fail on an error status; Connect's error body has a code.
         expect(result.stdout, context).not.toMatch(/"code"\s*:/u);
-        madeSession = MADE_SESSION.exec(result.stdout)?.[1] ?? madeSession;
+        for (const object of MADE_OBJECTS) {
+          const id = object.made.exec(result.stdout)?.[1];
+          if (id !== undefined) made.set(object.placeholder, id);
+        }
         for (const shown of SHOWN.filter((s) => s.command.test(written))) {
           for (const field of shown.output) expect(result.stdout, context).toContain(field);
         }

@@ -135,10 +135,12 @@ function recordOps({ cells, now, cellOf }: Cells): Omit<ScheduleStore, keyof Fir
       return copy(record);
     },
 
-    async runScheduleNow(ref) {
+    async runScheduleNow(ref, at) {
       const cell = cellOf(ref);
       if (!cell) return undefined;
-      cell.record.runNowAt ??= now();
+      const { lastFireAt } = cell.record;
+      const fired = at !== undefined && lastFireAt !== undefined && at <= lastFireAt;
+      if (!fired) cell.record.runNowAt ??= at ?? now();
       return copy(cell.record);
     },
   };

@@ -177,7 +177,7 @@ function recordOps(on: ScheduleRedis): Omit<ScheduleStore, keyof FireOps> {
       return reply[0] === REPLY.NONE ? undefined : decodeRecord(reply.slice(1));
     },
 
-    runScheduleNow: (ref) => change("runScheduleNow", ref, []),
+    runScheduleNow: (ref, at) => change("runScheduleNow", ref, [at ?? ""]),
   };
 }
 

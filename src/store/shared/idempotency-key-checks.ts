@@ -6,7 +6,12 @@ import type { IdempotencyKeyStore, KeyedCreate } from "../../ports/idempotency-k
 import type { CheckTable } from "./checked.js";
 import { checkTenant } from "./quota-checks.js";
 
-const CREATES: readonly KeyedCreate[] = ["agents.create", "sessions.create"];
+const CREATES: readonly KeyedCreate[] = [
+  "agents.create",
+  "sessions.create",
+  "automations.create",
+  "automations.invoke",
+];
 
 export const idempotencyKeyChecks: CheckTable<IdempotencyKeyStore> = {
   claimIdempotencyKey: (claim) => {

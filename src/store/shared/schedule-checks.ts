@@ -53,7 +53,10 @@ export const scheduleChecks = {
     if (nextFireAt !== undefined) checkInstant(nextFireAt, "nextFireAt");
     if (missed) checkInstant(missed.scheduledAt, "missed.scheduledAt");
   },
-  runScheduleNow: checkRef,
+  runScheduleNow: (ref, at) => {
+    checkRef(ref);
+    if (at !== undefined) checkInstant(at, "at");
+  },
   dueSchedules: nothingToCheck,
   claimScheduleFire: (ref, claimToken, ttlMs) => {
     checkClaimToken(claimToken);

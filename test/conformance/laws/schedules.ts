@@ -256,6 +256,30 @@ export function describeScheduleLaws(factory: StoreFactory): void {
       expect(await s().claimScheduleFire(ref, "tok-b", LONG_TTL_MS)).toBeUndefined();
     });
 
+    test("run-now at a given instant: a waiting request is kept, an instant already fired asks nothing", async () => {
+      const ref = freshRef();
+      await create(ref, FUTURE);
+      const at = PAST + 5;
+      expect(await s().runScheduleNow(ref, at)).toMatchObject({ runNowAt: at });
+      // Another instant while one waits joins it.
+      expect(await s().runScheduleNow(ref, at + 1)).toMatchObject({ runNowAt: at });
+      const claim = await s().claimScheduleFire(ref, "tok-a", LONG_TTL_MS);
+      expect(claim).toMatchObject({ scheduledAt: at, runNow: true });
+      await s().completeScheduleFire({
+        ref,
+        claimToken: "tok-a",
+        scheduledAt: at,
+        revision: 1,
+        nextFireAt: FUTURE,
+        run: runOf(at),
+      });
+      // Asked again at the instant that fired (a retry): nothing waits, nothing fires.
+      expect(await s().runScheduleNow(ref, at)).toMatchObject({ runNowAt: undefined });
+      expect(await s().claimScheduleFire(ref, "tok-b", LONG_TTL_MS)).toBeUndefined();
+      // A later instant is a new request.
+      expect(await s().runScheduleNow(ref, at + 1)).toMatchObject({ runNowAt: at + 1 });
+    });
+
     test("an update during a claim keeps its own timing when the claim settles", async () => {
       const ref = freshRef();
       await create(ref, PAST);
