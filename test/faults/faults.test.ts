@@ -20,6 +20,7 @@ import type { HistoryCheckReport } from "./history/check.js";
 import type { OutageReport } from "./outage.js";
 import type { QuotaSlotReport } from "./quota-slot.js";
 import type { CompactionKillReport } from "./compaction-kill.js";
+import type { ScheduleShare } from "./schedules.js";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -48,6 +49,8 @@ interface Verdict extends Pick<
   history_violations: number;
   schedule_fires_missed: number;
   schedule_fires_duplicated: number;
+  /** The schedules split by how they were made: over gRPC, or as automations through the door. */
+  schedules: { grpc: ScheduleShare; door: ScheduleShare };
   /** Committed turns whose webhook never arrived (ADR 0021); and the figures around it. */
   webhooks_undelivered: number;
   webhooks_delivered: number;
@@ -131,7 +134,7 @@ it("survives replica kills, pauses, restarts, partitions, Redis restarts and pri
   process.stdout.write(
     `${lines
       .filter((l) => !l.startsWith('{"level"'))
-      .slice(-26)
+      .slice(-28)
       .join("\n")}\n`,
   );
   // The first problems the audit noted (they explain the later ones), then the table and verdict.
@@ -173,6 +176,13 @@ it("survives replica kills, pauses, restarts, partitions, Redis restarts and pri
   // Every one-off schedule due during the faults fired exactly once (ADR 0020).
   expect(verdict.schedule_fires_missed, summary).toBe(0);
   expect(verdict.schedule_fires_duplicated, summary).toBe(0);
+  // A share of them are once automations made through the front door (POST /v1/agents/automations
+  // under an Idempotency-Key, `run_at` in whole seconds): each fired exactly once at its instant,
+  // one scheduled invocation and one input in its session, as the gRPC ones.
+  expect(verdict.schedules.door.due, summary).toBeGreaterThanOrEqual(10);
+  expect(verdict.schedules.grpc.due, summary).toBeGreaterThanOrEqual(10);
+  expect(verdict.schedules.door, summary).toMatchObject({ missed: 0, duplicated: 0 });
+  expect(verdict.schedules.grpc, summary).toMatchObject({ missed: 0, duplicated: 0 });
   // The totals above cover these three runs; the Cluster and Sentinel runs acknowledge only what
   // reached their replicas (MIN_REPLICAS equal to the replicas per primary, ADR 0017).
   expect(Object.keys(verdict.runs).sort()).toEqual(["cluster", "sentinel", "standalone"]);

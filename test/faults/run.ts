@@ -31,7 +31,12 @@ import {
   type CompactionKillReport,
 } from "./compaction-kill.js";
 import { killAll } from "./processes.js";
-import { checkSchedules, planSchedules, type ScheduleFaultReport } from "./schedules.js";
+import {
+  checkSchedules,
+  planSchedules,
+  type ScheduleFaultReport,
+  type ScheduleShare,
+} from "./schedules.js";
 import {
   FAULT_WEBHOOK_ENV,
   checkWebhooks,
@@ -69,6 +74,8 @@ interface RunOptions {
   /** Schedules come due across this span from the start of the faults. */
   scheduleSpanMs: number;
   schedules: number;
+  /** Of `schedules`, those made as once automations through the front door (door-schedules.ts). */
+  doorSchedules: number;
   /** The quota slot and compaction kill probes run after this run's workload. */
   probes: boolean;
   /**
@@ -242,6 +249,7 @@ async function runOnce(options: RunOptions, mainJs: string): Promise<RunReport> 
       addresses,
       prefix: `fs-${options.name}-${options.seed}`,
       count: options.schedules,
+      door: options.doorSchedules,
       spanMs: options.scheduleSpanMs,
     });
     await registerEndpoint(addresses, receiver.url);
@@ -462,6 +470,8 @@ function table(reports: RunReport[]): string {
       (r) =>
         `${r.schedules.schedules}/${r.schedules.schedule_fires_missed}/${r.schedules.schedule_fires_duplicated}`,
     ],
+    ["  of which gRPC schedules", (r) => share(r.schedules.grpc)],
+    ["  of which door automations", (r) => share(r.schedules.door)],
     ["inputs acknowledged", (r) => r.acknowledged],
     ["inputs committed", (r) => r.committed],
     ["inputs lost", (r) => r.lost],
@@ -500,6 +510,10 @@ function table(reports: RunReport[]): string {
   ].join("\n");
 }
 
+function share(s: ScheduleShare): string {
+  return `${s.due}/${s.missed}/${s.duplicated}`;
+}
+
 function failoverFigure(r: RunReport): string {
   const f = r.fault_details.failover_ms;
   return r.faults.primary_failover > 0 ? `${f.min}/${f.mean}/${f.max}` : "-";
@@ -527,6 +541,8 @@ function plans(seed: number): RunOptions[] {
     // on a starved one replicas restart slowly and the counts take longer, hence the margin.
     maxFaultsMs: envNumber("FAULTS_MAX_RUN_MS", 360_000),
     schedules: envNumber("FAULTS_SCHEDULES", 20),
+    // Half of them through the door, the other half over gRPC (the total, and so the time, kept).
+    doorSchedules: envNumber("FAULTS_DOOR_SCHEDULES", 10),
     patienceMs: 60_000,
     perKind,
   };
@@ -557,6 +573,7 @@ function plans(seed: number): RunOptions[] {
       kinds: ["replica_kill", "primary_failover", "partition"],
       perKind: envNumber("FAULTS_ASYNC_PER_KIND", 10),
       schedules: 5,
+      doorSchedules: Math.min(2, envNumber("FAULTS_DOOR_SCHEDULES", 10)),
       scheduleSpanMs: 20_000,
       patienceMs: 20_000,
       probes: false,
@@ -578,6 +595,7 @@ function plans(seed: number): RunOptions[] {
       kinds: ["replica_kill", "primary_failover", "partition"],
       perKind: envNumber("FAULTS_ASYNC_PER_KIND", 10),
       schedules: 5,
+      doorSchedules: Math.min(2, envNumber("FAULTS_DOOR_SCHEDULES", 10)),
       scheduleSpanMs: 20_000,
       patienceMs: 20_000,
       probes: false,
@@ -639,6 +657,11 @@ async function main(): Promise<void> {
     },
     schedule_fires_missed: sum((r) => r.schedules.schedule_fires_missed),
     schedule_fires_duplicated: sum((r) => r.schedules.schedule_fires_duplicated),
+    // The same occurrences split by how they were made: ScheduleService, or the door's automations.
+    schedules: {
+      grpc: sumShares(reports.map((r) => r.schedules.grpc)),
+      door: sumShares(reports.map((r) => r.schedules.door)),
+    },
     stale_commits: sum((r) => r.stale_commits),
     revision_gaps: sum((r) => r.revision_gaps),
     malformed_turns: sum((r) => r.malformed_turns),
@@ -684,6 +707,17 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }
 
+function sumShares(shares: ScheduleShare[]): ScheduleShare {
+  return shares.reduce(
+    (a, b) => ({
+      due: a.due + b.due,
+      missed: a.missed + b.missed,
+      duplicated: a.duplicated + b.duplicated,
+    }),
+    { due: 0, missed: 0, duplicated: 0 },
+  );
+}
+
 /** What the async run lost and repeated, with the faults that did it: reported, not held to 0. */
 function asyncFigures(r: RunReport) {
   const violations: Record<string, number> = {};
@@ -705,6 +739,7 @@ function asyncFigures(r: RunReport) {
     answers_lost: r.answers_lost,
     schedule_fires_missed: r.schedules.schedule_fires_missed,
     schedule_fires_duplicated: r.schedules.schedule_fires_duplicated,
+    schedules: { grpc: r.schedules.grpc, door: r.schedules.door },
     webhooks_undelivered: r.webhooks.webhooks_undelivered,
     history_operations: r.history.operations,
     history_violations: r.history.violations.length + r.history.omitted,
