@@ -96,6 +96,17 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       );
       return reply[0] === REPLY.OK;
     },
+    async settleOutboxBatch(outboxId, claimToken, settlements) {
+      const rows = settlements.map(({ eventId, settlement: s }) =>
+        s.kind === "done" ? [eventId, "done", 0, []] : [eventId, "retry", s.dueAtMs, s.targets],
+      );
+      const reply = await scripts.run(
+        "settleOutboxBatch",
+        [outbox(outboxId)],
+        [claimToken, JSON.stringify(rows)],
+      );
+      return int(reply, 1);
+    },
     dueOutboxes: (limit) =>
       guarded(
         async () =>
@@ -125,7 +136,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const keys = tenantKeys(draft.tenant);
       const reply = await scripts.run(
         "createWebhookEndpoint",
-        [keys.endpoints],
+        [keys.endpoints, keys.endpointsVersion],
         [draft.endpointId, encodeEndpoint(endpoint), maxEndpoints ?? 0],
       );
       if (reply[0] === REPLY.QUOTA_REFUSED) {
@@ -143,6 +154,18 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const all = reply.slice(1).map((raw) => decodeEndpoint(String(raw)));
       return all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
     },
+    async endpointsSince(tenant, knownVersion) {
+      const keys = tenantKeys(tenant);
+      const reply = await scripts.run(
+        "readWebhookEndpointsSince",
+        [keys.endpoints, keys.endpointsVersion],
+        [knownVersion ?? ""],
+      );
+      const version = int(reply, 1);
+      if (int(reply, 2) === 0) return { version };
+      const all = reply.slice(3).map((raw) => decodeEndpoint(String(raw)));
+      return { version, endpoints: all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1)) };
+    },
     async updateEndpoint(update) {
       const patch: {
         url?: string;
@@ -156,7 +179,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       if (update.disabled !== undefined) patch.disabled = update.disabled;
       const reply = await scripts.run(
         "updateWebhookEndpoint",
-        [tenantKeys(update.tenant).endpoints],
+        [tenantKeys(update.tenant).endpoints, tenantKeys(update.tenant).endpointsVersion],
         [update.endpointId, JSON.stringify(patch)],
       );
       return reply[0] === REPLY.OK ? decodeEndpoint(str(reply, 1)) : undefined;
@@ -165,7 +188,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const keys = tenantKeys(tenant);
       const reply = await scripts.run(
         "deleteWebhookEndpoint",
-        [keys.endpoints, keys.deliveries(endpointId)],
+        [keys.endpoints, keys.deliveries(endpointId), keys.endpointsVersion],
         [endpointId],
       );
       return reply[0] === REPLY.OK;
@@ -174,7 +197,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const keys = tenantKeys(tenant);
       const reply = await scripts.run(
         "recordWebhookDelivery",
-        [keys.endpoints, keys.deliveries(delivery.endpointId)],
+        [keys.endpoints, keys.deliveries(delivery.endpointId), keys.endpointsVersion],
         [
           delivery.endpointId,
           JSON.stringify(delivery),
