@@ -12,6 +12,8 @@ import {
   wantsEvent,
   webhookBackoffMs,
   type OutboxClaim,
+  type OutboxClaimReport,
+  type OutboxRowSettlement,
   type WebhookEndpoint,
 } from "../../domain/webhooks.js";
 import type { Clock } from "../../ports/clock.js";
@@ -40,14 +42,24 @@ export interface WebhookDelivererOptions {
 
 export interface WebhookDeliverer {
   start(): void;
-  /** Looks at an outbox now (a commit or park of this replica wrote to it). */
-  nudge(outboxId: OutboxId): void;
+  /**
+   * Looks at an outbox soon (a commit or park of this replica wrote to it), in a batch with the
+   * others nudged meanwhile. False when the deliverer is stopped (the writer notes the hint).
+   */
+  nudge(outboxId: OutboxId): boolean;
   /** Stops polling and waits for the round in flight. */
   stop(): Promise<void>;
 }
 
 const ROWS_PER_CLAIM = 16;
 const OUTBOXES_PER_ROUND = 64;
+/** Tenants whose endpoints are cached; past it the cache starts over (a bound, not an LRU). */
+const CACHED_TENANTS = 10_000;
+
+interface CachedEndpoints {
+  version: number;
+  endpoints: WebhookEndpoint[];
+}
 
 export function createWebhookDeliverer(options: WebhookDelivererOptions): WebhookDeliverer {
   const { store, send, clock, logger } = options;
@@ -63,6 +75,23 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
   let stopped = true;
   const inFlight = new Set<Promise<void>>();
   const busy = new Set<OutboxId>();
+  // Nudged and not looked at yet; nudged while a look held them (looked at again after it).
+  const pending = new Set<OutboxId>();
+  const again = new Set<OutboxId>();
+  let flushing = false;
+  const cache = new Map<string, CachedEndpoints>();
+
+  // The cache check goes with the claims (ADR 0021 "Batches"): every endpoint change moves the
+  // tenant's version in its own step, so a delete or a rotation acknowledged before the claim
+  // is seen here, as a fresh read of every endpoint would.
+  async function endpointsOf(tenant: string): Promise<WebhookEndpoint[]> {
+    const known = cache.get(tenant);
+    const fresh = await store.endpointsSince(tenant, known?.version);
+    if (!fresh.endpoints) return known?.endpoints ?? [];
+    if (cache.size >= CACHED_TENANTS) cache.clear();
+    cache.set(tenant, { version: fresh.version, endpoints: fresh.endpoints });
+    return fresh.endpoints;
+  }
 
   async function attempt(
     tenant: string,
@@ -101,10 +130,14 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     return report.ok || after === undefined || after.disabled;
   }
 
-  async function deliverRow(outboxId: OutboxId, claim: OutboxClaim): Promise<number | undefined> {
+  async function deliverRow(
+    outboxId: OutboxId,
+    claim: OutboxClaim,
+    all: WebhookEndpoint[],
+  ): Promise<OutboxRowSettlement> {
     const tenant = tenantOfOutbox(outboxId);
     const { row } = claim;
-    const endpoints = (await store.listEndpoints(tenant)).filter(
+    const endpoints = all.filter(
       (e) =>
         !e.disabled &&
         wantsEvent(e, row.event.type) &&
@@ -113,44 +146,85 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     const settled = await Promise.all(endpoints.map((e) => attempt(tenant, e, claim, outboxId)));
     const owed = endpoints.filter((_, i) => !settled[i]).map((e) => e.endpointId);
     const expired = clock.nowMs() - row.event.createdAtMs > retryWindowMs;
+    const eventId = row.event.id;
     if (owed.length === 0 || expired) {
       if (owed.length > 0) {
-        logger.warn(
-          { outboxId, eventId: row.event.id, owed },
-          "webhook event given up after its retry window",
-        );
+        logger.warn({ outboxId, eventId, owed }, "webhook event given up after its retry window");
       }
-      await store.settleOutbox(outboxId, row.event.id, claim.claimToken, { kind: "done" });
-      return undefined;
+      return { eventId, settlement: { kind: "done" } };
     }
     const dueAtMs = clock.nowMs() + backoff(row.attempts + 1);
-    await store.settleOutbox(outboxId, row.event.id, claim.claimToken, {
-      kind: "retry",
-      dueAtMs,
-      targets: owed,
-    });
-    return dueAtMs;
+    return { eventId, settlement: { kind: "retry", dueAtMs, targets: owed } };
   }
 
-  async function drain(outboxId: OutboxId): Promise<void> {
-    if (busy.has(outboxId)) return;
-    busy.add(outboxId);
+  async function deliverOutbox(
+    outboxId: OutboxId,
+    report: OutboxClaimReport,
+    endpoints: WebhookEndpoint[],
+    seenAtMs: number,
+    nudged: boolean,
+  ): Promise<void> {
+    const settlements = await Promise.all(
+      report.claims.map((c) => deliverRow(outboxId, c, endpoints)),
+    );
+    if (settlements.length > 0) await store.settleOutboxBatch(outboxId, token, settlements);
+    const later = settlements.flatMap((s) =>
+      s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
+    );
+    // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
+    if (report.remaining > report.claims.length) later.push(clock.nowMs());
+    const next = later.length > 0 ? Math.min(...later) : undefined;
+    // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
+    // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
+    if (nudged && next === undefined && report.claims.length > 0) return;
+    await store.settleOutboxHint(outboxId, seenAtMs, next);
+  }
+
+  /** One batch: every outbox's claim and each tenant's endpoint check in one round trip. */
+  async function look(ids: OutboxId[], nudged: boolean): Promise<void> {
+    const mine = ids.filter((id) => !busy.has(id));
+    for (const id of ids) if (busy.has(id)) again.add(id);
+    if (mine.length === 0) return;
+    for (const id of mine) busy.add(id);
     try {
       const seenAtMs = clock.nowMs();
-      const report = await store.claimOutbox(outboxId, token, leaseMs, ROWS_PER_CLAIM);
-      const dues = await Promise.all(report.claims.map((c) => deliverRow(outboxId, c)));
-      const later = dues.filter((d): d is number => d !== undefined);
-      // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
-      if (report.remaining > report.claims.length) later.push(clock.nowMs());
-      const next = later.length > 0 ? Math.min(...later) : undefined;
-      await store.settleOutboxHint(outboxId, seenAtMs, next);
-    } catch (error) {
-      logger.warn(
-        { outboxId, error },
-        "webhook outbox round failed; its rows come back after their lease",
+      const tenants = [...new Set(mine.map(tenantOfOutbox))];
+      const [reports, endpoints] = await Promise.all([
+        Promise.all(mine.map((id) => claimed(id))),
+        Promise.all(tenants.map((t) => endpointsOf(t).catch((error: unknown) => error))),
+      ]);
+      const byTenant = new Map(tenants.map((t, i) => [t, endpoints[i]]));
+      await Promise.all(
+        mine.map(async (id, i) => {
+          const report = reports[i];
+          const found = byTenant.get(tenantOfOutbox(id));
+          if (!report) return;
+          try {
+            if (!Array.isArray(found)) throw found;
+            await deliverOutbox(id, report, found as WebhookEndpoint[], seenAtMs, nudged);
+          } catch (error) {
+            logger.warn(
+              { outboxId: id, error },
+              "webhook outbox round failed; its rows come back after their lease",
+            );
+          }
+        }),
       );
     } finally {
-      busy.delete(outboxId);
+      for (const id of mine) busy.delete(id);
+      for (const id of mine) {
+        if (again.delete(id)) pending.add(id);
+      }
+      if (pending.size > 0) flush();
+    }
+  }
+
+  async function claimed(outboxId: OutboxId): Promise<OutboxClaimReport | undefined> {
+    try {
+      return await store.claimOutbox(outboxId, token, leaseMs, ROWS_PER_CLAIM);
+    } catch (error) {
+      logger.warn({ outboxId, error }, "webhook outbox not claimed; it is looked at again later");
+      return undefined;
     }
   }
 
@@ -159,12 +233,31 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     void work.finally(() => inFlight.delete(work));
   }
 
+  // Nudges that come while a batch is claimed wait for the next one: under load one claim
+  // round trip and one endpoint check serve many turns; an idle replica looks at once.
+  function flush(): void {
+    if (flushing || stopped) return;
+    flushing = true;
+    track(
+      (async () => {
+        try {
+          while (pending.size > 0) {
+            const ids = [...pending].slice(0, OUTBOXES_PER_ROUND);
+            for (const id of ids) pending.delete(id);
+            await look(ids, true);
+          }
+        } finally {
+          flushing = false;
+        }
+      })(),
+    );
+  }
+
   async function round(): Promise<void> {
     if (running) return;
     running = true;
     try {
-      const due = await store.dueOutboxes(OUTBOXES_PER_ROUND);
-      await Promise.all(due.map(drain));
+      await look(await store.dueOutboxes(OUTBOXES_PER_ROUND), false);
     } catch (error) {
       logger.warn({ error }, "webhook due outboxes not read");
     } finally {
@@ -181,7 +274,10 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
       track(round());
     },
     nudge(outboxId) {
-      if (!stopped) track(drain(outboxId));
+      if (stopped) return false;
+      pending.add(outboxId);
+      flush();
+      return true;
     },
     async stop() {
       stopped = true;
