@@ -180,43 +180,46 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     await store.settleOutboxHint(outboxId, seenAtMs, next);
   }
 
-  /** One batch: every outbox's claim and each tenant's endpoint check in one round trip. */
-  async function look(ids: OutboxId[], nudged: boolean): Promise<void> {
+  /**
+   * One batch: every outbox's claim and each tenant's endpoint check in one round trip. Resolves
+   * once claimed, with the deliveries, each of which frees its outbox when settled: a slow
+   * endpoint holds its own outbox, not the next batch.
+   */
+  async function look(ids: OutboxId[], nudged: boolean): Promise<{ delivered: Promise<void> }> {
     const mine = ids.filter((id) => !busy.has(id));
     for (const id of ids) if (busy.has(id)) again.add(id);
-    if (mine.length === 0) return;
     for (const id of mine) busy.add(id);
-    try {
-      const seenAtMs = clock.nowMs();
-      const tenants = [...new Set(mine.map(tenantOfOutbox))];
-      const [reports, endpoints] = await Promise.all([
-        Promise.all(mine.map((id) => claimed(id))),
-        Promise.all(tenants.map((t) => endpointsOf(t).catch((error: unknown) => error))),
-      ]);
-      const byTenant = new Map(tenants.map((t, i) => [t, endpoints[i]]));
-      await Promise.all(
-        mine.map(async (id, i) => {
-          const report = reports[i];
-          const found = byTenant.get(tenantOfOutbox(id));
-          if (!report) return;
-          try {
-            if (!Array.isArray(found)) throw found;
-            await deliverOutbox(id, report, found as WebhookEndpoint[], seenAtMs, nudged);
-          } catch (error) {
-            logger.warn(
-              { outboxId: id, error },
-              "webhook outbox round failed; its rows come back after their lease",
-            );
-          }
-        }),
-      );
-    } finally {
-      for (const id of mine) busy.delete(id);
-      for (const id of mine) {
-        if (again.delete(id)) pending.add(id);
+    const release = (id: OutboxId) => {
+      busy.delete(id);
+      if (again.delete(id)) {
+        pending.add(id);
+        flush();
       }
-      if (pending.size > 0) flush();
-    }
+    };
+    const seenAtMs = clock.nowMs();
+    const tenants = [...new Set(mine.map(tenantOfOutbox))];
+    const [reports, endpoints] = await Promise.all([
+      Promise.all(mine.map((id) => claimed(id))),
+      Promise.all(tenants.map((t) => endpointsOf(t).catch((error: unknown) => error))),
+    ]);
+    const byTenant = new Map(tenants.map((t, i) => [t, endpoints[i]]));
+    const deliveries = mine.map(async (id, i) => {
+      const report = reports[i];
+      const found = byTenant.get(tenantOfOutbox(id));
+      try {
+        if (!report) return;
+        if (!Array.isArray(found)) throw found;
+        await deliverOutbox(id, report, found as WebhookEndpoint[], seenAtMs, nudged);
+      } catch (error) {
+        logger.warn(
+          { outboxId: id, error },
+          "webhook outbox round failed; its rows come back after their lease",
+        );
+      } finally {
+        release(id);
+      }
+    });
+    return { delivered: Promise.all(deliveries).then(() => undefined) };
   }
 
   async function claimed(outboxId: OutboxId): Promise<OutboxClaimReport | undefined> {
@@ -244,7 +247,7 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
           while (pending.size > 0) {
             const ids = [...pending].slice(0, OUTBOXES_PER_ROUND);
             for (const id of ids) pending.delete(id);
-            await look(ids, true);
+            track((await look(ids, true)).delivered);
           }
         } finally {
           flushing = false;
@@ -257,7 +260,9 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     if (running) return;
     running = true;
     try {
-      await look(await store.dueOutboxes(OUTBOXES_PER_ROUND), false);
+      await (
+        await look(await store.dueOutboxes(OUTBOXES_PER_ROUND), false)
+      ).delivered;
     } catch (error) {
       logger.warn({ error }, "webhook due outboxes not read");
     } finally {
