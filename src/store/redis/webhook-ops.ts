@@ -12,7 +12,7 @@ import {
   type WebhookEvent,
   type WebhookEventType,
 } from "../../domain/webhooks.js";
-import type { WebhookStore } from "../../ports/webhook-store.js";
+import type { WebhookOutboxStore, WebhookStore } from "../../ports/webhook-store.js";
 import { withChecks } from "../shared/checked.js";
 import { webhookChecks } from "../shared/webhook-checks.js";
 import { int, str } from "./codec.js";
@@ -58,16 +58,17 @@ function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClaim[] {
   return claims;
 }
 
-export function createRedisWebhookStore(options: RedisWebhookStoreOptions): WebhookStore {
-  const { redis } = options;
-  const namespace = checkNamespace(options.namespace ?? "tether");
-  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
+/** The outbox and hint operations (each outbox in its session's slot, the hint in its own). */
+function redisOutboxOps(
+  redis: Redis | Cluster,
+  scripts: ReturnType<typeof createScriptRunner>,
+  namespace: string,
+): Pick<WebhookStore, keyof WebhookOutboxStore> {
   // Every outbox lives in the slot of the session of its name (a session's own outbox is written
   // by its commit's script); one that names no session just has that slot to itself.
   const outbox = (id: OutboxId) => sessionKeys(namespace, id as SessionId).outbox;
-  const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
   const index = outboxIndexKey(namespace);
-  return withChecks(webhookChecks, {
+  return {
     async enqueueWebhookEvent(outboxId, event, targets) {
       const args = [event.id, JSON.stringify(event), targets ? JSON.stringify(targets) : ""];
       const reply = await scripts.run("enqueueWebhookEvent", [outbox(outboxId)], args);
@@ -131,6 +132,16 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
         await guarded(() => redis.zadd(index, "LT", 0, outboxId));
       }
     },
+  };
+}
+
+export function createRedisWebhookStore(options: RedisWebhookStoreOptions): WebhookStore {
+  const { redis } = options;
+  const namespace = checkNamespace(options.namespace ?? "tether");
+  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
+  const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
+  return withChecks(webhookChecks, {
+    ...redisOutboxOps(redis, scripts, namespace),
     async createEndpoint(draft, maxEndpoints) {
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       const keys = tenantKeys(draft.tenant);
