@@ -118,7 +118,7 @@ export const SCRIPT_WRITE_CLASS = {
   updateWebhookEndpoint: "acknowledging",
   deleteWebhookEndpoint: "acknowledging",
   readWebhookEndpoints: "read",
-  readWebhookEndpointsSince: "internal-read",
+  readWebhookEndpointsSince: "read",
   listWebhookDeliveries: "internal-read",
   enqueueWebhookEvent: "internal",
   claimOutbox: "internal",
