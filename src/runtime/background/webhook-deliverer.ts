@@ -175,7 +175,8 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await Promise.all([...inFlight]);
+      // A batch tracks its deliveries once claimed: wait until no work is left, not one pass.
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }

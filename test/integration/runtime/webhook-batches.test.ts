@@ -73,7 +73,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         deliverer.nudge(outboxId);
       };
       const got = (id: string) => receiver.delivered.some((d) => d.id === id);
-      return { hooks, receiver, endpoint, send, got };
+      return { hooks, receiver, deliverer, endpoint, send, got };
     }
 
     it("a secret rotated through the store is used from the next claim on", async () => {
@@ -87,6 +87,20 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await s.send("msg_after");
       await waitFor(() => s.got("msg_after"), { what: "the new secret's delivery" });
       expect(s.receiver.requests.find((r) => r.id === "msg_after")?.verified).toBe(true);
+    });
+
+    it("stop waits for the deliveries of a batch it claimed, settled", async () => {
+      const s = await setup(OLD_SECRET);
+      await s.endpoint("ep-1", OLD_SECRET);
+      const outboxId = `${TENANT}:s-${randomUUID()}` as OutboxId;
+      await s.hooks.enqueueWebhookEvent(outboxId, event("msg_stop"));
+      s.deliverer.nudge(outboxId);
+      await s.deliverer.stop();
+      expect(s.got("msg_stop")).toBe(true);
+      expect(await s.hooks.claimOutbox(outboxId, "probe", 60_000, 10)).toEqual({
+        claims: [],
+        remaining: 0,
+      });
     });
 
     it("a deleted endpoint's rows are not delivered, though the cache held it", async () => {
