@@ -85,15 +85,26 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
       }
     };
     const seenAtMs = clock.nowMs();
-    const tenants = [...new Set(mine.map(tenantOfOutbox))];
-    const [reports, endpoints] = await Promise.all([
-      Promise.all(mine.map((id) => claimed(id))),
-      Promise.all(tenants.map((t) => endpointsOf(t).catch((error: unknown) => error))),
-    ]);
+    const check = (tenants: string[]) =>
+      Promise.all(tenants.map((t) => endpointsOf(t).catch((error: unknown) => error)));
+    const claims = Promise.all(mine.map((id) => claimed(id)));
+    // A nudged batch sends its endpoint checks with its claims (one round trip); a poll's look,
+    // mostly at outboxes with nothing due, checks only the tenants it took rows of.
+    let tenants = [...new Set(mine.map(tenantOfOutbox))];
+    let reports: (OutboxClaimReport | undefined)[];
+    let endpoints: unknown[];
+    if (nudged) {
+      [reports, endpoints] = await Promise.all([claims, check(tenants)]);
+    } else {
+      reports = await claims;
+      const took = mine.filter((_, i) => (reports[i]?.claims.length ?? 0) > 0);
+      tenants = [...new Set(took.map(tenantOfOutbox))];
+      endpoints = await check(tenants);
+    }
     const byTenant = new Map(tenants.map((t, i) => [t, endpoints[i]]));
     const deliveries = mine.map(async (id, i) => {
       const report = reports[i];
-      const found = byTenant.get(tenantOfOutbox(id));
+      const found = report?.claims.length ? byTenant.get(tenantOfOutbox(id)) : [];
       try {
         if (!report) return;
         if (!Array.isArray(found)) throw found;
