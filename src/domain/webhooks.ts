@@ -53,6 +53,19 @@ export interface OutboxClaimReport {
 export type OutboxSettlement =
   { kind: "done" } | { kind: "retry"; dueAtMs: number; targets: string[] };
 
+/** One row's settlement in a batch (settleOutboxBatch). */
+export interface OutboxRowSettlement {
+  eventId: string;
+  settlement: OutboxSettlement;
+}
+
+/** A tenant's endpoints version, and its endpoints when the version moved from the one known. */
+export interface WebhookEndpointsSince {
+  version: number;
+  /** Undefined when the version is the one known (the cache holds). */
+  endpoints?: WebhookEndpoint[];
+}
+
 export interface WebhookEndpoint {
   tenant: string;
   endpointId: string;

@@ -4,12 +4,14 @@
 import type { OutboxId } from "../domain/ids.js";
 import type {
   OutboxClaimReport,
+  OutboxRowSettlement,
   OutboxSettlement,
   WebhookDelivery,
   WebhookDeliveryPage,
   WebhookEndpoint,
   WebhookEndpointDraft,
   WebhookEndpointUpdate,
+  WebhookEndpointsSince,
   WebhookEvent,
 } from "../domain/webhooks.js";
 
@@ -45,6 +47,15 @@ export interface WebhookOutboxStore {
     claimToken: string,
     settlement: OutboxSettlement,
   ): Promise<boolean>;
+  /**
+   * Settles every row of `settlements` that `claimToken` still holds, in one step (a deliverer's
+   * batch); the others are left as they are. The number of rows settled.
+   */
+  settleOutboxBatch(
+    outboxId: OutboxId,
+    claimToken: string,
+    settlements: OutboxRowSettlement[],
+  ): Promise<number>;
   /** Outboxes that may have due rows (a hint, in its own slot), up to `limit`. */
   dueOutboxes(limit: number): Promise<OutboxId[]>;
   /**
@@ -79,6 +90,11 @@ export interface WebhookEndpointStore {
   getEndpoint(tenant: string, endpointId: string): Promise<WebhookEndpoint | undefined>;
   /** Every endpoint of the tenant, by id. */
   listEndpoints(tenant: string): Promise<WebhookEndpoint[]>;
+  /**
+   * The tenant's endpoints version, moved by every create, update, delete and disable, and (by
+   * id) every endpoint when it differs from `knownVersion`: a deliverer's cache check.
+   */
+  endpointsSince(tenant: string, knownVersion?: number): Promise<WebhookEndpointsSince>;
   /** Undefined when there is no such endpoint. */
   updateEndpoint(update: WebhookEndpointUpdate): Promise<WebhookEndpoint | undefined>;
   /** Removes the endpoint and its delivery log; false when there was none. */

@@ -148,16 +148,19 @@ export function createOutboxHints(
   store: Pick<WebhookOutboxStore, "noteOutbox" | "expectOutbox">,
   clock: Clock,
   graceMs: number,
-  onWritten?: (outboxId: SessionId) => void,
+  onWritten?: (outboxId: SessionId) => boolean | void,
 ): OutboxHints {
   return {
     expect(outboxId) {
       const now = clock.nowMs();
       return store.expectOutbox(outboxId, now, now + graceMs);
     },
+    // A deliverer of this replica that takes the nudge looks at once, and the expect's hint
+    // finds the row a lease later if this replica is lost first (ADR 0021 "Batches"): the note
+    // is written only when no deliverer took it.
     async written(outboxId) {
+      if (onWritten?.(outboxId) === true) return;
       await store.noteOutbox(outboxId, clock.nowMs());
-      onWritten?.(outboxId);
     },
   };
 }

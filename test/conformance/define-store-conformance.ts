@@ -28,6 +28,7 @@ import { describeTranscriptMarkLaws } from "./laws/transcript-marks.js";
 import { describeReadyIndexLaws } from "./laws/ready-index.js";
 import { describeTurnStartLaws } from "./laws/turn-start.js";
 import { describeTurnRecordLaws } from "./laws/turn-records.js";
+import { describeWebhookBatchLaws } from "./laws/webhook-batches.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
@@ -87,6 +88,7 @@ export function defineStoreConformance(
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.idempotencyKeys !== false) describeIdempotencyKeyLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);
+  if (options.webhooks !== false) describeWebhookBatchLaws(factory);
   if (options.turnRecords !== false) describeTurnRecordLaws(factory);
   if (options.turnStart !== false) {
     describeTurnStartLaws(factory);

@@ -6,151 +6,127 @@
 import { randomUUID } from "node:crypto";
 import type { OutboxId } from "../../domain/ids.js";
 import {
-  WEBHOOK_FAILURE_LIMIT,
-  WEBHOOK_RETRY_WINDOW_MS,
   tenantOfOutbox,
-  wantsEvent,
-  webhookBackoffMs,
-  type OutboxClaim,
+  type OutboxClaimReport,
   type WebhookEndpoint,
 } from "../../domain/webhooks.js";
-import type { Clock } from "../../ports/clock.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
-import type { RuntimeLogger } from "../deps.js";
-import type { WebhookSend } from "../../ports/webhook-sender.js";
+import { createRowDelivery, type WebhookDelivererOptions } from "./webhook-rows.js";
 
-export interface WebhookDelivererOptions {
-  store: WebhookStore;
-  send: WebhookSend;
-  clock: Clock;
-  logger: RuntimeLogger;
-  /** How often the due-outbox hint is read when nothing nudged (ms). */
-  pollMs?: number;
-  /** How long a claimed row is this replica's before another may take it (ms). */
-  leaseMs?: number;
-  failureLimit?: number;
-  retryWindowMs?: number;
-  random?: () => number;
-  /** The wait before attempt n+1 (webhookBackoffMs with `random` by default). */
-  backoffMs?: (attempt: number) => number;
-  /** Counts attempts by result and endpoints disabled (Prometheus, when wired). */
-  onAttempt?: (result: "delivered" | "failed") => void;
-  onDisabled?: (tenant: string, endpointId: string) => void;
-}
+export type { WebhookDelivererOptions } from "./webhook-rows.js";
 
 export interface WebhookDeliverer {
   start(): void;
-  /** Looks at an outbox now (a commit or park of this replica wrote to it). */
-  nudge(outboxId: OutboxId): void;
+  /**
+   * Looks at an outbox soon (a commit or park of this replica wrote to it), in a batch with the
+   * others nudged meanwhile. False when the deliverer is stopped (the writer notes the hint).
+   */
+  nudge(outboxId: OutboxId): boolean;
   /** Stops polling and waits for the round in flight. */
   stop(): Promise<void>;
 }
 
 const ROWS_PER_CLAIM = 16;
 const OUTBOXES_PER_ROUND = 64;
-
 export function createWebhookDeliverer(options: WebhookDelivererOptions): WebhookDeliverer {
-  const { store, send, clock, logger } = options;
+  const { store, clock, logger } = options;
   const pollMs = options.pollMs ?? 500;
   const leaseMs = options.leaseMs ?? 60_000;
-  const failureLimit = options.failureLimit ?? WEBHOOK_FAILURE_LIMIT;
-  const retryWindowMs = options.retryWindowMs ?? WEBHOOK_RETRY_WINDOW_MS;
-  const random = options.random ?? Math.random;
-  const backoff = options.backoffMs ?? ((n: number) => webhookBackoffMs(n, random()));
   const token = `deliverer-${randomUUID()}`;
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let stopped = true;
   const inFlight = new Set<Promise<void>>();
   const busy = new Set<OutboxId>();
+  // Nudged and not looked at yet; nudged while a look held them (looked at again after it).
+  const pending = new Set<OutboxId>();
+  const again = new Set<OutboxId>();
+  let flushing = false;
 
-  async function attempt(
-    tenant: string,
-    endpoint: WebhookEndpoint,
-    claim: OutboxClaim,
+  const { endpointsOf, deliverRow } = createRowDelivery(options);
+
+  async function deliverOutbox(
     outboxId: OutboxId,
-  ) {
-    const event = claim.row.event;
-    const report = await send(endpoint, event);
-    options.onAttempt?.(report.ok ? "delivered" : "failed");
-    const after = await store.recordDelivery(
-      tenant,
-      {
-        deliveryId: `${event.id}.${endpoint.endpointId}.${claim.row.attempts + 1}`,
-        endpointId: endpoint.endpointId,
-        eventId: event.id,
-        eventType: event.type,
-        event,
-        outboxId,
-        attempt: claim.row.attempts + 1,
-        ok: report.ok,
-        status: report.status,
-        error: report.error,
-        atMs: clock.nowMs(),
-      },
-      failureLimit,
+    report: OutboxClaimReport,
+    endpoints: WebhookEndpoint[],
+    seenAtMs: number,
+    nudged: boolean,
+  ): Promise<void> {
+    const settlements = await Promise.all(
+      report.claims.map((c) => deliverRow(outboxId, c, endpoints)),
     );
-    if (after?.disabled && !endpoint.disabled) {
-      logger.warn(
-        { tenant, endpointId: endpoint.endpointId, reason: after.disabledReason },
-        "webhook endpoint disabled",
-      );
-      options.onDisabled?.(tenant, endpoint.endpointId);
-    }
-    // A deleted or now disabled endpoint is owed nothing more.
-    return report.ok || after === undefined || after.disabled;
+    if (settlements.length > 0) await store.settleOutboxBatch(outboxId, token, settlements);
+    const later = settlements.flatMap((s) =>
+      s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
+    );
+    // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
+    if (report.remaining > report.claims.length) later.push(clock.nowMs());
+    const next = later.length > 0 ? Math.min(...later) : undefined;
+    // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
+    // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
+    if (nudged && next === undefined && report.claims.length > 0) return;
+    await store.settleOutboxHint(outboxId, seenAtMs, next);
   }
 
-  async function deliverRow(outboxId: OutboxId, claim: OutboxClaim): Promise<number | undefined> {
-    const tenant = tenantOfOutbox(outboxId);
-    const { row } = claim;
-    const endpoints = (await store.listEndpoints(tenant)).filter(
-      (e) =>
-        !e.disabled &&
-        wantsEvent(e, row.event.type) &&
-        (row.targets === undefined || row.targets.includes(e.endpointId)),
-    );
-    const settled = await Promise.all(endpoints.map((e) => attempt(tenant, e, claim, outboxId)));
-    const owed = endpoints.filter((_, i) => !settled[i]).map((e) => e.endpointId);
-    const expired = clock.nowMs() - row.event.createdAtMs > retryWindowMs;
-    if (owed.length === 0 || expired) {
-      if (owed.length > 0) {
-        logger.warn(
-          { outboxId, eventId: row.event.id, owed },
-          "webhook event given up after its retry window",
-        );
+  /**
+   * One batch: every outbox's claim and each tenant's endpoint check in one round trip. Resolves
+   * once claimed, with the deliveries, each of which frees its outbox when settled: a slow
+   * endpoint holds its own outbox, not the next batch.
+   */
+  async function look(ids: OutboxId[], nudged: boolean): Promise<{ delivered: Promise<void> }> {
+    const mine = ids.filter((id) => !busy.has(id));
+    for (const id of ids) if (busy.has(id)) again.add(id);
+    for (const id of mine) busy.add(id);
+    const release = (id: OutboxId) => {
+      busy.delete(id);
+      if (again.delete(id)) {
+        pending.add(id);
+        flush();
       }
-      await store.settleOutbox(outboxId, row.event.id, claim.claimToken, { kind: "done" });
-      return undefined;
+    };
+    const seenAtMs = clock.nowMs();
+    const check = (tenants: string[]) =>
+      Promise.all(tenants.map((t) => endpointsOf(t).catch((error: unknown) => error)));
+    const claims = Promise.all(mine.map((id) => claimed(id)));
+    // A nudged batch sends its endpoint checks with its claims (one round trip); a poll's look,
+    // mostly at outboxes with nothing due, checks only the tenants it took rows of.
+    let tenants = [...new Set(mine.map(tenantOfOutbox))];
+    let reports: (OutboxClaimReport | undefined)[];
+    let endpoints: unknown[];
+    if (nudged) {
+      [reports, endpoints] = await Promise.all([claims, check(tenants)]);
+    } else {
+      reports = await claims;
+      const took = mine.filter((_, i) => (reports[i]?.claims.length ?? 0) > 0);
+      tenants = [...new Set(took.map(tenantOfOutbox))];
+      endpoints = await check(tenants);
     }
-    const dueAtMs = clock.nowMs() + backoff(row.attempts + 1);
-    await store.settleOutbox(outboxId, row.event.id, claim.claimToken, {
-      kind: "retry",
-      dueAtMs,
-      targets: owed,
+    const byTenant = new Map(tenants.map((t, i) => [t, endpoints[i]]));
+    const deliveries = mine.map(async (id, i) => {
+      const report = reports[i];
+      const found = report?.claims.length ? byTenant.get(tenantOfOutbox(id)) : [];
+      try {
+        if (!report) return;
+        if (!Array.isArray(found)) throw found;
+        await deliverOutbox(id, report, found as WebhookEndpoint[], seenAtMs, nudged);
+      } catch (error) {
+        logger.warn(
+          { outboxId: id, error },
+          "webhook outbox round failed; its rows come back after their lease",
+        );
+      } finally {
+        release(id);
+      }
     });
-    return dueAtMs;
+    return { delivered: Promise.all(deliveries).then(() => undefined) };
   }
 
-  async function drain(outboxId: OutboxId): Promise<void> {
-    if (busy.has(outboxId)) return;
-    busy.add(outboxId);
+  async function claimed(outboxId: OutboxId): Promise<OutboxClaimReport | undefined> {
     try {
-      const seenAtMs = clock.nowMs();
-      const report = await store.claimOutbox(outboxId, token, leaseMs, ROWS_PER_CLAIM);
-      const dues = await Promise.all(report.claims.map((c) => deliverRow(outboxId, c)));
-      const later = dues.filter((d): d is number => d !== undefined);
-      // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
-      if (report.remaining > report.claims.length) later.push(clock.nowMs());
-      const next = later.length > 0 ? Math.min(...later) : undefined;
-      await store.settleOutboxHint(outboxId, seenAtMs, next);
+      return await store.claimOutbox(outboxId, token, leaseMs, ROWS_PER_CLAIM);
     } catch (error) {
-      logger.warn(
-        { outboxId, error },
-        "webhook outbox round failed; its rows come back after their lease",
-      );
-    } finally {
-      busy.delete(outboxId);
+      logger.warn({ outboxId, error }, "webhook outbox not claimed; it is looked at again later");
+      return undefined;
     }
   }
 
@@ -159,12 +135,33 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
     void work.finally(() => inFlight.delete(work));
   }
 
+  // Nudges that come while a batch is claimed wait for the next one: under load one claim
+  // round trip and one endpoint check serve many turns; an idle replica looks at once.
+  function flush(): void {
+    if (flushing || stopped) return;
+    flushing = true;
+    track(
+      (async () => {
+        try {
+          while (pending.size > 0) {
+            const ids = [...pending].slice(0, OUTBOXES_PER_ROUND);
+            for (const id of ids) pending.delete(id);
+            track((await look(ids, true)).delivered);
+          }
+        } finally {
+          flushing = false;
+        }
+      })(),
+    );
+  }
+
   async function round(): Promise<void> {
     if (running) return;
     running = true;
     try {
-      const due = await store.dueOutboxes(OUTBOXES_PER_ROUND);
-      await Promise.all(due.map(drain));
+      await (
+        await look(await store.dueOutboxes(OUTBOXES_PER_ROUND), false)
+      ).delivered;
     } catch (error) {
       logger.warn({ error }, "webhook due outboxes not read");
     } finally {
@@ -181,12 +178,16 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
       track(round());
     },
     nudge(outboxId) {
-      if (!stopped) track(drain(outboxId));
+      if (stopped) return false;
+      pending.add(outboxId);
+      flush();
+      return true;
     },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await Promise.all([...inFlight]);
+      // A batch tracks its deliveries once claimed: wait until no work is left, not one pass.
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }

@@ -71,6 +71,31 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
         row.leaseUntilMs = 0;
         return true;
       }),
+    settleOutboxBatch: (
+      outboxId: OutboxId,
+      claimToken: string,
+      settlements: Parameters<WebhookStore["settleOutboxBatch"]>[2],
+    ) =>
+      atomically(ctx, stepOf(outboxId), () => {
+        const rows = w.outboxes.get(outboxId);
+        let settled = 0;
+        for (const { eventId, settlement } of settlements) {
+          const row = rows?.get(eventId);
+          if (!rows || !row || row.claimToken !== claimToken) continue;
+          settled += 1;
+          if (settlement.kind === "done") {
+            rows.delete(eventId);
+            continue;
+          }
+          row.attempts += 1;
+          row.dueAtMs = settlement.dueAtMs;
+          row.targets = [...settlement.targets];
+          row.claimToken = undefined;
+          row.leaseUntilMs = 0;
+        }
+        if (rows?.size === 0) w.outboxes.delete(outboxId);
+        return settled;
+      }),
     dueOutboxes: (limit: number) => {
       const now = ctx.clock.nowMs();
       const due = [...w.due].filter(([, at]) => at <= now).sort((a, b) => a[1] - b[1]);
@@ -111,6 +136,8 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
     if (!map) w.endpoints.set(tenant, (map = new Map()));
     return map;
   };
+  const moved = (tenant: string) =>
+    w.endpointVersions.set(tenant, (w.endpointVersions.get(tenant) ?? 0) + 1);
   return {
     createEndpoint(draft, maxEndpoints) {
       const map = tenantMap(draft.tenant);
@@ -122,6 +149,7 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
       }
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       map.set(draft.endpointId, copyEndpoint(endpoint));
+      moved(draft.tenant);
       return Promise.resolve(copyEndpoint(endpoint));
     },
     getEndpoint(tenant, endpointId) {
@@ -132,6 +160,13 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
       const all = [...(w.endpoints.get(tenant)?.values() ?? [])];
       all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
       return Promise.resolve(all.map(copyEndpoint));
+    },
+    endpointsSince(tenant, knownVersion) {
+      const version = w.endpointVersions.get(tenant) ?? 0;
+      if (version === knownVersion) return Promise.resolve({ version });
+      const all = [...(w.endpoints.get(tenant)?.values() ?? [])];
+      all.sort((x, y) => (x.endpointId < y.endpointId ? -1 : 1));
+      return Promise.resolve({ version, endpoints: all.map(copyEndpoint) });
     },
     updateEndpoint(update) {
       const found = w.endpoints.get(update.tenant)?.get(update.endpointId);
@@ -144,11 +179,14 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
       } else if (update.disabled === true && !found.disabled) {
         Object.assign(found, { disabled: true, disabledReason: "disabled by request" });
       }
+      moved(update.tenant);
       return Promise.resolve(copyEndpoint(found));
     },
     deleteEndpoint(tenant, endpointId) {
       w.deliveries.delete(logKey(tenant, endpointId));
-      return Promise.resolve(w.endpoints.get(tenant)?.delete(endpointId) ?? false);
+      const deleted = w.endpoints.get(tenant)?.delete(endpointId) ?? false;
+      if (deleted) moved(tenant);
+      return Promise.resolve(deleted);
     },
     recordDelivery(tenant, delivery, failureLimit) {
       const found = w.endpoints.get(tenant)?.get(delivery.endpointId);
@@ -160,6 +198,7 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
       if (!found.disabled && found.consecutiveFailures >= failureLimit) {
         found.disabled = true;
         found.disabledReason = `${found.consecutiveFailures} consecutive failed deliveries`;
+        moved(tenant);
       }
       return Promise.resolve(copyEndpoint(found));
     },

@@ -19,12 +19,20 @@ export interface MemoryWebhooks {
   /** The hint index: outbox id -> due ms. */
   due: Map<OutboxId, number>;
   endpoints: Map<string, Map<string, WebhookEndpoint>>;
+  /** Per tenant: moved by every change of its endpoints (deliverers' cache check). */
+  endpointVersions: Map<string, number>;
   /** By `<tenant>\n<endpoint id>`, newest first. */
   deliveries: Map<string, WebhookDelivery[]>;
 }
 
 export function emptyWebhooks(): MemoryWebhooks {
-  return { outboxes: new Map(), due: new Map(), endpoints: new Map(), deliveries: new Map() };
+  return {
+    outboxes: new Map(),
+    due: new Map(),
+    endpoints: new Map(),
+    endpointVersions: new Map(),
+    deliveries: new Map(),
+  };
 }
 
 /** Call only inside the outbox's serialized step; false when the event's row is there already. */

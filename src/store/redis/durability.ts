@@ -118,10 +118,12 @@ export const SCRIPT_WRITE_CLASS = {
   updateWebhookEndpoint: "acknowledging",
   deleteWebhookEndpoint: "acknowledging",
   readWebhookEndpoints: "read",
+  readWebhookEndpointsSince: "read",
   listWebhookDeliveries: "internal-read",
   enqueueWebhookEvent: "internal",
   claimOutbox: "internal",
   settleOutbox: "internal",
+  settleOutboxBatch: "internal",
   // The due-outbox hint: a lost one is found again by the rows' own expect or note (ADR 0021).
   expectOutbox: "internal",
   settleOutboxHint: "internal",

@@ -289,6 +289,8 @@ export interface WebhookTenantKeys {
   endpoints: string;
   /** List per endpoint: JSON delivery attempts, newest first, capped. */
   deliveries(endpointId: string): string;
+  /** Counter moved by every change of the tenant's endpoints (deliverers' cache check). */
+  endpointsVersion: string;
 }
 
 export function webhookTenantKeys(namespace: string, tenant: string): WebhookTenantKeys {
@@ -296,5 +298,6 @@ export function webhookTenantKeys(namespace: string, tenant: string): WebhookTen
   return {
     endpoints: `${p}endpoints`,
     deliveries: (endpointId) => `${p}deliveries:${endpointId}`,
+    endpointsVersion: `${p}endpoints-version`,
   };
 }

@@ -12,7 +12,7 @@ import {
   type WebhookEvent,
   type WebhookEventType,
 } from "../../domain/webhooks.js";
-import type { WebhookStore } from "../../ports/webhook-store.js";
+import type { WebhookOutboxStore, WebhookStore } from "../../ports/webhook-store.js";
 import { withChecks } from "../shared/checked.js";
 import { webhookChecks } from "../shared/webhook-checks.js";
 import { int, str } from "./codec.js";
@@ -58,16 +58,17 @@ function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClaim[] {
   return claims;
 }
 
-export function createRedisWebhookStore(options: RedisWebhookStoreOptions): WebhookStore {
-  const { redis } = options;
-  const namespace = checkNamespace(options.namespace ?? "tether");
-  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
+/** The outbox and hint operations (each outbox in its session's slot, the hint in its own). */
+function redisOutboxOps(
+  redis: Redis | Cluster,
+  scripts: ReturnType<typeof createScriptRunner>,
+  namespace: string,
+): Pick<WebhookStore, keyof WebhookOutboxStore> {
   // Every outbox lives in the slot of the session of its name (a session's own outbox is written
   // by its commit's script); one that names no session just has that slot to itself.
   const outbox = (id: OutboxId) => sessionKeys(namespace, id as SessionId).outbox;
-  const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
   const index = outboxIndexKey(namespace);
-  return withChecks(webhookChecks, {
+  return {
     async enqueueWebhookEvent(outboxId, event, targets) {
       const args = [event.id, JSON.stringify(event), targets ? JSON.stringify(targets) : ""];
       const reply = await scripts.run("enqueueWebhookEvent", [outbox(outboxId)], args);
@@ -96,6 +97,17 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       );
       return reply[0] === REPLY.OK;
     },
+    async settleOutboxBatch(outboxId, claimToken, settlements) {
+      const rows = settlements.map(({ eventId, settlement: s }) =>
+        s.kind === "done" ? [eventId, "done", 0, []] : [eventId, "retry", s.dueAtMs, s.targets],
+      );
+      const reply = await scripts.run(
+        "settleOutboxBatch",
+        [outbox(outboxId)],
+        [claimToken, JSON.stringify(rows)],
+      );
+      return int(reply, 1);
+    },
     dueOutboxes: (limit) =>
       guarded(
         async () =>
@@ -120,12 +132,22 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
         await guarded(() => redis.zadd(index, "LT", 0, outboxId));
       }
     },
+  };
+}
+
+export function createRedisWebhookStore(options: RedisWebhookStoreOptions): WebhookStore {
+  const { redis } = options;
+  const namespace = checkNamespace(options.namespace ?? "tether");
+  const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
+  const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
+  return withChecks(webhookChecks, {
+    ...redisOutboxOps(redis, scripts, namespace),
     async createEndpoint(draft, maxEndpoints) {
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       const keys = tenantKeys(draft.tenant);
       const reply = await scripts.run(
         "createWebhookEndpoint",
-        [keys.endpoints],
+        [keys.endpoints, keys.endpointsVersion],
         [draft.endpointId, encodeEndpoint(endpoint), maxEndpoints ?? 0],
       );
       if (reply[0] === REPLY.QUOTA_REFUSED) {
@@ -143,6 +165,18 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const all = reply.slice(1).map((raw) => decodeEndpoint(String(raw)));
       return all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
     },
+    async endpointsSince(tenant, knownVersion) {
+      const keys = tenantKeys(tenant);
+      const reply = await scripts.run(
+        "readWebhookEndpointsSince",
+        [keys.endpoints, keys.endpointsVersion],
+        [knownVersion ?? ""],
+      );
+      const version = int(reply, 1);
+      if (int(reply, 2) === 0) return { version };
+      const all = reply.slice(3).map((raw) => decodeEndpoint(String(raw)));
+      return { version, endpoints: all.sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1)) };
+    },
     async updateEndpoint(update) {
       const patch: {
         url?: string;
@@ -156,7 +190,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       if (update.disabled !== undefined) patch.disabled = update.disabled;
       const reply = await scripts.run(
         "updateWebhookEndpoint",
-        [tenantKeys(update.tenant).endpoints],
+        [tenantKeys(update.tenant).endpoints, tenantKeys(update.tenant).endpointsVersion],
         [update.endpointId, JSON.stringify(patch)],
       );
       return reply[0] === REPLY.OK ? decodeEndpoint(str(reply, 1)) : undefined;
@@ -165,7 +199,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const keys = tenantKeys(tenant);
       const reply = await scripts.run(
         "deleteWebhookEndpoint",
-        [keys.endpoints, keys.deliveries(endpointId)],
+        [keys.endpoints, keys.deliveries(endpointId), keys.endpointsVersion],
         [endpointId],
       );
       return reply[0] === REPLY.OK;
@@ -174,7 +208,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
       const keys = tenantKeys(tenant);
       const reply = await scripts.run(
         "recordWebhookDelivery",
-        [keys.endpoints, keys.deliveries(delivery.endpointId)],
+        [keys.endpoints, keys.deliveries(delivery.endpointId), keys.endpointsVersion],
         [
           delivery.endpointId,
           JSON.stringify(delivery),

@@ -38,6 +38,18 @@ export const webhookChecks = {
       for (const t of settlement.targets) endpoint(t);
     }
   },
+  settleOutboxBatch: (outboxId, token, settlements) => {
+    outbox(outboxId);
+    checkId("claim_token", token);
+    checkCount("settlements", settlements?.length, 0, 1000);
+    for (const { eventId, settlement } of settlements) {
+      checkId("event_id", eventId);
+      if (settlement.kind === "retry") {
+        checkCount("due_at_ms", settlement.dueAtMs, 0);
+        for (const t of settlement.targets) endpoint(t);
+      }
+    }
+  },
   noteOutbox: (outboxId, dueAtMs) => {
     outbox(outboxId);
     checkCount("due_at_ms", dueAtMs, 0);
@@ -64,6 +76,10 @@ export const webhookChecks = {
     endpoint(id);
   },
   listEndpoints: (t) => tenant(t),
+  endpointsSince: (t, known) => {
+    tenant(t);
+    if (known !== undefined) checkCount("known_version", known, 0);
+  },
   updateEndpoint: (update) => {
     tenant(update?.tenant);
     endpoint(update.endpointId);

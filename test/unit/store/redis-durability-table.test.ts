@@ -73,6 +73,7 @@ describe("the durability table", () => {
       "readTurn",
       "readTurns",
       "readWebhookEndpoints",
+      "readWebhookEndpointsSince",
     ]);
     expect(of("internal-read")).toEqual([
       "checkTokenQuota",

@@ -1,12 +1,15 @@
 -- recordWebhookDelivery: log one attempt and count it: a success resets the endpoint's
--- consecutive failures, a failure adds one and at the limit disables the endpoint.
+-- consecutive failures, a failure adds one and at the limit disables the endpoint (which moves
+-- the endpoints version: deliverers' cached endpoints must not send to it).
 -- KEYS[1] endpoints hash   KEYS[2] the endpoint's delivery list
+-- KEYS[3] the tenant's endpoints version (moved by every change)
 -- ARGV[1] endpoint id   ARGV[2] delivery JSON   ARGV[3] ok (1 | 0)   ARGV[4] failure limit
 -- ARGV[5] log length kept
 -- Replies: {R.OK, endpoint JSON after}   {R.NONE} no such endpoint (nothing logged)
 
 local endpoints_key = KEYS[1]
 local deliveries_key = KEYS[2]
+local version_key = KEYS[3]
 local endpoint_id = ARGV[1]
 local delivery_json = ARGV[2]
 local ok = ARGV[3]
@@ -24,6 +27,7 @@ end
 if not e.disabled and e.consecutiveFailures >= tonumber(failure_limit) then
   e.disabled = true
   e.disabledReason = e.consecutiveFailures .. ' consecutive failed deliveries'
+  redis.call('INCR', version_key)
 end
 local out = cjson.encode(e)
 redis.call('HSET', endpoints_key, endpoint_id, out)

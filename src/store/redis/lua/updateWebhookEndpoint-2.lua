@@ -1,10 +1,11 @@
 -- updateWebhookEndpoint: change an endpoint's url, event types, secret or disabled flag.
 -- Re-enabling clears the failure count and the reason.
--- KEYS[1] endpoints hash
+-- KEYS[1] endpoints hash   KEYS[2] the tenant's endpoints version (moved by every change)
 -- ARGV[1] endpoint id   ARGV[2] JSON patch {url?, eventTypes?, secret?, disabled?}
 -- Replies: {R.OK, endpoint JSON after}   {R.NONE} no such endpoint
 
 local endpoints_key = KEYS[1]
+local version_key = KEYS[2]
 local endpoint_id = ARGV[1]
 local patch_json = ARGV[2]
 
@@ -25,4 +26,5 @@ elseif p.disabled == true and not e.disabled then
 end
 local out = cjson.encode(e)
 redis.call('HSET', endpoints_key, endpoint_id, out)
+redis.call('INCR', version_key)
 return { R.OK, out }

@@ -1,0 +1,132 @@
+// The webhook deliverer's per-row work (ADR 0021): each tenant's endpoints from a cache checked
+// against the tenant's endpoints version ("Batches"), and one row sent to every endpoint that
+// wants it, each attempt logged, to a settlement: done, or retried later for those that failed.
+import type { OutboxId } from "../../domain/ids.js";
+import {
+  WEBHOOK_FAILURE_LIMIT,
+  WEBHOOK_RETRY_WINDOW_MS,
+  tenantOfOutbox,
+  wantsEvent,
+  webhookBackoffMs,
+  type OutboxClaim,
+  type OutboxRowSettlement,
+  type WebhookEndpoint,
+} from "../../domain/webhooks.js";
+import type { Clock } from "../../ports/clock.js";
+import type { WebhookSend } from "../../ports/webhook-sender.js";
+import type { WebhookStore } from "../../ports/webhook-store.js";
+import type { RuntimeLogger } from "../deps.js";
+
+export interface WebhookDelivererOptions {
+  store: WebhookStore;
+  send: WebhookSend;
+  clock: Clock;
+  logger: RuntimeLogger;
+  /** How often the due-outbox hint is read when nothing nudged (ms). */
+  pollMs?: number;
+  /** How long a claimed row is this replica's before another may take it (ms). */
+  leaseMs?: number;
+  failureLimit?: number;
+  retryWindowMs?: number;
+  random?: () => number;
+  /** The wait before attempt n+1 (webhookBackoffMs with `random` by default). */
+  backoffMs?: (attempt: number) => number;
+  /** Counts attempts by result and endpoints disabled (Prometheus, when wired). */
+  onAttempt?: (result: "delivered" | "failed") => void;
+  onDisabled?: (tenant: string, endpointId: string) => void;
+}
+
+/** Tenants whose endpoints are cached; past it the cache starts over (a bound, not an LRU). */
+const CACHED_TENANTS = 10_000;
+
+interface CachedEndpoints {
+  version: number;
+  endpoints: WebhookEndpoint[];
+}
+
+export function createRowDelivery(options: WebhookDelivererOptions) {
+  const { store, send, clock, logger } = options;
+  const failureLimit = options.failureLimit ?? WEBHOOK_FAILURE_LIMIT;
+  const retryWindowMs = options.retryWindowMs ?? WEBHOOK_RETRY_WINDOW_MS;
+  const random = options.random ?? Math.random;
+  const backoff = options.backoffMs ?? ((n: number) => webhookBackoffMs(n, random()));
+  const cache = new Map<string, CachedEndpoints>();
+
+  // The cache check goes with the claims (ADR 0021 "Batches"): every endpoint change moves the
+  // tenant's version in its own step, so a delete or a rotation acknowledged before the claim
+  // is seen here, as a fresh read of every endpoint would.
+  async function endpointsOf(tenant: string): Promise<WebhookEndpoint[]> {
+    const known = cache.get(tenant);
+    const fresh = await store.endpointsSince(tenant, known?.version);
+    if (!fresh.endpoints) return known?.endpoints ?? [];
+    if (cache.size >= CACHED_TENANTS) cache.clear();
+    cache.set(tenant, { version: fresh.version, endpoints: fresh.endpoints });
+    return fresh.endpoints;
+  }
+
+  async function attempt(
+    tenant: string,
+    endpoint: WebhookEndpoint,
+    claim: OutboxClaim,
+    outboxId: OutboxId,
+  ) {
+    const event = claim.row.event;
+    const report = await send(endpoint, event);
+    options.onAttempt?.(report.ok ? "delivered" : "failed");
+    const after = await store.recordDelivery(
+      tenant,
+      {
+        deliveryId: `${event.id}.${endpoint.endpointId}.${claim.row.attempts + 1}`,
+        endpointId: endpoint.endpointId,
+        eventId: event.id,
+        eventType: event.type,
+        event,
+        outboxId,
+        attempt: claim.row.attempts + 1,
+        ok: report.ok,
+        status: report.status,
+        error: report.error,
+        atMs: clock.nowMs(),
+      },
+      failureLimit,
+    );
+    if (after?.disabled && !endpoint.disabled) {
+      logger.warn(
+        { tenant, endpointId: endpoint.endpointId, reason: after.disabledReason },
+        "webhook endpoint disabled",
+      );
+      options.onDisabled?.(tenant, endpoint.endpointId);
+    }
+    // A deleted or now disabled endpoint is owed nothing more.
+    return report.ok || after === undefined || after.disabled;
+  }
+
+  async function deliverRow(
+    outboxId: OutboxId,
+    claim: OutboxClaim,
+    all: WebhookEndpoint[],
+  ): Promise<OutboxRowSettlement> {
+    const tenant = tenantOfOutbox(outboxId);
+    const { row } = claim;
+    const endpoints = all.filter(
+      (e) =>
+        !e.disabled &&
+        wantsEvent(e, row.event.type) &&
+        (row.targets === undefined || row.targets.includes(e.endpointId)),
+    );
+    const settled = await Promise.all(endpoints.map((e) => attempt(tenant, e, claim, outboxId)));
+    const owed = endpoints.filter((_, i) => !settled[i]).map((e) => e.endpointId);
+    const expired = clock.nowMs() - row.event.createdAtMs > retryWindowMs;
+    const eventId = row.event.id;
+    if (owed.length === 0 || expired) {
+      if (owed.length > 0) {
+        logger.warn({ outboxId, eventId, owed }, "webhook event given up after its retry window");
+      }
+      return { eventId, settlement: { kind: "done" } };
+    }
+    const dueAtMs = clock.nowMs() + backoff(row.attempts + 1);
+    return { eventId, settlement: { kind: "retry", dueAtMs, targets: owed } };
+  }
+
+  return { endpointsOf, deliverRow };
+}
