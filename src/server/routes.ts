@@ -31,8 +31,6 @@ export interface TetherRoutesOptions {
   compactSession?: CompactSessionFn | undefined;
   /** The largest answer written (TETHER_MAX_MESSAGE_BYTES): larger ones are paged or refused. */
   maxResponseBytes?: number | undefined;
-  /** Spans of RPCs (ADR 0013): QueueService.SubmitInput keeps its span with the input. */
-  tracer?: Tracer | undefined;
 }
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
@@ -42,7 +40,6 @@ export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
       options.store,
       options.compactSession,
       options.maxResponseBytes,
-      options.tracer,
     );
     routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
