@@ -19,12 +19,7 @@ import {
   type Submitted,
 } from "./session/index.js";
 import { entryCursor, type Latch } from "./stream/index.js";
-import {
-  agentBindingPatch,
-  encodeInputPayload,
-  isBoundTo,
-  type AgentPin,
-} from "./turn/index.js";
+import { agentBindingPatch, encodeInputPayload, isBoundTo, type AgentPin } from "./turn/index.js";
 import { followTurn, openTurnWatch } from "./turn-watch.js";
 
 export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";

@@ -35,12 +35,7 @@ export interface TetherRoutesOptions {
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
   return (router) => {
-    routeStoreServices(
-      router,
-      options.store,
-      options.compactSession,
-      options.maxResponseBytes,
-    );
+    routeStoreServices(router, options.store, options.compactSession, options.maxResponseBytes);
     routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
     routeOperationalServices(router, { health: options.health, stopSignal: options.stopSignal });
