@@ -1,7 +1,7 @@
 // Spans of a turn's calls: each model call a `chat {model}` client span, each tool call an
 // `execute_tool {name}` span, both children of the turn span (named as their parent: the port
-// has no active span). A model call that fails retryably keeps its span open: the engine's next call is
-// its retry (nothing else comes between), recorded as an event on the same span. Contents
+// has no active span). A model call that fails retryably keeps its span open: the engine's next
+// call is its retry (nothing else comes between), recorded as an event on the same span. Contents
 // (messages, arguments, results) are recorded only when the tracer captures content.
 import type { Message, OutputPart } from "../../domain/conversation.js";
 import type { UsageTotals } from "../../domain/usage.js";
