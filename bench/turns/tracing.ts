@@ -31,6 +31,12 @@ export interface TracingComparison {
   on_cpu_ms_per_turn: number;
   /** on / off of the CPU per turn: 1 means tracing costs the server nothing. */
   cpu_on_vs_off: number;
+  /**
+   * This process's CPU per turn (the clients, and in traced rounds the receiver decoding every
+   * span): on the same two cores, part of what the traced rate pays that the server does not.
+   */
+  bench_off_cpu_ms_per_turn: number;
+  bench_on_cpu_ms_per_turn: number;
 }
 
 /** A process's CPU time so far (user + system), in ms, from /proc; NaN elsewhere. */
@@ -85,6 +91,7 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
     }
     const rates: Record<"off" | "on", number[]> = { off: [], on: [] };
     const cpu: Record<"off" | "on", number[]> = { off: [], on: [] };
+    const benchCpu: Record<"off" | "on", number[]> = { off: [], on: [] };
     const pids = { off: servers[0]?.child.pid, on: servers[1]?.child.pid };
     const ratios: number[] = [];
     let tracedTurns = 0;
@@ -93,6 +100,7 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
       const rate: Partial<Record<"off" | "on", number>> = {};
       for (const mode of order) {
         const cpuBefore = cpuMsOf(pids[mode]);
+        const benchBefore = process.cpuUsage();
         const result = await concurrentTurns(
           clients[mode],
           `tracing-${mode}-${r}`,
@@ -102,6 +110,8 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
         // The batch the traced server still holds is sent within its delay: counted in a later
         // round (or not at all), evenly across rounds.
         cpu[mode].push((cpuMsOf(pids[mode]) - cpuBefore) / result.turns);
+        const bench = process.cpuUsage(benchBefore);
+        benchCpu[mode].push((bench.user + bench.system) / 1000 / result.turns);
         rate[mode] = result.turnsS;
         rates[mode].push(result.turnsS);
         if (mode === "on") tracedTurns += result.turns;
@@ -124,6 +134,8 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
       off_cpu_ms_per_turn: round(median(cpu.off), 3),
       on_cpu_ms_per_turn: round(median(cpu.on), 3),
       cpu_on_vs_off: round(median(cpu.on) / median(cpu.off), 3),
+      bench_off_cpu_ms_per_turn: round(median(benchCpu.off), 3),
+      bench_on_cpu_ms_per_turn: round(median(benchCpu.on), 3),
     };
   } finally {
     for (const server of servers) await server.stop();
@@ -147,6 +159,12 @@ export function printTracing(c: TracingComparison): void {
       off: c.off_cpu_ms_per_turn.toFixed(2),
       on: c.on_cpu_ms_per_turn.toFixed(2),
       "on/off": c.cpu_on_vs_off.toFixed(3),
+    },
+    {
+      measure: "bench process CPU ms per turn",
+      off: c.bench_off_cpu_ms_per_turn.toFixed(2),
+      on: c.bench_on_cpu_ms_per_turn.toFixed(2),
+      "on/off": "",
     },
     { measure: "spans exported per turn", off: "0", on: c.spans_per_turn.toFixed(2), "on/off": "" },
   ]);
