@@ -2,6 +2,7 @@
 // the memory store, one exporting its spans over OTLP/HTTP (protobuf) to a receiver in this
 // process, one with no endpoint (no tracer, no SDK). Rounds alternate which server goes first.
 // Part of bench:turns; run alone with `npm run bench:turns:tracing` (sizes: BENCH_TRACING_*).
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,31 @@ export interface TracingComparison {
   on_vs_off_range: [number, number];
   /** Spans the receiver decoded per traced turn (RPC, invoke_agent, chat). */
   spans_per_turn: number;
+  /**
+   * The server's own CPU (user + system) per turn, median of the rounds: less swayed than turns/s
+   * by other work on a shared machine. NaN where /proc is missing (not Linux).
+   */
+  off_cpu_ms_per_turn: number;
+  on_cpu_ms_per_turn: number;
+  /** on / off of the CPU per turn: 1 means tracing costs the server nothing. */
+  cpu_on_vs_off: number;
+  /**
+   * This process's CPU per turn (the clients, and in traced rounds the receiver decoding every
+   * span): on the same two cores, part of what the traced rate pays that the server does not.
+   */
+  bench_off_cpu_ms_per_turn: number;
+  bench_on_cpu_ms_per_turn: number;
+}
+
+/** A process's CPU time so far (user + system), in ms, from /proc; NaN elsewhere. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export interface TracingOptions {
@@ -64,18 +90,28 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
       await sequentialTurns(clients[mode], `warm-tracing-${mode}`, options.warmup);
     }
     const rates: Record<"off" | "on", number[]> = { off: [], on: [] };
+    const cpu: Record<"off" | "on", number[]> = { off: [], on: [] };
+    const benchCpu: Record<"off" | "on", number[]> = { off: [], on: [] };
+    const pids = { off: servers[0]?.child.pid, on: servers[1]?.child.pid };
     const ratios: number[] = [];
     let tracedTurns = 0;
     for (let r = 0; r < options.rounds; r++) {
       const order = r % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
       const rate: Partial<Record<"off" | "on", number>> = {};
       for (const mode of order) {
+        const cpuBefore = cpuMsOf(pids[mode]);
+        const benchBefore = process.cpuUsage();
         const result = await concurrentTurns(
           clients[mode],
           `tracing-${mode}-${r}`,
           options.sessions,
           options.turnsEach,
         );
+        // The batch the traced server still holds is sent within its delay: counted in a later
+        // round (or not at all), evenly across rounds.
+        cpu[mode].push((cpuMsOf(pids[mode]) - cpuBefore) / result.turns);
+        const bench = process.cpuUsage(benchBefore);
+        benchCpu[mode].push((bench.user + bench.system) / 1000 / result.turns);
         rate[mode] = result.turnsS;
         rates[mode].push(result.turnsS);
         if (mode === "on") tracedTurns += result.turns;
@@ -95,6 +131,11 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
       on_vs_off_range: [round(sorted[0] ?? Number.NaN, 3), round(sorted.at(-1) ?? Number.NaN, 3)],
       // Every span the traced server sent (its warm-up turns included), per turn it ran.
       spans_per_turn: round(receiver.spans.length / (tracedTurns + options.warmup)),
+      off_cpu_ms_per_turn: round(median(cpu.off), 3),
+      on_cpu_ms_per_turn: round(median(cpu.on), 3),
+      cpu_on_vs_off: round(median(cpu.on) / median(cpu.off), 3),
+      bench_off_cpu_ms_per_turn: round(median(benchCpu.off), 3),
+      bench_on_cpu_ms_per_turn: round(median(benchCpu.on), 3),
     };
   } finally {
     for (const server of servers) await server.stop();
@@ -112,6 +153,18 @@ export function printTracing(c: TracingComparison): void {
       off: c.off_turns_s.toFixed(0),
       on: c.on_turns_s.toFixed(0),
       "on/off": c.on_vs_off.toFixed(3),
+    },
+    {
+      measure: "server CPU ms per turn",
+      off: c.off_cpu_ms_per_turn.toFixed(2),
+      on: c.on_cpu_ms_per_turn.toFixed(2),
+      "on/off": c.cpu_on_vs_off.toFixed(3),
+    },
+    {
+      measure: "bench process CPU ms per turn",
+      off: c.bench_off_cpu_ms_per_turn.toFixed(2),
+      on: c.bench_on_cpu_ms_per_turn.toFixed(2),
+      "on/off": "",
     },
     { measure: "spans exported per turn", off: "0", on: c.spans_per_turn.toFixed(2), "on/off": "" },
   ]);

@@ -1,6 +1,7 @@
 // QueueService over a RuntimeStore: queued work and pending turn input of a session, scoped to
 // the caller's tenant, listed in pages like every List RPC. Validation of content stays in the store (one rule set for every backend);
 // this layer converts, scopes ids and refuses what the wire cannot express.
+import { rpcTraceOf } from "./rpc-trace.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
 import { invalidArgument, responseTooLarge, sessionNotFound } from "../domain/errors.js";
@@ -12,7 +13,6 @@ import {
   type QueueService,
 } from "../gen/tether/v1/queue_service_pb.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type RuntimeStore } from "../ports/runtime-store.js";
-import type { Tracer } from "../ports/tracer.js";
 import { deliveryFromProto, inputToProto } from "./convert/inputs.js";
 import { batchToProto, cancelReportToProto, draftFromProto } from "./convert/queue.js";
 import { decodeSequenceToken, encodeSequenceToken } from "./convert/page-token.js";
@@ -31,11 +31,6 @@ export interface QueueServiceOptions {
   store: RuntimeStore;
   /** The largest answer the transport writes (TETHER_MAX_MESSAGE_BYTES); 4 MiB by default. */
   maxResponseBytes?: number;
-  /**
-   * The RPC spans' tracer (ADR 0013): SubmitInput stores its span's traceparent with the input,
-   * so the turn that consumes it hangs under the request; none when tracing is off.
-   */
-  tracer?: Tracer | undefined;
 }
 
 /**
@@ -116,8 +111,9 @@ export function createQueueService(options: QueueServiceOptions): ServiceImpl<ty
     async submitInput(req, ctx) {
       const scope = scopeOf(ctx.values);
       const sourceKey = optionalText(req.sourceKey);
-      // The payload is the client's, returned as written: the trace goes beside it.
-      const trace = options.tracer?.activeTraceparent();
+      // The payload is the client's, returned as written: the trace goes beside it, so the turn
+      // that consumes the input hangs under this request (ADR 0013).
+      const trace = rpcTraceOf(ctx.values).trace;
       const receipt = await store.submitInput({
         sessionId: scope.toStore(req.sessionId, "session_id"),
         delivery: deliveryFromProto(req.delivery, "delivery"),

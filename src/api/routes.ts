@@ -12,7 +12,6 @@ import { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import { SessionService } from "../gen/tether/v1/session_service_pb.js";
 import { TurnService } from "../gen/tether/v1/turn_service_pb.js";
 import { WebhookService } from "../gen/tether/v1/webhook_service_pb.js";
-import type { Tracer } from "../ports/tracer.js";
 import type { WebhookStore } from "../ports/webhook-store.js";
 import { createWebhookService } from "./webhook-service.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
@@ -33,7 +32,6 @@ export function routeStoreServices(
   store: RuntimeStore,
   compact?: CompactSessionFn,
   maxResponseBytes?: number,
-  tracer?: Tracer,
 ): void {
   const limit = maxResponseBytes === undefined ? {} : { maxResponseBytes };
   router.service(
@@ -41,7 +39,7 @@ export function routeStoreServices(
     createSessionService({ store, ...(compact && { compact }), ...limit }),
   );
   router.service(AgentService, createAgentService(store));
-  router.service(QueueService, createQueueService({ store, ...limit, ...(tracer && { tracer }) }));
+  router.service(QueueService, createQueueService({ store, ...limit }));
   router.service(LeaseService, createLeaseService({ store }));
 }
 

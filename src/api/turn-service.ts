@@ -1,5 +1,6 @@
 // TurnService over the runtime: StreamTurn, WatchSession, SubmitToolResults and CancelTurn.
 // Streams end when the client goes away (ctx.signal); the turn itself keeps running and commits.
+import { rpcTraceOf } from "./rpc-trace.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { invalidArgument } from "../domain/errors.js";
 import { checkId, type SessionId } from "../domain/ids.js";
@@ -67,6 +68,7 @@ export function createTurnService(options: TurnServiceOptions): ServiceImpl<type
                 req.agentVersion === 0n ? undefined : fromUint64(req.agentVersion, "agent_version"),
             },
           }),
+          ...rpcTraceOf(ctx.values),
         },
         ctx.signal,
       );

@@ -1,6 +1,9 @@
 // The trace port: spans the runtime and the edge open, with no tracing SDK behind the interface.
 // src/telemetry implements it with OpenTelemetry; when tracing is off there is no tracer at all
-// (RuntimeDeps.tracer is undefined), so a turn pays one check, not a no-op SDK.
+// (RuntimeDeps.tracer is undefined), so a turn pays one check, not a no-op SDK. A span's parent
+// is always named (a span or a W3C traceparent): there is no ambient "active span", because an
+// async context in Node 20 (AsyncLocalStorage) hooks every promise of the process, and that alone
+// cost a streamed echo turn about a tenth of its throughput (docs/benchmarks.md, issue 39).
 
 export type TraceSpanKind = "internal" | "server" | "client";
 
@@ -13,12 +16,10 @@ export interface TraceSpanOptions {
   kind: TraceSpanKind;
   attributes?: TraceAttributes;
   /**
-   * The parent as a W3C `traceparent`, for work that the async context does not reach (a turn
-   * run by the session driver, a caller's header). Without it the span active here is the parent.
+   * The parent: a span of this tracer (a call under its turn), or a W3C `traceparent` (a turn run
+   * by the session driver, a caller's header). Without it the span starts a new trace.
    */
-  parent?: string;
-  /** Start a new trace even if a span is active (a request that carried no traceparent). */
-  root?: boolean;
+  parent?: TraceSpan | string;
   /** Spans this one follows from (as W3C traceparents), e.g. a parked turn's earlier part. */
   links?: readonly string[];
 }
@@ -39,8 +40,4 @@ export interface Tracer {
   /** Record message contents (prompts, answers, tool arguments and results) on spans. */
   readonly captureContent: boolean;
   startSpan(name: string, options: TraceSpanOptions): TraceSpan;
-  /** Runs `work` with `span` active: spans started inside it (and its continuations) are its children. */
-  withSpan<T>(span: TraceSpan, work: () => T): T;
-  /** The active span as a W3C `traceparent`; undefined outside any span. */
-  activeTraceparent(): string | undefined;
 }

@@ -19,13 +19,7 @@ import {
   type Submitted,
 } from "./session/index.js";
 import { entryCursor, type Latch } from "./stream/index.js";
-import {
-  agentBindingPatch,
-  encodeInputPayload,
-  isBoundTo,
-  submittingTrace,
-  type AgentPin,
-} from "./turn/index.js";
+import { agentBindingPatch, encodeInputPayload, isBoundTo, type AgentPin } from "./turn/index.js";
 import { followTurn, openTurnWatch } from "./turn-watch.js";
 
 export type BusyStrategy = "enqueue" | "steer" | "reject" | "interrupt";
@@ -40,6 +34,11 @@ export interface StreamTurnCommand {
   settings: TurnSettings;
   /** Binds a session this input creates to the agent (`agentId` the store id). */
   agent?: AgentPin;
+  /**
+   * The submitting request's span as a W3C traceparent (ADR 0013), stored with the input: the
+   * turn that consumes it hangs under the request. None when tracing is off.
+   */
+  trace?: string;
 }
 
 /** What StreamTurn runs with: the runtime's deps and driver, and the runtime's closing. */
@@ -157,7 +156,7 @@ export async function submitTurnInput(
     }),
     // Beside the payload, not in it: a retry from another request (another trace) under the same
     // key is the same content.
-    ...submittingTrace(deps),
+    ...(command.trace !== undefined && { trace: command.trace }),
   };
   // The ready mark follows the stored input (ADR 0026); it is awaited with the offer to drive.
   // A mark with nothing behind it costs the sweep one empty look; input without a mark would

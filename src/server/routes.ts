@@ -31,19 +31,11 @@ export interface TetherRoutesOptions {
   compactSession?: CompactSessionFn | undefined;
   /** The largest answer written (TETHER_MAX_MESSAGE_BYTES): larger ones are paged or refused. */
   maxResponseBytes?: number | undefined;
-  /** Spans of RPCs (ADR 0013): QueueService.SubmitInput keeps its span with the input. */
-  tracer?: Tracer | undefined;
 }
 
 export function createTetherRoutes(options: TetherRoutesOptions): RouteHook {
   return (router) => {
-    routeStoreServices(
-      router,
-      options.store,
-      options.compactSession,
-      options.maxResponseBytes,
-      options.tracer,
-    );
+    routeStoreServices(router, options.store, options.compactSession, options.maxResponseBytes);
     routeQuotaService(router, options.quotas ?? { store: undefined, config: NO_QUOTAS });
     options.routes?.(router);
     routeOperationalServices(router, { health: options.health, stopSignal: options.stopSignal });

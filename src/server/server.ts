@@ -110,7 +110,6 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       quotas,
       compactSession: options.compactSession,
       maxResponseBytes: config.maxMessageBytes,
-      tracer: options.tracer,
     }),
     interceptors: createTetherInterceptors({
       apiKeys: config.apiKeys,

@@ -1,9 +1,9 @@
 // The RPC's span: a SERVER span per call, continued from the caller's W3C `traceparent` header
-// (or the root of a new trace), active while the handler runs, so input a call submits carries
-// it to its turn. A server stream's handler runs each time the adapter pulls a message, outside
-// the interceptor's call: each pull is run with the span active, and the span ends with the
-// stream. Outermost interceptor: it sees the final status of every call.
+// (or the root of a new trace), handed to the handler in the call's context values, so input a
+// call submits carries it to its turn. A server stream's span ends with the stream. Outermost
+// interceptor: it sees the final status of every call.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { rpcSpanKey } from "../api/rpc-trace.js";
 import type { TraceSpan, Tracer } from "../ports/tracer.js";
 
 /** rpc.system by the request's content type (semconv: gRPC and gRPC-Web are "grpc"). */
@@ -23,16 +23,12 @@ function settle(span: TraceSpan, error?: unknown): void {
   span.end();
 }
 
-async function* pulledWithin<T>(
-  tracer: Tracer,
-  span: TraceSpan,
-  messages: AsyncIterable<T>,
-): AsyncGenerator<T> {
+async function* endedWith<T>(span: TraceSpan, messages: AsyncIterable<T>): AsyncGenerator<T> {
   const it = messages[Symbol.asyncIterator]();
   let failure: unknown;
   try {
     for (;;) {
-      const step = await tracer.withSpan(span, () => it.next());
+      const step = await it.next();
       if (step.done === true) return;
       yield step.value;
     }
@@ -58,16 +54,17 @@ export function createTracingInterceptor(tracer: Tracer): Interceptor {
     const traceparent = req.header.get("traceparent") ?? undefined;
     const span = tracer.startSpan(`${req.service.typeName}/${req.method.name}`, {
       kind: "server",
-      ...(traceparent === undefined ? { root: true } : { parent: traceparent }),
+      ...(traceparent !== undefined && { parent: traceparent }),
       attributes: {
         "rpc.system": rpcSystemOf(req.header.get("content-type")),
         "rpc.service": req.service.typeName,
         "rpc.method": req.method.name,
       },
     });
+    req.contextValues.set(rpcSpanKey, span);
     let res;
     try {
-      res = await tracer.withSpan(span, () => next(req));
+      res = await next(req);
     } catch (error) {
       settle(span, error);
       throw error;
@@ -76,6 +73,6 @@ export function createTracingInterceptor(tracer: Tracer): Interceptor {
       settle(span);
       return res;
     }
-    return { ...res, message: pulledWithin(tracer, span, res.message) };
+    return { ...res, message: endedWith(span, res.message) };
   };
 }

@@ -1,7 +1,8 @@
 // The OpenTelemetry SDK behind the Tracer port: a tracer provider with a batching processor and
-// an OTLP/HTTP exporter (protobuf or JSON), a sampler from OTEL_TRACES_SAMPLER, and an
-// AsyncLocalStorage context of its own. Nothing is registered globally: each instance is
-// separate, so two replicas in one process (the tests) keep their traces apart. Only
+// an OTLP/HTTP exporter (protobuf or JSON) and a sampler from OTEL_TRACES_SAMPLER. Parents are
+// passed explicitly (the port has no active span), so no context manager hooks the process's
+// promises. Nothing is registered globally: each instance is separate, so two replicas in one
+// process (the tests) keep their traces apart. Only
 // src/telemetry/index.ts loads this module, and only when tracing is on.
 import {
   ROOT_CONTEXT,
@@ -13,7 +14,6 @@ import {
   type Link,
   type Span,
 } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { parseTraceParent } from "@opentelemetry/core";
 import { OTLPTraceExporter as OtlpJsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as OtlpProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
@@ -112,20 +112,6 @@ function attributesOf(attributes: TraceAttributes | undefined): Attributes | und
   return defined;
 }
 
-/** A span with this W3C traceparent as its remote parent; the root context if it is malformed. */
-function contextOf(traceparent: string): Context {
-  const parent = parseTraceParent(traceparent);
-  return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
-}
-
-function linksOf(traceparents: readonly string[] | undefined): Link[] | undefined {
-  if (traceparents === undefined) return undefined;
-  return traceparents.flatMap((t) => {
-    const context = parseTraceParent(t);
-    return context ? [{ context }] : [];
-  });
-}
-
 class SdkSpan implements TraceSpan {
   constructor(readonly span: Span) {}
 
@@ -159,6 +145,26 @@ class SdkSpan implements TraceSpan {
   }
 }
 
+/**
+ * The context a span starts in: under a span of this tracer, under a W3C traceparent (its remote
+ * parent; the root context if it is malformed), or the root of a new trace.
+ */
+function contextOf(parent: TraceSpan | string | undefined): Context {
+  if (parent === undefined) return ROOT_CONTEXT;
+  if (parent instanceof SdkSpan) return trace.setSpan(ROOT_CONTEXT, parent.span);
+  if (typeof parent !== "string") return ROOT_CONTEXT;
+  const remote = parseTraceParent(parent);
+  return remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : ROOT_CONTEXT;
+}
+
+function linksOf(traceparents: readonly string[] | undefined): Link[] | undefined {
+  if (traceparents === undefined) return undefined;
+  return traceparents.flatMap((t) => {
+    const context = parseTraceParent(t);
+    return context ? [{ context }] : [];
+  });
+}
+
 export function startSdkTelemetry(
   config: TracingConfig,
   options: SdkTelemetryOptions = {},
@@ -187,16 +193,11 @@ export function startSdkTelemetry(
     ],
   });
   const otel = provider.getTracer("tether", undefined, { schemaUrl: SEMCONV_SCHEMA_URL });
-  const contexts = new AsyncLocalStorageContextManager().enable();
 
   const tracer: Tracer = {
     captureContent: config.captureContent,
     startSpan(name: string, spanOptions: TraceSpanOptions): TraceSpan {
-      const parent = spanOptions.root
-        ? ROOT_CONTEXT
-        : spanOptions.parent !== undefined
-          ? contextOf(spanOptions.parent)
-          : contexts.active();
+      const parent = contextOf(spanOptions.parent);
       const links = linksOf(spanOptions.links);
       const attributes = attributesOf(spanOptions.attributes);
       const span = otel.startSpan(
@@ -210,14 +211,6 @@ export function startSdkTelemetry(
       );
       return new SdkSpan(span);
     },
-    withSpan<T>(span: TraceSpan, work: () => T): T {
-      if (!(span instanceof SdkSpan)) return work();
-      return contexts.with(trace.setSpan(contexts.active(), span.span), work);
-    },
-    activeTraceparent(): string | undefined {
-      const span = trace.getSpan(contexts.active());
-      return span ? new SdkSpan(span).traceparent : undefined;
-    },
   };
   return {
     tracer,
@@ -227,7 +220,6 @@ export function startSdkTelemetry(
       // retries (8-10 s): past the close margin. What is not sent in time is dropped, counted.
       const flushedInTime = await within(provider.shutdown(), config.shutdownTimeoutMs);
       accounting.settleUnsent();
-      contexts.disable();
       return { flushedInTime, dropped: accounting.dropped() };
     },
   };

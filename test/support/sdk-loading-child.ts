@@ -1,13 +1,16 @@
 // Run in a child process by test/integration/telemetry/sdk-loading.test.ts: a loader hook fails
-// the process if any OpenTelemetry SDK or exporter module is resolved, then the composition root's
-// pieces are built as main.ts builds them (config from the environment, store, telemetry,
-// runtime, server) and closed again. Exit 0: the SDK was never loaded.
+// the process if any OpenTelemetry SDK or exporter module is resolved (or, with
+// FORBIDDEN_MODULES, any module that pattern matches), then the composition root's pieces are
+// built as main.ts builds them (config from the environment, store, telemetry, runtime, server)
+// and closed again. Exit 0: no such module was loaded.
 import { register } from "node:module";
 
+const FORBIDDEN = process.env.FORBIDDEN_MODULES ?? "@opentelemetry/(sdk-|exporter-|context-)";
 const HOOK = `
+const forbidden = new RegExp(${JSON.stringify(FORBIDDEN)});
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (/@opentelemetry\\/(sdk-|exporter-|context-)/.test(resolved.url)) {
+  if (forbidden.test(resolved.url)) {
     throw new Error("tracing SDK loaded: " + resolved.url);
   }
   return resolved;

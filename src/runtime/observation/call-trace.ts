@@ -1,7 +1,7 @@
 // Spans of a turn's calls: each model call a `chat {model}` client span, each tool call an
-// `execute_tool {name}` span, both children of the turn span (the active span when the engine
-// calls them). A model call that fails retryably keeps its span open: the engine's next call is
-// its retry (nothing else comes between), recorded as an event on the same span. Contents
+// `execute_tool {name}` span, both children of the turn span (named as their parent: the port
+// has no active span). A model call that fails retryably keeps its span open: the engine's next
+// call is its retry (nothing else comes between), recorded as an event on the same span. Contents
 // (messages, arguments, results) are recorded only when the tracer captures content.
 import type { Message, OutputPart } from "../../domain/conversation.js";
 import type { UsageTotals } from "../../domain/usage.js";
@@ -87,11 +87,15 @@ function endChat(
   span.end();
 }
 
-/** The provider, its calls traced. `open` collects spans the turn must close if it stops. */
+/**
+ * The provider, its calls traced as children of `turn`. `open` collects spans the turn must close
+ * if it stops.
+ */
 export function traceProvider(
   tracer: Tracer,
   provider: ModelProvider,
   open: OpenSpans,
+  turn: TraceSpan,
 ): ModelProvider {
   // A retryable failure's span, continued by the next call (its retry).
   let retrying: { span: TraceSpan; attempt: number } | undefined;
@@ -101,6 +105,7 @@ export function traceProvider(
     const model = request.options.model ?? provider.defaultModel;
     const span = tracer.startSpan(model === undefined ? "chat" : `chat ${model}`, {
       kind: "client",
+      parent: turn,
       attributes: {
         [GEN_AI.operationName]: "chat",
         [GEN_AI.providerName]: providerNameOf(provider.name),
@@ -127,7 +132,7 @@ export function traceProvider(
         span.addEvent("retry", { [TETHER.attempt]: current.attempt });
         open.set(span, undefined);
       }
-      const inner = tracer.withSpan(span, () => provider.call(request));
+      const inner = provider.call(request);
       let usage: UsageTotals | undefined;
       const failed = (error: unknown): void => {
         const status = error instanceof ProviderError ? error.status : undefined;
@@ -172,12 +177,13 @@ export interface ToolTraceContext {
   parking: { parking(): boolean };
 }
 
-/** The executor, its calls traced. */
+/** The executor, its calls traced as children of `turnSpan`. */
 export function traceTools(
   tracer: Tracer,
   executor: ToolExecutor,
   turn: ToolTraceContext,
   open: OpenSpans,
+  turnSpan: TraceSpan,
 ): ToolExecutor {
   const clientNames = new Set(turn.prep.clientTools.map((d) => d.name));
   const settle = (span: TraceSpan, result: ToolResult): ToolResult => {
@@ -192,6 +198,7 @@ export function traceTools(
     async execute(call, context) {
       const span = tracer.startSpan(`execute_tool ${call.toolName}`, {
         kind: "internal",
+        parent: turnSpan,
         attributes: {
           [GEN_AI.operationName]: "execute_tool",
           [GEN_AI.toolName]: call.toolName,
@@ -203,7 +210,7 @@ export function traceTools(
       });
       open.set(span, undefined);
       try {
-        return settle(span, await tracer.withSpan(span, () => executor.execute(call, context)));
+        return settle(span, await executor.execute(call, context));
       } catch (error) {
         // A call cut by the turn's park is answered later, in the resumed part: not a failure.
         if (turn.parking.parking()) span.setAttributes({ [TETHER.toolParked]: true });

@@ -8,7 +8,6 @@ export { turnIdOfInput } from "./turn-id.js";
 export type { TurnEnd, TurnEndKind } from "./turn-end.js";
 export { requireAnswerableTurn } from "./answerable-turn.js";
 export { PARK_RECHECK_MS, parkedBatch } from "./turn-parking.js";
-export { submittingTrace } from "./turn-trace.js";
 export { decodeCommitted, decodeMessage, encodeMessage } from "./message-codec.js";
 export { encodeInputPayload, decodeInputPayload, type TurnSettings } from "./input-payload.js";
 export {

@@ -34,7 +34,7 @@ export interface TurnTrace {
   provider(provider: ModelProvider): ModelProvider;
   /** The executor whose calls are `execute_tool` spans under the turn. */
   tools(executor: ToolExecutor, turn: ToolTraceContext): ToolExecutor;
-  /** Runs the turn with its span active, and ends the span with the turn's end. */
+  /** Runs the turn, and ends its span (and any call span left open) with the turn's end. */
   around(work: () => Promise<TurnEnd>): Promise<TurnEnd>;
 }
 
@@ -47,12 +47,6 @@ export const untracedTurn: TurnTrace = {
   tools: (executor) => executor,
   around: (work) => work(),
 };
-
-/** The traceparent of the request submitting input now, to store with it (none when off). */
-export function submittingTrace(deps: Pick<RuntimeDeps, "tracer">): { trace?: string } {
-  const trace = deps.tracer?.activeTraceparent();
-  return trace === undefined ? {} : { trace };
-}
 
 /**
  * The submitting requests' traceparents, in the inputs' order (inputs without one left out): the
@@ -134,12 +128,12 @@ function tracedTurn(tracer: Tracer, span: TraceSpan): TurnTrace {
     committed: (headRevision) =>
       span.addEvent(TURN_EVENTS.committed, { [TETHER.headRevision]: headRevision }),
     admitted: (inputs) => span.addLinks(submittersOf(inputs)),
-    provider: (provider) => traceProvider(tracer, provider, open),
-    tools: (executor, turn) => traceTools(tracer, executor, turn, open),
+    provider: (provider) => traceProvider(tracer, provider, open, span),
+    tools: (executor, turn) => traceTools(tracer, executor, turn, open, span),
     async around(work) {
       let end: TurnEnd | undefined;
       try {
-        end = await tracer.withSpan(span, work);
+        end = await work();
         return end;
       } catch (error) {
         // Only a defect is thrown (a turn ends by returning its TurnEnd): the span says so.

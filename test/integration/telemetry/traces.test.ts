@@ -136,10 +136,7 @@ async function replica(
     routes: (router) => {
       router.service(TurnService, createTurnService({ runtime }));
       router.service(SessionService, createSessionService({ store }));
-      router.service(
-        QueueService,
-        createQueueService({ store, ...(telemetry.tracer && { tracer: telemetry.tracer }) }),
-      );
+      router.service(QueueService, createQueueService({ store }));
     },
     ...(telemetry.tracer && { tracer: telemetry.tracer }),
   });

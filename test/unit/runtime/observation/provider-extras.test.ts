@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { SessionId } from "../../../../src/domain/ids.js";
 import type { ModelProvider, NativeCompaction } from "../../../../src/ports/model-provider.js";
-import type { Tracer } from "../../../../src/ports/tracer.js";
+import type { TraceSpan, Tracer } from "../../../../src/ports/tracer.js";
 import type { RuntimeMetrics } from "../../../../src/runtime/deps.js";
 import { traceProvider } from "../../../../src/runtime/observation/call-trace.js";
 import { withModelCallMetrics } from "../../../../src/runtime/observation/model-call-metrics.js";
@@ -31,6 +31,7 @@ const bare: ModelProvider = {
 
 const metrics = { observeModelCall: () => undefined } as unknown as RuntimeMetrics;
 const tracer = {} as Tracer;
+const turnSpan = {} as TraceSpan;
 
 describe("provider wrappers", () => {
   it("model-call metrics keep the default model and the native compaction", () => {
@@ -41,7 +42,7 @@ describe("provider wrappers", () => {
   });
 
   it("traces keep the default model and the native compaction", () => {
-    const wrapped = traceProvider(tracer, provider, new Map());
+    const wrapped = traceProvider(tracer, provider, new Map(), turnSpan);
     expect(wrapped.defaultModel).toBe("claude-x");
     expect(wrapped.nativeCompaction).toBe(native);
   });
@@ -49,7 +50,7 @@ describe("provider wrappers", () => {
   it("add neither to a provider that has none", () => {
     for (const wrapped of [
       withModelCallMetrics(bare, metrics, "t:s" as SessionId),
-      traceProvider(tracer, bare, new Map()),
+      traceProvider(tracer, bare, new Map(), turnSpan),
     ]) {
       expect("defaultModel" in wrapped).toBe(false);
       expect("nativeCompaction" in wrapped).toBe(false);
