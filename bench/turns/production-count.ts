@@ -43,7 +43,10 @@ export interface ConfigCounts {
 }
 
 function perTurn(counts: ProxyCounts, turns: number): PerTurn {
-  return { commands: round(counts.commands / turns), round_trips: round(counts.roundTrips / turns) };
+  return {
+    commands: round(counts.commands / turns),
+    round_trips: round(counts.roundTrips / turns),
+  };
 }
 
 async function untilDelivered(receiver: WebhookReceiver | undefined, total: number) {
