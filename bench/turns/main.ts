@@ -4,7 +4,9 @@
 // Then a third server, whose Redis connections go through a counting proxy, runs the same kinds
 // of turns to count Redis commands and round trips per turn (the proxy stays out of the timed
 // runs). Last, tracing on against off (bench/turns/tracing.ts) and Redis durability replicated
-// against async (bench/turns/durability.ts). Prints tables, then one JSON line.
+// against async (bench/turns/durability.ts). CPU per turn (each server's, and the redis-server's
+// own) is read around the concurrent workloads, and memory per idle session measured on both
+// timed servers before they stop (bench/turns/resources.ts). Prints tables, then one JSON line.
 // Sizes: the BENCH_* variables below.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
