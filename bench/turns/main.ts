@@ -4,7 +4,9 @@
 // Then a third server, whose Redis connections go through a counting proxy, runs the same kinds
 // of turns to count Redis commands and round trips per turn (the proxy stays out of the timed
 // runs). Last, tracing on against off (bench/turns/tracing.ts) and Redis durability replicated
-// against async (bench/turns/durability.ts). Prints tables, then one JSON line.
+// against async (bench/turns/durability.ts). CPU per turn (each server's, and the redis-server's
+// own) is read around the concurrent workloads, and memory per idle session measured on both
+// timed servers before they stop (bench/turns/resources.ts). Prints tables, then one JSON line.
 // Sizes: the BENCH_* variables below.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,6 +22,15 @@ import {
   type DurabilityComparison,
 } from "./durability.js";
 import { countRenewals, type RenewalCount } from "./renewals.js";
+import {
+  createCpuMeter,
+  printResources,
+  resourceFigures,
+  heapSnapshotArgs,
+  memoryPerIdleSession,
+  type CpuSubject,
+  type IdleSessionMemory,
+} from "./resources.js";
 import { startTether, type TetherProcess } from "./server.js";
 import {
   compareTracing,
@@ -51,6 +62,8 @@ const IDLE_TURNS = size("BENCH_IDLE_TURNS", 20);
 const RENEW_LEASES = size("BENCH_RENEW_LEASES", 50);
 const RENEW_HOLD_MS = size("BENCH_RENEW_HOLD_MS", 3000);
 const RENEW_TTL_MS = size("BENCH_RENEW_TTL_MS", 900);
+/** New sessions, one turn each and then idle, over which RSS per idle session is measured. */
+const IDLE_SESSIONS = size("BENCH_IDLE_SESSIONS", 1000);
 /** The concurrency whose turns/s are the headline (the issue's target is stated at 50). */
 const HEADLINE = CONCURRENCY[0] ?? 50;
 
@@ -62,6 +75,8 @@ const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
 type Backend = "memory" | "redis";
 const BACKENDS: Backend[] = ["memory", "redis"];
+/** CPU per turn of the concurrent workloads, by `<backend>.c<sessions>`. */
+const cpu = createCpuMeter();
 
 /** One value per round, per backend, per measure. */
 class Rounds {
@@ -88,6 +103,7 @@ async function measureRound(
   r: number,
   clients: Record<Backend, TurnClient>,
   rounds: Rounds,
+  subjects: Record<Backend, CpuSubject>,
 ): Promise<void> {
   // Alternate which backend goes first, workload by workload.
   const order = r % 2 === 0 ? BACKENDS : [...BACKENDS].reverse();
@@ -103,11 +119,8 @@ async function measureRound(
   for (const sessions of CONCURRENCY) {
     const turnsS: Partial<Record<Backend, number>> = {};
     for (const backend of order) {
-      const result = await concurrentTurns(
-        clients[backend],
-        `c${sessions}-${r}-${backend}`,
-        sessions,
-        TURNS_EACH,
+      const result = await cpu.around(`${backend}.c${sessions}`, subjects[backend], () =>
+        concurrentTurns(clients[backend], `c${sessions}-${r}-${backend}`, sessions, TURNS_EACH),
       );
       turnsS[backend] = result.turnsS;
       rounds.add(`${backend}.c${sessions}.turns_s`, result.turnsS);
@@ -148,12 +161,15 @@ async function main(): Promise<void> {
   const redis = await startRedis();
   const servers: TetherProcess[] = [];
   try {
-    servers.push(await startTether("memory", { TETHER_STORE: "memory" }, logDir));
+    // SIGUSR2 takes a heap snapshot (collecting first), for memory per idle session.
+    const snapshots = heapSnapshotArgs(logDir);
+    servers.push(await startTether("memory", { TETHER_STORE: "memory" }, logDir, snapshots));
     servers.push(
       await startTether(
         "redis",
         { TETHER_STORE: "redis", TETHER_REDIS_URL: `redis://127.0.0.1:${redis.port}` },
         logDir,
+        snapshots,
       ),
     );
     const clients: Record<Backend, TurnClient> = {
@@ -168,8 +184,18 @@ async function main(): Promise<void> {
     for (const backend of BACKENDS) {
       longCurve[backend] = await prepareLongSession(clients[backend], backend);
     }
+    const subjects: Record<Backend, CpuSubject> = {
+      memory: { pid: servers[0]?.child.pid ?? 0 },
+      redis: { pid: servers[1]?.child.pid ?? 0, redisPort: redis.port },
+    };
     const rounds = new Rounds();
-    for (let r = 0; r < ROUNDS; r++) await measureRound(r, clients, rounds);
+    for (let r = 0; r < ROUNDS; r++) await measureRound(r, clients, rounds, subjects);
+    const rss: Partial<Record<Backend, IdleSessionMemory>> = {};
+    for (const backend of BACKENDS) {
+      const pid = subjects[backend].pid;
+      const at = `idle-${backend}`;
+      rss[backend] = await memoryPerIdleSession(clients[backend], pid, logDir, at, IDLE_SESSIONS);
+    }
     // Stopped first, so that no other process reloads scripts behind the proxy's back and the
     // counted server has the machine to itself. The long session stays in Redis.
     for (const server of servers.splice(0)) await server.stop();
@@ -192,7 +218,7 @@ async function main(): Promise<void> {
     });
     const tracing = await compareTracing(tracingOptionsFromEnv(logDir));
     const durability = await compareDurability(durabilityOptionsFromEnv(logDir));
-    report(rounds, counts, renewals, longCurve, tracing, durability);
+    report(rounds, counts, renewals, longCurve, tracing, durability, rss);
   } finally {
     for (const server of servers) await server.stop();
     await redis.stop();
@@ -207,6 +233,7 @@ function report(
   longCurve: Partial<Record<Backend, Record<string, number>>>,
   tracing: TracingComparison,
   durability: DurabilityComparison,
+  rss: Partial<Record<Backend, IdleSessionMemory>>,
 ): void {
   const ms = (key: string) => `${rounds.median(key).toFixed(1)} ms`;
   const rate = (key: string) => rounds.median(key).toFixed(0);
@@ -292,6 +319,8 @@ function report(
   printTracing(tracing);
   console.log("");
   printDurability(durability);
+  const resources = resourceFigures(cpu, CONCURRENCY, HEADLINE, rss);
+  printResources(resources, IDLE_SESSIONS);
   const headline = (key: string) => round(rounds.median(key));
   const range = (key: string) => rounds.range(key).map((x) => round(x));
   const json = {
@@ -333,6 +362,9 @@ function report(
       [`sessions_${HEADLINE}_mean`]: counts.breakdownConcurrent,
       enqueued_per_input_mean: counts.breakdownEnqueued,
     },
+    ...resources.headline,
+    cpu_per_turn: resources.bySessions,
+    memory_per_idle_session: resources.idleSessionMemory,
     lease_renewals: renewals,
     tracing,
     durability,
@@ -346,6 +378,7 @@ function report(
       long_sample: LONG_SAMPLE,
       count_turns: COUNT_TURNS,
       idle_turns: IDLE_TURNS,
+      idle_sessions: IDLE_SESSIONS,
     },
     node: process.version,
     seconds: round((performance.now() - started) / 1000, 1),

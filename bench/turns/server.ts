@@ -20,11 +20,13 @@ export async function startTether(
   name: string,
   env: Record<string, string>,
   logDir: string,
+  /** Node flags before the entry (e.g. --cpu-prof for a profiled run). */
+  nodeArgs: readonly string[] = [],
 ): Promise<TetherProcess> {
   if (!existsSync(ENTRY)) throw new Error(`${ENTRY} is missing: run \`npm run build\` first`);
   const logFile = join(logDir, `${name}.log`);
   const fd = openSync(logFile, "w");
-  const child = spawn(process.execPath, [ENTRY], {
+  const child = spawn(process.execPath, [...nodeArgs, ENTRY], {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       TETHER_HOST: "127.0.0.1",
