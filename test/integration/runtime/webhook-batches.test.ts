@@ -13,7 +13,7 @@ import { createWebhookSender } from "../../../src/webhooks/webhook-sender.js";
 import { createRuntimeHarness } from "../../support/runtime-harness.js";
 import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
-import { waitFor } from "../../support/wait-for.js";
+import { sleep, waitFor } from "../../support/wait-for.js";
 
 const { redis, cluster } = connectBothForFile();
 
@@ -116,7 +116,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await waitFor(() => s.got("msg_marker"), { what: "the live endpoint's delivery" });
       // The marker went after the deleted one's row was looked at (a fresh outbox each, nudged
       // in order): give any stray send a moment to land before the check.
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       expect(s.receiver.requests.filter((r) => r.id === "msg_deleted")).toEqual([]);
       expect(s.receiver.rejected).toBe(0);
     });
