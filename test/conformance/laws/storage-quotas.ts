@@ -172,7 +172,10 @@ export function describeStorageQuotaLaws(factory: StoreFactory): void {
       expect(await inner.currentLease(id)).toBeUndefined();
       expect(await inner.readSessionSummaries([id])).toEqual([]);
       await inner.commit(commitDraft(id, 0));
-      const receipt = await inner.startTurn(inputDraft(id, "hi"), { ...claim, committedOnly: true });
+      const receipt = await inner.startTurn(inputDraft(id, "hi"), {
+        ...claim,
+        committedOnly: true,
+      });
       expect(receipt.started?.inputs?.inputs).toHaveLength(1);
     });
 

@@ -77,10 +77,10 @@ local session_id = ARGV[16]
 local claimed_turn_id = ARGV[17]
 local submitter_traceparent = ARGV[18]
 local input_turn_id = ARGV[19]
-local committed_only = ARGV[20] == '1'
+local committed_only = ARGV[20]
 local turns = { records = turn_records_key, order = turn_order_key }
 
-if committed_only and redis.call('EXISTS', head_key) == 0 then return { R.NONE } end
+if committed_only == '1' and redis.call('EXISTS', head_key) == 0 then return { R.NONE } end
 local now = now_ms()
 local log_end = tonumber(redis.call('GET', event_seq_key) or '0')
 local submit_keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
