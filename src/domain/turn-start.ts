@@ -18,6 +18,13 @@ export interface TurnStartClaim {
    * as the turn's listener would (ADR 0024); `started.markedTurnId` says so.
    */
   turnIdOf?: (inputId: string) => string;
+  /**
+   * True: a session with no commit yet (never created, or deleted) is left untouched and the
+   * step throws session_not_found. The storage-limit wrapper's one-step path (ADR 0029): a
+   * session with a commit already holds its storage slot, so only a step that could create
+   * one needs the tenant's slot taken first.
+   */
+  committedOnly?: boolean;
 }
 
 export interface TurnStartReceipt {

@@ -1,5 +1,6 @@
 // A turn start on an idle session in one step of the memory store (ADR 0023): submitInput, and
 // on a vacant session the lease claim, the idle input claim and the committed state with it.
+import { sessionNotFound } from "../../domain/errors.js";
 import type { TurnInputDraft } from "../../domain/inputs.js";
 import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
 import { turnInputHash } from "../shared/content-hash.js";
@@ -16,6 +17,9 @@ export function startTurn(
 ): Promise<TurnStartReceipt> {
   const contentHash = turnInputHash(draft);
   return atomically(ctx, draft.sessionId, (cell, nowMs) => {
+    if (claim.committedOnly === true && cell.headRevision === 0) {
+      throw sessionNotFound(draft.sessionId);
+    }
     const logEnd = ctx.announcements?.lastSeqNow(cell.sessionId);
     const submitted =
       logEnd === undefined

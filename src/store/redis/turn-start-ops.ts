@@ -1,7 +1,7 @@
 // A turn start on an idle session in one script (startTurn-15-16.lua, ADR 0023): the submit, and on
 // a vacant session the lease, the idle input claim and the committed state with it.
 import { randomUUID } from "node:crypto";
-import { sourceKeyConflict } from "../../domain/errors.js";
+import { sessionNotFound, sourceKeyConflict } from "../../domain/errors.js";
 import type { ClaimId, InputId, SessionId } from "../../domain/ids.js";
 import { normalDelivery, type TurnInputDraft } from "../../domain/inputs.js";
 import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
@@ -64,7 +64,9 @@ export async function startTurn(
     claim.turnIdOf?.(inputId) ?? "",
     draft.trace ?? "",
     turnIdOfInput(sessionId, inputId),
+    claim.committedOnly === true ? "1" : "",
   ]);
+  if (reply[0] === REPLY.NONE) throw sessionNotFound(sessionId);
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }

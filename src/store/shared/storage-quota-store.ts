@@ -94,7 +94,19 @@ export function withStorageQuotas<T extends RuntimeStore>(
     submitInput: (draft) => asSession(draft?.sessionId, () => inner.submitInput(draft)),
     enqueueWork: (draft) => asSession(draft?.sessionId, () => inner.enqueueWork(draft)),
     ...(startTurn && {
-      startTurn: (draft, claim) => asSession(draft?.sessionId, () => startTurn(draft, claim)),
+      startTurn: async (draft, claim) => {
+        // A session with a commit holds its slot (taken before the create, given back only
+        // after the delete): the step itself checks the commit, so a turn on it is one step.
+        // No commit: nothing changed, and the slot is taken as for any create.
+        if (typeof draft?.sessionId === "string" && claim) {
+          try {
+            return await startTurn(draft, { ...claim, committedOnly: true });
+          } catch (error) {
+            if (!isTetherError(error, "session_not_found")) throw error;
+          }
+        }
+        return asSession(draft?.sessionId, () => startTurn(draft, claim));
+      },
     }),
     forkSession: (draft) => asSession(draft?.targetId, () => inner.forkSession(draft)),
     deleteSession: async (id) => {

@@ -116,6 +116,69 @@ export function describeStorageQuotaLaws(factory: StoreFactory): void {
       expect((await s.loadSession(sessionOf(tenant, "c")))?.headRevision).toBe(1);
     });
 
+    test("sessions: a turn start on a session with a commit takes no slot; once deleted (on any replica) a turn start on it takes one and is refused past the limit", async () => {
+      const inner = harness().store;
+      if (!inner.startTurn) return;
+      const tenant = freshTenant();
+      const options = quotaOptions();
+      let takes = 0;
+      const counted = {
+        ...options,
+        slots: {
+          ...options.slots,
+          takeStorageSlot: (...args: Parameters<typeof options.slots.takeStorageSlot>) => {
+            takes += 1;
+            return options.slots.takeStorageSlot(...args);
+          },
+        },
+      };
+      // Two replicas' wrappers over the same store: the delete goes through the other one.
+      const s = withStorageQuotas(inner, counted);
+      const other = withStorageQuotas(inner, options);
+      const a = sessionOf(tenant, "a");
+      const claim = { owner: opaqueOwner("storage"), ttlMs: LONG_TTL_MS, maxInputs: 1 };
+      await s.commit(commitDraft(a, 0));
+      await s.commit(commitDraft(sessionOf(tenant, "b"), 0));
+      takes = 0;
+      const started = await s.startTurn?.(inputDraft(a, "hi"), claim);
+      expect(takes).toBe(0);
+      expect(started?.started?.inputs?.inputs).toHaveLength(1);
+      expect(await other.deleteSession(a)).toBe(true);
+      await s.commit(commitDraft(sessionOf(tenant, "c"), 0));
+      takes = 0;
+      const error = await expectTetherError(
+        () => s.startTurn?.(inputDraft(a, "again"), claim) ?? Promise.resolve(),
+        "quota_exhausted",
+      );
+      expect(error.fields).toMatchObject({ tenant, limit: "sessions", max: 2 });
+      expect(takes).toBe(1);
+      expect(await s.loadSession(a)).toBeUndefined();
+      expect(await s.listInputs(a)).toEqual([]);
+      expect((await options.slots.countStorageSlots(tenant)).sessions).toBe(2);
+    });
+
+    test("startTurn committedOnly: a session with no commit is left untouched (session_not_found)", async () => {
+      const inner = harness().store;
+      if (!inner.startTurn) return;
+      const id = sessionOf(freshTenant(), "fresh");
+      const claim = { owner: opaqueOwner("storage"), ttlMs: LONG_TTL_MS, maxInputs: 1 };
+      await expectTetherError(
+        () =>
+          inner.startTurn?.(inputDraft(id, "hi"), { ...claim, committedOnly: true }) ??
+          Promise.resolve(),
+        "session_not_found",
+      );
+      expect(await inner.listInputs(id)).toEqual([]);
+      expect(await inner.currentLease(id)).toBeUndefined();
+      expect(await inner.readSessionSummaries([id])).toEqual([]);
+      await inner.commit(commitDraft(id, 0));
+      const receipt = await inner.startTurn(inputDraft(id, "hi"), {
+        ...claim,
+        committedOnly: true,
+      });
+      expect(receipt.started?.inputs?.inputs).toHaveLength(1);
+    });
+
     test("agents: past the limit refused and nothing written; a delete frees the slot", async () => {
       const tenant = freshTenant();
       const s = store();

@@ -24,7 +24,9 @@
 --          listenTurn marks it (ADR 0024; nothing can be stored for a turn not yet marked)
 -- ARGV[18] the submitter's traceparent ("" for none), as submitInput's ARGV[6]
 -- ARGV[19] the input's turn id ("" for none), as submitInput's ARGV[7]
--- Replies: {R.SOURCE_KEY_CONFLICT}
+-- ARGV[20] "1": only a session with a commit (TurnStartClaim.committedOnly, ADR 0029); else ""
+-- Replies: {R.NONE} ARGV[20] is "1" and the session has no commit (nothing changed)
+--          {R.SOURCE_KEY_CONFLICT}
 --          {R.OK, submitted, lease, claimed, state, logEnd}: submitted is submitInput's reply; lease is {}
 --          when the session was not vacant (nothing else happened), else claimLease's reply
 --          {R.OK, tok, gen, exp, ownerJson, 0, 1}; claimed is claimInputs' reply ({R.NONE}
@@ -75,8 +77,10 @@ local session_id = ARGV[16]
 local claimed_turn_id = ARGV[17]
 local submitter_traceparent = ARGV[18]
 local input_turn_id = ARGV[19]
+local committed_only = ARGV[20]
 local turns = { records = turn_records_key, order = turn_order_key }
 
+if committed_only == '1' and redis.call('EXISTS', head_key) == 0 then return { R.NONE } end
 local now = now_ms()
 local log_end = tonumber(redis.call('GET', event_seq_key) or '0')
 local submit_keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
