@@ -214,6 +214,34 @@ describe("the Python SDK (openai 3.63.0) on the front door", () => {
   );
 
   it(
+    "streaming create: sessions.create(stream=True) from agent.session.created to idle, get_final_result(), the create's tool handlers",
+    { timeout: 60_000 },
+    async () => {
+      const s = await start();
+      const r = await runScript(s, "stream_create.py");
+
+      expect(r.plain.types[0]).toBe("agent.session.created");
+      expect(r.plain.types).toContain("agent.session.turn.output_text.delta");
+      expect(r.plain.types.slice(-2)).toEqual([
+        "agent.session.turn.completed",
+        "agent.session.idle",
+      ]);
+      expect(r.plain.text).toEqual(["hello from python"]);
+      expect(r.plain.turn_status).toBe("completed");
+
+      expect(r.tooled.handled).toEqual([{ q: "bergen" }]);
+      expect(r.tooled.text).toEqual(["lookup returned found bergen"]);
+      expect(r.tooled.turn_status).toBe("completed");
+      // The handler's output reached the turn as the call's result.
+      const w = watch(s, r.tooled.session);
+      const finished = await w.next("toolCallFinished");
+      expect(finished.event.case === "toolCallFinished" && finished.event.value.isError).toBe(
+        false,
+      );
+    },
+  );
+
+  it(
     "answers to parked turns: an approval read as the SDK types it and approved, the call answered while events.stream follows, a denial",
     { timeout: 60_000 },
     async () => {
