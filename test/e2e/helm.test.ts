@@ -145,6 +145,9 @@ describe("helm chart", () => {
       shutdownTimeoutMs: 2000,
     });
     expect(allOn).toMatchObject({ parkAfterMs: 0, parkedTurnTtlMs: 604_800_000 });
+    expect([allOn.idempotencyKeyTtlMs, defaults.idempotencyKeyTtlMs]).toEqual([
+      3_600_000, 86_400_000,
+    ]);
     expect([allOn.turnStartsPerIteration, defaults.turnStartsPerIteration]).toEqual([8, 4]);
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
     expect(allOn.metricsTenants).toEqual(["initech"]);
