@@ -128,5 +128,5 @@ function header(req: HttpRequest, name: string): string | undefined {
 /** An unknown path (or a method its path does not take): 404 in OpenAI's error body. */
 function noRoute(method: string, url: string): TetherError {
   const path = url.split("?")[0] ?? url;
-  return new TetherError("unknown_service", `no route for ${method} ${path}`);
+  return new TetherError("route_not_found", `no route for ${method} ${path}`);
 }

@@ -28,7 +28,7 @@ export function addSessionStubRoutes(
       await requireSession(call);
       const what = kind === "subagents" ? "subagent" : "artifact";
       throw new TetherError(
-        "unknown_service",
+        "item_not_found",
         `no ${what} ${call.params.item_id ?? ""}: Tether runs no subagents and keeps no artifacts`,
       );
     };

@@ -63,7 +63,7 @@ function itemPage(items: ListedItem[], query: PageQuery) {
 }
 
 const turnNotFound = (turnId: string) =>
-  new TetherError("unknown_service", `no turn ${turnId} in this session`);
+  new TetherError("turn_not_found", `no turn ${turnId} in this session`);
 
 export function addTurnRoutes(routes: RouteTable, store: TurnRouteStore): void {
   const { readTurns, readTurn } = store;

@@ -42,7 +42,7 @@ describe("the front door over raw HTTP", () => {
         message: "no route for GET /v1/no/such/thing",
         type: "not_found_error",
         param: null,
-        code: "unknown_service",
+        code: "route_not_found",
       },
     });
   });

@@ -334,7 +334,7 @@ describe("subagents and artifacts tell the truth", () => {
     ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(
       door.sdk.beta.agents.sessions.artifacts.retrieve("art_1", { session_id: s.id }),
-    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    ).rejects.toMatchObject({ status: 404, code: "item_not_found" });
     await expect(
       door.sdk.beta.agents.sessions.subagents.list("sess_missing"),
     ).rejects.toBeInstanceOf(OpenAI.NotFoundError);

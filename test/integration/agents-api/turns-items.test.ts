@@ -168,6 +168,7 @@ describe("turns and items on the front door", () => {
       .retrieve("turn-nope", { session_id: session.id })
       .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("turn_not_found");
     const bad = await fetch(
       `${server.baseUrl}/v1/agents/sessions/${session.id}/turns?after=turn-nope`,
     );
