@@ -28,6 +28,14 @@ import {
 } from "./http-io.js";
 import { createRouteTable, type Match } from "./route-table.js";
 
+/** Where each answered request is counted (src/server/metrics.ts `observeHttp`). */
+export interface FrontDoorMetrics {
+  observeHttp(route: string, status: number, seconds: number): void;
+}
+
+/** The metric label of a request no route serves: the path itself would be unbounded. */
+export const UNMATCHED_ROUTE = "unmatched";
+
 export interface FrontDoorLog {
   error(record: Record<string, unknown>, message: string): void;
 }
@@ -51,6 +59,8 @@ export interface FrontDoorOptions {
   admitInput?: AdmitInput | undefined;
   /** Where creates' Idempotency-Keys are kept, and for how long. */
   idempotency: KeyedCreates;
+  /** Counts every answered request by route and status, timed to its last byte (SSE: its end). */
+  metrics?: FrontDoorMetrics | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -80,23 +90,35 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   }
 
   const serve = async (req: HttpRequest, res: HttpResponse, requestId: string) => {
+    const started = process.hrtime.bigint();
     let tenant: string | undefined;
+    let route = UNMATCHED_ROUTE;
+    let status: number;
     try {
       const method = req.method ?? "GET";
       const match = routes.find(method, req.url ?? "/");
+      if (match) route = match.pattern;
       tenant = options.tenantOf(header(req, "authorization"));
       if (!match) throw noRoute(method, req.url ?? "/");
       const reply = await answer(match, req, tenant, options.maxBodyBytes);
-      if (reply.stream) return await reply.stream(res, { "x-request-id": requestId });
-      sendJson(res, reply.status, reply.body, { "x-request-id": requestId });
+      if (reply.stream) {
+        status = 200;
+        await reply.stream(res, { "x-request-id": requestId });
+      } else {
+        status = reply.status;
+        sendJson(res, reply.status, reply.body, { "x-request-id": requestId });
+      }
     } catch (error) {
       const failure = httpErrorOf(error, tenant);
       if (failure.status === 500) options.log.error({ err: error, requestId }, "front door failed");
+      status = failure.status;
       sendJson(res, failure.status, failure.body, {
         ...failure.headers,
         "x-request-id": requestId,
       });
     }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    options.metrics?.observeHttp(route, status, seconds);
   };
 
   return (req, res) => {

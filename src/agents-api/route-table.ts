@@ -28,6 +28,8 @@ export type Method = "GET" | "POST" | "DELETE";
 
 export interface Match {
   route: Route;
+  /** The route as declared, e.g. `GET /v1/agents/sessions/:session_id`: a bounded metric label. */
+  pattern: string;
   params: Record<string, string | undefined>;
   query: Record<string, string>;
 }
@@ -44,19 +46,19 @@ export function createRouteTable(): RouteTable {
   const router = Router({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
   return {
     add(method, path, route) {
-      router.on(method, path, unused, { route });
+      router.on(method, path, unused, { route, pattern: `${method} ${path}` });
     },
     find(method, url) {
       if (method !== "GET" && method !== "POST" && method !== "DELETE") return undefined;
       const found = router.find(method, url);
       if (!found) return undefined;
-      const { route } = found.store as { route: Route };
+      const { route, pattern } = found.store as { route: Route; pattern: string };
       // The router hands back the query parsed; a key given twice keeps its last value.
       const query: Record<string, string> = {};
       for (const [key, value] of Object.entries(found.searchParams as Record<string, unknown>)) {
         query[key] = Array.isArray(value) ? String(value.at(-1)) : String(value);
       }
-      return { route, params: found.params, query };
+      return { route, pattern, params: found.params, query };
     },
   };
 }

@@ -12,6 +12,8 @@ import { createTenantMetrics, type TenantMetrics } from "./tenant-metrics.js";
 export interface Metrics {
   /** One finished RPC: "tether.v1.SessionService/GetSession", its gRPC code name, seconds. */
   observeRpc(method: string, code: string, seconds: number): void;
+  /** One answered front-door request: its route pattern (or "unmatched"), HTTP status, seconds. */
+  observeHttp(route: string, status: number, seconds: number): void;
   /** A turn reached a terminal outcome ("finished", "stopped", "failed"). */
   countTurn(outcome: string): void;
   /** A lease claim decided ("acquired", "reentered", "busy", "reclaimed", "expired"). */
@@ -48,6 +50,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
     name: "tether_rpc_duration_seconds",
     help: "RPC handling time until the response (unary) or the stream's end",
     labelNames: ["method", "code"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const httpRequests = new Counter({
+    name: "tether_http_requests_total",
+    help: "Front door (OpenAI Agents API) requests, by route pattern and HTTP status",
+    labelNames: ["route", "status"] as const,
+    registers: [registry],
+  });
+  const httpLatency = new Histogram({
+    name: "tether_http_request_duration_seconds",
+    help: "Front door handling time until the answer's last byte (an SSE stream: its end)",
+    labelNames: ["route", "status"] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
@@ -92,6 +107,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
     observeRpc(method, code, seconds) {
       rpcs.inc({ method, code });
       latency.observe({ method, code }, seconds);
+    },
+    observeHttp(route, status, seconds) {
+      const labels = { route, status: String(status) };
+      httpRequests.inc(labels);
+      httpLatency.observe(labels, seconds);
     },
     countTurn: (outcome) => turns.inc({ outcome }),
     countLeaseClaim: (outcome) => leaseClaims.inc({ outcome }),

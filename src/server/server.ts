@@ -132,6 +132,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     mcpServers: config.mcpServers.map((server) => server.name),
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
+    metrics,
     sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
     schedules: options.schedules,
     admitInput: (tenant) => refuseExhaustedSubmission(quotas, tenant),

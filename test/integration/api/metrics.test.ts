@@ -26,6 +26,7 @@ let server: TetherServer;
 let sweeper: Sweeper;
 let built: BuiltStore;
 let body = "";
+const doorStatuses: number[] = [];
 
 beforeAll(async () => {
   const config = loadConfig({
@@ -65,6 +66,16 @@ beforeAll(async () => {
     events.push(r.event?.event.case ?? "");
   }
   expect(events.at(-1)).toBe("turnCompleted");
+  // The front door on the same port: a create, a missing session, a path no route serves.
+  const door = (path: string, init: RequestInit = {}) =>
+    fetch(`http://127.0.0.1:${server.port}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+  const created = await door("/v1/agents", { method: "POST", body: '{"model":"echo"}' });
+  doorStatuses.push(created.status);
+  doorStatuses.push((await door("/v1/agents/sessions/sess_missing")).status);
+  doorStatuses.push((await door("/v1/no/such/route")).status);
   body = await (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
 });
 
@@ -107,6 +118,24 @@ describe("/metrics after a turn", () => {
     // Only configured tenants and models, plus "other", ever appear as label values.
     const tenants = new Set(samples.flatMap((s) => (s.labels.tenant ? [s.labels.tenant] : [])));
     expect([...tenants]).toEqual(["acme"]);
+  });
+
+  it("counts front door requests by route pattern and status, never by raw path", () => {
+    expect(doorStatuses).toEqual([200, 404, 404]);
+    const samples = parseExposition(body);
+    const count = (route: string, status: string) =>
+      scraped(samples, "tether_http_requests_total", { route, status });
+    expect(count("POST /v1/agents", "200")).toBe(1);
+    expect(count("GET /v1/agents/sessions/:session_id", "404")).toBe(1);
+    expect(count("unmatched", "404")).toBe(1);
+    expect(
+      scraped(samples, "tether_http_request_duration_seconds_count", {
+        route: "POST /v1/agents",
+        status: "200",
+      }),
+    ).toBe(1);
+    const routes = samples.flatMap((s) => (s.labels.route ? [s.labels.route] : []));
+    expect(routes.filter((r) => r.includes("sess_missing") || r.includes("no/such"))).toEqual([]);
   });
 
   it("declares every metric the Grafana dashboard queries", () => {
