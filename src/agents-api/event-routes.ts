@@ -106,6 +106,7 @@ async function message(
     ...session,
     items,
     ...(where.key !== undefined && { clientRequestId: where.key }),
+    ...(call.trace !== undefined && { trace: call.trace }),
     busyStrategy,
     clientTools: [],
     settings: {},

@@ -8,6 +8,7 @@ import { httpErrorOf } from "../api/http-errors.js";
 import { createTenantScope } from "../api/tenancy.js";
 import { TetherError } from "../domain/errors.js";
 import type { RuntimeStore } from "../ports/runtime-store.js";
+import type { Tracer } from "../ports/tracer.js";
 import type { TetherRuntime } from "../runtime/index.js";
 import type { ScheduleActions } from "../api/schedule-actions.js";
 import { addAgentRoutes } from "./agent-routes.js";
@@ -18,6 +19,7 @@ import { type KeyedCreates } from "./idempotent-create.js";
 import { addSessionRoutes } from "./session-routes.js";
 import { addSessionStubRoutes } from "./session-stubs.js";
 import { addTurnRoutes } from "./turn-routes.js";
+import { startDoorSpan } from "./door-trace.js";
 import { addSessionEventRoutes, type SessionEventSource } from "./session-events-route.js";
 import {
   parseJsonBody,
@@ -61,6 +63,8 @@ export interface FrontDoorOptions {
   idempotency: KeyedCreates;
   /** Counts every answered request by route and status, timed to its last byte (SSE: its end). */
   metrics?: FrontDoorMetrics | undefined;
+  /** A SERVER span per request, continuing the caller's traceparent (tracing on). */
+  tracer?: Tracer | undefined;
 }
 
 export type FrontDoor = (req: HttpRequest, res: HttpResponse) => void;
@@ -94,13 +98,21 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
     let tenant: string | undefined;
     let route = UNMATCHED_ROUTE;
     let status: number;
+    let failure: unknown;
+    const method = req.method ?? "GET";
+    const url = req.url ?? "/";
+    const match = routes.find(method, url);
+    if (match) route = match.pattern;
+    const span = startDoorSpan(options.tracer, {
+      method,
+      path: url.split("?")[0] ?? url,
+      route: match?.path,
+      traceparent: header(req, "traceparent"),
+    });
     try {
-      const method = req.method ?? "GET";
-      const match = routes.find(method, req.url ?? "/");
-      if (match) route = match.pattern;
       tenant = options.tenantOf(header(req, "authorization"));
-      if (!match) throw noRoute(method, req.url ?? "/");
-      const reply = await answer(match, req, tenant, options.maxBodyBytes);
+      if (!match) throw noRoute(method, url);
+      const reply = await answer(match, req, tenant, options.maxBodyBytes, span.traceparent);
       if (reply.stream) {
         status = 200;
         await reply.stream(res, { "x-request-id": requestId });
@@ -109,16 +121,19 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
         sendJson(res, reply.status, reply.body, { "x-request-id": requestId });
       }
     } catch (error) {
-      const failure = httpErrorOf(error, tenant);
-      if (failure.status === 500) options.log.error({ err: error, requestId }, "front door failed");
-      status = failure.status;
-      sendJson(res, failure.status, failure.body, {
-        ...failure.headers,
+      const answered = httpErrorOf(error, tenant);
+      if (answered.status === 500)
+        options.log.error({ err: error, requestId }, "front door failed");
+      status = answered.status;
+      failure = error;
+      sendJson(res, answered.status, answered.body, {
+        ...answered.headers,
         "x-request-id": requestId,
       });
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     options.metrics?.observeHttp(route, status, seconds);
+    span.end(status, failure);
   };
 
   return (req, res) => {
@@ -130,7 +145,13 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   };
 }
 
-async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyBytes: number) {
+async function answer(
+  match: Match,
+  req: HttpRequest,
+  tenant: string,
+  maxBodyBytes: number,
+  trace: string | undefined,
+) {
   const body = req.method === "POST" ? parseJsonBody(await readBody(req, maxBodyBytes)) : undefined;
   return match.route({
     scope: createTenantScope(tenant),
@@ -139,6 +160,7 @@ async function answer(match: Match, req: HttpRequest, tenant: string, maxBodyByt
     headers: req.headers,
     body,
     header: (name) => header(req, name),
+    trace,
   });
 }
 

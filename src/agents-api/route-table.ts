@@ -14,6 +14,8 @@ export interface Call {
   body: unknown;
   /** A request header by its lower-case name (the first value of a repeated one). */
   header(name: string): string | undefined;
+  /** The request's span as a W3C traceparent, stored with input it submits (tracing on). */
+  trace?: string | undefined;
 }
 
 export interface Reply {
@@ -30,6 +32,8 @@ export interface Match {
   route: Route;
   /** The route as declared, e.g. `GET /v1/agents/sessions/:session_id`: a bounded metric label. */
   pattern: string;
+  /** The path pattern alone (`/v1/agents/sessions/:session_id`), the span's `http.route`. */
+  path: string;
   params: Record<string, string | undefined>;
   query: Record<string, string>;
 }
@@ -46,19 +50,19 @@ export function createRouteTable(): RouteTable {
   const router = Router({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
   return {
     add(method, path, route) {
-      router.on(method, path, unused, { route, pattern: `${method} ${path}` });
+      router.on(method, path, unused, { route, path, pattern: `${method} ${path}` });
     },
     find(method, url) {
       if (method !== "GET" && method !== "POST" && method !== "DELETE") return undefined;
       const found = router.find(method, url);
       if (!found) return undefined;
-      const { route, pattern } = found.store as { route: Route; pattern: string };
+      const { route, pattern, path } = found.store as Pick<Match, "route" | "pattern" | "path">;
       // The router hands back the query parsed; a key given twice keeps its last value.
       const query: Record<string, string> = {};
       for (const [key, value] of Object.entries(found.searchParams as Record<string, unknown>)) {
         query[key] = Array.isArray(value) ? String(value.at(-1)) : String(value);
       }
-      return { route, pattern, params: found.params, query };
+      return { route, pattern, path, params: found.params, query };
     },
   };
 }

@@ -138,6 +138,7 @@ export function addSessionRoutes(routes: RouteTable, deps: SessionRoutesDeps): v
         publicSessionId: clientId,
         items,
         ...(created.key !== undefined && { clientRequestId: `${created.key}#create` }),
+        ...(call.trace !== undefined && { trace: call.trace }),
         busyStrategy: "enqueue",
         clientTools: [],
         settings: {},

@@ -133,6 +133,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     maxBodyBytes: config.maxMessageBytes,
     log: logger,
     metrics,
+    tracer: options.tracer,
     sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
     schedules: options.schedules,
     admitInput: (tenant) => refuseExhaustedSubmission(quotas, tenant),
