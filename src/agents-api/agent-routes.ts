@@ -8,7 +8,8 @@ import {
   type AgentDefinition,
   type AgentVersion,
 } from "../domain/agents.js";
-import { agentNotFound, isTetherError } from "../domain/errors.js";
+import { isTetherError } from "../domain/errors.js";
+import { agentNotFound } from "../domain/resource-errors.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { AGENT_ID_PREFIX, newAgentId } from "./agent-ids.js";
 import { agentObject, bodyOf, definitionOf, type AgentBody } from "./agent-object.js";

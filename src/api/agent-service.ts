@@ -2,7 +2,8 @@
 // store decides every rule (versions, compare-and-set, deletes); this layer checks definitions and
 // scopes ids to the caller's tenant.
 import type { ServiceImpl } from "@connectrpc/connect";
-import { agentNotFound, invalidArgument } from "../domain/errors.js";
+import { invalidArgument } from "../domain/errors.js";
+import { agentNotFound } from "../domain/resource-errors.js";
 import type { AgentService } from "../gen/tether/v1/agent_service_pb.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { agentToProto, definitionToStore } from "./convert/agents.js";

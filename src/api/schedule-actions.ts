@@ -2,7 +2,8 @@
 // front door's automations (src/agents-api, ADR 0037) both do to a schedule. Each checks the
 // target when it is set, computes occurrences from this replica's clock, settles a one-off that
 // was missed while paused, and wakes this replica's poller after a change; firing is the poller's.
-import { agentNotFound, scheduleNotFound, sessionNotFound } from "../domain/errors.js";
+import { sessionNotFound } from "../domain/errors.js";
+import { agentNotFound, scheduleNotFound } from "../domain/resource-errors.js";
 import { clientSessionId } from "../domain/ids.js";
 import { firstOccurrence } from "../domain/schedule-timing.js";
 import {

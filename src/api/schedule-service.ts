@@ -2,7 +2,8 @@
 // which the front door's automations share). The edge validates the body once (cron, time zone,
 // target, input) and maps records and runs to the wire.
 import type { ServiceImpl } from "@connectrpc/connect";
-import { invalidArgument, scheduleAlreadyExists } from "../domain/errors.js";
+import { invalidArgument } from "../domain/errors.js";
+import { scheduleAlreadyExists } from "../domain/resource-errors.js";
 import type { ScheduleRef } from "../domain/schedules.js";
 import type { ScheduleService } from "../gen/tether/v1/schedule_service_pb.js";
 import { decodePageToken, encodePageToken } from "./convert/page-token.js";

@@ -2,11 +2,11 @@
 // is generated here when the caller gives none, shown once on create and never read back.
 import { randomBytes } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { invalidArgument } from "../domain/errors.js";
 import {
-  invalidArgument,
   webhookEndpointAlreadyExists,
   webhookEndpointNotFound,
-} from "../domain/errors.js";
+} from "../domain/resource-errors.js";
 import {
   parseWebhookEventTypes,
   parseWebhookSecret,

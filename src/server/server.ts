@@ -16,7 +16,8 @@ import type { QuotaStore } from "../ports/quota-store.js";
 import type { StorageUsage } from "../domain/storage-quotas.js";
 import type { Tracer } from "../ports/tracer.js";
 import type { TetherConfig } from "./config.js";
-import { createFrontDoor, type SessionEventSource } from "../agents-api/index.js";
+import { createFrontDoor, type FrontDoor, type SessionEventSource } from "../agents-api/index.js";
+import type { AdmitInput } from "../agents-api/event-routes.js";
 import { createKeyCheck } from "./auth.js";
 import { startListener } from "./listeners.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -28,7 +29,7 @@ import {
 } from "./metrics.js";
 import type { TenantMetrics } from "./tenant-metrics.js";
 import { createTetherInterceptors, createTetherRoutes, type RouteHook } from "./routes.js";
-import { createStreamGate } from "../api/stream-quota.js";
+import { createStreamGate, type StreamGate } from "../api/stream-quota.js";
 import { refuseExhaustedSubmission } from "../api/quota-service.js";
 
 export interface TetherServerOptions {
@@ -125,23 +126,11 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
   });
 
   // The OpenAI Agents API under /v1, beside Connect on the same port (ADR 0037).
-  const frontDoor = createFrontDoor({
-    store: options.store,
-    runtime: options.runtime,
-    tenantOf: createKeyCheck(config.apiKeys),
-    mcpServers: config.mcpServers.map((server) => server.name),
-    maxBodyBytes: config.maxMessageBytes,
-    log: logger,
+  const frontDoor = buildFrontDoor(options, {
+    logger,
     metrics,
-    tracer: options.tracer,
-    sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams: quotas.streams },
-    schedules: options.schedules,
+    streams: quotas.streams,
     admitInput: (tenant) => refuseExhaustedSubmission(quotas, tenant),
-    // Without the backend's, this process's own: a retry to this replica still finds its key.
-    idempotency: {
-      store: options.idempotencyKeys ?? createMemoryIdempotencyKeyStore(),
-      ttlMs: config.idempotencyKeyTtlMs,
-    },
   });
 
   const listener = await startListener({
@@ -191,4 +180,31 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
       return closed;
     },
   };
+}
+
+/** The front door on the server's own config, log, metrics, tracer and quotas. */
+function buildFrontDoor(
+  options: TetherServerOptions,
+  parts: { logger: Logger; metrics: Metrics; streams: StreamGate; admitInput: AdmitInput },
+): FrontDoor {
+  const { config } = options;
+  const { logger, metrics, streams, admitInput } = parts;
+  return createFrontDoor({
+    store: options.store,
+    runtime: options.runtime,
+    tenantOf: createKeyCheck(config.apiKeys),
+    mcpServers: config.mcpServers.map((server) => server.name),
+    maxBodyBytes: config.maxMessageBytes,
+    log: logger,
+    metrics,
+    tracer: options.tracer,
+    sessionEvents: options.sessionEvents && { ...options.sessionEvents, streams },
+    schedules: options.schedules,
+    admitInput,
+    // Without the backend's, this process's own: a retry to this replica still finds its key.
+    idempotency: {
+      store: options.idempotencyKeys ?? createMemoryIdempotencyKeyStore(),
+      ttlMs: config.idempotencyKeyTtlMs,
+    },
+  });
 }

@@ -3,7 +3,7 @@
 // definition, field by field, and its own client tools on the agent's, by name.
 import { bindingOf, bindingPatch } from "../../domain/agent-binding.js";
 import { decodeAgentDefinition } from "../../domain/agents.js";
-import { agentNotFound } from "../../domain/errors.js";
+import { agentNotFound } from "../../domain/resource-errors.js";
 import type { AgentStore } from "../../ports/runtime-store.js";
 import type { ToolDefinition } from "../../ports/tool-executor.js";
 import type { TurnSettings } from "./input-payload.js";

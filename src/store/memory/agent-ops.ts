@@ -1,6 +1,10 @@
 // Agents of the memory store: each operation runs synchronously, so it is one atomic step.
 import type { AgentDraft, AgentListPage, AgentUpdate, AgentVersion } from "../../domain/agents.js";
-import { agentAlreadyExists, agentNotFound, agentVersionConflict } from "../../domain/errors.js";
+import {
+  agentAlreadyExists,
+  agentNotFound,
+  agentVersionConflict,
+} from "../../domain/resource-errors.js";
 import type { MemoryContext } from "./context.js";
 import { copy } from "./session-cell.js";
 

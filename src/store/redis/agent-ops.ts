@@ -1,7 +1,11 @@
 // Agents of the Redis store: a head hash and a version hash per agent in the agent's own slot, each
 // change one script; an index (a hint, like the session index) serves listing.
 import type { AgentDraft, AgentListPage, AgentUpdate, AgentVersion } from "../../domain/agents.js";
-import { agentAlreadyExists, agentNotFound, agentVersionConflict } from "../../domain/errors.js";
+import {
+  agentAlreadyExists,
+  agentNotFound,
+  agentVersionConflict,
+} from "../../domain/resource-errors.js";
 import { int, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";

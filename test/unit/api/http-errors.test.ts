@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { STATUS_OF } from "../../../src/api/errors.js";
 import { httpErrorOf } from "../../../src/api/http-errors.js";
+import { agentAlreadyExists } from "../../../src/domain/resource-errors.js";
 import {
-  agentAlreadyExists,
   invalidArgument,
   TetherError,
   turnInProgress,
