@@ -9,7 +9,7 @@ import {
   type AgentVersion,
 } from "../domain/agents.js";
 import { isTetherError } from "../domain/errors.js";
-import { agentNotFound } from "../domain/resource-errors.js";
+import { agentNotFound, agentVersionConflict } from "../domain/resource-errors.js";
 import type { AgentStore } from "../ports/runtime-store.js";
 import { AGENT_ID_PREFIX, newAgentId } from "./agent-ids.js";
 import { agentObject, bodyOf, definitionOf, type AgentBody } from "./agent-object.js";
@@ -66,14 +66,26 @@ export function addAgentRoutes(routes: RouteTable, deps: AgentRoutesDeps): void 
   routes.add("POST", "/v1/agents/:agent_id", async (call) => {
     const patch = checkUpdate(call.body);
     const current = await latest(call);
-    const merged = mergeUpdate(bodyOf(current), patch);
-    const parts = definitionOf(merged, mcpServers, await firstCreatedAt(store, current));
-    const updated = await store.updateAgent({
-      agentId: current.agentId,
-      expectedVersion: current.version,
-      displayName: parts.displayName,
-      definition: encodeAgentDefinition({ ...notShown(current), ...parts.definition }),
-    });
+    const clientId = call.params.agent_id ?? "";
+    // Under a key, the version this update makes: a retry updates (or finds) that one, never the
+    // one after it. The hash covers the agent too, so one key cannot update two agents.
+    const { id, first } = await createIdOf(
+      deps.keys,
+      call,
+      "agents.update",
+      () => String(current.version + 1),
+      { agent_id: clientId, body: call.body },
+    );
+    const target = Number(id);
+    const base = first ? current : await store.getAgent(current.agentId, target - 1);
+    if (!base) throw agentNotFound(clientId, target - 1);
+    const draft = await updateDraftOf(store, base, patch, mcpServers);
+    if (!first) {
+      const made = await store.getAgent(current.agentId, target);
+      if (made && sameContent(made, draft)) return { status: 200, body: shown(made, call) };
+      if (made) throw agentVersionConflict(clientId, target - 1, current.version);
+    }
+    const updated = await store.updateAgent({ ...draft, expectedVersion: target - 1 });
     return { status: 200, body: shown(updated, call) };
   });
 
@@ -155,6 +167,28 @@ function notShown(current: AgentVersion): Partial<AgentDefinition> {
 }
 
 /** When the agent's first version was made: carried in the definition once the door wrote it. */
+type UpdateDraft = Omit<Parameters<AgentStore["updateAgent"]>[0], "expectedVersion">;
+
+/** The version an update makes of `base`: the patch merged over what the client sees of it. */
+async function updateDraftOf(
+  store: AgentStore,
+  base: AgentVersion,
+  patch: AgentBody,
+  mcpServers: ReadonlySet<string>,
+): Promise<UpdateDraft> {
+  const merged = mergeUpdate(bodyOf(base), patch);
+  const parts = definitionOf(merged, mcpServers, await firstCreatedAt(store, base));
+  return {
+    agentId: base.agentId,
+    displayName: parts.displayName,
+    definition: encodeAgentDefinition({ ...notShown(base), ...parts.definition }),
+  };
+}
+
+/** Whether a stored version is what a draft would make (a keyed retry finds its own update). */
+const sameContent = (made: AgentVersion, draft: UpdateDraft): boolean =>
+  made.displayName === draft.displayName && made.definition === draft.definition;
+
 async function firstCreatedAt(store: AgentStore, current: AgentVersion): Promise<number> {
   const carried = decodeAgentDefinition(current.definition).createdAtMs;
   if (carried !== undefined) return carried;

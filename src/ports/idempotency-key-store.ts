@@ -7,6 +7,8 @@
 /** The create a key was sent with: its kind scopes the key beside the tenant. */
 export type KeyedCreate =
   | "agents.create"
+  /** An agent's update: the key names the version the update makes. */
+  | "agents.update"
   | "sessions.create"
   | "automations.create"
   /** A manual invocation of an automation: the key names the invocation it asked for. */

@@ -8,6 +8,7 @@ import { checkTenant } from "./quota-checks.js";
 
 const CREATES: readonly KeyedCreate[] = [
   "agents.create",
+  "agents.update",
   "sessions.create",
   "automations.create",
   "automations.invoke",

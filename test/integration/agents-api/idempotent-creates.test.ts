@@ -5,6 +5,7 @@
 // the first is gone, the retry still finds the first object.
 import { createClient } from "@connectrpc/connect";
 import { afterEach, describe, expect, it, inject } from "vitest";
+import { AgentService } from "../../../src/gen/tether/v1/agent_service_pb.js";
 import { QueueService } from "../../../src/gen/tether/v1/queue_service_pb.js";
 import {
   finishedText,
@@ -14,6 +15,7 @@ import {
   type EventsDoor,
   type SessionWatch,
 } from "./events-in-support.js";
+import { requestHashOf } from "../../../src/agents-api/idempotent-create.js";
 
 const doors: EventsDoor[] = [];
 const watches: SessionWatch[] = [];
@@ -52,6 +54,12 @@ async function post(
     status: res.status,
     body: (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>,
   };
+}
+
+/** The agent's latest version number, as AgentService tells it. */
+async function latestVersion(d: EventsDoor, agentId: string): Promise<bigint | undefined> {
+  const agents = createClient(AgentService, d.wired.as("k"));
+  return (await agents.getAgent({ agentId })).agent?.version;
 }
 
 async function list(d: EventsDoor, path: string) {
@@ -109,6 +117,70 @@ describe("POST /v1/agents under an Idempotency-Key", () => {
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(b.body.id).not.toBe(a.body.id);
     expect((await post(d, "/v1/agents", agentBody, key, "ka")).body.id).toBe(a.body.id);
+  });
+});
+
+describe("POST /v1/agents/{id} (update) under an Idempotency-Key", () => {
+  it("a retried update answers the version it made and makes no second one; another agent or body under the key is 422", async () => {
+    const d = await start();
+    const made = await post(d, "/v1/agents", agentBody);
+    const id = String(made.body.id);
+    const key = { "Idempotency-Key": "update-key-1" };
+    const first = await post(d, `/v1/agents/${id}`, { instructions: "Be kind." }, key);
+    expect(first.status).toBe(200);
+    expect(first.body.instructions).toBe("Be kind.");
+    expect(await post(d, `/v1/agents/${id}`, { instructions: "Be kind." }, key)).toEqual(first);
+    // Two versions: the create's and the update's, whatever the retry did.
+    expect(await latestVersion(d, id)).toBe(2n);
+    const other = await post(d, `/v1/agents/${id}`, { instructions: "Be loud." }, key);
+    expect([other.status, (other.body.error as { code: string }).code]).toEqual([
+      422,
+      "source_key_conflict",
+    ]);
+    const second = await post(d, "/v1/agents", { ...agentBody, name: "second" });
+    const elsewhere = await post(
+      d,
+      `/v1/agents/${String(second.body.id)}`,
+      { instructions: "Be kind." },
+      key,
+    );
+    expect(elsewhere.status).toBe(422);
+  });
+
+  it("a retry after a newer update answers its own version; one whose first attempt lost its race is 409", async () => {
+    const d = await start();
+    const id = String((await post(d, "/v1/agents", agentBody)).body.id);
+    const key = { "Idempotency-Key": "update-key-2" };
+    const mine = await post(d, `/v1/agents/${id}`, { instructions: "v2" }, key);
+    await post(d, `/v1/agents/${id}`, { instructions: "v3, someone else" });
+    // The retry finds the version its first attempt made, not the latest, and adds none.
+    const retried = await post(d, `/v1/agents/${id}`, { instructions: "v2" }, key);
+    expect(retried).toEqual(mine);
+    const latest = await fetch(`${d.baseUrl}/v1/agents/${id}`, {
+      headers: { authorization: "Bearer k" },
+    });
+    expect(((await latest.json()) as { instructions: string }).instructions).toBe(
+      "v3, someone else",
+    );
+    expect(await latestVersion(d, id)).toBe(3n);
+
+    // A keyed update whose key was claimed for version 4 but another update made version 4 first
+    // (the first attempt's write lost, or never ran): the retry must not call that one its own.
+    const raced = { "Idempotency-Key": "update-key-3" };
+    const keys = d.wired.built.idempotencyKeys;
+    if (!keys) throw new Error("the wired server keeps keys in its backend");
+    await keys.claimIdempotencyKey({
+      tenant: "default",
+      create: "agents.update",
+      key: "update-key-3",
+      requestHash: requestHashOf({ agent_id: id, body: { instructions: "v4, mine" } }),
+      id: "4",
+      ttlMs: 60_000,
+    });
+    await post(d, `/v1/agents/${id}`, { instructions: "v4, theirs" });
+    const lost = await post(d, `/v1/agents/${id}`, { instructions: "v4, mine" }, raced);
+    expect(lost.status).toBe(409);
+    expect(lost.body.error).toMatchObject({ code: "agent_version_conflict" });
   });
 });
 
