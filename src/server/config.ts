@@ -71,6 +71,8 @@ export interface TetherConfig {
   parkAfterMs: number;
   /** How long a turn may stay parked before it ends as park_expired. */
   parkedTurnTtlMs: number;
+  /** Origins whose browser pages may call the service (TETHER_CORS_ORIGINS); none: no CORS. */
+  corsOrigins: string[];
   /** How long the front door keeps a create's Idempotency-Key (TETHER_IDEMPOTENCY_KEY_TTL_MS). */
   idempotencyKeyTtlMs: number;
   /** Tools (by the name the model sees) whose every call waits for approval. */
@@ -122,6 +124,7 @@ export function loadConfig(env: Env = process.env): TetherConfig {
     parkAfterMs: read.get(v.parkAfterMs),
     parkedTurnTtlMs: read.get(v.parkedTurnTtlMs),
     idempotencyKeyTtlMs: read.get(v.idempotencyKeyTtlMs),
+    corsOrigins: read.get(v.corsOrigins) ?? [],
     approvalRequiredTools: read.get(v.approvalRequiredTools) ?? [],
     mcpServers: loadMcpServers(read),
     mcpCallTimeoutMs: read.get(PROVIDER_VARIABLES.mcpCallTimeoutMs),

@@ -10,6 +10,7 @@ import * as http2 from "node:http2";
 import * as net from "node:net";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ConnectionLimits } from "./connection-config.js";
+import type { CorsLayer } from "./cors.js";
 import {
   createAddressCap,
   createCallCounter,
@@ -30,6 +31,8 @@ export interface ListenOptions {
   handler: NodeHandlerFn;
   /** Serves `/v1` and everything under it (the OpenAI-compatible front door, ADR 0037). */
   frontDoor?: HttpHandler | undefined;
+  /** Answers CORS preflights and marks answers to allowed origins, on every path (ADR 0039). */
+  cors?: CorsLayer | undefined;
   limits: ConnectionLimits;
 }
 
@@ -84,8 +87,12 @@ export async function startListener(options: ListenOptions): Promise<Listener> {
       inFlight--;
       if (inFlight === 0) for (const wake of idleWaiters) wake();
     });
-    if (options.frontDoor && isFrontDoorPath(req.url)) options.frontDoor(req, res);
-    else options.handler(req, res);
+    const dispatch = () => {
+      if (options.frontDoor && isFrontDoorPath(req.url)) options.frontDoor(req, res);
+      else options.handler(req, res);
+    };
+    if (options.cors) options.cors(req, res, dispatch);
+    else dispatch();
   };
 
   const sessionsClosed = (timeoutMs: number): Promise<void> => {

@@ -1,6 +1,7 @@
 // The server's own variables (ADR 0033): where it listens, who may call, how turns and leases are
 // paced. Each is an entry of the one schema; config.ts reads them into TetherConfig.
 import { checkTenantName } from "../api/tenancy.js";
+import { checkCorsOrigin } from "./cors.js";
 import { DEFAULT_PARKED_TURN_TTL_MS } from "../domain/parked-turns.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../ports/runtime-store.js";
 import {
@@ -79,6 +80,12 @@ export const SERVER_VARIABLES = {
     undefined,
     names(checkTenantName),
     "`a,b`: tenants with metric series of their own besides those of `TETHER_API_KEYS`",
+  ),
+  corsOrigins: variable(
+    "TETHER_CORS_ORIGINS",
+    undefined,
+    names(checkCorsOrigin),
+    "`https://app.example.com,…` or `*`: origins whose browser pages may call the service (CORS); none by default",
   ),
   metricsModels: variable(
     "TETHER_METRICS_MODELS",

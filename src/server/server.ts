@@ -20,6 +20,7 @@ import { createFrontDoor, type FrontDoor, type SessionEventSource } from "../age
 import type { AdmitInput } from "../agents-api/event-routes.js";
 import { createKeyCheck } from "./auth.js";
 import { startListener } from "./listeners.js";
+import { createCorsLayer } from "./cors.js";
 import { createLogger, type Logger } from "./logger.js";
 import {
   createMetrics,
@@ -140,6 +141,7 @@ export async function createTetherServer(options: TetherServerOptions): Promise<
     handler,
     frontDoor,
     limits: config.connections,
+    cors: createCorsLayer(config.corsOrigins),
   });
   let metricsListener: MetricsListener | undefined;
   try {

@@ -152,7 +152,8 @@ describe("helm chart", () => {
     expect(allOn.approvalRequiredTools).toEqual(["payments__charge", "files__delete"]);
     expect(allOn.metricsTenants).toEqual(["initech"]);
     expect(allOn.metricsModels).toEqual(["gpt-4.1", "claude-sonnet-4@20250514"]);
-    expect(defaults).toMatchObject({ metricsTenants: [], metricsModels: [] });
+    expect(defaults).toMatchObject({ metricsTenants: [], metricsModels: [], corsOrigins: [] });
+    expect(allOn.corsOrigins).toEqual(["https://console.example.com"]);
     expect(allOn.mcpCallTimeoutMs).toBe(30_000);
     expect(defaults.quotas).toEqual({ tenants: {}, default: undefined });
     expect(allOn.quotas).toEqual({
