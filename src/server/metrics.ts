@@ -40,31 +40,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
   const tenantMetrics = createTenantMetrics(registry, options.labels ?? createMetricLabels());
   if (options.defaultMetrics ?? true)
     collectDefaultMetrics({ register: registry, prefix: "tether_" });
-  const rpcs = new Counter({
-    name: "tether_rpc_total",
-    help: "RPCs handled, by method and gRPC code",
-    labelNames: ["method", "code"] as const,
-    registers: [registry],
+  const rpcs = requestSeries(registry, {
+    total: "tether_rpc_total",
+    duration: "tether_rpc_duration_seconds",
+    what: "RPCs handled, by method and gRPC code",
+    timed: "RPC handling time until the response (unary) or the stream's end",
+    labels: ["method", "code"],
   });
-  const latency = new Histogram({
-    name: "tether_rpc_duration_seconds",
-    help: "RPC handling time until the response (unary) or the stream's end",
-    labelNames: ["method", "code"] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
-  });
-  const httpRequests = new Counter({
-    name: "tether_http_requests_total",
-    help: "Front door (OpenAI Agents API) requests, by route pattern and HTTP status",
-    labelNames: ["route", "status"] as const,
-    registers: [registry],
-  });
-  const httpLatency = new Histogram({
-    name: "tether_http_request_duration_seconds",
-    help: "Front door handling time until the answer's last byte (an SSE stream: its end)",
-    labelNames: ["route", "status"] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
+  const doorRequests = requestSeries(registry, {
+    total: "tether_http_requests_total",
+    duration: "tether_http_request_duration_seconds",
+    what: "Front door (OpenAI Agents API) requests, by route pattern and HTTP status",
+    timed: "Front door handling time until the answer's last byte (an SSE stream: its end)",
+    labels: ["route", "status"],
   });
   const turns = new Counter({
     name: "tether_turns_total",
@@ -104,21 +92,43 @@ export function createMetrics(options: MetricsOptions = {}): Metrics & TenantMet
   return {
     registry,
     ...tenantMetrics,
-    observeRpc(method, code, seconds) {
-      rpcs.inc({ method, code });
-      latency.observe({ method, code }, seconds);
-    },
-    observeHttp(route, status, seconds) {
-      const labels = { route, status: String(status) };
-      httpRequests.inc(labels);
-      httpLatency.observe(labels, seconds);
-    },
+    observeRpc: (method, code, seconds) => rpcs.observe({ method, code }, seconds),
+    observeHttp: (route, status, seconds) =>
+      doorRequests.observe({ route, status: String(status) }, seconds),
     countTurn: (outcome) => turns.inc({ outcome }),
     countLeaseClaim: (outcome) => leaseClaims.inc({ outcome }),
     setQueueDepth: (kind, depth) => queueDepth.set({ kind }, depth),
     addProviderTokens: (provider, kind, n) => tokens.inc({ provider, kind }, n),
     countCompaction: (mode) => compactions.inc({ mode }),
     countDroppedSpans: (spans) => droppedSpans.inc(spans),
+  };
+}
+
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** A request counter and its latency histogram, on the same labels, updated together. */
+function requestSeries<L extends string>(
+  registry: Registry,
+  names: { total: string; duration: string; what: string; timed: string; labels: L[] },
+) {
+  const total = new Counter({
+    name: names.total,
+    help: names.what,
+    labelNames: names.labels,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: names.duration,
+    help: names.timed,
+    labelNames: names.labels,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  return {
+    observe(labels: Record<L, string>, seconds: number) {
+      total.inc(labels);
+      latency.observe(labels, seconds);
+    },
   };
 }
 
