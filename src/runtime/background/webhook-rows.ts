@@ -64,6 +64,12 @@ export function createRowDelivery(options: WebhookDelivererOptions) {
     return fresh.endpoints;
   }
 
+  // A commit's folded claim read the version in its step: the cache serves only that version.
+  async function endpointsAt(tenant: string, version: number): Promise<WebhookEndpoint[]> {
+    const known = cache.get(tenant);
+    return known?.version === version ? known.endpoints : endpointsOf(tenant);
+  }
+
   async function attempt(
     tenant: string,
     endpoint: WebhookEndpoint,
@@ -128,5 +134,5 @@ export function createRowDelivery(options: WebhookDelivererOptions) {
     return { eventId, settlement: { kind: "retry", dueAtMs, targets: owed } };
   }
 
-  return { endpointsOf, deliverRow };
+  return { endpointsOf, endpointsAt, deliverRow };
 }
