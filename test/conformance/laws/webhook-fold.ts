@@ -10,7 +10,7 @@ import { parseSessionId, type SessionId } from "../../../src/domain/ids.js";
 import type { RuntimeCommit } from "../../../src/domain/session.js";
 import type { WebhookEvent } from "../../../src/domain/webhooks.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
-import { expectTetherError } from "../support/expectations.js";
+import { expectTetherError, violationFields } from "../support/expectations.js";
 import { commitDraft, LONG_TTL_MS } from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
@@ -150,6 +150,20 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
           { eventId: "msg_turn", settlement: { kind: "done" } },
         ]),
       ).toBe(0);
+    });
+
+    test("a fold with a bad claim is refused naming the field, and the commit changes nothing", async () => {
+      const { store, hooks } = parts();
+      const { sid } = tenantSession();
+      const bad = folded(sid, 0, ["msg_bad"], "mine");
+      const claim = { claimToken: "mine", leaseMs: LONG_TTL_MS, max: 0 };
+      const error = await expectTetherError(
+        () => store.commit({ ...bad, outboxFold: { nowMs: 1, dueAtMs: 2, claim } }),
+        "invalid_argument",
+      );
+      expect(violationFields(error).some((f) => /outbox_fold\.claim\.max$/u.test(f))).toBe(true);
+      expect(await store.loadSession(sid)).toBeUndefined();
+      expect((await hooks.claimOutbox(sid, "probe", LONG_TTL_MS, 10)).remaining).toBe(0);
     });
   });
 }
