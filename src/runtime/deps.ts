@@ -183,7 +183,7 @@ export function createOutboxHints(
     written,
     // The commit writes the expect with its rows and takes them for this replica's deliverer
     // (ADR 0021 "Folded into the commit"): no expect, claim or note of its own.
-    fold(outboxId) {
+    fold() {
       const now = clock.nowMs();
       const claim = local?.claimTicket();
       return { nowMs: now, dueAtMs: now + graceMs, ...(claim && { claim }) };

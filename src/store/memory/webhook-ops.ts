@@ -4,7 +4,6 @@ import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
 import type { OutboxId, SessionId } from "../../domain/ids.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
-  type OutboxClaim,
   type WebhookEndpoint,
   type WebhookEvent,
 } from "../../domain/webhooks.js";
@@ -12,13 +11,7 @@ import type { WebhookStore } from "../../ports/webhook-store.js";
 import { withChecks } from "../shared/checked.js";
 import { webhookChecks } from "../shared/webhook-checks.js";
 import { atomically, type MemoryContext } from "./context.js";
-import {
-  claimRows,
-  expectHint,
-  writeOutboxRow,
-  type MemoryWebhooks,
-  type StoredRow,
-} from "./webhook-state.js";
+import { claimRows, expectHint, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
 
 export { emptyWebhooks, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
 

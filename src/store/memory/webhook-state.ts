@@ -92,7 +92,11 @@ export function claimRows(
     row.claimToken = claimToken;
     row.leaseUntilMs = nowMs + leaseMs;
     const { event, attempts, dueAtMs, targets } = structuredClone(row);
-    claims.push({ row: { event, attempts, dueAtMs, targets }, claimToken, leaseUntilMs: row.leaseUntilMs });
+    claims.push({
+      row: { event, attempts, dueAtMs, targets },
+      claimToken,
+      leaseUntilMs: row.leaseUntilMs,
+    });
   }
   return { claims, remaining: rows.size };
 }

@@ -141,7 +141,8 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
         ...(input.announce && {
           announced: { seq: int(reply, 2), released: int(reply, 3) === 1, signalsCleared: true },
         }),
-        ...(fold && reply.length > 4 && { outbox: decodeFolded(reply[4] as unknown as ScriptReply, input) }),
+        ...(fold &&
+          reply.length > 4 && { outbox: decodeFolded(reply[4] as unknown as ScriptReply, input) }),
       };
     case REPLY.LEASE_EXPIRED:
       throw leaseExpired(sessionId, input.announce?.fence.fencingToken ?? 0);

@@ -103,7 +103,10 @@ export function createRedisContext(
     readyKey: isCluster ? undefined : readyIndexKey(namespace),
     outboxFoldKeys: isCluster
       ? undefined
-      : (tenant) => [outboxIndexKey(namespace), webhookTenantKeys(namespace, tenant).endpointsVersion],
+      : (tenant) => [
+          outboxIndexKey(namespace),
+          webhookTenantKeys(namespace, tenant).endpointsVersion,
+        ],
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
     tenantSpendKey: (tenant) => tenantSpendKey(namespace, tenant),

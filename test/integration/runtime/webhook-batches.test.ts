@@ -100,8 +100,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       const idOf = (turnId: string) =>
         receiver.delivered.find((d) => d.body.data.turn_id === turnId)?.id;
       const deliveredTurn = (turnId: string) => idOf(turnId) !== undefined;
-      const requestsOf = (turnId: string) =>
-        receiver.requests.filter((r) => r.id === idOf(turnId));
+      const requestsOf = (turnId: string) => receiver.requests.filter((r) => r.id === idOf(turnId));
       return {
         hooks,
         receiver,
