@@ -62,31 +62,8 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
   const again = new Set<OutboxId>();
   let flushing = false;
 
-  const { endpointsOf, endpointsAt, deliverRow } = createRowDelivery(options);
+  const { endpointsOf, endpointsAt, deliverOutbox } = createRowDelivery(options, token);
   const ticket: OutboxClaimTicket = { claimToken: token, leaseMs, max: ROWS_PER_CLAIM };
-
-  async function deliverOutbox(
-    outboxId: OutboxId,
-    report: OutboxClaimReport,
-    endpoints: WebhookEndpoint[],
-    seenAtMs: number,
-    nudged: boolean,
-  ): Promise<void> {
-    const settlements = await Promise.all(
-      report.claims.map((c) => deliverRow(outboxId, c, endpoints)),
-    );
-    if (settlements.length > 0) await store.settleOutboxBatch(outboxId, token, settlements);
-    const later = settlements.flatMap((s) =>
-      s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
-    );
-    // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
-    if (report.remaining > report.claims.length) later.push(clock.nowMs());
-    const next = later.length > 0 ? Math.min(...later) : undefined;
-    // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
-    // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
-    if (nudged && next === undefined && report.claims.length > 0) return;
-    await store.settleOutboxHint(outboxId, seenAtMs, next);
-  }
 
   /**
    * One batch: every outbox's claim and each tenant's endpoint check in one round trip. Resolves
