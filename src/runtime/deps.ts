@@ -148,8 +148,8 @@ export interface OutboxHints {
    */
   fold?(outboxId: SessionId): CommitOutboxFold;
   /**
-   * After that commit: its claimed rows to this replica's deliverer; without a claim (none
-   * asked, or a replay), the note as `written` writes it.
+   * After that commit: its claimed rows to this replica's deliverer; without a ticket, the note
+   * as `written` writes it; a replay (a ticket, no claim back) leaves the applied commit's hint.
    */
   folded?(outboxId: SessionId, fold: CommitOutboxFold, claimed?: FoldedOutboxClaim): Promise<void>;
 }
@@ -189,11 +189,11 @@ export function createOutboxHints(
       return { nowMs: now, dueAtMs: now + graceMs, ...(claim && { claim }) };
     },
     async folded(outboxId, fold, claimed) {
-      if (fold.claim && claimed && local) {
-        local.deliverClaimed(outboxId, claimed, fold.nowMs);
-        return;
-      }
-      await written(outboxId);
+      if (!fold.claim) return written(outboxId);
+      // No claim back with a ticket given: a replay. The commit that applied wrote the hint a
+      // lease ahead and leased the rows to its deliverer (this one, or a lost replica's), so
+      // they are found when that lease ends; a nudge now would only find them held.
+      if (claimed) local?.deliverClaimed(outboxId, claimed, fold.nowMs);
     },
   };
 }
