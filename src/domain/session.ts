@@ -68,7 +68,7 @@ export interface CommitStamp {
   contentHash: string;
 }
 
-import type { WebhookEvent } from "./webhooks.js";
+import type { OutboxClaimReport, WebhookEvent } from "./webhooks.js";
 
 export interface RuntimeCommit {
   sessionId: SessionId;
@@ -102,11 +102,37 @@ export interface RuntimeCommit {
   /** Written to the session's webhook outbox in the commit's step (ADR 0021). */
   webhookEvents?: readonly WebhookEvent[];
   /**
+   * With webhookEvents, on a store that folds the outbox (RuntimeStore.foldsOutbox): the hint's
+   * expect and, for this replica's deliverer, the claim of the due rows, in the commit's step
+   * (ADR 0021 "Folded into the commit"). Ignored by a store that does not fold.
+   */
+  outboxFold?: CommitOutboxFold;
+  /**
    * A turn's announcement, in the commit's step (ADR 0011): its turn_completed appended to the
    * session's event log, then the lease released unless something waits for a holder. A store
    * without the session's log at hand ignores it and says so by leaving `announced` out.
    */
   announce?: CommitAnnouncement;
+}
+
+/** The outbox work a commit does in its step (ADR 0021 "Folded into the commit"). */
+export interface CommitOutboxFold {
+  /** The expect (WebhookOutboxStore.expectOutbox): the writer's now and the due time. */
+  nowMs: number;
+  dueAtMs: number;
+  /**
+   * This replica's deliverer takes the outbox's due, unleased rows (those just written among
+   * them) under its token for `leaseMs`, up to `max`, as claimOutbox would; the tenant's
+   * endpoints version is read in the same step, so its cache is used only when unchanged.
+   */
+  claim?: { claimToken: string; leaseMs: number; max: number };
+}
+
+/** What a commit's fold claimed (CommitOutboxFold.claim); absent on a replay. */
+export interface FoldedOutboxClaim {
+  report: OutboxClaimReport;
+  /** The tenant's endpoints version (WebhookEndpointsSince.version), read with the claim. */
+  endpointsVersion: number;
 }
 
 export interface CommitAnnouncement {
@@ -130,6 +156,8 @@ export interface CommitReceipt {
   replayed: boolean;
   /** The announcement's log sequence number and what became of the lease (not on a replay). */
   announced?: CommitAnnounced;
+  /** The rows the commit's fold claimed for this replica's deliverer (not on a replay). */
+  outbox?: FoldedOutboxClaim;
 }
 
 export interface CommitAnnounced {

@@ -160,6 +160,12 @@ export interface TurnInputStore {
    * The runtime then sends neither beside them. Absent: the runtime keeps the index itself.
    */
   readonly keepsReadyIndex?: boolean;
+  /**
+   * True where a commit's step also takes its outbox hint's expect and a local deliverer's claim
+   * (RuntimeCommit.outboxFold; ADR 0021 "Folded into the commit": memory, a standalone or
+   * Sentinel Redis). Absent: the runtime expects before the commit and nudges after it.
+   */
+  readonly foldsOutbox?: boolean;
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { Clock } from "../ports/clock.js";
 import type { TranscriptCache } from "../ports/transcript-cache.js";
 import type { SessionId } from "../domain/ids.js";
+import type { CommitOutboxFold, FoldedOutboxClaim } from "../domain/session.js";
 import type { LeaseOwner } from "../domain/lease.js";
 import type { EventLog } from "../ports/event-log.js";
 import type { ModelProvider } from "../ports/model-provider.js";
@@ -141,6 +142,22 @@ export interface OutboxHints {
   expect(outboxId: SessionId): Promise<void>;
   /** Due now; this replica's deliverer looks at once. */
   written(outboxId: SessionId): Promise<void>;
+  /**
+   * For a commit on a store that folds the outbox (RuntimeStore.foldsOutbox): the expect it
+   * does in its step and, with a deliverer on this replica, the claim it takes for it.
+   */
+  fold?(outboxId: SessionId): CommitOutboxFold;
+  /**
+   * After that commit: its claimed rows to this replica's deliverer; without a ticket, the note
+   * as `written` writes it; a replay (a ticket, no claim back) leaves the applied commit's hint.
+   */
+  folded?(outboxId: SessionId, fold: CommitOutboxFold, claimed?: FoldedOutboxClaim): Promise<void>;
+}
+
+/** The deliverer a commit folds its claim for (WebhookDeliverer's fold half). */
+export interface FoldingDeliverer {
+  claimTicket(): CommitOutboxFold["claim"];
+  deliverClaimed(outboxId: SessionId, claimed: FoldedOutboxClaim, seenAtMs: number): void;
 }
 
 /** The hints over a store, `graceMs` (the delivery lease) ahead; `onWritten` nudges a deliverer. */
@@ -149,7 +166,12 @@ export function createOutboxHints(
   clock: Clock,
   graceMs: number,
   onWritten?: (outboxId: SessionId) => boolean | void,
+  local?: FoldingDeliverer,
 ): OutboxHints {
+  const written = async (outboxId: SessionId) => {
+    if (onWritten?.(outboxId) === true) return;
+    await store.noteOutbox(outboxId, clock.nowMs());
+  };
   return {
     expect(outboxId) {
       const now = clock.nowMs();
@@ -158,9 +180,20 @@ export function createOutboxHints(
     // A deliverer of this replica that takes the nudge looks at once, and the expect's hint
     // finds the row a lease later if this replica is lost first (ADR 0021 "Batches"): the note
     // is written only when no deliverer took it.
-    async written(outboxId) {
-      if (onWritten?.(outboxId) === true) return;
-      await store.noteOutbox(outboxId, clock.nowMs());
+    written,
+    // The commit writes the expect with its rows and takes them for this replica's deliverer
+    // (ADR 0021 "Folded into the commit"): no expect, claim or note of its own.
+    fold() {
+      const now = clock.nowMs();
+      const claim = local?.claimTicket();
+      return { nowMs: now, dueAtMs: now + graceMs, ...(claim && { claim }) };
+    },
+    async folded(outboxId, fold, claimed) {
+      if (!fold.claim) return written(outboxId);
+      // No claim back with a ticket given: a replay. The commit that applied wrote the hint a
+      // lease ahead and leased the rows to its deliverer (this one, or a lost replica's), so
+      // they are found when that lease ends; a nudge now would only find them held.
+      if (claimed) local?.deliverClaimed(outboxId, claimed, fold.nowMs);
     },
   };
 }

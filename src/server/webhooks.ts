@@ -67,8 +67,15 @@ export function buildWebhooks(
     ...counters(registry),
   });
   deliverer.start();
-  // A row's writer lost before its note leaves the row due one delivery lease later.
-  const hook = createOutboxHints(store, systemClock, config.leaseMs, (id) => deliverer.nudge(id));
+  // A row's writer lost before its note leaves the row due one delivery lease later. Where the
+  // store folds the outbox, a commit claims its rows for this deliverer in its own step.
+  const hook = createOutboxHints(
+    store,
+    systemClock,
+    config.leaseMs,
+    (id) => deliverer.nudge(id),
+    deliverer,
+  );
   return {
     hook,
     deliverer,

@@ -29,6 +29,7 @@ import { describeReadyIndexLaws } from "./laws/ready-index.js";
 import { describeTurnStartLaws } from "./laws/turn-start.js";
 import { describeTurnRecordLaws } from "./laws/turn-records.js";
 import { describeWebhookBatchLaws } from "./laws/webhook-batches.js";
+import { describeWebhookFoldLaws } from "./laws/webhook-fold.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
@@ -51,6 +52,8 @@ export interface ConformanceOptions {
   turnRecords?: boolean;
   /** True where the store keeps the ready index in its own steps: a standalone Redis (ADR 0024). */
   readyIndexInSteps?: boolean;
+  /** True where a commit folds its outbox hint and a local claim into its step (ADR 0021). */
+  outboxFolded?: boolean;
   /**
    * False where a submitted input's trace cannot be handed to the store: the wire (its SubmitInput
    * keeps the RPC's own span, and the conformance server traces nothing).
@@ -89,6 +92,7 @@ export function defineStoreConformance(
   if (options.idempotencyKeys !== false) describeIdempotencyKeyLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);
   if (options.webhooks !== false) describeWebhookBatchLaws(factory);
+  if (options.webhooks !== false) describeWebhookFoldLaws(factory, options.outboxFolded === true);
   if (options.turnRecords !== false) describeTurnRecordLaws(factory);
   if (options.turnStart !== false) {
     describeTurnStartLaws(factory);

@@ -38,5 +38,5 @@ const memoryStoreFactory: StoreFactory = async (options) => {
 };
 
 describe("memory store conformance", () => {
-  defineStoreConformance(memoryStoreFactory);
+  defineStoreConformance(memoryStoreFactory, { outboxFolded: true });
 });

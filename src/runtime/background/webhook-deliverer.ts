@@ -5,6 +5,7 @@
 // same event id each time, for up to 24 h. At least once, unordered.
 import { randomUUID } from "node:crypto";
 import type { OutboxId } from "../../domain/ids.js";
+import type { FoldedOutboxClaim } from "../../domain/session.js";
 import {
   tenantOfOutbox,
   type OutboxClaimReport,
@@ -22,8 +23,26 @@ export interface WebhookDeliverer {
    * others nudged meanwhile. False when the deliverer is stopped (the writer notes the hint).
    */
   nudge(outboxId: OutboxId): boolean;
+  /**
+   * The claim a commit of this replica takes in its step for this deliverer (ADR 0021 "Folded
+   * into the commit"); undefined when stopped (the writer then notes the hint).
+   */
+  claimTicket(): OutboxClaimTicket | undefined;
+  /**
+   * Delivers the rows a commit claimed for this deliverer: with the tenant's cached endpoints
+   * when the version read in the commit's step is the cached one, else read first. `seenAtMs`:
+   * the writer's now before its commit (the look's start, for the hint's settle).
+   */
+  deliverClaimed(outboxId: OutboxId, claimed: FoldedOutboxClaim, seenAtMs: number): void;
   /** Stops polling and waits for the round in flight. */
   stop(): Promise<void>;
+}
+
+/** What a commit needs to claim rows for a deliverer (CommitOutboxFold.claim). */
+export interface OutboxClaimTicket {
+  claimToken: string;
+  leaseMs: number;
+  max: number;
 }
 
 const ROWS_PER_CLAIM = 16;
@@ -43,30 +62,8 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
   const again = new Set<OutboxId>();
   let flushing = false;
 
-  const { endpointsOf, deliverRow } = createRowDelivery(options);
-
-  async function deliverOutbox(
-    outboxId: OutboxId,
-    report: OutboxClaimReport,
-    endpoints: WebhookEndpoint[],
-    seenAtMs: number,
-    nudged: boolean,
-  ): Promise<void> {
-    const settlements = await Promise.all(
-      report.claims.map((c) => deliverRow(outboxId, c, endpoints)),
-    );
-    if (settlements.length > 0) await store.settleOutboxBatch(outboxId, token, settlements);
-    const later = settlements.flatMap((s) =>
-      s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
-    );
-    // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
-    if (report.remaining > report.claims.length) later.push(clock.nowMs());
-    const next = later.length > 0 ? Math.min(...later) : undefined;
-    // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
-    // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
-    if (nudged && next === undefined && report.claims.length > 0) return;
-    await store.settleOutboxHint(outboxId, seenAtMs, next);
-  }
+  const { endpointsOf, endpointsAt, deliverOutbox } = createRowDelivery(options, token);
+  const ticket: OutboxClaimTicket = { claimToken: token, leaseMs, max: ROWS_PER_CLAIM };
 
   /**
    * One batch: every outbox's claim and each tenant's endpoint check in one round trip. Resolves
@@ -182,6 +179,27 @@ export function createWebhookDeliverer(options: WebhookDelivererOptions): Webhoo
       pending.add(outboxId);
       flush();
       return true;
+    },
+    claimTicket: () => (stopped ? undefined : ticket),
+    deliverClaimed(outboxId, claimed, seenAtMs) {
+      // Delivered even when stopped meanwhile: the rows are this deliverer's until their lease
+      // ends, and stop() waits for tracked work.
+      track(
+        (async () => {
+          try {
+            const { report, endpointsVersion } = claimed;
+            const endpoints = report.claims.length
+              ? await endpointsAt(tenantOfOutbox(outboxId), endpointsVersion)
+              : [];
+            await deliverOutbox(outboxId, report, endpoints, seenAtMs, true);
+          } catch (error) {
+            logger.warn(
+              { outboxId, error },
+              "webhook outbox round failed; its rows come back after their lease",
+            );
+          }
+        })(),
+      );
     },
     async stop() {
       stopped = true;

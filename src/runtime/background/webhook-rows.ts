@@ -1,6 +1,7 @@
 // The webhook deliverer's per-row work (ADR 0021): each tenant's endpoints from a cache checked
 // against the tenant's endpoints version ("Batches"), and one row sent to every endpoint that
-// wants it, each attempt logged, to a settlement: done, or retried later for those that failed.
+// wants it, each attempt logged, to a settlement: done, or retried later for those that failed;
+// then the rows of one claim settled in one step and the outbox's hint moved or left.
 import type { OutboxId } from "../../domain/ids.js";
 import {
   WEBHOOK_FAILURE_LIMIT,
@@ -9,6 +10,7 @@ import {
   wantsEvent,
   webhookBackoffMs,
   type OutboxClaim,
+  type OutboxClaimReport,
   type OutboxRowSettlement,
   type WebhookEndpoint,
 } from "../../domain/webhooks.js";
@@ -44,7 +46,8 @@ interface CachedEndpoints {
   endpoints: WebhookEndpoint[];
 }
 
-export function createRowDelivery(options: WebhookDelivererOptions) {
+/** A deliverer's row work under its claim token `token`. */
+export function createRowDelivery(options: WebhookDelivererOptions, token: string) {
   const { store, send, clock, logger } = options;
   const failureLimit = options.failureLimit ?? WEBHOOK_FAILURE_LIMIT;
   const retryWindowMs = options.retryWindowMs ?? WEBHOOK_RETRY_WINDOW_MS;
@@ -62,6 +65,12 @@ export function createRowDelivery(options: WebhookDelivererOptions) {
     if (cache.size >= CACHED_TENANTS) cache.clear();
     cache.set(tenant, { version: fresh.version, endpoints: fresh.endpoints });
     return fresh.endpoints;
+  }
+
+  // A commit's folded claim read the version in its step: the cache serves only that version.
+  async function endpointsAt(tenant: string, version: number): Promise<WebhookEndpoint[]> {
+    const known = cache.get(tenant);
+    return known?.version === version ? known.endpoints : endpointsOf(tenant);
   }
 
   async function attempt(
@@ -128,5 +137,28 @@ export function createRowDelivery(options: WebhookDelivererOptions) {
     return { eventId, settlement: { kind: "retry", dueAtMs, targets: owed } };
   }
 
-  return { endpointsOf, deliverRow };
+  async function deliverOutbox(
+    outboxId: OutboxId,
+    report: OutboxClaimReport,
+    endpoints: WebhookEndpoint[],
+    seenAtMs: number,
+    nudged: boolean,
+  ): Promise<void> {
+    const settlements = await Promise.all(
+      report.claims.map((c) => deliverRow(outboxId, c, endpoints)),
+    );
+    if (settlements.length > 0) await store.settleOutboxBatch(outboxId, token, settlements);
+    const later = settlements.flatMap((s) =>
+      s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
+    );
+    // Rows left unclaimed (over the batch, or held by another deliverer) keep the hint due now.
+    if (report.remaining > report.claims.length) later.push(clock.nowMs());
+    const next = later.length > 0 ? Math.min(...later) : undefined;
+    // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
+    // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
+    if (nudged && next === undefined && report.claims.length > 0) return;
+    await store.settleOutboxHint(outboxId, seenAtMs, next);
+  }
+
+  return { endpointsOf, endpointsAt, deliverOutbox };
 }

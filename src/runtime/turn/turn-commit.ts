@@ -10,12 +10,17 @@ import type { UsageTotals } from "../../domain/usage.js";
 import type { TurnOutcome } from "../../domain/turn-outcome.js";
 import { summarizeOutcome } from "../../domain/turn-records.js";
 import type { TurnResult } from "../../engine/index.js";
-import { HEAD_RACE_ATTEMPTS, type CommitAnnounced } from "../../domain/session.js";
+import {
+  HEAD_RACE_ATTEMPTS,
+  type CommitAnnounced,
+  type CommitOutboxFold,
+  type FoldedOutboxClaim,
+} from "../../domain/session.js";
 import type { RuntimeDeps } from "../deps.js";
 import { encodeCommitted, encodeMessage } from "./message-codec.js";
 import type { WebhookEvent } from "../../domain/webhooks.js";
 import type { SessionEvent } from "../../domain/session-events.js";
-import { withOutboxHint } from "./webhook-events.js";
+import { withFoldedOutbox } from "./webhook-events.js";
 import { entryCursor } from "../stream/index.js";
 import type { TurnRun } from "./turn-run.js";
 import { costOf } from "./turn-budget.js";
@@ -64,8 +69,8 @@ export async function commitTurn(
     .update(turn.messages.map(encodeMessage).join("\n"))
     .digest("hex");
   const writesRows = (turn.webhookEvents?.length ?? 0) > 0;
-  return withOutboxHint(deps, fence.sessionId, writesRows, () =>
-    commitAtHead(deps, fence, readHead, turn, contentHash),
+  return withFoldedOutbox(deps, fence.sessionId, writesRows, (fold) =>
+    commitAtHead(deps, fence, readHead, turn, contentHash, fold),
   );
 }
 
@@ -75,7 +80,8 @@ async function commitAtHead(
   readHead: number,
   turn: TurnRecord,
   contentHash: string,
-): Promise<CommittedTurn> {
+  outboxFold: CommitOutboxFold | undefined,
+): Promise<CommittedTurn & { outbox?: FoldedOutboxClaim }> {
   let expected = readHead;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -102,6 +108,7 @@ async function commitAtHead(
           turnEnd: { turnId: turn.turnId, outcome: summarizeOutcome(turn.outcome) },
         }),
         ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
+        ...(turn.webhookEvents?.length && outboxFold && { outboxFold }),
         ...(turn.completion && {
           announce: {
             fence,
@@ -112,8 +119,8 @@ async function commitAtHead(
           },
         }),
       });
-      const { headRevision, announced } = receipt;
-      return announced ? { headRevision, announced } : { headRevision };
+      const { headRevision, announced, outbox } = receipt;
+      return { headRevision, ...(announced && { announced }), ...(outbox && { outbox }) };
     } catch (error) {
       if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {
         expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;

@@ -7,6 +7,7 @@ import type { ToolWait } from "../../domain/tool-calls.js";
 import type { TurnOutcome } from "../../domain/turn-outcome.js";
 import type { WebhookEvent, WebhookEventType } from "../../domain/webhooks.js";
 import type { RuntimeDeps } from "../deps.js";
+import type { CommitOutboxFold, FoldedOutboxClaim } from "../../domain/session.js";
 
 /**
  * The id is derived from what the event reports, so a commit retried at another head (the same
@@ -104,6 +105,29 @@ export async function withOutboxHint<T>(
   await hints.expect(sessionId);
   const result = await write();
   hints.written(sessionId).catch((error: unknown) => {
+    deps.logger.warn({ sessionId, error }, "webhook outbox hint not written");
+  });
+  return result;
+}
+
+/**
+ * A commit carrying outbox rows, on a store that folds the outbox (ADR 0021 "Folded into the
+ * commit"): the hint's expect rides in the commit's step, and so does the claim of its rows for
+ * this replica's deliverer, which then only settles them. Elsewhere, withOutboxHint's steps.
+ */
+export async function withFoldedOutbox<T extends { outbox?: FoldedOutboxClaim }>(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  writesRows: boolean,
+  write: (fold?: CommitOutboxFold) => Promise<T>,
+): Promise<Omit<T, "outbox">> {
+  const hints = writesRows ? deps.webhooks : undefined;
+  if (!hints?.fold || !hints.folded || deps.store.foldsOutbox !== true) {
+    return withOutboxHint(deps, sessionId, writesRows, () => write());
+  }
+  const fold = hints.fold(sessionId);
+  const { outbox, ...result } = await write(fold);
+  hints.folded(sessionId, fold, outbox).catch((error: unknown) => {
     deps.logger.warn({ sessionId, error }, "webhook outbox hint not written");
   });
   return result;

@@ -11,6 +11,7 @@ import {
   markedCount,
   type CommitAnnouncement,
   type CommitReceipt,
+  type FoldedOutboxClaim,
   type RuntimeCommit,
   type SessionSnapshot,
   type TranscriptMark,
@@ -26,7 +27,8 @@ import type { AnnouncementLog } from "./event-log.js";
 import type { SessionEvent } from "../../domain/session-events.js";
 import { waitsForHolder } from "./lease-ops.js";
 import { closeTurnCalls } from "./tool-call-ops.js";
-import { writeOutboxRow } from "./webhook-state.js";
+import { claimRows, expectHint, writeOutboxRow } from "./webhook-state.js";
+import { tenantOfOutbox } from "../../domain/webhooks.js";
 import { writeTurnRecord } from "./turn-record-ops.js";
 import type { TurnEndingCommit } from "../../domain/turn-records.js";
 
@@ -180,9 +182,28 @@ export function commitRuntimeState(
     for (const event of commit.webhookEvents ?? []) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
     }
-    if (!log || !commit.announce) return receipt;
-    return { ...receipt, announced: announce(ctx, log, cell, commit.announce, nowMs) };
+    const outbox = commit.webhookEvents?.length ? foldOutbox(ctx, commit, nowMs) : undefined;
+    const folded = outbox ? { ...receipt, outbox } : receipt;
+    if (!log || !commit.announce) return folded;
+    return { ...folded, announced: announce(ctx, log, cell, commit.announce, nowMs) };
   });
+}
+
+/** The commit's webhook work in its step (ADR 0021 "Folded into the commit"): expect, claim. */
+function foldOutbox(
+  ctx: MemoryContext,
+  commit: TurnEndingCommit,
+  nowMs: number,
+): FoldedOutboxClaim | undefined {
+  const fold = commit.outboxFold;
+  if (!fold) return undefined;
+  const outboxId = commit.sessionId;
+  expectHint(ctx.webhooks, outboxId, fold.nowMs, fold.dueAtMs);
+  if (!fold.claim) return undefined;
+  const { claimToken, leaseMs, max } = fold.claim;
+  const report = claimRows(ctx.webhooks, outboxId, claimToken, leaseMs, max, nowMs);
+  const endpointsVersion = ctx.webhooks.endpointVersions.get(tenantOfOutbox(outboxId)) ?? 0;
+  return { report, endpointsVersion };
 }
 
 export function loadSession(

@@ -91,6 +91,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       },
 
       commit: (commit) => commits.commitRuntimeState(ctx, commit),
+      // The commit's step takes its outbox hint and a local claim (ADR 0021, folded).
+      foldsOutbox: true,
 
       loadSession: (sessionId, since) => commits.loadSession(ctx, sessionId, since),
       deleteSession: (sessionId) => sessions.deleteSession(ctx, sessionId),

@@ -4,7 +4,6 @@ import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
 import type { OutboxId, SessionId } from "../../domain/ids.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
-  type OutboxClaim,
   type WebhookEndpoint,
   type WebhookEvent,
 } from "../../domain/webhooks.js";
@@ -12,7 +11,7 @@ import type { WebhookStore } from "../../ports/webhook-store.js";
 import { withChecks } from "../shared/checked.js";
 import { webhookChecks } from "../shared/webhook-checks.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { writeOutboxRow, type MemoryWebhooks, type StoredRow } from "./webhook-state.js";
+import { claimRows, expectHint, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
 
 export { emptyWebhooks, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
 
@@ -32,23 +31,9 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
         writeOutboxRow(w, outboxId, event, targets, nowMs),
       ),
     claimOutbox: (outboxId: OutboxId, claimToken: string, leaseMs: number, max: number) =>
-      atomically(ctx, stepOf(outboxId), (_cell, nowMs) => {
-        const rows = w.outboxes.get(outboxId) ?? new Map<string, StoredRow>();
-        const claims: OutboxClaim[] = [];
-        for (const row of rows.values()) {
-          if (claims.length >= max) break;
-          if (row.dueAtMs > nowMs || row.leaseUntilMs > nowMs) continue;
-          row.claimToken = claimToken;
-          row.leaseUntilMs = nowMs + leaseMs;
-          const { event, attempts, dueAtMs, targets } = structuredClone(row);
-          claims.push({
-            row: { event, attempts, dueAtMs, targets },
-            claimToken,
-            leaseUntilMs: row.leaseUntilMs,
-          });
-        }
-        return { claims, remaining: rows.size };
-      }),
+      atomically(ctx, stepOf(outboxId), (_cell, nowMs) =>
+        claimRows(w, outboxId, claimToken, leaseMs, max, nowMs),
+      ),
     settleOutbox: (
       outboxId: OutboxId,
       eventId: string,
@@ -107,10 +92,7 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
       return Promise.resolve();
     },
     expectOutbox: (outboxId: OutboxId, nowMs: number, dueAtMs: number) => {
-      const current = w.due.get(outboxId);
-      if (current === undefined || current <= nowMs || dueAtMs < current) {
-        w.due.set(outboxId, dueAtMs);
-      }
+      expectHint(w, outboxId, nowMs, dueAtMs);
       return Promise.resolve();
     },
     settleOutboxHint: (outboxId: OutboxId, seenAtMs: number, nextDueAtMs?: number) =>

@@ -2,6 +2,8 @@
 // can hold it without an import cycle: outbox rows per session and the tenants' endpoints.
 import type { OutboxId } from "../../domain/ids.js";
 import type {
+  OutboxClaim,
+  OutboxClaimReport,
   OutboxRow,
   WebhookDelivery,
   WebhookEndpoint,
@@ -55,4 +57,46 @@ export function writeOutboxRow(
     leaseUntilMs: 0,
   });
   return true;
+}
+
+/**
+ * The hint's expect (ADR 0021 "The hint"): due at `dueAtMs`, unless due later than the writer's
+ * now and earlier than that already.
+ */
+export function expectHint(
+  webhooks: MemoryWebhooks,
+  outboxId: OutboxId,
+  nowMs: number,
+  dueAtMs: number,
+): void {
+  const current = webhooks.due.get(outboxId);
+  if (current === undefined || current <= nowMs || dueAtMs < current) {
+    webhooks.due.set(outboxId, dueAtMs);
+  }
+}
+
+/** claimOutbox's step: up to `max` due rows whose lease is free, taken under `claimToken`. */
+export function claimRows(
+  webhooks: MemoryWebhooks,
+  outboxId: OutboxId,
+  claimToken: string,
+  leaseMs: number,
+  max: number,
+  nowMs: number,
+): OutboxClaimReport {
+  const rows = webhooks.outboxes.get(outboxId) ?? new Map<string, StoredRow>();
+  const claims: OutboxClaim[] = [];
+  for (const row of rows.values()) {
+    if (claims.length >= max) break;
+    if (row.dueAtMs > nowMs || row.leaseUntilMs > nowMs) continue;
+    row.claimToken = claimToken;
+    row.leaseUntilMs = nowMs + leaseMs;
+    const { event, attempts, dueAtMs, targets } = structuredClone(row);
+    claims.push({
+      row: { event, attempts, dueAtMs, targets },
+      claimToken,
+      leaseUntilMs: row.leaseUntilMs,
+    });
+  }
+  return { claims, remaining: rows.size };
 }

@@ -12,6 +12,7 @@ import type { SessionId } from "../../domain/ids.js";
 import type {
   CommitAnnouncement,
   CommitReceipt,
+  FoldedOutboxClaim,
   SessionSnapshot,
   TranscriptMark,
 } from "../../domain/session.js";
@@ -23,6 +24,8 @@ import { endStatusOf, type TurnEndingCommit } from "../../domain/turn-records.js
 import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
+import { tenantOfOutbox } from "../../domain/webhooks.js";
+import { decodeClaims } from "./webhook-ops.js";
 
 function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
   const u = commit.usage;
@@ -49,6 +52,7 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
     c: commit.costMicros ?? 0,
     w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
     a: announcementSpec(commit.announce, logMaxEntries),
+    ...(commit.outboxFold && { wf: outboxFoldSpec(commit) }),
     ...(commit.turnEnd && {
       te: [
         commit.turnEnd.turnId,
@@ -57,6 +61,21 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
       ],
     }),
   });
+}
+
+/** The fold's `wf` as the script takes it (see commit-21-24.lua; webhooks folded in). */
+function outboxFoldSpec(commit: TurnEndingCommit): unknown[] {
+  const fold = commit.outboxFold;
+  if (!fold) return [];
+  const claim = fold.claim;
+  return [
+    fold.nowMs,
+    fold.dueAtMs,
+    commit.sessionId,
+    claim?.claimToken ?? "",
+    claim?.leaseMs ?? 0,
+    claim?.max ?? 0,
+  ];
 }
 
 /** The announcement as the script takes it (see commit-21-22.lua); [] for none. */
@@ -79,6 +98,7 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
   const sessionId = input.sessionId;
   const k = ctx.keys(sessionId);
   const ek = ctx.eventKeys(sessionId);
+  const fold = ctx.outboxFoldKeys !== undefined && input.outboxFold !== undefined;
   const reply = await ctx.scripts.run(
     "commit",
     withReadyKey(ctx, [
@@ -104,7 +124,10 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
       k.toolCalls(input.announce?.turnId ?? ""),
       k.turnRecords,
       k.turnOrder,
-    ]),
+    ]).concat(
+      // Webhooks folded into the commit (ADR 0021): after the ready index, standalone only.
+      ctx.outboxFoldKeys?.(tenantOfOutbox(sessionId)) ?? [],
+    ),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );
   switch (reply[0]) {
@@ -118,6 +141,8 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
         ...(input.announce && {
           announced: { seq: int(reply, 2), released: int(reply, 3) === 1, signalsCleared: true },
         }),
+        ...(fold &&
+          reply.length > 4 && { outbox: decodeFolded(reply[4] as unknown as ScriptReply, input) }),
       };
     case REPLY.LEASE_EXPIRED:
       throw leaseExpired(sessionId, input.announce?.fence.fencingToken ?? 0);
@@ -146,6 +171,16 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
       throw turnInputClaimSuperseded(sessionId, claimId);
     }
   }
+}
+
+/** The fold's claim (commit-21-24.lua's fifth reply): the version, then claimOutbox's reply. */
+function decodeFolded(folded: ScriptReply, input: TurnEndingCommit): FoldedOutboxClaim {
+  const token = input.outboxFold?.claim?.claimToken ?? "";
+  // decodeClaims reads claimOutbox's reply, whose R.OK this one's version stands in for.
+  return {
+    endpointsVersion: int(folded, 0),
+    report: { claims: decodeClaims(folded, token), remaining: int(folded, 1) },
+  };
 }
 
 export async function loadSession(

@@ -8,6 +8,7 @@ import type { StoreLogger } from "../shared/store-log.js";
 import {
   agentIndexKey,
   agentKeys,
+  outboxIndexKey,
   readyIndexKey,
   tenantSpendKey,
   sessionIndexKey,
@@ -16,6 +17,7 @@ import {
   type AgentKeys,
   type SessionEventKeys,
   type SessionKeys,
+  webhookTenantKeys,
 } from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
 
@@ -41,6 +43,12 @@ export interface RedisContext {
    * it in its own (ADR 0024). Undefined on Cluster, where it is its own command.
    */
   readyKey: string | undefined;
+  /**
+   * The due-outbox hint and the tenant's endpoints version, the keys a commit folds its webhook
+   * work into (ADR 0021 "Folded into the commit"), where they share the server with the
+   * session's keys (standalone, Sentinel). Undefined on Cluster: separate steps there.
+   */
+  outboxFoldKeys: ((tenant: string) => [string, string]) | undefined;
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
   tenantSpendKey(tenant: string): string;
@@ -67,6 +75,7 @@ export function createRedisContext(
   logMaxEntries = DEFAULT_LOG_MAX_ENTRIES,
 ): RedisContext {
   const indexKey = sessionIndexKey(namespace);
+  const isCluster = "isCluster" in redis && redis.isCluster;
   // Commits landing in one turn of the event loop share one ZADD: the index is a hint, and one
   // command per turn instead of one per commit is a command less on most turn cycles.
   let pending: (string | number)[] = [];
@@ -91,7 +100,13 @@ export function createRedisContext(
     eventKeys: (sessionId) => sessionEventKeys(namespace, sessionId),
     logMaxEntries,
     indexKey,
-    readyKey: "isCluster" in redis && redis.isCluster ? undefined : readyIndexKey(namespace),
+    readyKey: isCluster ? undefined : readyIndexKey(namespace),
+    outboxFoldKeys: isCluster
+      ? undefined
+      : (tenant) => [
+          outboxIndexKey(namespace),
+          webhookTenantKeys(namespace, tenant).endpointsVersion,
+        ],
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
     tenantSpendKey: (tenant) => tenantSpendKey(namespace, tenant),

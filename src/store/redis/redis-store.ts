@@ -112,6 +112,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       submitInput: (draft) => inputs.submitInput(on(draft?.sessionId), draft),
       startTurn: (draft, claim) => turnStart.startTurn(on(draft?.sessionId), draft, claim),
       keepsReadyIndex: ctx.readyKey !== undefined,
+      foldsOutbox: ctx.outboxFoldKeys !== undefined,
       listInputs: (id) => inputs.listInputs(on(id), id),
       cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
       claimInputs: (fence, point, max) =>

@@ -39,7 +39,7 @@ function encodeEndpoint(e: WebhookEndpoint): string {
   return JSON.stringify(e);
 }
 
-function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClaim[] {
+export function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClaim[] {
   const leaseUntilMs = int(reply, 2);
   const claims: OutboxClaim[] = [];
   for (let i = 0, at = 4; i < int(reply, 3); i++, at += 4) {

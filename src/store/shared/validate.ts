@@ -16,7 +16,7 @@ import type { ClaimBoundary, QueuedWorkDraft } from "../../domain/queue.js";
 import { WORK_CLASS_ORDER } from "../../domain/queue.js";
 import type { AgentDraft } from "../../domain/agents.js";
 import type { ParkTurnDraft } from "../../domain/parked-turns.js";
-import type { RuntimeCommit, TranscriptMark } from "../../domain/session.js";
+import type { CommitOutboxFold, RuntimeCommit, TranscriptMark } from "../../domain/session.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
 
 const MAX_KEY_LENGTH = 512;
@@ -250,6 +250,16 @@ export function checkCommit(commit: RuntimeCommit, limits: StoreLimits): void {
   }
   if (commit.parkedTurnId !== undefined) checkId("parked_turn_id", commit.parkedTurnId);
   if (commit.deferTurnInputs !== undefined) checkId("defer_turn_inputs", commit.deferTurnInputs);
+  if (commit.outboxFold) checkOutboxFold(commit.outboxFold);
+}
+
+function checkOutboxFold(fold: CommitOutboxFold): void {
+  checkCount("outbox_fold.now_ms", fold.nowMs, 0);
+  checkCount("outbox_fold.due_at_ms", fold.dueAtMs, 0);
+  if (!fold.claim) return;
+  checkId("outbox_fold.claim.claim_token", fold.claim.claimToken);
+  checkCount("outbox_fold.claim.lease_ms", fold.claim.leaseMs, 1, 24 * 60 * 60 * 1000);
+  checkCount("outbox_fold.claim.max", fold.claim.max, 1, 1000);
 }
 
 export function checkParkDraft(draft: ParkTurnDraft, limits: StoreLimits): void {

@@ -8,9 +8,14 @@ import type { OutboxId } from "../../../src/domain/ids.js";
 import type { WebhookEvent } from "../../../src/domain/webhooks.js";
 import { systemClock } from "../../../src/ports/clock.js";
 import { createScriptedProvider } from "../../../src/providers/scripted.js";
-import { createWebhookDeliverer, silentLogger } from "../../../src/runtime/index.js";
+import {
+  createOutboxHints,
+  createWebhookDeliverer,
+  silentLogger,
+} from "../../../src/runtime/index.js";
 import { createWebhookSender } from "../../../src/webhooks/webhook-sender.js";
-import { createRuntimeHarness } from "../../support/runtime-harness.js";
+import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
+import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
 import { sleep, waitFor } from "../../support/wait-for.js";
@@ -42,7 +47,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         ...(backend === "redis" && { redis }),
         ...(backend === "cluster" && { redis: cluster }),
       });
-      const hooks = harness.webhooks;
+      // The deliverer's own store calls, counted (the commit's are not among them).
+      const calls = new Map<string, number>();
+      const hooks = counted(harness.webhooks, calls);
       const receiver: WebhookReceiver = await startWebhookReceiver(secret);
       const deliverer = createWebhookDeliverer({
         store: hooks,
@@ -73,8 +80,86 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         deliverer.nudge(outboxId);
       };
       const got = (id: string) => receiver.delivered.some((d) => d.id === id);
-      return { hooks, receiver, deliverer, endpoint, send, got };
+      // Production wiring: the runtime's hint nudges this deliverer and folds its claim.
+      harness.deps.webhooks = createOutboxHints(
+        hooks,
+        systemClock,
+        60_000,
+        (id) => deliverer.nudge(id),
+        deliverer,
+      );
+      const runTurn = async () => {
+        const client = `s-${randomUUID()}`;
+        const sessionId = `${TENANT}:${client}`;
+        const command = { ...textCommand(sessionId, "hi"), publicSessionId: client };
+        const events = await collect(
+          harness.runtime.streamTurn(command, new AbortController().signal),
+        );
+        return events[0]?.turnId ?? "";
+      };
+      const idOf = (turnId: string) =>
+        receiver.delivered.find((d) => d.body.data.turn_id === turnId)?.id;
+      const deliveredTurn = (turnId: string) => idOf(turnId) !== undefined;
+      const requestsOf = (turnId: string) => receiver.requests.filter((r) => r.id === idOf(turnId));
+      return {
+        hooks,
+        receiver,
+        deliverer,
+        endpoint,
+        send,
+        got,
+        calls,
+        runTurn,
+        deliveredTurn,
+        requestsOf,
+        folds: harness.store.foldsOutbox === true,
+      };
     }
+
+    it("a turn's commit takes its hint and its rows' claim in its step where the store folds them", async () => {
+      const s = await setup(NEW_SECRET);
+      await s.endpoint("ep-1", NEW_SECRET);
+      const warm = await s.runTurn();
+      await waitFor(() => s.deliveredTurn(warm), { what: "the warming delivery" });
+      // Settled after the receiver answered: wait for it before counting afresh.
+      await waitFor(() => (s.calls.get("settleOutboxBatch") ?? 0) === 1, { what: "its settle" });
+      s.calls.clear();
+      for (let i = 0; i < 3; i++) {
+        const turnId = await s.runTurn();
+        await waitFor(() => s.deliveredTurn(turnId), { what: "the turn's delivery" });
+      }
+      const n = (name: string) => s.calls.get(name) ?? 0;
+      await waitFor(() => n("settleOutboxBatch") >= 3, { what: "the three settles" });
+      if (s.folds) {
+        // No expect, claim or note of its own; the endpoints unchanged: served from the cache.
+        const separate = ["expectOutbox", "claimOutbox", "noteOutbox", "endpointsSince"];
+        expect(separate.map(n)).toEqual([0, 0, 0, 0]);
+      } else {
+        // Cluster: the hint's slot and the tenant's are not the session's; separate steps.
+        expect(n("expectOutbox")).toBe(3);
+        expect(n("claimOutbox")).toBeGreaterThanOrEqual(3);
+        expect(n("endpointsSince")).toBeGreaterThanOrEqual(3);
+      }
+      expect(n("settleOutboxBatch")).toBe(3);
+    });
+
+    it("a deleted or rotated endpoint is seen by the next turn's commit, though the cache held it", async () => {
+      const s = await setup(NEW_SECRET);
+      await s.endpoint("ep-1", NEW_SECRET);
+      await s.endpoint("ep-2", NEW_SECRET);
+      const warm = await s.runTurn();
+      await waitFor(() => s.requestsOf(warm).length === 2, { what: "the warming deliveries" });
+      expect(await s.hooks.deleteEndpoint(TENANT, "ep-1")).toBe(true);
+      const afterDelete = await s.runTurn();
+      await waitFor(() => s.deliveredTurn(afterDelete), { what: "the live endpoint's delivery" });
+      await sleep(100);
+      expect(s.requestsOf(afterDelete)).toHaveLength(1);
+      expect(s.receiver.rejected).toBe(0);
+      // Rotated to a secret the receiver does not know: the next send is signed with it.
+      await s.hooks.updateEndpoint({ tenant: TENANT, endpointId: "ep-2", secret: OLD_SECRET });
+      await s.runTurn();
+      await waitFor(() => s.receiver.rejected > 0, { what: "the rotated secret's attempt" });
+    });
 
     it("a secret rotated through the store is used from the next claim on", async () => {
       const s = await setup(NEW_SECRET);
@@ -120,5 +205,19 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       expect(s.receiver.requests.filter((r) => r.id === "msg_deleted")).toEqual([]);
       expect(s.receiver.rejected).toBe(0);
     });
+  });
+}
+
+/** `store` with each call counted by operation name in `calls`. */
+function counted(store: WebhookStore, calls: Map<string, number>): WebhookStore {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== "function" || typeof name !== "string") return value;
+      return (...args: unknown[]) => {
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
   });
 }

@@ -25,7 +25,7 @@ import {
 } from "../../support/runtime-harness.js";
 import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
-import { waitFor } from "../../support/wait-for.js";
+import { sleep, waitFor } from "../../support/wait-for.js";
 
 const { redis, cluster } = connectBothForFile();
 
@@ -118,10 +118,22 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         () => harness.runtime.drain(1_000).then(() => undefined),
       );
       const deliverers: WebhookDeliverer[] = [];
-      // Production wiring: the runtime's outbox hint also nudges this replica's deliverers.
-      harness.deps.webhooks = createOutboxHints(hooks, systemClock, 60_000, (id) => {
-        for (const d of deliverers) d.nudge(id);
-      });
+      // Production wiring: the runtime's outbox hint also nudges this replica's deliverers, and
+      // where the store folds the outbox a commit claims its rows for the first of them.
+      harness.deps.webhooks = createOutboxHints(
+        hooks,
+        systemClock,
+        60_000,
+        (id) => {
+          for (const d of deliverers) d.nudge(id);
+          return deliverers.length > 0;
+        },
+        {
+          claimTicket: () => deliverers[0]?.claimTicket(),
+          deliverClaimed: (id, claimed, seenAtMs) =>
+            deliverers[0]?.deliverClaimed(id, claimed, seenAtMs),
+        },
+      );
       return {
         committedAt,
         harness,
@@ -202,6 +214,30 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       s.deliverer();
       await waitFor(() => s.receiver.delivered.length === 1, {
         what: "the delivery after the deliverer starts",
+      });
+      expect(s.receiver.delivered[0]?.body.data).toMatchObject({
+        session_id: sessionId,
+        turn_id: turnId,
+      });
+    });
+
+    it("a replica lost after its commit claimed its rows still has its event delivered a lease later", async () => {
+      const s = await setup();
+      await s.endpoint();
+      // The commit folds its claim for a deliverer of this replica, which is lost before it
+      // delivers (where the store cannot fold, it is lost before its note); the hint and the
+      // claim's lease are short, and another replica's deliverer only polls.
+      const lost = { claimToken: "lost-replica", leaseMs: 300, max: 16 };
+      s.harness.deps.webhooks = createOutboxHints(s.hooks, systemClock, 300, () => true, {
+        claimTicket: () => lost,
+        deliverClaimed: () => undefined,
+      });
+      const { sessionId, turnId } = await s.runTurn("hello");
+      s.deliverer();
+      await sleep(100);
+      expect(s.receiver.delivered).toHaveLength(0);
+      await waitFor(() => s.receiver.delivered.length === 1, {
+        what: "the delivery a lease later",
       });
       expect(s.receiver.delivered[0]?.body.data).toMatchObject({
         session_id: sessionId,

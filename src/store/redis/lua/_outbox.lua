@@ -1,4 +1,5 @@
 -- Included as "outbox": the webhook outbox (ADR 0021). Reads no KEYS or ARGV (ADR 0035).
+--- @include "num"
 
 -- A webhook outbox row (ADR 0021): e = the event's JSON as given, a = attempts, d = due ms,
 -- t = JSON [endpoint ids] or "" for every endpoint that wants it, k = claim token, l = lease
@@ -7,4 +8,37 @@
 local function write_outbox_row(key, id, event_json, targets, now)
   local row = cjson.encode({ e = event_json, a = 0, d = now, t = targets, k = '', l = 0 })
   return redis.call('HSETNX', key, id, row) == 1
+end
+
+-- The hint's expect (ADR 0021 "The hint"): the outbox becomes due at `due`; a hint due later
+-- than the writer's now and earlier than `due` stands (a look that began before it keeps it).
+local function expect_outbox(due_key, outbox_id, writer_now, due)
+  local current = tonumber(redis.call('ZSCORE', due_key, outbox_id))
+  if current and current > tonumber(writer_now) and current < tonumber(due) then return end
+  redis.call('ZADD', due_key, due, outbox_id)
+end
+
+-- Takes up to max due rows whose lease is free (never taken, or expired: a dead deliverer's
+-- rows come back) under token until until_ms. The claim as claimOutbox replies it after R.OK:
+-- {rows in the outbox, lease until ms, n, [event JSON, attempts, due ms, targets]...}.
+local function claim_outbox_rows(key, token, now, until_ms, max)
+  local all = redis.call('HGETALL', key)
+  local reply = { #all / 2, num(until_ms), 0 }
+  local taken = 0
+  for i = 1, #all, 2 do
+    if taken >= max then break end
+    local row = cjson.decode(all[i + 1])
+    if row.d <= now and row.l <= now then
+      row.k = token
+      row.l = until_ms
+      redis.call('HSET', key, all[i], cjson.encode(row))
+      taken = taken + 1
+      reply[#reply + 1] = row.e
+      reply[#reply + 1] = row.a
+      reply[#reply + 1] = num(row.d)
+      reply[#reply + 1] = row.t
+    end
+  end
+  reply[3] = taken
+  return reply
 end

@@ -16,6 +16,10 @@
 -- KEYS[20] turn records hash   KEYS[21] turn order zset (lua/_turns.lua: `te` ends the record)
 -- KEYS[22] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
 --          clears its mark in this step; absent on Cluster (the runtime clears it there)
+-- -- Webhooks folded into the commit (ADR 0021 "Folded into the commit"): on a standalone or
+-- -- Sentinel Redis only, after KEYS[22]; absent on Cluster (other slots: separate steps there).
+-- KEYS[23] the due-outbox hint index (the expect, with wf)
+-- KEYS[24] the session's tenant's endpoints version (read with wf's claim)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -36,10 +40,15 @@
 --               0024), and its open client tool calls are closed as closeToolCalls closes them,
 --               so nothing of the turn needs the lease after its announcement,
 --           te = [turn id, end status, outcome JSON] or absent: the turn this commit ends, its
---                record completed, failed or cancelled with the commit's usage }
+--                record completed, failed or cancelled with the commit's usage,
+--           wf = [writer now ms, due ms, outbox id, claim token or "", lease ms, max rows] or
+--                absent (needs KEYS[23], KEYS[24]): with w, the hint's expect as expectOutbox does it,
+--                and with a token the outbox's due free rows claimed as claimOutbox claims them }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
+--          {R.OK, headRevision, seq or 0, released or 0, {endpoints version, rows in the outbox,
+--            lease until ms, n, [event JSON, attempts, due ms, targets]...}}   with wf's claim
 --          {R.LEASE_EXPIRED}                  the announcement's fence is not the live lease
 --          {R.STAMP_REPLAYED, headRevision}   the stamp's recorded result; nothing changed
 --          {R.STAMP_CONFLICT}                 the stamp was recorded with another hash
@@ -80,6 +89,9 @@ local tool_calls_key = KEYS[19]
 local turn_records_key = KEYS[20]
 local turn_order_key = KEYS[21]
 local ready_index_key = KEYS[22]
+-- Webhooks folded into the commit (standalone and Sentinel only).
+local outbox_due_key = KEYS[23]
+local endpoints_version_key = KEYS[24]
 local commit_json = ARGV[1]
 local turns = { records = turn_records_key, order = turn_order_key }
 
@@ -191,11 +203,25 @@ if spec.te and #spec.te == 3 then
   }
   write_turn(turns, spec.te[1], spec.te[2], now_ms(), { usage = usage, outcome = spec.te[3] })
 end
+local folded = nil
 if spec.w and #spec.w > 0 then
   local now = now_ms()
   for _, event in ipairs(spec.w) do write_outbox_row(webhook_outbox_key, event[1], event[2], '', now) end
+  -- The hint is written with the row, and this replica's deliverer takes the due rows with the
+  -- tenant's endpoints version read in the same step (its cache is used only when unchanged).
+  local wf = spec.wf
+  if wf and #wf == 6 and outbox_due_key then
+    expect_outbox(outbox_due_key, wf[3], wf[1], wf[2])
+    if wf[4] ~= '' then
+      folded = claim_outbox_rows(webhook_outbox_key, wf[4], now, now + wf[5], wf[6])
+      table.insert(folded, 1, tonumber(redis.call('GET', endpoints_version_key) or '0'))
+    end
+  end
 end
-if not announce then return { R.OK, rev } end
+if not announce then
+  if folded then return { R.OK, rev, 0, 0, folded } end
+  return { R.OK, rev }
+end
 -- The announcement follows every write of the commit, so a release comes after it (a vacant
 -- lease means the last turn was announced, ADR 0006) and sees the claims this commit settled.
 local seq = redis.call('INCR', event_seq_key)
@@ -211,4 +237,5 @@ if announce[6] and not waits_for_holder(head_key, inputs_key, input_index_key, w
   if ready_index_key then redis.call('ZREM', ready_index_key, announce[7]) end
   released = 1
 end
+if folded then return { R.OK, rev, seq, released, folded } end
 return { R.OK, rev, seq, released }
