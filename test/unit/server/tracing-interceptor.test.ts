@@ -60,8 +60,12 @@ function stream(values: number[], failure?: Error) {
 }
 
 /** Runs one streaming call through the interceptor: its span and its response's messages. */
-async function call(messages: AsyncIterable<number>) {
-  const { tracer, spans } = recordingTracer();
+async function call(
+  messages: AsyncIterable<number>,
+  recording = recordingTracer(),
+  contentType = "application/grpc+proto",
+) {
+  const { tracer, spans } = recording;
   const next = (() =>
     Promise.resolve({ stream: true, message: messages })) as unknown as Parameters<
     ReturnType<typeof createTracingInterceptor>
@@ -69,13 +73,13 @@ async function call(messages: AsyncIterable<number>) {
   const req = {
     service: { typeName: "tether.v1.TurnService" },
     method: { name: "StreamTurn" },
-    header: new Headers({ "content-type": "application/grpc+proto" }),
+    header: new Headers({ "content-type": contentType }),
     contextValues: createContextValues(),
   } as unknown as Parameters<typeof next>[0];
   const res = (await createTracingInterceptor(tracer)(next)(req)) as unknown as {
     message: AsyncIterable<number>;
   };
-  const span = spans[0];
+  const span = spans.at(-1);
   if (span === undefined) throw new Error("no span started");
   return { span, out: res.message };
 }
@@ -125,5 +129,31 @@ describe("the RPC span of a server stream", () => {
     expect(state.pulled).toBe(2);
     expect(span.ends).toBe(1);
     expect(span.attributes["rpc.grpc.status_code"]).toBe(0);
+  });
+
+  it("names each call's span by its method and protocol, with no call's attributes leaking into another's", async () => {
+    const recording = recordingTracer();
+    const first = await call(stream([]).messages, recording);
+    for await (const _ of first.out) expect.unreachable();
+    const failure = new ConnectError("gone", Code.NotFound);
+    const second = await call(stream([], failure).messages, recording);
+    await expect(second.out[Symbol.asyncIterator]().next()).rejects.toBe(failure);
+    const third = await call(stream([]).messages, recording, "application/json");
+    const rpc = (system: string) => ({
+      "rpc.system": system,
+      "rpc.service": "tether.v1.TurnService",
+      "rpc.method": "StreamTurn",
+    });
+    expect(recording.spans.map((s) => s.name)).toEqual([
+      "tether.v1.TurnService/StreamTurn",
+      "tether.v1.TurnService/StreamTurn",
+      "tether.v1.TurnService/StreamTurn",
+    ]);
+    expect(first.span.attributes).toEqual({ ...rpc("grpc"), "rpc.grpc.status_code": 0 });
+    expect(second.span.attributes).toEqual({
+      ...rpc("grpc"),
+      "rpc.grpc.status_code": Code.NotFound,
+    });
+    expect(third.span.attributes).toEqual(rpc("connect_rpc"));
   });
 });
