@@ -11,7 +11,7 @@ function rpcSystemOf(contentType: string | null): string {
   return contentType?.startsWith("application/grpc") ? "grpc" : "connect_rpc";
 }
 
-/** The status of a call that succeeded: one object for every call (the SDK copies what it takes). */
+/** A successful call's status: one object for every call (the SDK copies what it is given). */
 const STATUS_OK = { "rpc.grpc.status_code": 0 } as const;
 
 /** Ends the span with the call's gRPC status code (0 is OK, which Connect's Code leaves out). */
