@@ -1,5 +1,6 @@
 // The benchmarks' OTLP receiver counts spans without decoding them
-// (bench/support/otlp-span-count.ts): the count must equal what a full decode finds, whatever else the export carries.
+// (bench/support/otlp-span-count.ts): the count must equal what a full decode finds, whatever
+// else the export carries.
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { countJsonSpans, countProtobufSpans } from "../../../bench/support/otlp-span-count.js";
