@@ -7,7 +7,10 @@ import { randomBytes } from "node:crypto";
 export const CONFIGS = ["plain", "webhooks", "quotas", "budget", "tracing", "all"] as const;
 export type ConfigName = (typeof CONFIGS)[number];
 
-/** Where the features send what they produce: receivers in the benchmark's own process. */
+/**
+ * Where the features send what they produce: the webhook receiver (in the benchmark's process)
+ * and the OTLP one (a process of its own).
+ */
 export interface FeatureSinks {
   webhookUrl: string;
   webhookSecret: string;

@@ -1,7 +1,8 @@
 // Production-shaped turns (issue 39): the turn benchmark's workload on standalone Redis in six
 // configurations in one run: plain (webhooks off), webhooks (one endpoint; the receiver in this
 // process verifies every signature), tenant quotas (limits never reached), a spend budget with a
-// price table, tracing to an OTLP receiver in this process, and all of them together; and the
+// price table, tracing to an OTLP receiver in a process of its own (bench/support/otlp-sink.ts,
+// counting spans without decoding them), and all of them together; and the
 // plain one on the memory store, for redis_vs_memory. Each has its own redis-server.
 //   1. Timed: every server runs at once; rounds run `sessions` x `turns each` on each
 //      configuration, the order rotating every round. Turns/s, and CPU per turn (the server's
@@ -16,9 +17,9 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { startOtlpReceiver } from "../../test/support/otlp-receiver.js";
 import { startRedis, type RedisProcess } from "../../test/support/redis-harness.js";
 import { startWebhookReceiver } from "../../test/support/webhook-receiver.js";
+import { startOtlpSink } from "../support/otlp-sink.js";
 import { processCpuMs, redisCpuMs } from "../support/process-stats.js";
 import { percentile, printTable } from "../support/stats.js";
 import { topSelfTime } from "./cpu-profile.js";
@@ -178,7 +179,9 @@ async function main(): Promise<void> {
   const logDir = await mkdtemp(join(tmpdir(), "tether-bench-production-"));
   const webhookSecret = newWebhookSecret();
   const receiver = await startWebhookReceiver(webhookSecret);
-  const otlp = await startOtlpReceiver();
+  const otlp = await startOtlpSink();
+  // Its start (loading the entry) is not what receiving costs.
+  const otlpStartCpuMs = (await otlp.stats()).cpuMs;
   const sinks: FeatureSinks = {
     webhookUrl: receiver.url,
     webhookSecret,
@@ -199,9 +202,11 @@ async function main(): Promise<void> {
       });
     }
     const profile = await profilePhase(sinks, logDir);
+    const sink = await otlp.stats();
     report(timed, counts, profile, {
       webhooksRejected: receiver.rejected,
-      spans: otlp.spans.length,
+      spans: sink.spans,
+      otlpReceiverCpuMs: sink.cpuMs - otlpStartCpuMs,
     });
   } finally {
     await receiver.close();
@@ -218,7 +223,7 @@ function report(
   timed: TimedResult,
   counts: Record<ConfigName, ConfigCounts>,
   profile: ProfileResult,
-  sinks: { webhooksRejected: number; spans: number },
+  sinks: { webhooksRejected: number; spans: number; otlpReceiverCpuMs: number },
 ): void {
   const { summary, ratios } = timed;
   const plain = summary.plain;
@@ -269,6 +274,9 @@ function report(
     counts,
     webhooks_rejected: sinks.webhooksRejected,
     spans_received: sinks.spans,
+    // The OTLP receiver's own process over the whole run (tracing, all, and their counts), its
+    // start left out.
+    otlp_receiver_cpu_ms: round(sinks.otlpReceiverCpuMs),
     profile: { path: profile.path, top_self_time: profile.top },
     sizes: {
       rounds: ROUNDS,

@@ -1,13 +1,14 @@
 // Tracing on against tracing off, in the same run with the same workload: two built servers on
-// the memory store, one exporting its spans over OTLP/HTTP (protobuf) to a receiver in this
-// process, one with no endpoint (no tracer, no SDK). Rounds alternate which server goes first.
+// the memory store, one exporting its spans over OTLP/HTTP (protobuf) to a receiver in a process
+// of its own (bench/support/otlp-sink.ts: it counts spans without decoding them, and its CPU is
+// reported apart), one with no endpoint (no tracer, no SDK). Rounds alternate which goes first.
 // Part of bench:turns; run alone with `npm run bench:turns:tracing` (sizes: BENCH_TRACING_*).
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { startOtlpReceiver } from "../../test/support/otlp-receiver.js";
+import { startOtlpSink } from "../support/otlp-sink.js";
 import { percentile, printTable } from "../support/stats.js";
 import { startTether, type TetherProcess } from "./server.js";
 import { concurrentTurns, sequentialTurns, turnClient, type TurnClient } from "./workloads.js";
@@ -21,8 +22,15 @@ export interface TracingComparison {
   /** on / off: 1 means tracing costs nothing measurable. */
   on_vs_off: number;
   on_vs_off_range: [number, number];
-  /** Spans the receiver decoded per traced turn (RPC, invoke_agent, chat). */
+  /** Spans the receiver counted per traced turn (RPC, invoke_agent, chat). */
   spans_per_turn: number;
+  /** Export requests per traced turn: how the batching processor groups them. */
+  exports_per_turn: number;
+  /**
+   * The receiver process's CPU per traced turn (over the whole run, warm-up included): what a
+   * Collector would pay elsewhere; on this machine it shares the two cores with the rest.
+   */
+  receiver_cpu_ms_per_turn: number;
   /**
    * The server's own CPU (user + system) per turn, median of the rounds: less swayed than turns/s
    * by other work on a shared machine. NaN where /proc is missing (not Linux).
@@ -32,8 +40,8 @@ export interface TracingComparison {
   /** on / off of the CPU per turn: 1 means tracing costs the server nothing. */
   cpu_on_vs_off: number;
   /**
-   * This process's CPU per turn (the clients, and in traced rounds the receiver decoding every
-   * span): on the same two cores, part of what the traced rate pays that the server does not.
+   * This process's CPU per turn (the clients only: the receiver runs apart): on the same two
+   * cores, part of what either rate pays besides the server.
    */
   bench_off_cpu_ms_per_turn: number;
   bench_on_cpu_ms_per_turn: number;
@@ -66,7 +74,8 @@ const median = (xs: readonly number[]) =>
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
 export async function compareTracing(options: TracingOptions): Promise<TracingComparison> {
-  const receiver = await startOtlpReceiver();
+  const receiver = await startOtlpSink();
+  const receiverStartCpu = (await receiver.stats()).cpuMs;
   const servers: TetherProcess[] = [];
   try {
     const memory = { TETHER_STORE: "memory" };
@@ -120,6 +129,7 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
     }
     // The traced server sends what it still batches when it stops (graceful shutdown flushes).
     for (const server of servers.splice(0)) await server.stop();
+    const sink = await receiver.stats();
     const sorted = [...ratios].sort((a, b) => a - b);
     return {
       sessions: options.sessions,
@@ -130,7 +140,12 @@ export async function compareTracing(options: TracingOptions): Promise<TracingCo
       on_vs_off: round(median(ratios), 3),
       on_vs_off_range: [round(sorted[0] ?? Number.NaN, 3), round(sorted.at(-1) ?? Number.NaN, 3)],
       // Every span the traced server sent (its warm-up turns included), per turn it ran.
-      spans_per_turn: round(receiver.spans.length / (tracedTurns + options.warmup)),
+      spans_per_turn: round(sink.spans / (tracedTurns + options.warmup)),
+      exports_per_turn: round(sink.exports / (tracedTurns + options.warmup), 4),
+      receiver_cpu_ms_per_turn: round(
+        (sink.cpuMs - receiverStartCpu) / (tracedTurns + options.warmup),
+        3,
+      ),
       off_cpu_ms_per_turn: round(median(cpu.off), 3),
       on_cpu_ms_per_turn: round(median(cpu.on), 3),
       cpu_on_vs_off: round(median(cpu.on) / median(cpu.off), 3),
@@ -166,7 +181,14 @@ export function printTracing(c: TracingComparison): void {
       on: c.bench_on_cpu_ms_per_turn.toFixed(2),
       "on/off": "",
     },
+    {
+      measure: "receiver process CPU ms per turn",
+      off: "",
+      on: c.receiver_cpu_ms_per_turn.toFixed(3),
+      "on/off": "",
+    },
     { measure: "spans exported per turn", off: "0", on: c.spans_per_turn.toFixed(2), "on/off": "" },
+    { measure: "exports per turn", off: "0", on: c.exports_per_turn.toFixed(4), "on/off": "" },
   ]);
 }
 

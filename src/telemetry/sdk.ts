@@ -13,6 +13,7 @@ import {
   type Context,
   type Link,
   type Span,
+  type SpanOptions,
 } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
 import { OTLPTraceExporter as OtlpJsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -103,21 +104,26 @@ function samplerOf(config: SamplerConfig): Sampler {
   }
 }
 
-function attributesOf(attributes: TraceAttributes | undefined): Attributes | undefined {
-  if (attributes === undefined) return undefined;
-  const defined: Attributes = {};
-  for (const [key, value] of Object.entries(attributes)) {
-    if (value !== undefined) defined[key] = value as Attributes[string];
-  }
-  return defined;
-}
+/**
+ * The port's attributes as the SDK takes them, not copied: the SDK this version pins copies and
+ * validates every attribute map it is given (cleanAttributes, maybeAddAttribute) and leaves out
+ * undefined values itself, so a copy here would only be a second allocation per call.
+ */
+const attributesOf = (attributes: TraceAttributes | undefined): Attributes | undefined =>
+  attributes as Attributes | undefined;
 
 class SdkSpan implements TraceSpan {
+  #traceparent: string | undefined;
+
   constructor(readonly span: Span) {}
 
+  /** Built once: a span's context does not change. */
   get traceparent(): string {
-    const { traceId, spanId, traceFlags } = this.span.spanContext();
-    return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, "0")}`;
+    if (this.#traceparent === undefined) {
+      const { traceId, spanId, traceFlags } = this.span.spanContext();
+      this.#traceparent = `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, "0")}`;
+    }
+    return this.#traceparent;
   }
 
   setAttributes(attributes: TraceAttributes): void {
@@ -197,19 +203,11 @@ export function startSdkTelemetry(
   const tracer: Tracer = {
     captureContent: config.captureContent,
     startSpan(name: string, spanOptions: TraceSpanOptions): TraceSpan {
-      const parent = contextOf(spanOptions.parent);
-      const links = linksOf(spanOptions.links);
-      const attributes = attributesOf(spanOptions.attributes);
-      const span = otel.startSpan(
-        name,
-        {
-          kind: KINDS[spanOptions.kind],
-          ...(attributes && { attributes }),
-          ...(links && { links }),
-        },
-        parent,
-      );
-      return new SdkSpan(span);
+      const options: SpanOptions = { kind: KINDS[spanOptions.kind] };
+      if (spanOptions.attributes !== undefined)
+        options.attributes = attributesOf(spanOptions.attributes);
+      if (spanOptions.links !== undefined) options.links = linksOf(spanOptions.links);
+      return new SdkSpan(otel.startSpan(name, options, contextOf(spanOptions.parent)));
     },
   };
   return {
