@@ -1,5 +1,5 @@
 // A replica's Redis connections send one turn of the event loop's commands in one socket write
-// (coalesceWrites, ADR 0038), and each command is still its own: answered, failed and falling
+// (coalesceWrites, ADR 0004), and each command is still its own: answered, failed and falling
 // back to EVAL on its own, in the order it was sent.
 import type { Socket } from "node:net";
 import { Cluster, Redis } from "ioredis";
