@@ -43,9 +43,10 @@ export function reconnectOnReadonly(error: Error): 2 | false {
 
 /**
  * Sends what a connection's callers ask for in one turn of the event loop as one socket write
- * (ADR 0004, "One write per turn of the event loop"): the socket is corked at the first command and uncorked after the loop's I/O
- * callbacks (setImmediate), so the commands that many sessions' turns send after the same batch
- * of replies share one write(2) instead of paying one each. Each command is still its own
+ * (ADR 0004, "One write per turn of the event loop"): the socket is corked at the first command
+ * and uncorked after the loop's I/O callbacks (setImmediate), so the commands that many
+ * sessions' turns send after the same batch of replies share one write(2) instead of paying one
+ * each. A pipeline (runAndWait, MULTI) writes its own batch inside the same cork. Each command is still its own
  * command: written in the order it was sent, answered, timed out, redirected (MOVED, ASK) and
  * failed on its own, so nothing a caller awaits changes but when its bytes leave. On a Cluster,
  * each node's connection coalesces its own commands.
