@@ -30,26 +30,32 @@ function label(frame: ProfileNode["callFrame"]): string {
   return `${name} ${file}:${frame.lineNumber + 1}`;
 }
 
-/** The `top` functions by self time, idle time left out. */
-export function topSelfTime(path: string, top = 10): SelfTime[] {
+/** Each function's self time (µs) and the profile's sampled busy time, idle left out. */
+export function selfTimeByFunction(path: string): { us: Map<string, number>; busyUs: number } {
   const profile = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
   const labels = new Map(profile.nodes.map((n) => [n.id, label(n.callFrame)]));
-  const totals = new Map<string, number>();
-  let busy = 0;
+  const us = new Map<string, number>();
+  let busyUs = 0;
   profile.samples.forEach((id, i) => {
     const name = labels.get(id) ?? "?";
     if (name === "(idle)") return;
     // timeDeltas[i] is the time since the previous sample, in microseconds.
-    const us = profile.timeDeltas[i] ?? 0;
-    busy += us;
-    totals.set(name, (totals.get(name) ?? 0) + us);
+    const delta = profile.timeDeltas[i] ?? 0;
+    busyUs += delta;
+    us.set(name, (us.get(name) ?? 0) + delta);
   });
-  return [...totals]
+  return { us, busyUs };
+}
+
+/** The `top` functions by self time, idle time left out. */
+export function topSelfTime(path: string, top = 10): SelfTime[] {
+  const { us, busyUs } = selfTimeByFunction(path);
+  return [...us]
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
-    .map(([fn, us]) => ({
+    .map(([fn, t]) => ({
       fn,
-      ms: Number((us / 1000).toFixed(1)),
-      share: Number((us / busy).toFixed(3)),
+      ms: Number((t / 1000).toFixed(1)),
+      share: Number((t / busyUs).toFixed(3)),
     }));
 }

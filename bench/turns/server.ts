@@ -22,11 +22,13 @@ export async function startTether(
   logDir: string,
   /** Node flags before the entry (e.g. --cpu-prof for a profiled run). */
   nodeArgs: readonly string[] = [],
+  /** The built server to run: another tree's dist/server/main.js for a before/after run. */
+  entry: string = ENTRY,
 ): Promise<TetherProcess> {
-  if (!existsSync(ENTRY)) throw new Error(`${ENTRY} is missing: run \`npm run build\` first`);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`);
   const logFile = join(logDir, `${name}.log`);
   const fd = openSync(logFile, "w");
-  const child = spawn(process.execPath, [...nodeArgs, ENTRY], {
+  const child = spawn(process.execPath, [...nodeArgs, entry], {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       TETHER_HOST: "127.0.0.1",

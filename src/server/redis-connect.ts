@@ -4,11 +4,17 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { StoreConfig } from "./config.js";
 import { redactUrl } from "./logger.js";
-import { reconnectOnReadonly } from "../store/redis/connections.js";
+import { coalesceWrites, reconnectOnReadonly } from "../store/redis/connections.js";
 
 type RedisStoreConfig = Extract<StoreConfig, { kind: "redis" }>;
 
 export function connectRedis(config: RedisStoreConfig, common: RedisOptions): Redis | Cluster {
+  const redis = openRedis(config, common);
+  coalesceWrites(redis);
+  return redis;
+}
+
+function openRedis(config: RedisStoreConfig, common: RedisOptions): Redis | Cluster {
   if (config.clusterNodes.length > 0) {
     return new Cluster(config.clusterNodes, { redisOptions: common });
   }

@@ -17,6 +17,7 @@ import {
   type RedisProcess,
 } from "../support/redis-harness.js";
 import { createRedisEventLog } from "../../src/store/redis/event-log.js";
+import { coalesceWrites } from "../../src/store/redis/connections.js";
 import {
   connectCluster,
   freshNamespace,
@@ -42,6 +43,7 @@ beforeAll(async () => {
   cluster = await startCluster(3, 1);
   await waitForReplicasOnline([primary.port, ...cluster.ports], 1, 30_000);
   redis = new Redis({ host: "127.0.0.1", port: primary.port, maxRetriesPerRequest: 2 });
+  coalesceWrites(redis);
   clusterConn = connectCluster(cluster.ports);
   const conn = clusterConn;
   // The client learns the slots (and that half the nodes are replicas) before the first test.

@@ -9,6 +9,7 @@ import { fenceOf, type LeaseOwner, type SessionExecutionLease } from "../../src/
 import { queueClaimCompletion, type QueuedWorkDraft } from "../../src/domain/queue.js";
 import type { RuntimeStore } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
+import { coalesceWrites } from "../../src/store/redis/connections.js";
 import { connectStandalone, freshNamespace } from "../support/redis-store-factory.js";
 
 let redis: Redis;
@@ -148,6 +149,10 @@ describe("redis store", () => {
 
   it("takes four awaited round trips for a turn cycle, and no index update for a session it added", async () => {
     const counted = new Redis(inject("redisUrl"));
+    // As the server's connections do: writes coalesce per turn of the event loop, but each step
+    // of a cycle awaits the reply before it sends the next, so each command is still its own
+    // round trip (a command count here is a round-trip count).
+    coalesceWrites(counted);
     try {
       const store = createRedisStore({ redis: counted, namespace: freshNamespace("trips") });
       const cycle = async (s: SessionId, head: number): Promise<void> => {

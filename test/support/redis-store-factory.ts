@@ -5,6 +5,7 @@ import { Cluster, Redis } from "ioredis";
 import { afterAll, inject } from "vitest";
 import type { StoreLimits } from "../../src/ports/runtime-store.js";
 import { createRedisStore } from "../../src/store/redis/index.js";
+import { coalesceWrites } from "../../src/store/redis/connections.js";
 import type { RedisDurability } from "../../src/store/redis/durability.js";
 import { createRedisQuotaStore } from "../../src/store/redis/quota-ops.js";
 import { createRedisIdempotencyKeyStore } from "../../src/store/redis/idempotency-key-ops.js";
@@ -17,15 +18,21 @@ import { sessionKeys } from "../../src/store/redis/keys.js";
 import type { StoreFactory } from "../conformance/support/store-factory.js";
 import { sleep } from "./wait-for.js";
 
+// The tests' connections coalesce their writes as the server's do (connectRedis), so the laws
+// hold for commands that leave in one socket write.
 export function connectStandalone(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 2 });
+  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+  coalesceWrites(redis);
+  return redis;
 }
 
 export function connectCluster(ports: readonly number[]): Cluster {
-  return new Cluster(
+  const cluster = new Cluster(
     ports.map((port) => ({ host: "127.0.0.1", port })),
     { redisOptions: { maxRetriesPerRequest: 2 } },
   );
+  coalesceWrites(cluster);
+  return cluster;
 }
 
 /**
@@ -34,6 +41,7 @@ export function connectCluster(ports: readonly number[]): Cluster {
  */
 export function connectBothForFile(): { redis: Redis; cluster: Cluster } {
   const redis = new Redis(inject("redisUrl"));
+  coalesceWrites(redis);
   const cluster = connectCluster(inject("clusterPorts"));
   afterAll(() => {
     redis.disconnect();

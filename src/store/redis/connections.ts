@@ -2,6 +2,7 @@
 // connection settings, extra connections of the same kind as the caller's, and plain commands
 // whose failures become typed store errors.
 import type { Cluster, Redis, RedisOptions } from "ioredis";
+import type { Socket } from "node:net";
 import { toStoreError } from "./scripts.js";
 
 export interface ReplicaConnectionSettings {
@@ -41,6 +42,50 @@ export function reconnectOnReadonly(error: Error): 2 | false {
 }
 
 /**
+ * Sends what a connection's callers ask for in one turn of the event loop as one socket write
+ * (ADR 0004, "One write per turn of the event loop"): the socket is corked at the first command
+ * and uncorked after the loop's I/O callbacks (setImmediate), so the commands that many
+ * sessions' turns send after the same batch of replies share one write(2) instead of paying one
+ * each. A pipeline (runAndWait, MULTI) writes its own batch inside the same cork. Each command is still its own
+ * command: written in the order it was sent, answered, timed out, redirected (MOVED, ASK) and
+ * failed on its own, so nothing a caller awaits changes but when its bytes leave. On a Cluster,
+ * each node's connection coalesces its own commands.
+ */
+export function coalesceWrites(redis: Redis | Cluster): void {
+  if ("isCluster" in redis && redis.isCluster) {
+    const cluster = redis as Cluster;
+    for (const node of cluster.nodes("all")) coalesceNodeWrites(node);
+    cluster.on("+node", (node: Redis) => coalesceNodeWrites(node));
+    return;
+  }
+  coalesceNodeWrites(redis as Redis);
+}
+
+const COALESCED = Symbol("tether.coalescedWrites");
+
+function coalesceNodeWrites(redis: Redis): void {
+  const marked = redis as Redis & { [COALESCED]?: true };
+  if (marked[COALESCED]) return;
+  marked[COALESCED] = true;
+  const send = redis.sendCommand.bind(redis);
+  let corked: Socket | undefined;
+  const uncork = () => {
+    const socket = corked;
+    corked = undefined;
+    socket?.uncork();
+  };
+  redis.sendCommand = (...args: Parameters<Redis["sendCommand"]>) => {
+    const socket = redis.stream as Socket | undefined;
+    if (corked === undefined && socket !== undefined && !socket.destroyed) {
+      socket.cork();
+      corked = socket;
+      setImmediate(uncork);
+    }
+    return send(...args);
+  };
+}
+
+/**
  * A new connection with the caller's settings, changed by `overrides`. Its failures surface on
  * the commands it runs; the listener keeps reconnect attempts off stderr.
  */
@@ -55,6 +100,7 @@ export function duplicateConnection(
         })
       : (redis as Redis).duplicate(overrides);
   conn.on("error", () => undefined);
+  coalesceWrites(conn);
   return conn;
 }
 
