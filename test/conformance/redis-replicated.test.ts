@@ -76,7 +76,7 @@ describe("redis store conformance (standalone with a replica, durability replica
       1,
       REPLICATED,
     ),
-    { readyIndexInSteps: true },
+    { readyIndexInSteps: true, chargesInCommit: true },
   );
 });
 

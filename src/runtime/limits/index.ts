@@ -5,3 +5,4 @@
 export { admitToQuota, type QuotaAdmission, type SlotKeeper } from "./quota-admission.js";
 export { withQuotaCounting } from "./quota-provider.js";
 export { createBudgetGuard, turnCost, type BudgetPolicy } from "./budget-guard.js";
+export { createTurnCharges, type TurnCharges } from "./turn-charges.js";

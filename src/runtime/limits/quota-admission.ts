@@ -6,6 +6,7 @@
 import type { SessionId } from "../../domain/ids.js";
 import { quotaOf, SLOT_RETRY_MS, tenantOfSession } from "../../domain/quotas.js";
 import type { RuntimeDeps } from "../deps.js";
+import { createTurnCharges, type TurnCharges } from "./turn-charges.js";
 
 /** What keeps an admitted turn's slot renewed with the leases (the session's lease keeper). */
 export interface SlotKeeper {
@@ -26,6 +27,7 @@ export async function admitToQuota(
   keeper: SlotKeeper,
   sessionId: SessionId,
   turnId: string,
+  charges?: TurnCharges,
 ): Promise<QuotaAdmission> {
   const quotas = deps.quotas;
   const tenant = tenantOfSession(sessionId);
@@ -45,14 +47,15 @@ export async function admitToQuota(
     return { kind: "wait", wakeAtMs: deps.clock.nowMs() + wait };
   }
   const unkeep = keeper.keepSlot(tenant, holder);
+  // The turn's charges release the slot: in its commit's step where the store offers it (ADR 0038).
+  const owed =
+    charges ?? createTurnCharges({ sessionId, quotas: quotas.store, logger: deps.logger });
+  owed.holdSlot(holder);
   return {
     kind: "admitted",
     release: async () => {
       unkeep();
-      // A slot not given back here frees at its expiry (one lease TTL).
-      await quotas.store.releaseTurnSlot(tenant, holder).catch((error: unknown) => {
-        deps.logger.warn({ sessionId, tenant, turnId, error }, "quota slot not released");
-      });
+      await owed.releaseSlot();
     },
   };
 }

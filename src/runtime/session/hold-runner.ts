@@ -8,7 +8,7 @@ import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputClaim } from "../../domain/inputs.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { RuntimeDeps } from "../deps.js";
-import { admitToQuota } from "../limits/index.js";
+import { admitToQuota, createTurnCharges, type TurnCharges } from "../limits/index.js";
 import { onAbort } from "../stream/index.js";
 import { executeTurn, turnIdOf } from "../turn/index.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
@@ -123,12 +123,18 @@ export function createHoldRunner(
           stepAside();
         };
         loaded = undefined;
+        // What the turn owes its tenant's limits: its commit carries it where it can (ADR 0038).
+        const charges = turnChargesOf(deps, fence.sessionId);
+        work.charges = charges;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
-        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
+        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work), charges);
         if (quota.kind === "wait") return { kind: "quota_wait", wakeAtMs: quota.wakeAtMs };
         await pacer.slot();
         const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
-        const end = await executeTurn(deps, work).finally(quota.release);
+        // Whatever the commit did not carry goes with the separate steps once the turn ended.
+        const end = await executeTurn(deps, work).finally(() =>
+          Promise.all([quota.release(), charges.settle()]),
+        );
         reportEnd(end);
         const step = afterTurn(end, deps.clock.nowMs());
         logHoldStep(deps.logger, fence, step);
@@ -173,4 +179,15 @@ export function createHoldRunner(
   }
 
   return { run, holdOf: held.signalOf, close: () => closing.abort() };
+}
+
+/** A turn's charges on the runtime's store, quota store and spend store (ADR 0038). */
+function turnChargesOf(deps: RuntimeDeps, sessionId: SessionId): TurnCharges {
+  return createTurnCharges({
+    sessionId,
+    store: deps.store,
+    quotas: deps.quotas?.store,
+    spend: deps.budgets?.store,
+    logger: deps.logger,
+  });
 }

@@ -1,6 +1,7 @@
 // The first step of a turn: what it runs with, read before anything is emitted. The committed
 // head, the input it consumes, its settings (the pinned agent under the turn's own options) and
 // its tools; a resumed turn takes all of these from the progress it saved when it parked.
+import type { TurnCharges } from "../limits/index.js";
 import { overlayContextManagement } from "../../domain/compaction.js";
 import type { InputItem, Message } from "../../domain/conversation.js";
 import type { InputId, SessionId } from "../../domain/ids.js";
@@ -37,6 +38,8 @@ export interface TurnWork {
   loaded?: { snapshot: SessionSnapshot | undefined; markedTurnId?: string | undefined };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;
+  /** What the turn owes its tenant's limits, carried by its commit where it can (ADR 0038). */
+  charges?: TurnCharges;
 }
 
 export interface PreparedTurn {

@@ -22,6 +22,7 @@ import { int, str, usageAt } from "./codec.js";
 import { endStatusOf, type TurnEndingCommit } from "../../domain/turn-records.js";
 import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
+import type { TenantCommitCharges } from "../../domain/tenant-charges.js";
 import type { ScriptReply } from "./scripts.js";
 
 function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
@@ -49,6 +50,7 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
     c: commit.costMicros ?? 0,
     w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
     a: announcementSpec(commit.announce, logMaxEntries),
+    ...(commit.tenantCharges && { tc: tenantChargesSpec(commit.tenantCharges) }),
     ...(commit.turnEnd && {
       te: [
         commit.turnEnd.turnId,
@@ -59,7 +61,22 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
   });
 }
 
-/** The announcement as the script takes it (see commit-21-22.lua); [] for none. */
+/** The tenant's charges as the script takes them (`tc`, ADR 0038). */
+function tenantChargesSpec(c: TenantCommitCharges): unknown[] {
+  return [c.releaseSlot ?? "", c.quotaTokens ?? 0, c.spend?.window ?? "", c.spend?.costMicros ?? 0];
+}
+
+/**
+ * The tenant's keys after the ready index (KEYS[23..25]), where the commit carries charges. The
+ * runtime sends charges only where chargesInCommit said yes, so never on Cluster (no ready key).
+ */
+function tenantKeys(ctx: RedisContext, charges: TenantCommitCharges | undefined): string[] {
+  if (!charges || ctx.readyKey === undefined) return [];
+  const q = ctx.quotaKeys(charges.tenant);
+  return [q.slots, q.counters, ctx.tenantSpendKey(charges.tenant)];
+}
+
+/** The announcement as the script takes it (see commit-21-25.lua); [] for none. */
 function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
   if (!a) return [];
   const { leaseToken, fencingToken } = a.fence;
@@ -104,7 +121,10 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
       k.toolCalls(input.announce?.turnId ?? ""),
       k.turnRecords,
       k.turnOrder,
-    ]),
+    ]).concat(
+      // ---- Tenant limits in the commit's step (ADR 0038): KEYS[23..25], standalone only.
+      tenantKeys(ctx, input.tenantCharges),
+    ),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );
   switch (reply[0]) {

@@ -16,6 +16,10 @@
 -- KEYS[20] turn records hash   KEYS[21] turn order zset (lua/_turns.lua: `te` ends the record)
 -- KEYS[22] the ready index, on a standalone Redis only (ADR 0024): a release of an idle session
 --          clears its mark in this step; absent on Cluster (the runtime clears it there)
+-- ---- Tenant limits in the commit's step (ADR 0038): only with `tc`, only on a standalone or
+-- ---- Sentinel Redis (KEYS[22] is then the ready index); never on Cluster (another slot).
+-- KEYS[23] the tenant's quota slots zset   KEYS[24] the tenant's quota counters hash (_quota.lua)
+-- KEYS[25] the tenant's spend hash (chargeTenantSpend-1.lua)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -36,7 +40,11 @@
 --               0024), and its open client tool calls are closed as closeToolCalls closes them,
 --               so nothing of the turn needs the lease after its announcement,
 --           te = [turn id, end status, outcome JSON] or absent: the turn this commit ends, its
---                record completed, failed or cancelled with the commit's usage }
+--                record completed, failed or cancelled with the commit's usage,
+--           tc = [slot holder ("" for none), quota tokens (0 for none), spend window ("" for
+--                none), spend micros] or absent: the tenant's charges, applied after every
+--                other write as releaseTurnSlot, chargeTokens and chargeTenantSpend apply
+--                them (KEYS[23..25]); a commit refused or replayed applies none }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
@@ -55,6 +63,7 @@
 --- @include "lease"
 --- @include "num"
 --- @include "outbox"
+--- @include "quota"
 --- @include "tool-calls"
 --- @include "turns"
 
@@ -80,6 +89,9 @@ local tool_calls_key = KEYS[19]
 local turn_records_key = KEYS[20]
 local turn_order_key = KEYS[21]
 local ready_index_key = KEYS[22]
+local quota_slots_key = KEYS[23]
+local quota_counters_key = KEYS[24]
+local tenant_spend_key = KEYS[25]
 local commit_json = ARGV[1]
 local turns = { records = turn_records_key, order = turn_order_key }
 
@@ -194,6 +206,19 @@ end
 if spec.w and #spec.w > 0 then
   local now = now_ms()
   for _, event in ipairs(spec.w) do write_outbox_row(webhook_outbox_key, event[1], event[2], '', now) end
+end
+-- The tenant's charges (ADR 0038): what the separate steps would write, after the commit's own.
+local charges = spec.tc and #spec.tc == 4 and quota_slots_key and spec.tc or nil
+if charges then
+  if charges[1] ~= '' then redis.call('ZREM', quota_slots_key, charges[1]) end
+  if charges[2] > 0 then
+    local u = quota_usage(nil, quota_counters_key, now_ms())
+    redis.call('HSET', quota_counters_key, 'kw', num(u.minute), 'kc', num(u.kmin + charges[2]), 'dw', num(u.day), 'dc', num(u.kday + charges[2]))
+    redis.call('PEXPIRE', quota_counters_key, 2 * QUOTA_DAY_MS)
+  end
+  if charges[3] ~= '' and charges[4] > 0 then
+    redis.call('HINCRBY', tenant_spend_key, charges[3], num(charges[4]))
+  end
 end
 if not announce then return { R.OK, rev } end
 -- The announcement follows every write of the commit, so a release comes after it (a vacant

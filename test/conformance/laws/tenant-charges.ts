@@ -1,0 +1,133 @@
+// A commit's tenant charges (ADR 0038): where the store says its commit step reaches the quota
+// and spend ports (chargesInCommit), a commit carrying a slot release, tokens and a cost leaves
+// the tenant's counters exactly as releaseTurnSlot, countTokens and chargeTenantSpend would; a
+// commit that does not apply (refused, replayed) applies none of them. Where the store does not
+// offer it (Cluster: the tenant's keys sit in another slot), it says so, and the runtime keeps
+// the separate steps. Runs on memory, Redis (standalone, replicated) and Cluster.
+import { randomUUID } from "node:crypto";
+import { describe, expect, test } from "vitest";
+import type { TenantQuota } from "../../../src/domain/quotas.js";
+import type { TenantBudgetStore } from "../../../src/ports/budget-guard.js";
+import type { QuotaStore } from "../../../src/ports/quota-store.js";
+import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
+import { expectTetherError } from "../support/expectations.js";
+import { commitDraft, freshSessionId, LONG_TTL_MS } from "../support/fixtures.js";
+import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
+
+const freshTenant = (): string => `t-${randomUUID().slice(0, 8)}`;
+const LIMITS: TenantQuota = {
+  concurrent_turns: { max: 10, mode: "queue" },
+  tokens_per_day: { max: 1_000_000, mode: "queue" },
+};
+/** How close to a minute's end a law waits the window out (its counters restart there). */
+const WINDOW_EDGE_MS = 5_000;
+
+function spendOf(store: RuntimeStore): TenantBudgetStore {
+  const spend = store as RuntimeStore & Partial<TenantBudgetStore>;
+  if (typeof spend.chargeTenantSpend !== "function") throw new Error("no tenant spend");
+  return spend as TenantBudgetStore;
+}
+
+export function describeTenantChargeLaws(factory: StoreFactory, offered: boolean): void {
+  describe("tenant charges in the commit's step", () => {
+    const harness = useStoreHarness(factory);
+    const ports = (): { store: RuntimeStore; quotas: QuotaStore; spend: TenantBudgetStore } => {
+      const { store, quotas } = harness();
+      if (!quotas) throw new Error("this backend's harness has no quota store");
+      return { store, quotas, spend: spendOf(store) };
+    };
+    /** The tenant's counters as the separate steps' readers see them. */
+    const counters = async (tenant: string) => {
+      const { quotas, spend } = ports();
+      const usage = await quotas.readQuotaUsage(tenant);
+      return {
+        running: usage.runningTurns,
+        tokensToday: usage.tokensToday,
+        spent: await spend.chargeTenantSpend({ tenant, window: "total", costMicros: 0 }),
+      };
+    };
+    const inOneWindow = async (): Promise<void> => {
+      const usage = await ports().quotas.readQuotaUsage(freshTenant());
+      const left = usage.minuteResetAtMs - usage.nowMs;
+      if (left < WINDOW_EDGE_MS) await harness().advanceTime(left);
+    };
+
+    test(`the store ${offered ? "offers" : "does not offer"} charges in its commit for its own quota and spend ports`, () => {
+      const { store, quotas, spend } = ports();
+      expect(store.chargesInCommit?.({ quotas, spend }) === true).toBe(offered);
+      expect(store.chargesInCommit?.({ quotas }) === true).toBe(offered);
+      // Nothing to carry: nothing offered.
+      expect(store.chargesInCommit?.({}) === true).toBe(false);
+    });
+
+    test.runIf(offered)(
+      "a commit's slot release, tokens and cost equal the separate steps'",
+      async () => {
+        await inOneWindow();
+        const { store, quotas, spend } = ports();
+        const [fused, separate] = [freshTenant(), freshTenant()];
+        for (const tenant of [fused, separate]) {
+          await quotas.admitTurn({
+            tenant,
+            holder: "s/t1",
+            limits: LIMITS,
+            slotTtlMs: LONG_TTL_MS,
+          });
+          await quotas.admitTurn({
+            tenant,
+            holder: "s/t2",
+            limits: LIMITS,
+            slotTtlMs: LONG_TTL_MS,
+          });
+          await quotas.countTokens(tenant, 5);
+          await spend.chargeTenantSpend({ tenant, window: "total", costMicros: 11 });
+        }
+        await store.commit(
+          commitDraft(freshSessionId(), 0, {
+            tenantCharges: {
+              tenant: fused,
+              releaseSlot: "s/t1",
+              quotaTokens: 40,
+              spend: { window: "total", costMicros: 300 },
+            },
+          }),
+        );
+        expect(await quotas.releaseTurnSlot(separate, "s/t1")).toBe(true);
+        await quotas.countTokens(separate, 40);
+        await spend.chargeTenantSpend({ tenant: separate, window: "total", costMicros: 300 });
+        const after = await counters(fused);
+        expect(after).toEqual(await counters(separate));
+        expect(after).toEqual({ running: 1, tokensToday: 45, spent: 311 });
+        // The released slot is gone: releasing it the separate way finds nothing.
+        expect(await quotas.releaseTurnSlot(fused, "s/t1")).toBe(false);
+      },
+    );
+
+    test.runIf(offered)(
+      "a commit that does not apply (head conflict, replayed stamp) applies none of its charges",
+      async () => {
+        await inOneWindow();
+        const { store, quotas } = ports();
+        const tenant = freshTenant();
+        await quotas.admitTurn({ tenant, holder: "s/t1", limits: LIMITS, slotTtlMs: LONG_TTL_MS });
+        const sid = freshSessionId();
+        const stamp = { operationId: "turn:t1", contentHash: "h1" };
+        const charges = {
+          tenant,
+          releaseSlot: "s/t1",
+          quotaTokens: 9,
+          spend: { window: "total", costMicros: 70 },
+        };
+        await expectTetherError(
+          () => store.commit(commitDraft(sid, 3, { tenantCharges: charges })),
+          "head_revision_conflict",
+        );
+        expect(await counters(tenant)).toEqual({ running: 1, tokensToday: 0, spent: 0 });
+        await store.commit(commitDraft(sid, 0, { stamp }));
+        const replay = await store.commit(commitDraft(sid, 0, { stamp, tenantCharges: charges }));
+        expect(replay.replayed).toBe(true);
+        expect(await counters(tenant)).toEqual({ running: 1, tokensToday: 0, spent: 0 });
+      },
+    );
+  });
+}
