@@ -44,7 +44,7 @@
 --           tc = [slot holder ("" for none), quota tokens (0 for none), spend window ("" for
 --                none), spend micros] or absent: the tenant's charges, applied after every
 --                other write as releaseTurnSlot, chargeTokens and chargeTenantSpend apply
---                them (KEYS[23..25]); a commit refused or replayed applies none }
+--                them (the keys 23 to 25); a commit refused or replayed applies none }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
