@@ -25,6 +25,12 @@ export interface TurnStartClaim {
    * one needs the tenant's slot taken first.
    */
   committedOnly?: boolean;
+  /**
+   * The tenant's spend to read in the step when the lease is taken (ADR 0038), so the first
+   * model call's budget check needs no read of its own: given only where the store's
+   * chargesInCommit said yes for its spend port; elsewhere the store ignores it.
+   */
+  tenantSpend?: { tenant: string; window: string };
 }
 
 export interface TurnStartReceipt {
@@ -47,5 +53,7 @@ export interface TurnStartReceipt {
     snapshot: SessionSnapshot | undefined;
     /** The turn the step marked running (TurnStartClaim.turnIdOf); absent when it marked none. */
     markedTurnId?: string;
+    /** The tenant's spend in the claim's window, read in the step (TurnStartClaim.tenantSpend). */
+    tenantSpend?: { window: string; spent: number };
   };
 }

@@ -92,7 +92,9 @@ export function defineStoreConformance(
   if (options.quotas !== false) describeStorageQuotaLaws(factory);
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
   if (options.quotas !== false && options.tenantSpend !== false) {
-    describeTenantChargeLaws(factory, options.chargesInCommit === true);
+    describeTenantChargeLaws(factory, options.chargesInCommit === true, {
+      turnStart: options.turnStart !== false,
+    });
   }
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.idempotencyKeys !== false) describeIdempotencyKeyLaws(factory);

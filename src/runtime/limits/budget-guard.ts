@@ -8,6 +8,7 @@ import {
   type Budget,
   type BudgetReached,
   type ModelPrice,
+  type TenantBudget,
 } from "../../domain/budgets.js";
 import type { SessionId } from "../../domain/ids.js";
 import { tenantOfSession } from "../../domain/quotas.js";
@@ -36,6 +37,14 @@ export function turnCost(
 ): number | undefined {
   const price = priceOf(policy, settings.model);
   return price === undefined ? undefined : costMicros(usage, price);
+}
+
+/** The spend window a tenant budget counts in at `nowMs`: the UTC day, or "total". */
+export function spendWindow(
+  budget: Pick<TenantBudget, "period"> | undefined,
+  nowMs: number,
+): string {
+  return budget?.period === "day" ? new Date(nowMs).toISOString().slice(0, 10) : "total";
 }
 
 const GO: BudgetDecision = { go: true };
@@ -74,8 +83,7 @@ export function createBudgetGuard(input: BudgetGuardInput): BudgetGuard | undefi
   const committed = snapshot?.usage ?? ZERO_USAGE;
   const committedCost = snapshot?.costMicros ?? 0;
   const charges = input.charges ?? createTurnCharges({ sessionId, spend: policy?.store, logger });
-  const window = () =>
-    tenantBudget?.period === "day" ? new Date(input.nowMs()).toISOString().slice(0, 10) : "total";
+  const window = () => spendWindow(tenantBudget, input.nowMs());
 
   const sessionCheck = (turnUsage: UsageTotals): BudgetReached | undefined => {
     if (budget === undefined) return undefined;

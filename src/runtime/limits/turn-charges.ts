@@ -38,6 +38,11 @@ export interface TurnCharges {
    * charge answers the total, a charge of 0 only reads).
    */
   readSpend(window: string): Promise<number>;
+  /**
+   * The tenant's spend the turn start's step read (ADR 0038): the next readSpend of that window
+   * answers it without a step of its own, once, while nothing is held.
+   */
+  primeSpend(read: { window: string; spent: number } | undefined): void;
   /** What the turn's commit carries now; undefined when it carries nothing. */
   forCommit(): TenantCommitCharges | undefined;
   /** The commit that carried forCommit()'s charges applied: they and the slot are settled. */
@@ -60,6 +65,7 @@ export function createTurnCharges(input: TurnChargesInput): TurnCharges {
   let slotReleased = false;
   let tokens = 0;
   let spend: { window: string; costMicros: number } | undefined;
+  let primed: { window: string; spent: number } | undefined;
 
   const warn = (fields: object, message: string): void =>
     logger.warn({ sessionId, tenant, ...fields }, message);
@@ -106,7 +112,13 @@ export function createTurnCharges(input: TurnChargesInput): TurnCharges {
       spend = { window, costMicros: (spend?.costMicros ?? 0) + costMicros };
       if (!inCommit) await flushSpend();
     },
+    primeSpend(read) {
+      primed = read;
+    },
     async readSpend(window) {
+      const read = primed;
+      primed = undefined;
+      if (read && read.window === window && !spend) return read.spent;
       if (spend && spend.window !== window) await flushSpend();
       const held = spend?.costMicros ?? 0;
       spend = undefined;

@@ -125,6 +125,8 @@ export function createHoldRunner(
         loaded = undefined;
         // What the turn owes its tenant's limits: its commit carries it where it can (ADR 0038).
         const charges = turnChargesOf(deps, fence.sessionId);
+        // The spend the start's step read answers the first budget check (ADR 0038).
+        charges.primeSpend(work.loaded?.tenantSpend);
         work.charges = charges;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
         const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work), charges);

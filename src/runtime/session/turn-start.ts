@@ -4,7 +4,9 @@
 import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputDraft, SubmitInputReceipt } from "../../domain/inputs.js";
 import type { TranscriptMark } from "../../domain/session.js";
-import type { TurnStartReceipt } from "../../domain/turn-start.js";
+import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
+import { tenantOfSession } from "../../domain/quotas.js";
+import { spendWindow } from "../limits/index.js";
 import type { RuntimeDeps } from "../deps.js";
 import { turnIdOfInput } from "../turn/index.js";
 
@@ -78,7 +80,22 @@ export async function submitOrStart(
     maxInputs: INPUTS_PER_TURN,
     ...withMark(deps.transcripts.mark(sessionId)),
     ...(hears && { turnIdOf: (inputId: string) => turnIdOfInput(sessionId, inputId) }),
+    ...spendReadOf(deps, sessionId),
   });
   // Where the store keeps the ready index, the start's step marked the session (ADR 0024).
   return deps.store.keepsReadyIndex ? receipt : { ...receipt, marked: markStored(deps, sessionId) };
+}
+
+/**
+ * The tenant's spend read in the start's step where the store's steps reach it and the tenant
+ * has a budget (ADR 0038): the turn's first budget check then takes no step of its own.
+ */
+function spendReadOf(deps: RuntimeDeps, sessionId: SessionId): Pick<TurnStartClaim, "tenantSpend"> {
+  const budgets = deps.budgets;
+  const tenant = tenantOfSession(sessionId);
+  const budget = budgets?.tenants.get(tenant);
+  if (!budgets || !budget || deps.store.chargesInCommit?.({ spend: budgets.store }) !== true) {
+    return {};
+  }
+  return { tenantSpend: { tenant, window: spendWindow(budget, deps.clock.nowMs()) } };
 }

@@ -35,7 +35,12 @@ export interface TurnWork {
    * the transcript cache's mark (the turn loads nothing more), and the turn it marked running
    * (its listener then takes no step of its own, ADR 0024).
    */
-  loaded?: { snapshot: SessionSnapshot | undefined; markedTurnId?: string | undefined };
+  loaded?: {
+    snapshot: SessionSnapshot | undefined;
+    markedTurnId?: string | undefined;
+    /** The tenant's spend the start's step read (ADR 0038): the first budget check's. */
+    tenantSpend?: { window: string; spent: number } | undefined;
+  };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;
   /** What the turn owes its tenant's limits, carried by its commit where it can (ADR 0038). */

@@ -33,6 +33,16 @@ export function startTurn(
     if (outcome.kind !== "acquired") return submitted;
     const { lease } = outcome;
     const inputs = claimInCell(cell, lease.fencingToken, { kind: "idle" }, claim.maxInputs, nowMs);
-    return { ...submitted, started: { lease, inputs, snapshot: snapshotOf(cell, claim.since) } };
+    const snapshot = snapshotOf(cell, claim.since);
+    // The tenant's spend read in the step (ADR 0038): this store keeps it beside the sessions.
+    const read = claim.tenantSpend;
+    const tenantSpend = read && {
+      window: read.window,
+      spent: ctx.tenantSpend.get(`${read.tenant} ${read.window}`) ?? 0,
+    };
+    return {
+      ...submitted,
+      started: { lease, inputs, snapshot, ...(tenantSpend && { tenantSpend }) },
+    };
   });
 }

@@ -1,4 +1,4 @@
-// A turn start on an idle session in one script (startTurn-15-16.lua, ADR 0023): the submit, and on
+// A turn start on an idle session in one script (startTurn-15-17.lua, ADR 0023): the submit, and on
 // a vacant session the lease, the idle input claim and the committed state with it.
 import { randomUUID } from "node:crypto";
 import { sessionNotFound, sourceKeyConflict } from "../../domain/errors.js";
@@ -15,7 +15,13 @@ import { submitted } from "./input-ops.js";
 import { REPLY } from "./replies.js";
 import type { ScriptReply } from "./scripts.js";
 
-/** startTurn-15-16.lua's keys, the ready index last where the store keeps it. */
+/** The tenant's spend key after the ready index, where the start reads it (ADR 0038). */
+function spendKeys(ctx: RedisContext, claim: TurnStartClaim): string[] {
+  if (!claim.tenantSpend || ctx.readyKey === undefined) return [];
+  return [ctx.tenantSpendKey(claim.tenantSpend.tenant)];
+}
+
+/** startTurn-15-17.lua's keys, the ready index last where the store keeps it. */
 function startKeys(ctx: RedisContext, sessionId: SessionId): string[] {
   const k = ctx.keys(sessionId);
   const ek = ctx.eventKeys(sessionId);
@@ -46,31 +52,37 @@ export async function startTurn(
   const sessionId = draft.sessionId;
   const inputId = randomUUID() as InputId;
   const claimId = randomUUID() as ClaimId;
-  const reply = await ctx.scripts.run("startTurn", startKeys(ctx, sessionId), [
-    inputId,
-    draft.sourceKey ?? "",
-    turnInputHash(draft),
-    JSON.stringify(normalDelivery(draft.delivery)),
-    draft.payload,
-    ...ownerArgs(claim.owner),
-    randomUUID(),
-    claim.ttlMs,
-    claim.maxInputs,
-    claimId,
-    claim.since?.epoch ?? "",
-    claim.since?.messageCount ?? 0,
-    Date.now(),
-    sessionId,
-    claim.turnIdOf?.(inputId) ?? "",
-    draft.trace ?? "",
-    turnIdOfInput(sessionId, inputId),
-    claim.committedOnly === true ? "1" : "",
-  ]);
+  const spendKey = spendKeys(ctx, claim);
+  const reply = await ctx.scripts.run(
+    "startTurn",
+    [...startKeys(ctx, sessionId), ...spendKey],
+    [
+      inputId,
+      draft.sourceKey ?? "",
+      turnInputHash(draft),
+      JSON.stringify(normalDelivery(draft.delivery)),
+      draft.payload,
+      ...ownerArgs(claim.owner),
+      randomUUID(),
+      claim.ttlMs,
+      claim.maxInputs,
+      claimId,
+      claim.since?.epoch ?? "",
+      claim.since?.messageCount ?? 0,
+      Date.now(),
+      sessionId,
+      claim.turnIdOf?.(inputId) ?? "",
+      draft.trace ?? "",
+      turnIdOfInput(sessionId, inputId),
+      claim.committedOnly === true ? "1" : "",
+      ...(spendKey.length > 0 && claim.tenantSpend ? [claim.tenantSpend.window] : []),
+    ],
+  );
   if (reply[0] === REPLY.NONE) throw sessionNotFound(sessionId);
   if (reply[0] === REPLY.SOURCE_KEY_CONFLICT) {
     throw sourceKeyConflict(sessionId, draft.sourceKey ?? "");
   }
-  // Four nested replies after the code, the log's end, the mark (the header of startTurn-15-16.lua).
+  // Four nested replies after the code, the log's end, the mark (the header of startTurn-15-17.lua).
   const [, submitReply, leaseReply, claimReply, stateReply] = reply as unknown as ScriptReply[];
   const receipt = {
     submitted: submitted(ctx, draft, inputId, part(submitReply)),
@@ -98,9 +110,20 @@ export async function startTurn(
   const snapshot = decodeSnapshot(sessionId, part(stateReply));
   // Marked only when the claim took exactly this input, so the turn is the one turnIdOf named.
   const markedTurnId = reply[6] === 1 ? claim.turnIdOf?.(inputId) : undefined;
+  const spent = reply[7];
+  const tenantSpend =
+    claim.tenantSpend && typeof spent === "number"
+      ? { window: claim.tenantSpend.window, spent }
+      : undefined;
   return {
     ...receipt,
-    started: { lease, inputs, snapshot, ...(markedTurnId && { markedTurnId }) },
+    started: {
+      lease,
+      inputs,
+      snapshot,
+      ...(markedTurnId && { markedTurnId }),
+      ...(tenantSpend && { tenantSpend }),
+    },
   };
 }
 

@@ -11,7 +11,13 @@ import type { TenantBudgetStore } from "../../../src/ports/budget-guard.js";
 import type { QuotaStore } from "../../../src/ports/quota-store.js";
 import type { RuntimeStore } from "../../../src/ports/runtime-store.js";
 import { expectTetherError } from "../support/expectations.js";
-import { commitDraft, freshSessionId, LONG_TTL_MS } from "../support/fixtures.js";
+import {
+  commitDraft,
+  freshSessionId,
+  inputDraft,
+  LONG_TTL_MS,
+  opaqueOwner,
+} from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
 const freshTenant = (): string => `t-${randomUUID().slice(0, 8)}`;
@@ -28,7 +34,11 @@ function spendOf(store: RuntimeStore): TenantBudgetStore {
   return spend as TenantBudgetStore;
 }
 
-export function describeTenantChargeLaws(factory: StoreFactory, offered: boolean): void {
+export function describeTenantChargeLaws(
+  factory: StoreFactory,
+  offered: boolean,
+  options: { turnStart: boolean },
+): void {
   describe("tenant charges in the commit's step", () => {
     const harness = useStoreHarness(factory);
     const ports = (): { store: RuntimeStore; quotas: QuotaStore; spend: TenantBudgetStore } => {
@@ -127,6 +137,40 @@ export function describeTenantChargeLaws(factory: StoreFactory, offered: boolean
         const replay = await store.commit(commitDraft(sid, 0, { stamp, tenantCharges: charges }));
         expect(replay.replayed).toBe(true);
         expect(await counters(tenant)).toEqual({ running: 1, tokensToday: 0, spent: 0 });
+      },
+    );
+
+    test.runIf(options.turnStart)(
+      `a turn start ${offered ? "reads" : "does not read"} the tenant's spend in its step where the commit carries charges`,
+      async () => {
+        const { store, spend } = ports();
+        const start = store.startTurn?.bind(store);
+        if (!start) throw new Error("this backend has no startTurn");
+        const tenant = freshTenant();
+        await spend.chargeTenantSpend({ tenant, window: "2026-12-07", costMicros: 42 });
+        const claim = {
+          owner: opaqueOwner("a"),
+          ttlMs: LONG_TTL_MS,
+          maxInputs: 1,
+          tenantSpend: { tenant, window: "2026-12-07" },
+        };
+        const started = await start(inputDraft(freshSessionId(), "hello"), claim);
+        expect(started.started?.tenantSpend).toEqual(
+          offered ? { window: "2026-12-07", spent: 42 } : undefined,
+        );
+        // A window with nothing spent reads 0, as chargeTenantSpend with 0 answers it.
+        const other = await start(inputDraft(freshSessionId(), "hello"), {
+          ...claim,
+          tenantSpend: { tenant, window: "total" },
+        });
+        expect(other.started?.tenantSpend).toEqual(
+          offered ? { window: "total", spent: 0 } : undefined,
+        );
+        // A start that takes no lease (the session is held) reads nothing.
+        const sid = freshSessionId();
+        await start(inputDraft(sid, "one"), claim);
+        const busy = await start(inputDraft(sid, "two"), claim);
+        expect(busy.started).toBeUndefined();
       },
     );
   });

@@ -13,6 +13,9 @@
 -- KEYS[16] the ready index, on a standalone Redis only (ADR 0024): the session is marked ready in
 --          this step, as ReadyIndex.markReady would (ZADD LT); absent on Cluster, where the index
 --          lives in another slot and the runtime marks it with its own command
+-- ---- The tenant's spend read in the step (ADR 0038): only on a standalone or Sentinel Redis
+-- ---- (KEYS[16] is then the ready index); never on Cluster (the tenant's own slot).
+-- KEYS[17] the tenant's spend hash (chargeTenantSpend-1.lua), read when the lease is taken
 -- ARGV[1] input id   ARGV[2] source key ("" for none)   ARGV[3] content hash
 -- ARGV[4] delivery JSON   ARGV[5] payload   ARGV[6] owner JSON   ARGV[7] owner id
 -- ARGV[8] incarnation id   ARGV[9] lease token   ARGV[10] ttl in ms   ARGV[11] max inputs
@@ -25,6 +28,7 @@
 -- ARGV[18] the submitter's traceparent ("" for none), as submitInput's ARGV[6]
 -- ARGV[19] the input's turn id ("" for none), as submitInput's ARGV[7]
 -- ARGV[20] "1": only a session with a commit (TurnStartClaim.committedOnly, ADR 0029); else ""
+-- ARGV[21] the spend window read from KEYS[17] ("" or absent: no read)
 -- Replies: {R.NONE} ARGV[20] is "1" and the session has no commit (nothing changed)
 --          {R.SOURCE_KEY_CONFLICT}
 --          {R.OK, submitted, lease, claimed, state, logEnd}: submitted is submitInput's reply; lease is {}
@@ -32,7 +36,8 @@
 --          {R.OK, tok, gen, exp, ownerJson, 0, 1}; claimed is claimInputs' reply ({R.NONE}
 --          or {R.OK, inputJson1, payload1, ...}); state is loadSession's reply; logEnd the
 --          log's last sequence number (0 before its first entry); then 1 when the turn was
---          marked running (ARGV[17]) else 0
+--          marked running (ARGV[17]) else 0; then, with KEYS[17] and ARGV[21], the tenant's spend
+--          in that window as chargeTenantSpend with 0 answers it (ADR 0038)
 --- @include "claims"
 --- @include "clock"
 --- @include "inputs"
@@ -78,6 +83,8 @@ local claimed_turn_id = ARGV[17]
 local submitter_traceparent = ARGV[18]
 local input_turn_id = ARGV[19]
 local committed_only = ARGV[20]
+local tenant_spend_key = KEYS[17]
+local spend_window = ARGV[21]
 local turns = { records = turn_records_key, order = turn_order_key }
 
 if committed_only == '1' and redis.call('EXISTS', head_key) == 0 then return { R.NONE } end
@@ -106,4 +113,8 @@ if claimed_turn_id ~= '' and #taken == 1 and taken[1].inputId == input_id then
   marked = 1
 end
 local state = session_state(head_key, messages_key, metadata_key, mark_epoch, tonumber(mark_message_count))
+if tenant_spend_key and spend_window and spend_window ~= '' then
+  local spent = tonumber(redis.call('HGET', tenant_spend_key, spend_window) or '0')
+  return { R.OK, submitted, leased, claimed, state, log_end, marked, spent }
+end
 return { R.OK, submitted, leased, claimed, state, log_end, marked }
