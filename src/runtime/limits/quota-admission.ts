@@ -27,13 +27,20 @@ export async function admitToQuota(
   keeper: SlotKeeper,
   sessionId: SessionId,
   turnId: string,
-  charges?: TurnCharges,
+  options: { charges?: TurnCharges; admittedSlot?: string | undefined } = {},
 ): Promise<QuotaAdmission> {
+  const { charges, admittedSlot } = options;
   const quotas = deps.quotas;
   const tenant = tenantOfSession(sessionId);
   const limits = quotas && quotaOf(quotas.config, tenant);
   if (!quotas || !limits) return UNLIMITED;
   const holder = turnSlotHolder(sessionId, turnId);
+  // The turn start's step admitted this very turn: its slot is held already (ADR 0038). A slot
+  // it took for another turn id (a derivation that differs) goes back before the admission.
+  if (admittedSlot === holder) return admitted(deps, keeper, sessionId, holder, charges);
+  if (admittedSlot !== undefined) {
+    await quotas.store.releaseTurnSlot(tenant, admittedSlot).catch(() => undefined);
+  }
   const outcome = await quotas.store.admitTurn({
     tenant,
     holder,
@@ -46,10 +53,22 @@ export async function admitToQuota(
     const wait = Math.min(outcome.retryAfterMs, quotas.recheckMs ?? SLOT_RETRY_MS);
     return { kind: "wait", wakeAtMs: deps.clock.nowMs() + wait };
   }
+  return admitted(deps, keeper, sessionId, holder, charges);
+}
+
+/** An admitted turn: its slot renewed with the leases and released by its charges. */
+function admitted(
+  deps: RuntimeDeps,
+  keeper: SlotKeeper,
+  sessionId: SessionId,
+  holder: string,
+  charges: TurnCharges | undefined,
+): QuotaAdmission {
+  const tenant = tenantOfSession(sessionId);
   const unkeep = keeper.keepSlot(tenant, holder);
   // The turn's charges release the slot: in its commit's step where the store offers it (ADR 0038).
   const owed =
-    charges ?? createTurnCharges({ sessionId, quotas: quotas.store, logger: deps.logger });
+    charges ?? createTurnCharges({ sessionId, quotas: deps.quotas?.store, logger: deps.logger });
   owed.holdSlot(holder);
   return {
     kind: "admitted",

@@ -129,7 +129,11 @@ export function createHoldRunner(
         charges.primeSpend(work.loaded?.tenantSpend);
         work.charges = charges;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
-        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work), charges);
+        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work), {
+          charges,
+          // A slot the start's step took for this turn (ADR 0038): no admitTurn of its own.
+          admittedSlot: work.loaded?.admittedSlot,
+        });
         if (quota.kind === "wait") return { kind: "quota_wait", wakeAtMs: quota.wakeAtMs };
         await pacer.slot();
         const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);

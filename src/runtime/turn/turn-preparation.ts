@@ -40,6 +40,8 @@ export interface TurnWork {
     markedTurnId?: string | undefined;
     /** The tenant's spend the start's step read (ADR 0038): the first budget check's. */
     tenantSpend?: { window: string; spent: number } | undefined;
+    /** The quota slot the start's step took for its input's turn (ADR 0038). */
+    admittedSlot?: string | undefined;
   };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;

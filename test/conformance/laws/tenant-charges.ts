@@ -19,6 +19,7 @@ import {
   opaqueOwner,
 } from "../support/fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
+import { turnIdOfInput } from "../../../src/ports/turn-ids.js";
 
 const freshTenant = (): string => `t-${randomUUID().slice(0, 8)}`;
 const LIMITS: TenantQuota = {
@@ -171,6 +172,80 @@ export function describeTenantChargeLaws(
         await start(inputDraft(sid, "one"), claim);
         const busy = await start(inputDraft(sid, "two"), claim);
         expect(busy.started).toBeUndefined();
+      },
+    );
+
+    test.runIf(options.turnStart)(
+      `a turn start ${offered ? "admits its input's turn in its step, as admitTurn would" : "admits nothing in its step"}`,
+      async () => {
+        await inOneWindow();
+        const { store, quotas } = ports();
+        const start = store.startTurn?.bind(store);
+        if (!start) throw new Error("this backend has no startTurn");
+        const tenant = freshTenant();
+        const limits: TenantQuota = {
+          concurrent_turns: { max: 1, mode: "queue" },
+          turns_per_minute: { max: 5, mode: "reject" },
+        };
+        const claim = {
+          owner: opaqueOwner("a"),
+          ttlMs: LONG_TTL_MS,
+          maxInputs: 1,
+          admission: { tenant, limits, slotTtlMs: LONG_TTL_MS },
+        };
+        const sid = freshSessionId();
+        const receipt = await start(inputDraft(sid, "hello"), claim);
+        expect(receipt.started).toBeDefined();
+        const usage = await quotas.readQuotaUsage(tenant);
+        if (!offered) {
+          expect(receipt.admission).toBeUndefined();
+          expect([usage.runningTurns, usage.turnsThisMinute]).toEqual([0, 0]);
+          return;
+        }
+        const holder = `${sid}/${turnIdOfInput(sid, receipt.submitted.input.inputId)}`;
+        expect(receipt.admission).toEqual({ kind: "admitted", holder });
+        expect([usage.runningTurns, usage.turnsThisMinute]).toEqual([1, 1]);
+        // The slot is the holder's, as admitTurn takes it: admitting it again is a readmission.
+        expect(await quotas.admitTurn({ tenant, holder, limits, slotTtlMs: LONG_TTL_MS })).toEqual({
+          kind: "admitted",
+          readmitted: true,
+        });
+      },
+    );
+
+    test.runIf(options.turnStart && offered)(
+      "a turn start its admission refuses stores the input and takes no lease, claim or slot",
+      async () => {
+        await inOneWindow();
+        const { store, quotas } = ports();
+        const start = store.startTurn?.bind(store);
+        if (!start) throw new Error("this backend has no startTurn");
+        const tenant = freshTenant();
+        const limits: TenantQuota = { concurrent_turns: { max: 1, mode: "queue" } };
+        await quotas.admitTurn({ tenant, holder: "other/t", limits, slotTtlMs: LONG_TTL_MS });
+        const before = await quotas.readQuotaUsage(tenant);
+        const sid = freshSessionId();
+        const receipt = await start(inputDraft(sid, "hello"), {
+          owner: opaqueOwner("a"),
+          ttlMs: LONG_TTL_MS,
+          maxInputs: 1,
+          admission: { tenant, limits, slotTtlMs: LONG_TTL_MS },
+        });
+        expect(receipt.admission).toMatchObject({ kind: "refused", limit: "concurrent_turns" });
+        expect(
+          receipt.admission?.kind === "refused" && receipt.admission.retryAfterMs,
+        ).toBeGreaterThan(0);
+        expect(receipt.started).toBeUndefined();
+        expect(await store.currentLease(sid)).toBeUndefined();
+        // The input waits, unclaimed, for the driver's own claim once the limit frees.
+        expect((await store.listInputs(sid)).map((i) => [i.inputId, i.state])).toEqual([
+          [receipt.submitted.input.inputId, "pending"],
+        ]);
+        const after = await quotas.readQuotaUsage(tenant);
+        expect([after.runningTurns, after.turnsThisMinute]).toEqual([
+          before.runningTurns,
+          before.turnsThisMinute,
+        ]);
       },
     );
   });

@@ -207,5 +207,92 @@ for (const backend of ["memory", "redis"] as const) {
         await h.runtime.drain(1_000);
       }
     });
+
+    test("a start its quota admission refuses takes nothing; the input waits and its turn runs once the slot frees", async () => {
+      let open: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const inner = createScriptedProvider({
+        script: () => ({ response: { fullText: "done", parts: [{ type: "text", text: "done" }] } }),
+      });
+      // The first session's model call waits at the gate, holding the tenant's one slot.
+      const gated = {
+        name: inner.name,
+        capabilities: inner.capabilities,
+        call: (request: Parameters<typeof inner.call>[0]) => {
+          const held = JSON.stringify(request.messages).includes("hold");
+          const call = inner.call(request);
+          return (async function* () {
+            if (held) await gate;
+            let step = await call.next();
+            while (step.done !== true) {
+              yield step.value;
+              step = await call.next();
+            }
+            return step.value;
+          })();
+        },
+      };
+      const admissions: { sessionId: string; kind: string; inStart?: boolean }[] = [];
+      const h = createRuntimeHarness({
+        provider: gated,
+        leaseTtlMs: LEASE_TTL_MS,
+        quotas: {
+          config: {
+            tenants: { solo: { concurrent_turns: { max: 1, mode: "queue" } } },
+            default: undefined,
+          },
+          recheckMs: 20,
+        },
+        logger: {
+          ...silentLogger,
+          info: (fields, message) => {
+            if (message === "quota admission") admissions.push(fields as (typeof admissions)[0]);
+          },
+        },
+        ...(backend === "redis" ? { redis, namespace: `refused-${randomUUID()}` } : {}),
+      });
+      const sweeper = startSweeper({
+        driver: h.runtime.driver,
+        ready: h.deps.ready,
+        logger: silentLogger,
+        intervalMs: 20,
+      });
+      try {
+        const abort = new AbortController();
+        const first = collect(h.runtime.streamTurn(textCommand("solo:a", "hold"), abort.signal));
+        await waitFor(() => admissions.some((a) => a.sessionId === "solo:a"), {
+          what: "the first turn's admission",
+        });
+        const second = collect(h.runtime.streamTurn(textCommand("solo:b", "go"), abort.signal));
+        await waitFor(
+          () => admissions.some((a) => a.sessionId === "solo:b" && a.kind === "refused"),
+          { what: "the second start's refusal" },
+        );
+        // The start's own step refused it: no lease, the input still there, unclaimed.
+        expect(admissions.find((a) => a.sessionId === "solo:a")).toMatchObject({
+          kind: "admitted",
+          inStart: true,
+        });
+        expect(admissions.find((a) => a.sessionId === "solo:b")).toMatchObject({
+          kind: "refused",
+          inStart: true,
+        });
+        expect((await h.store.listInputs("solo:b" as SessionId)).map((i) => i.state)).toEqual([
+          "pending",
+        ]);
+        open();
+        const [a, b] = await Promise.all([first, second]);
+        expect(a.at(-1)?.event.type).toBe("turn_completed");
+        expect(b.at(-1)?.event.type).toBe("turn_completed");
+        expect((await h.store.loadSession("solo:b" as SessionId))?.turnIndex).toBe(1);
+        await waitFor(async () => (await h.quotas.readQuotaUsage("solo")).runningTurns === 0, {
+          what: "the last slot's release",
+        });
+      } finally {
+        open();
+        sweeper.stop();
+        await h.runtime.drain(1_000);
+      }
+    });
   });
 }
