@@ -8,9 +8,15 @@ import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputClaim } from "../../domain/inputs.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { RuntimeDeps } from "../deps.js";
-import { admitToQuota, createTurnCharges, type TurnCharges } from "../limits/index.js";
+import {
+  admitToQuota,
+  createTurnCharges,
+  type QuotaAdmission,
+  type SlotKeeper,
+  type TurnCharges,
+} from "../limits/index.js";
 import { onAbort } from "../stream/index.js";
-import { executeTurn, turnIdOf } from "../turn/index.js";
+import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
 import { assertNever, type HoldEnd } from "./hold-end.js";
@@ -123,17 +129,8 @@ export function createHoldRunner(
           stepAside();
         };
         loaded = undefined;
-        // What the turn owes its tenant's limits: its commit carries it where it can (ADR 0038).
-        const charges = turnChargesOf(deps, fence.sessionId);
-        // The spend the start's step read answers the first budget check (ADR 0038).
-        charges.primeSpend(work.loaded?.tenantSpend);
-        work.charges = charges;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
-        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work), {
-          charges,
-          // A slot the start's step took for this turn (ADR 0038): no admitTurn of its own.
-          admittedSlot: work.loaded?.admittedSlot,
-        });
+        const { quota, charges } = await admitWork(deps, keeper, work);
         if (quota.kind === "wait") return { kind: "quota_wait", wakeAtMs: quota.wakeAtMs };
         await pacer.slot();
         const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
@@ -185,6 +182,27 @@ export function createHoldRunner(
   }
 
   return { run, holdOf: held.signalOf, close: () => closing.abort() };
+}
+
+/**
+ * What the turn owes its tenant's limits (its commit carries it where it can, ADR 0038) and its
+ * quota admission: a slot the turn start's step took for it is the turn's, with no step of its
+ * own, and the spend that step read answers the first budget check.
+ */
+async function admitWork(
+  deps: RuntimeDeps,
+  keeper: SlotKeeper,
+  work: TurnWork,
+): Promise<{ quota: QuotaAdmission; charges: TurnCharges }> {
+  const sessionId = work.fence.sessionId;
+  const charges = turnChargesOf(deps, sessionId);
+  charges.primeSpend(work.loaded?.tenantSpend);
+  work.charges = charges;
+  const quota = await admitToQuota(deps, keeper, sessionId, turnIdOf(work), {
+    charges,
+    admittedSlot: work.loaded?.admittedSlot,
+  });
+  return { quota, charges };
 }
 
 /** A turn's charges on the runtime's store, quota store and spend store (ADR 0038). */

@@ -152,11 +152,7 @@ export async function startTurn(
   const snapshot = decodeSnapshot(sessionId, part(stateReply));
   // Marked only when the claim took exactly this input, so the turn is the one turnIdOf named.
   const markedTurnId = reply[6] === 1 ? claim.turnIdOf?.(inputId) : undefined;
-  const spent = reply[7];
-  const tenantSpend =
-    claim.tenantSpend && typeof spent === "number" && spent >= 0
-      ? { window: claim.tenantSpend.window, spent }
-      : undefined;
+  const tenantSpend = spendOf(claim, reply[7]);
   return {
     ...receipt,
     started: {
@@ -167,6 +163,15 @@ export async function startTurn(
       ...(tenantSpend && { tenantSpend }),
     },
   };
+}
+
+/** The spend the step read (-1: none read), in the claim's window. */
+function spendOf(
+  claim: TurnStartClaim,
+  spent: unknown,
+): { window: string; spent: number } | undefined {
+  if (!claim.tenantSpend || typeof spent !== "number" || spent < 0) return undefined;
+  return { window: claim.tenantSpend.window, spent };
 }
 
 /** A nested reply; an empty table comes back as an empty array. */

@@ -8,7 +8,6 @@
 -- Replies: {R.OK, readmitted 0|1}
 --          {R.QUOTA_REFUSED, limit name, ms until it may free (at least 1)}
 --- @include "clock"
---- @include "num"
 --- @include "quota"
 
 local slots_key = KEYS[1]
