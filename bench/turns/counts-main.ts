@@ -1,6 +1,8 @@
 // Redis commands and round trips per turn alone (the counting part of bench:turns, without its
 // timed rounds): `npm run build && npm run bench:turns:counts`. Prints the counts as one JSON line.
 // BENCH_COUNT_WEBHOOKS=false counts a server with webhooks off (TETHER_WEBHOOKS=false).
+// BENCH_COUNT_CONFIG=quotas|budget|limits counts a server with webhooks off and the tenant
+// quotas, the spend budget, or both of bench:turns:production (production-configs.ts).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,9 +10,30 @@ import { startRedis } from "../../test/support/redis-harness.js";
 import { countCommands } from "./counts.js";
 import { sequentialTurns, turnClient } from "./workloads.js";
 import { startTether } from "./server.js";
+import { configEnv, type FeatureSinks } from "./production-configs.js";
+
+/** The limits configurations send nothing anywhere: no sinks are needed. */
+const NO_SINKS: FeatureSinks = { webhookUrl: "", webhookSecret: "", otlpEndpoint: "" };
+
+/** The counted server's settings for BENCH_COUNT_CONFIG (undefined: the default server). */
+function limitsEnv(config: string | undefined): Record<string, string> | undefined {
+  switch (config) {
+    case undefined:
+    case "":
+      return undefined;
+    case "quotas":
+    case "budget":
+      return configEnv(config, NO_SINKS);
+    case "limits":
+      return { ...configEnv("quotas", NO_SINKS), ...configEnv("budget", NO_SINKS) };
+    default:
+      throw new Error(`BENCH_COUNT_CONFIG: quotas, budget or limits, not ${config}`);
+  }
+}
 
 const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
+const limited = limitsEnv(process.env.BENCH_COUNT_CONFIG);
 const logDir = await mkdtemp(join(tmpdir(), "tether-bench-counts-"));
 const redis = await startRedis();
 try {
@@ -32,11 +55,13 @@ try {
     enqueued: size("BENCH_ENQUEUED", 20),
     longSession: "long-redis",
     ...(process.env.BENCH_COUNT_WEBHOOKS === "false" && { env: { TETHER_WEBHOOKS: "false" } }),
+    ...(limited && { env: limited }),
   });
   console.log(
     JSON.stringify({
       bench: "turns.counts",
-      webhooks: process.env.BENCH_COUNT_WEBHOOKS !== "false",
+      webhooks: limited === undefined && process.env.BENCH_COUNT_WEBHOOKS !== "false",
+      config: process.env.BENCH_COUNT_CONFIG ?? "default",
       ...counts,
     }),
   );

@@ -1,4 +1,5 @@
 // Committed session state and the commit that advances it.
+import type { TenantCommitCharges } from "./tenant-charges.js";
 import type { SessionId } from "./ids.js";
 import type { TurnInputClaimCompletion } from "./inputs.js";
 import type { LeaseFence, SessionExecutionLease } from "./lease.js";
@@ -113,6 +114,12 @@ export interface RuntimeCommit {
    * without the session's log at hand ignores it and says so by leaving `announced` out.
    */
   announce?: CommitAnnouncement;
+  /**
+   * The tenant's quota slot release and pending charges, applied in the commit's step (ADR
+   * 0038). Only on a store whose `chargesInCommit` said yes for the runtime's quota and spend
+   * stores; a commit that does not apply (refused, replayed) applies none of them.
+   */
+  tenantCharges?: TenantCommitCharges;
 }
 
 /** The outbox work a commit does in its step (ADR 0021 "Folded into the commit"). */

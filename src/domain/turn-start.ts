@@ -3,6 +3,7 @@
 import type { SubmitInputReceipt, TurnInputClaim } from "./inputs.js";
 import type { LeaseOwner, SessionExecutionLease } from "./lease.js";
 import type { SessionSnapshot, TranscriptMark } from "./session.js";
+import type { QuotaLimitName, TenantQuota } from "./quotas.js";
 
 export interface TurnStartClaim {
   owner: LeaseOwner;
@@ -25,10 +26,31 @@ export interface TurnStartClaim {
    * one needs the tenant's slot taken first.
    */
   committedOnly?: boolean;
+  /**
+   * The tenant's spend to read in the step when the lease is taken (ADR 0038), so the first
+   * model call's budget check needs no read of its own: given only where the store's
+   * chargesInCommit said yes for its spend port; elsewhere the store ignores it.
+   */
+  tenantSpend?: { tenant: string; window: string };
+  /**
+   * The tenant's quota admission in the step (ADR 0038), as QuotaStore.admitTurn with holder
+   * `<session id>/<the turn a claim of just this input makes>`: checked before the lease is
+   * taken (refused: no lease, no claim; `admission` says why), the slot taken when the claim
+   * took exactly this input. Given only where chargesInCommit said yes for the quota port.
+   */
+  admission?: { tenant: string; limits: TenantQuota; slotTtlMs: number };
 }
 
 export interface TurnStartReceipt {
   submitted: SubmitInputReceipt;
+  /**
+   * What became of TurnStartClaim.admission in the step: `admitted` (the slot of `holder` is
+   * held; the turn is `started`'s), or `refused` (nothing was started). Absent: no admission
+   * happened in the step (none asked, the session was not vacant, or the claim took another input).
+   */
+  admission?:
+    | { kind: "admitted"; holder: string }
+    | { kind: "refused"; limit: QuotaLimitName; retryAfterMs: number };
   /**
    * Present when the session was vacant in the submit's step (no lease left behind: never held
    * or released; no parked turn): the caller holds a fresh lease, with what the idle claim took
@@ -47,5 +69,9 @@ export interface TurnStartReceipt {
     snapshot: SessionSnapshot | undefined;
     /** The turn the step marked running (TurnStartClaim.turnIdOf); absent when it marked none. */
     markedTurnId?: string;
+    /** The tenant's spend in the claim's window, read in the step (TurnStartClaim.tenantSpend). */
+    tenantSpend?: { window: string; spent: number };
+    /** The quota slot the runtime found taken for this turn in the step (`admission` admitted). */
+    admittedSlot?: string;
   };
 }

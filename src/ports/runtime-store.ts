@@ -27,6 +27,8 @@ import type {
   TurnInputClaim,
   TurnInputDraft,
 } from "../domain/inputs.js";
+import type { QuotaStore } from "./quota-store.js";
+import type { TenantBudgetStore } from "./budget-guard.js";
 import type { TurnStartClaim, TurnStartReceipt } from "../domain/turn-start.js";
 import type {
   TurnEndingCommit,
@@ -89,6 +91,19 @@ export interface SessionCommitStore {
    * no commit (or deleted since it was listed) is left out.
    */
   readSessionSummaries(sessionIds: readonly SessionId[]): Promise<SessionSummary[]>;
+  /**
+   * True when this store's commit step reaches the counters these ports keep (the same server
+   * and namespace, and not a Cluster, where a tenant's keys sit in another slot than the
+   * session's): a commit may then carry `tenantCharges` (ADR 0038). Absent or false: the
+   * runtime charges and releases with the ports' own steps.
+   */
+  chargesInCommit?(ports: TenantLimitPorts): boolean;
+}
+
+/** The ports that keep a tenant's limits, as the runtime holds them. */
+export interface TenantLimitPorts {
+  quotas?: QuotaStore | undefined;
+  spend?: TenantBudgetStore | undefined;
 }
 
 export interface SessionExecutionLeaseStore {

@@ -79,13 +79,16 @@ export async function buildStore(
     const log = createMemoryEventLog({ fences: store });
     // A turn's commit appends its turn_completed in the same step (ADR 0011).
     store.attachEventLog(log);
+    const quotas = createMemoryQuotaStore({ clock: systemClock });
+    // A commit's tenant charges reach the quota store in the commit's step (ADR 0038).
+    store.attachQuotas(quotas);
     return {
       store,
       tenantSpend: store,
       log,
       signals: createMemorySignals(),
       ready: createMemoryReadyIndex(),
-      quotas: createMemoryQuotaStore({ clock: systemClock }),
+      quotas,
       storageQuotas: createMemoryStorageQuotaStore(),
       schedules: createMemoryScheduleStore({ clock: systemClock }),
       webhooks: store.webhooks,

@@ -17,6 +17,7 @@ import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
 import { describeQuotaLaws } from "./laws/quotas.js";
+import { describeTenantChargeLaws } from "./laws/tenant-charges.js";
 import { describeStorageQuotaLaws } from "./laws/storage-quotas.js";
 import { describeScheduleLaws } from "./laws/schedules.js";
 import { describeReclaimLaws } from "./laws/reclaim.js";
@@ -50,6 +51,11 @@ export interface ConformanceOptions {
   turnStart?: boolean;
   /** False where the backend keeps no turn records: the wire (ADR 0037). */
   turnRecords?: boolean;
+  /**
+   * True where a commit may carry the tenant's quota and spend charges (ADR 0038): memory and a
+   * standalone Redis; Cluster keeps them apart (the tenant's keys sit in another slot).
+   */
+  chargesInCommit?: boolean;
   /** True where the store keeps the ready index in its own steps: a standalone Redis (ADR 0024). */
   readyIndexInSteps?: boolean;
   /** True where a commit folds its outbox hint and a local claim into its step (ADR 0021). */
@@ -88,6 +94,11 @@ export function defineStoreConformance(
   if (options.quotas !== false) describeQuotaLaws(factory);
   if (options.quotas !== false) describeStorageQuotaLaws(factory);
   describeBudgetLaws(factory, { tenantSpend: options.tenantSpend !== false });
+  if (options.quotas !== false && options.tenantSpend !== false) {
+    describeTenantChargeLaws(factory, options.chargesInCommit === true, {
+      turnStart: options.turnStart !== false,
+    });
+  }
   if (options.schedules !== false) describeScheduleLaws(factory);
   if (options.idempotencyKeys !== false) describeIdempotencyKeyLaws(factory);
   if (options.webhooks !== false) describeWebhookLaws(factory);

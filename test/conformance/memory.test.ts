@@ -18,9 +18,12 @@ const memoryStoreFactory: StoreFactory = async (options) => {
     livenessProbe: createProcLivenessProbe(),
     ...(options?.limits ? { limits: options.limits } : {}),
   });
+  const quotas = createMemoryQuotaStore({ clock });
+  // The commit's tenant charges reach this quota store (ADR 0038), as build-store wires it.
+  store.attachQuotas(quotas);
   return {
     store,
-    quotas: createMemoryQuotaStore({ clock }),
+    quotas,
     storageQuotas: createMemoryStorageQuotaStore(),
     idempotencyKeys: createMemoryIdempotencyKeyStore({ clock }),
     schedules: createMemoryScheduleStore({ clock }),
@@ -38,5 +41,5 @@ const memoryStoreFactory: StoreFactory = async (options) => {
 };
 
 describe("memory store conformance", () => {
-  defineStoreConformance(memoryStoreFactory, { outboxFolded: true });
+  defineStoreConformance(memoryStoreFactory, { outboxFolded: true, chargesInCommit: true });
 });

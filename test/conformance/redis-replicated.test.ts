@@ -78,7 +78,7 @@ describe("redis store conformance (standalone with a replica, durability replica
       1,
       REPLICATED,
     ),
-    { readyIndexInSteps: true, outboxFolded: true },
+    { readyIndexInSteps: true, outboxFolded: true, chargesInCommit: true },
   );
 });
 

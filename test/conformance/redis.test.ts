@@ -21,7 +21,7 @@ describe("redis store conformance (standalone)", () => {
       if (!redis) throw new Error("no Redis connection");
       return redis;
     }, "standalone"),
-    { readyIndexInSteps: true, outboxFolded: true },
+    { readyIndexInSteps: true, outboxFolded: true, chargesInCommit: true },
   );
 });
 
@@ -35,6 +35,6 @@ describe("redis store conformance (standalone, calls spread over three connectio
       "lanes",
       2,
     ),
-    { readyIndexInSteps: true, outboxFolded: true },
+    { readyIndexInSteps: true, outboxFolded: true, chargesInCommit: true },
   );
 });

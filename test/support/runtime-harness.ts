@@ -140,6 +140,8 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     (redis
       ? createRedisQuotaStore({ redis, namespace })
       : createMemoryQuotaStore({ clock: systemClock }));
+  // A memory store's commit charges the quota store it was given (ADR 0038), as build-store wires it.
+  if (memory && !shared?.quotas) memory.attachQuotas(quotas);
   const schedules =
     shared?.schedules ??
     (redis

@@ -1,12 +1,14 @@
 // The runtime's budget guard (ADR 0016; the engine's BudgetGuard port): before every model call it compares the session's spend
 // (committed turns plus the running one) with the session budget, and the tenant's charged spend
-// with the tenant budget; after every call it charges the call's cost to the tenant in the store.
+// with the tenant budget; after every call it charges the call's cost to the tenant in the store
+// (held for the turn's commit where it carries it, ADR 0038).
 import {
   costMicros,
   reachedLimit,
   type Budget,
   type BudgetReached,
   type ModelPrice,
+  type TenantBudget,
 } from "../../domain/budgets.js";
 import type { SessionId } from "../../domain/ids.js";
 import { tenantOfSession } from "../../domain/quotas.js";
@@ -14,6 +16,7 @@ import type { SessionSnapshot } from "../../domain/session.js";
 import { ZERO_USAGE, type UsageTotals } from "../../domain/usage.js";
 import type { BudgetDecision, BudgetGuard, BudgetPolicy } from "../../ports/budget-guard.js";
 import type { TurnSettings } from "../../domain/turn-settings.js";
+import { createTurnCharges, type TurnCharges } from "./turn-charges.js";
 
 export type { BudgetPolicy };
 
@@ -36,6 +39,14 @@ export function turnCost(
   return price === undefined ? undefined : costMicros(usage, price);
 }
 
+/** The spend window a tenant budget counts in at `nowMs`: the UTC day, or "total". */
+export function spendWindow(
+  budget: Pick<TenantBudget, "period"> | undefined,
+  nowMs: number,
+): string {
+  return budget?.period === "day" ? new Date(nowMs).toISOString().slice(0, 10) : "total";
+}
+
 const GO: BudgetDecision = { go: true };
 
 const minus = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
@@ -52,6 +63,8 @@ export interface BudgetGuardInput {
   settings: TurnSettings;
   snapshot: SessionSnapshot | undefined;
   nowMs: () => number;
+  /** The turn's charges (ADR 0038); absent: each charge and read is its own step. */
+  charges?: TurnCharges;
   logger: {
     info(fields: object, message: string): void;
     warn(fields: object, message: string): void;
@@ -69,8 +82,8 @@ export function createBudgetGuard(input: BudgetGuardInput): BudgetGuard | undefi
   const price = priceOf(policy, settings.model);
   const committed = snapshot?.usage ?? ZERO_USAGE;
   const committedCost = snapshot?.costMicros ?? 0;
-  const window = () =>
-    tenantBudget?.period === "day" ? new Date(input.nowMs()).toISOString().slice(0, 10) : "total";
+  const charges = input.charges ?? createTurnCharges({ sessionId, spend: policy?.store, logger });
+  const window = () => spendWindow(tenantBudget, input.nowMs());
 
   const sessionCheck = (turnUsage: UsageTotals): BudgetReached | undefined => {
     if (budget === undefined) return undefined;
@@ -89,11 +102,8 @@ export function createBudgetGuard(input: BudgetGuardInput): BudgetGuard | undefi
     if (policy === undefined || tenantBudget === undefined) return undefined;
     const max = tenantBudget.maxCostMicros;
     try {
-      const spent = await policy.store.chargeTenantSpend({
-        tenant,
-        window: window(),
-        costMicros: 0,
-      });
+      // With the last call's cost held for the commit, charging it answers the total (ADR 0038).
+      const spent = await charges.readSpend(window());
       if (spent >= max) return { scope: "tenant", limit: "cost_micros", max, spent };
       return price === undefined ? unpriced("tenant", max, spent, model) : undefined;
     } catch (error) {
@@ -116,11 +126,8 @@ export function createBudgetGuard(input: BudgetGuardInput): BudgetGuard | undefi
       // committed cost exactly, whatever the rounding of a single call.
       const charge = costMicros(turnUsage, price) - costMicros(minus(turnUsage, callUsage), price);
       if (charge <= 0) return;
-      try {
-        await policy.store.chargeTenantSpend({ tenant, window: window(), costMicros: charge });
-      } catch (error) {
-        logger.warn({ sessionId, tenant, charge, error }, "tenant spend not charged");
-      }
+      // Held for the commit where it carries it, else charged now (a failure is logged there).
+      await charges.chargeSpend(window(), charge);
     },
   };
 }

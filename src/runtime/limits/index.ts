@@ -4,4 +4,5 @@
 // every model call with the cost a turn records (budget-guard.ts). It imports no other room.
 export { admitToQuota, type QuotaAdmission, type SlotKeeper } from "./quota-admission.js";
 export { withQuotaCounting } from "./quota-provider.js";
-export { createBudgetGuard, turnCost, type BudgetPolicy } from "./budget-guard.js";
+export { createBudgetGuard, spendWindow, turnCost, type BudgetPolicy } from "./budget-guard.js";
+export { createTurnCharges, type TurnCharges } from "./turn-charges.js";

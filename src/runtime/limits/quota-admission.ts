@@ -6,6 +6,7 @@
 import type { SessionId } from "../../domain/ids.js";
 import { quotaOf, SLOT_RETRY_MS, tenantOfSession } from "../../domain/quotas.js";
 import type { RuntimeDeps } from "../deps.js";
+import { createTurnCharges, type TurnCharges } from "./turn-charges.js";
 
 /** What keeps an admitted turn's slot renewed with the leases (the session's lease keeper). */
 export interface SlotKeeper {
@@ -26,12 +27,20 @@ export async function admitToQuota(
   keeper: SlotKeeper,
   sessionId: SessionId,
   turnId: string,
+  options: { charges?: TurnCharges; admittedSlot?: string | undefined } = {},
 ): Promise<QuotaAdmission> {
+  const { charges, admittedSlot } = options;
   const quotas = deps.quotas;
   const tenant = tenantOfSession(sessionId);
   const limits = quotas && quotaOf(quotas.config, tenant);
   if (!quotas || !limits) return UNLIMITED;
   const holder = turnSlotHolder(sessionId, turnId);
+  // The turn start's step admitted this very turn: its slot is held already (ADR 0038). A slot
+  // it took for another turn id (a derivation that differs) goes back before the admission.
+  if (admittedSlot === holder) return admitted(deps, keeper, sessionId, holder, charges);
+  if (admittedSlot !== undefined) {
+    await quotas.store.releaseTurnSlot(tenant, admittedSlot).catch(() => undefined);
+  }
   const outcome = await quotas.store.admitTurn({
     tenant,
     holder,
@@ -44,15 +53,28 @@ export async function admitToQuota(
     const wait = Math.min(outcome.retryAfterMs, quotas.recheckMs ?? SLOT_RETRY_MS);
     return { kind: "wait", wakeAtMs: deps.clock.nowMs() + wait };
   }
+  return admitted(deps, keeper, sessionId, holder, charges);
+}
+
+/** An admitted turn: its slot renewed with the leases and released by its charges. */
+function admitted(
+  deps: RuntimeDeps,
+  keeper: SlotKeeper,
+  sessionId: SessionId,
+  holder: string,
+  charges: TurnCharges | undefined,
+): QuotaAdmission {
+  const tenant = tenantOfSession(sessionId);
   const unkeep = keeper.keepSlot(tenant, holder);
+  // The turn's charges release the slot: in its commit's step where the store offers it (ADR 0038).
+  const owed =
+    charges ?? createTurnCharges({ sessionId, quotas: deps.quotas?.store, logger: deps.logger });
+  owed.holdSlot(holder);
   return {
     kind: "admitted",
     release: async () => {
       unkeep();
-      // A slot not given back here frees at its expiry (one lease TTL).
-      await quotas.store.releaseTurnSlot(tenant, holder).catch((error: unknown) => {
-        deps.logger.warn({ sessionId, tenant, turnId, error }, "quota slot not released");
-      });
+      await owed.releaseSlot();
     },
   };
 }

@@ -1,5 +1,5 @@
 // The model provider as a tenant's quotas see it (ADR 0015): after each model call its real usage
-// is charged to the tenant; before each later call of the turn (the first was admitted with the
+// is charged to the tenant (held for the turn's commit where it carries it, ADR 0038); before each later call of the turn (the first was admitted with the
 // turn) the token limits are checked, and while one is used up the call waits, abortably, until
 // its window frees. Accepted work is never refused halfway, whatever the limit's mode.
 import type { SessionId } from "../../domain/ids.js";
@@ -12,6 +12,7 @@ import type {
   ModelStreamEvent,
 } from "../../ports/model-provider.js";
 import type { RuntimeDeps } from "../deps.js";
+import { createTurnCharges, type TurnCharges } from "./turn-charges.js";
 import { providerExtras } from "../../ports/provider-extras.js";
 
 /** The longest one wait lasts before the limit is read again (a window may free early: a new day). */
@@ -21,14 +22,19 @@ export function withQuotaCounting(
   deps: RuntimeDeps,
   sessionId: SessionId,
   provider: ModelProvider,
+  turnCharges?: TurnCharges,
 ): ModelProvider {
   const quotas = deps.quotas;
   const tenant = tenantOfSession(sessionId);
   const limits = quotas && quotaOf(quotas.config, tenant);
   if (!quotas || !limits) return provider;
+  const charges =
+    turnCharges ?? createTurnCharges({ sessionId, quotas: quotas.store, logger: deps.logger });
   let calls = 0;
 
   async function waitForTokens(signal: AbortSignal): Promise<void> {
+    // The last call's tokens, held for the commit (ADR 0038), are counted before they are read.
+    await charges.flushTokens();
     for (;;) {
       const check = await quotas!.store.checkTokenQuota(tenant, limits!);
       if (check.kind === "within") return;
@@ -39,10 +45,8 @@ export function withQuotaCounting(
 
   async function charge(usage: UsageTotals | undefined): Promise<void> {
     if (usage === undefined || isZeroUsage(usage)) return;
-    await quotas!.store.countTokens(tenant, countedTokens(usage)).catch((error: unknown) => {
-      // The call happened; a charge lost to an outage undercounts, it never fails the turn.
-      deps.logger.warn({ sessionId, tenant, error }, "quota tokens not charged");
-    });
+    // Held for the commit where it carries them, else counted now (turn-charges.ts).
+    await charges.chargeTokens(countedTokens(usage));
   }
 
   async function* call(

@@ -8,9 +8,15 @@ import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputClaim } from "../../domain/inputs.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { RuntimeDeps } from "../deps.js";
-import { admitToQuota } from "../limits/index.js";
+import {
+  admitToQuota,
+  createTurnCharges,
+  type QuotaAdmission,
+  type SlotKeeper,
+  type TurnCharges,
+} from "../limits/index.js";
 import { onAbort } from "../stream/index.js";
-import { executeTurn, turnIdOf } from "../turn/index.js";
+import { executeTurn, turnIdOf, type TurnWork } from "../turn/index.js";
 import { afterTurn, logHoldStep } from "./after-turn.js";
 import { announceCommittedTurn } from "./completion-recovery.js";
 import { assertNever, type HoldEnd } from "./hold-end.js";
@@ -124,11 +130,14 @@ export function createHoldRunner(
         };
         loaded = undefined;
         // Refused by a quota, the turn does not start: its claims stay for the next holder.
-        const quota = await admitToQuota(deps, keeper, fence.sessionId, turnIdOf(work));
+        const { quota, charges } = await admitWork(deps, keeper, work);
         if (quota.kind === "wait") return { kind: "quota_wait", wakeAtMs: quota.wakeAtMs };
         await pacer.slot();
         const reportEnd = reportTurnRun(deps, fence.sessionId, next.claims);
-        const end = await executeTurn(deps, work).finally(quota.release);
+        // Whatever the commit did not carry goes with the separate steps once the turn ended.
+        const end = await executeTurn(deps, work).finally(() =>
+          Promise.all([quota.release(), charges.settle()]),
+        );
         reportEnd(end);
         const step = afterTurn(end, deps.clock.nowMs());
         logHoldStep(deps.logger, fence, step);
@@ -173,4 +182,36 @@ export function createHoldRunner(
   }
 
   return { run, holdOf: held.signalOf, close: () => closing.abort() };
+}
+
+/**
+ * What the turn owes its tenant's limits (its commit carries it where it can, ADR 0038) and its
+ * quota admission: a slot the turn start's step took for it is the turn's, with no step of its
+ * own, and the spend that step read answers the first budget check.
+ */
+async function admitWork(
+  deps: RuntimeDeps,
+  keeper: SlotKeeper,
+  work: TurnWork,
+): Promise<{ quota: QuotaAdmission; charges: TurnCharges }> {
+  const sessionId = work.fence.sessionId;
+  const charges = turnChargesOf(deps, sessionId);
+  charges.primeSpend(work.loaded?.tenantSpend);
+  work.charges = charges;
+  const quota = await admitToQuota(deps, keeper, sessionId, turnIdOf(work), {
+    charges,
+    admittedSlot: work.loaded?.admittedSlot,
+  });
+  return { quota, charges };
+}
+
+/** A turn's charges on the runtime's store, quota store and spend store (ADR 0038). */
+function turnChargesOf(deps: RuntimeDeps, sessionId: SessionId): TurnCharges {
+  return createTurnCharges({
+    sessionId,
+    store: deps.store,
+    quotas: deps.quotas?.store,
+    spend: deps.budgets?.store,
+    logger: deps.logger,
+  });
 }

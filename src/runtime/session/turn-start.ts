@@ -4,7 +4,9 @@
 import type { SessionId } from "../../domain/ids.js";
 import type { TurnInputDraft, SubmitInputReceipt } from "../../domain/inputs.js";
 import type { TranscriptMark } from "../../domain/session.js";
-import type { TurnStartReceipt } from "../../domain/turn-start.js";
+import type { TurnStartClaim, TurnStartReceipt } from "../../domain/turn-start.js";
+import { quotaOf, tenantOfSession } from "../../domain/quotas.js";
+import { spendWindow } from "../limits/index.js";
 import type { RuntimeDeps } from "../deps.js";
 import { turnIdOfInput } from "../turn/index.js";
 
@@ -78,7 +80,66 @@ export async function submitOrStart(
     maxInputs: INPUTS_PER_TURN,
     ...withMark(deps.transcripts.mark(sessionId)),
     ...(hears && { turnIdOf: (inputId: string) => turnIdOfInput(sessionId, inputId) }),
+    ...spendReadOf(deps, sessionId),
+    ...admissionOf(deps, sessionId),
   });
+  const started = withAdmission(deps, sessionId, receipt);
   // Where the store keeps the ready index, the start's step marked the session (ADR 0024).
-  return deps.store.keepsReadyIndex ? receipt : { ...receipt, marked: markStored(deps, sessionId) };
+  const { submitted, logEnd } = receipt;
+  const result: Submitted = {
+    submitted,
+    ...(logEnd !== undefined && { logEnd }),
+    ...(started && { started }),
+  };
+  return deps.store.keepsReadyIndex ? result : { ...result, marked: markStored(deps, sessionId) };
+}
+
+/**
+ * The tenant's spend read in the start's step where the store's steps reach it and the tenant
+ * has a budget (ADR 0038): the turn's first budget check then takes no step of its own.
+ */
+function spendReadOf(deps: RuntimeDeps, sessionId: SessionId): Pick<TurnStartClaim, "tenantSpend"> {
+  const budgets = deps.budgets;
+  const tenant = tenantOfSession(sessionId);
+  const budget = budgets?.tenants.get(tenant);
+  if (!budgets || !budget || deps.store.chargesInCommit?.({ spend: budgets.store }) !== true) {
+    return {};
+  }
+  return { tenantSpend: { tenant, window: spendWindow(budget, deps.clock.nowMs()) } };
+}
+
+/**
+ * The tenant's quota admission in the start's step where the store's steps reach the quota
+ * counters (ADR 0038): the driver then takes no admitTurn step for the turn.
+ */
+function admissionOf(deps: RuntimeDeps, sessionId: SessionId): Pick<TurnStartClaim, "admission"> {
+  const quotas = deps.quotas;
+  const tenant = tenantOfSession(sessionId);
+  const limits = quotas && quotaOf(quotas.config, tenant);
+  if (!quotas || !limits || deps.store.chargesInCommit?.({ quotas: quotas.store }) !== true) {
+    return {};
+  }
+  return { admission: { tenant, limits, slotTtlMs: deps.leaseTtlMs } };
+}
+
+/**
+ * The start's lease and claims with the slot its admission took; logged as admitToQuota logs.
+ * Refused, nothing was started: the driver claims on its own and waits as ever (quota_wait).
+ */
+function withAdmission(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  receipt: TurnStartReceipt,
+): StartedTurn | undefined {
+  const admission = receipt.admission;
+  if (admission) {
+    const tenant = tenantOfSession(sessionId);
+    deps.logger.info({ sessionId, tenant, inStart: true, ...admission }, "quota admission");
+    if (admission.kind === "refused") {
+      deps.metrics?.countQuotaRefusal?.(tenant, admission.limit, "admission");
+    }
+  }
+  const started = receipt.started;
+  if (!started || admission?.kind !== "admitted") return started;
+  return { ...started, admittedSlot: admission.holder };
 }

@@ -1,4 +1,5 @@
 // A turn's commit: everything it consumed and appended, in one atomic step through the head CAS.
+import type { TenantCommitCharges } from "../../domain/tenant-charges.js";
 import { createHash } from "node:crypto";
 import type { Message } from "../../domain/conversation.js";
 import { isTetherError } from "../../domain/errors.js";
@@ -46,10 +47,14 @@ export interface TurnRecord {
    * then the lease released unless something waits for a holder (ADR 0011).
    */
   completion?: { event(headRevision: number): SessionEvent; releaseIfIdle: boolean };
+  /** The tenant's slot release and held charges, in the commit's step (ADR 0038). */
+  tenantCharges?: TenantCommitCharges;
 }
 
 export interface CommittedTurn {
   headRevision: number;
+  /** True when the commit applied in this call with the turn's tenant charges (not a replay). */
+  chargesCarried?: boolean;
   /** Present when the store appended the completion in the commit's step. */
   announced?: CommitAnnounced;
 }
@@ -109,6 +114,7 @@ async function commitAtHead(
         }),
         ...(turn.webhookEvents?.length && { webhookEvents: turn.webhookEvents }),
         ...(turn.webhookEvents?.length && outboxFold && { outboxFold }),
+        ...(turn.tenantCharges && { tenantCharges: turn.tenantCharges }),
         ...(turn.completion && {
           announce: {
             fence,
@@ -120,7 +126,14 @@ async function commitAtHead(
         }),
       });
       const { headRevision, announced, outbox } = receipt;
-      return { headRevision, ...(announced && { announced }), ...(outbox && { outbox }) };
+      // A replay applied nothing, charges included: this run's calls are charged the separate way.
+      const chargesCarried = turn.tenantCharges !== undefined && !receipt.replayed;
+      return {
+        headRevision,
+        chargesCarried,
+        ...(announced && { announced }),
+        ...(outbox && { outbox }),
+      };
     } catch (error) {
       if (isTetherError(error, "head_revision_conflict") && attempt < HEAD_RACE_ATTEMPTS) {
         expected = (await deps.store.loadSession(fence.sessionId))?.headRevision ?? 0;

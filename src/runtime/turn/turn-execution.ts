@@ -25,7 +25,7 @@ import {
   type DecodedWork,
   type TurnWork,
 } from "./turn-preparation.js";
-import { budgetGuardOf, costOf } from "./turn-budget.js";
+import { budgetGuardOf, costOf, withTenantCharges } from "./turn-budget.js";
 import { openTurn, stoppedShort, type TurnRun } from "./turn-run.js";
 import { startTurnTrace, type TurnTrace } from "./turn-trace.js";
 import { turnEndEvents } from "./webhook-events.js";
@@ -152,6 +152,7 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
       deps,
       prep.sessionId,
       run.trace.provider(withModelCallMetrics(deps.provider, deps.metrics, prep.sessionId)),
+      run.job.charges,
     ),
     tools: run.parking.wrap(run.trace.tools(tools, run)),
     checkpoints,
@@ -247,10 +248,14 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       // An announcing commit closes the turn's tool calls in its step, so it may release there:
       // a client that saw turn_completed never finds the lease still held for this turn.
       completion: { event: completed, releaseIfIdle: true },
+      // The last model call's charges and the quota slot, in the commit's step (ADR 0038).
+      ...withTenantCharges(job.charges),
     });
   } catch (error) {
+    // Not carried: the hold's end flushes them with the separate steps (TurnCharges.settle).
     return endOfCommitError(turnId, error);
   }
+  if (commit.chargesCarried) job.charges?.committed();
   const { headRevision, announced } = commit;
   if (announced?.signalsCleared) run.stops.signalsCleared = true;
   if (announced) publishAnnounced(run, announced.seq, completed(headRevision));

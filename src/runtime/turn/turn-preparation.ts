@@ -1,6 +1,7 @@
 // The first step of a turn: what it runs with, read before anything is emitted. The committed
 // head, the input it consumes, its settings (the pinned agent under the turn's own options) and
 // its tools; a resumed turn takes all of these from the progress it saved when it parked.
+import type { TurnCharges } from "../limits/index.js";
 import { overlayContextManagement } from "../../domain/compaction.js";
 import type { InputItem, Message } from "../../domain/conversation.js";
 import type { InputId, SessionId } from "../../domain/ids.js";
@@ -34,9 +35,18 @@ export interface TurnWork {
    * the transcript cache's mark (the turn loads nothing more), and the turn it marked running
    * (its listener then takes no step of its own, ADR 0024).
    */
-  loaded?: { snapshot: SessionSnapshot | undefined; markedTurnId?: string | undefined };
+  loaded?: {
+    snapshot: SessionSnapshot | undefined;
+    markedTurnId?: string | undefined;
+    /** The tenant's spend the start's step read (ADR 0038): the first budget check's. */
+    tenantSpend?: { window: string; spent: number } | undefined;
+    /** The quota slot the start's step took for its input's turn (ADR 0038). */
+    admittedSlot?: string | undefined;
+  };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;
+  /** What the turn owes its tenant's limits, carried by its commit where it can (ADR 0038). */
+  charges?: TurnCharges;
 }
 
 export interface PreparedTurn {

@@ -1,4 +1,5 @@
 // Commits of the memory store: stamp, head CAS, claim completions and lease release, one step.
+import type { TenantCommitCharges } from "../../domain/tenant-charges.js";
 import {
   commitStampConflict,
   headRevisionConflict,
@@ -182,6 +183,7 @@ export function commitRuntimeState(
     for (const event of commit.webhookEvents ?? []) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, event, undefined, nowMs);
     }
+    if (commit.tenantCharges) applyTenantCharges(ctx, commit.tenantCharges);
     const outbox = commit.webhookEvents?.length ? foldOutbox(ctx, commit, nowMs) : undefined;
     const folded = outbox ? { ...receipt, outbox } : receipt;
     if (!log || !commit.announce) return folded;
@@ -232,4 +234,18 @@ export function snapshotOf(
     ...(cell.costMicros > 0 && { costMicros: cell.costMicros }),
     metadata: { ...cell.metadata },
   };
+}
+
+/**
+ * The tenant's charges in the commit's step (ADR 0038), as the separate steps apply them: the
+ * memory quota store's operations run to completion without awaiting, so they land in this step.
+ */
+function applyTenantCharges(ctx: MemoryContext, charges: TenantCommitCharges): void {
+  const { tenant, releaseSlot, quotaTokens, spend } = charges;
+  if (ctx.quotas && releaseSlot !== undefined) void ctx.quotas.releaseTurnSlot(tenant, releaseSlot);
+  if (ctx.quotas && quotaTokens) void ctx.quotas.countTokens(tenant, quotaTokens);
+  if (spend && spend.costMicros > 0) {
+    const key = `${tenant} ${spend.window}`;
+    ctx.tenantSpend.set(key, (ctx.tenantSpend.get(key) ?? 0) + spend.costMicros);
+  }
 }

@@ -1,4 +1,5 @@
 // Shared state of one memory store instance, handed to each operation module.
+import type { QuotaStore } from "../../ports/quota-store.js";
 import type { SessionId } from "../../domain/ids.js";
 import type { Clock } from "../../ports/clock.js";
 import type { LivenessProbe } from "../../ports/liveness-probe.js";
@@ -43,6 +44,8 @@ export interface MemoryContext {
   log: StoreLogger | undefined;
   /** Test hook between a claim's lease validation and its mutation. */
   afterClaimValidation: (() => Promise<void> | void) | undefined;
+  /** The quota store a commit's tenant charges reach (ADR 0038); none: quotas keep their steps. */
+  quotas?: QuotaStore;
   /** The event log a commit's announcement goes to (ADR 0011); none: announcements ignored. */
   announcements?: AnnouncementLog;
 }

@@ -1,5 +1,6 @@
 // The in-memory reference store: the embedded default and the oracle of the conformance suite.
 // Each operation is one serialized step per session (see keyed-mutex.ts).
+import type { QuotaStore } from "../../ports/quota-store.js";
 import type { AnnouncementLog, FenceAuthority } from "./event-log.js";
 import { requireLiveFence } from "./session-cell.js";
 import { isTetherError } from "../../domain/errors.js";
@@ -48,7 +49,12 @@ export interface MemoryStore extends RuntimeStore, FenceAuthority, TenantBudgetS
   setClaimAfterValidationHook(hook?: () => Promise<void> | void): void;
   /** The session logs a commit's announcement is appended to (the log fenced by this store). */
   attachEventLog(log: AnnouncementLog): void;
+  /** The quota store (memory) a commit's tenant charges reach (ADR 0038). */
+  attachQuotas(quotas: QuotaStore): void;
 }
+
+/** Each memory store's context, by the store: its own spend port is the store itself. */
+const contexts = new WeakMap<object, MemoryContext>();
 
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const ctx: MemoryContext = {
@@ -66,7 +72,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     log: options.logger,
   };
 
-  return withChecks<RuntimeStore & TenantBudgetStore, MemoryStore>(
+  const store = withChecks<RuntimeStore & TenantBudgetStore, MemoryStore>(
     { ...runtimeChecks(ctx.limits), ...budgetChecks },
     {
       webhooks: createMemoryWebhookStore(ctx, ctx.webhooks),
@@ -77,6 +83,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
       attachEventLog(log) {
         ctx.announcements = log;
+      },
+
+      attachQuotas(quotas) {
+        ctx.quotas = quotas;
+      },
+
+      // The commit reaches the attached quota store and this store's own spend (ADR 0038).
+      chargesInCommit({ quotas, spend }) {
+        if (quotas === undefined && spend === undefined) return false;
+        if (quotas !== undefined && quotas !== ctx.quotas) return false;
+        return spend === undefined || contexts.get(spend) === ctx;
       },
 
       fenceIsLive(fence) {
@@ -170,6 +187,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       close: () => Promise.resolve(),
     },
   );
+  contexts.set(store, ctx);
+  return store;
 }
 
 /** Records a fenced operation refused for an expired lease; untouched when nobody listens. */

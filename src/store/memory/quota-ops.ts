@@ -9,7 +9,7 @@ import {
   type TokenQuotaCheck,
 } from "../../domain/quotas.js";
 import type { Clock } from "../../ports/clock.js";
-import type { QuotaStore } from "../../ports/quota-store.js";
+import type { QuotaStore, TurnAdmission } from "../../ports/quota-store.js";
 import { withChecks } from "../shared/checked.js";
 import { quotaChecks } from "../shared/quota-checks.js";
 
@@ -84,36 +84,52 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
     return first - now;
   }
 
-  return withChecks(quotaChecks, {
-    async admitTurn({ tenant, holder, limits, slotTtlMs: ttl }) {
-      const now = options.clock.nowMs();
-      const t = of(tenant);
-      const own = t.slots.get(holder);
-      if (own !== undefined && own > now) {
-        t.slots.set(holder, now + ttl);
-        return { kind: "admitted", readmitted: true };
-      }
+  /** admitTurn's checks, reading only (the turn start's step runs them before its lease). */
+  function checkAdmission(admission: TurnAdmission): AdmissionVerdict {
+    const { tenant, holder, limits } = admission;
+    const now = options.clock.nowMs();
+    const t = of(tenant);
+    const own = t.slots.get(holder);
+    if (own !== undefined && own > now) return { kind: "readmitted" };
+    const u = usageAt(t, now);
+    const refuse = (limit: QuotaLimitName, retryAfterMs: number) => ({
+      kind: "refused" as const,
+      limit,
+      retryAfterMs: Math.max(1, retryAfterMs),
+    });
+    const slots = limits.concurrent_turns;
+    if (slots && u.runningTurns >= slots.max) {
+      return refuse("concurrent_turns", earliestExpiry(t, now));
+    }
+    const turns = limits.turns_per_minute;
+    if (turns && u.turnsThisMinute >= turns.max) {
+      return refuse("turns_per_minute", u.minuteResetAtMs - now);
+    }
+    const tokens = tokensOver(limits, u);
+    if (tokens.kind === "over") return refuse(tokens.limit, tokens.retryAfterMs);
+    return { kind: "admitted" };
+  }
+
+  /** admitTurn's writes once checkAdmission allowed them (nothing ran in between). */
+  function takeSlot(admission: TurnAdmission, verdict: "admitted" | "readmitted"): void {
+    const { tenant, holder, slotTtlMs: ttl } = admission;
+    const now = options.clock.nowMs();
+    const t = of(tenant);
+    if (verdict === "admitted") {
       const u = usageAt(t, now);
-      const refuse = (limit: QuotaLimitName, retryAfterMs: number) => ({
-        kind: "refused" as const,
-        limit,
-        retryAfterMs: Math.max(1, retryAfterMs),
-      });
-      const slots = limits.concurrent_turns;
-      if (slots && u.runningTurns >= slots.max) {
-        return refuse("concurrent_turns", earliestExpiry(t, now));
-      }
-      const turns = limits.turns_per_minute;
-      if (turns && u.turnsThisMinute >= turns.max) {
-        return refuse("turns_per_minute", u.minuteResetAtMs - now);
-      }
-      const tokens = tokensOver(limits, u);
-      if (tokens.kind === "over") return refuse(tokens.limit, tokens.retryAfterMs);
       for (const [h, expiry] of t.slots) if (expiry <= now) t.slots.delete(h);
-      t.slots.set(holder, now + ttl);
       t.turnWindow = Math.floor(now / MINUTE_MS);
       t.turns = u.turnsThisMinute + 1;
-      return { kind: "admitted", readmitted: false };
+    }
+    t.slots.set(holder, now + ttl);
+  }
+
+  const store = withChecks<QuotaStore>(quotaChecks, {
+    async admitTurn(admission) {
+      const verdict = checkAdmission(admission);
+      if (verdict.kind === "refused") return verdict;
+      takeSlot(admission, verdict.kind);
+      return { kind: "admitted", readmitted: verdict.kind === "readmitted" };
     },
 
     async countTokens(tenant, tokens) {
@@ -152,4 +168,23 @@ export function createMemoryQuotaStore(options: { clock: Clock }): QuotaStore {
       return usageAt(of(tenant), options.clock.nowMs());
     },
   });
+  admissionSteps.set(store, { check: checkAdmission, take: takeSlot });
+  return store;
 }
+
+/** A quota admission's verdict before its writes (the turn start's step, ADR 0038). */
+export type AdmissionVerdict =
+  | { kind: "admitted" | "readmitted" }
+  | { kind: "refused"; limit: QuotaLimitName; retryAfterMs: number };
+
+/** The admission's check and writes, apart, for a memory store's turn start to run in its step. */
+export interface AdmissionSteps {
+  check(admission: TurnAdmission): AdmissionVerdict;
+  take(admission: TurnAdmission, verdict: "admitted" | "readmitted"): void;
+}
+
+const admissionSteps = new WeakMap<QuotaStore, AdmissionSteps>();
+
+/** The steps of a memory quota store (undefined for any other). */
+export const admissionStepsOf = (store: QuotaStore): AdmissionSteps | undefined =>
+  admissionSteps.get(store);

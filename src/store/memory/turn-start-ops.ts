@@ -9,6 +9,8 @@ import { snapshotOf } from "./commit-ops.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { claimInCell, submitInCell } from "./input-ops.js";
 import { acquire } from "./lease-ops.js";
+import { admissionStepsOf } from "./quota-ops.js";
+import { turnIdOfInput } from "../../ports/turn-ids.js";
 
 export function startTurn(
   ctx: MemoryContext,
@@ -28,11 +30,39 @@ export function startTurn(
     // Vacant: no lease left behind (an expired one may have a turn to announce) and no parked
     // turn; anything else is left to the driver's own claim.
     if (cell.lease !== undefined || cell.parked !== undefined) return submitted;
+    // The admission's checks before the lease (ADR 0038): refused, nothing more is written.
+    const inputId = submitted.submitted.input.inputId;
+    const holder = `${cell.sessionId}/${turnIdOfInput(cell.sessionId, inputId)}`;
+    const steps = claim.admission && ctx.quotas && admissionStepsOf(ctx.quotas);
+    const admission = claim.admission && { ...claim.admission, holder };
+    const verdict = steps && admission ? steps.check(admission) : undefined;
+    if (verdict?.kind === "refused") {
+      const { limit, retryAfterMs } = verdict;
+      return { ...submitted, admission: { kind: "refused" as const, limit, retryAfterMs } };
+    }
     const outcome = acquire(ctx, cell, claim.owner, claim.ttlMs, nowMs, true);
     logLeaseClaim(ctx.log, cell.sessionId, claim.owner, claim.ttlMs, outcome);
     if (outcome.kind !== "acquired") return submitted;
     const { lease } = outcome;
     const inputs = claimInCell(cell, lease.fencingToken, { kind: "idle" }, claim.maxInputs, nowMs);
-    return { ...submitted, started: { lease, inputs, snapshot: snapshotOf(cell, claim.since) } };
+    const snapshot = snapshotOf(cell, claim.since);
+    // The tenant's spend read in the step (ADR 0038): this store keeps it beside the sessions.
+    const read = claim.tenantSpend;
+    const tenantSpend = read && {
+      window: read.window,
+      spent: ctx.tenantSpend.get(`${read.tenant} ${read.window}`) ?? 0,
+    };
+    // The slot is this input's turn's: taken only when the claim took exactly this input.
+    const own = inputs?.inputs.length === 1 && inputs.inputs[0]?.inputId === inputId;
+    let admitted: TurnStartReceipt["admission"];
+    if (steps && admission && verdict && own) {
+      steps.take(admission, verdict.kind);
+      admitted = { kind: "admitted", holder };
+    }
+    return {
+      ...submitted,
+      ...(admitted && { admission: admitted }),
+      started: { lease, inputs, snapshot, ...(tenantSpend && { tenantSpend }) },
+    };
   });
 }

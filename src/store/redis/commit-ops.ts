@@ -23,6 +23,7 @@ import { int, str, usageAt } from "./codec.js";
 import { endStatusOf, type TurnEndingCommit } from "../../domain/turn-records.js";
 import { withReadyKey, type RedisContext } from "./context.js";
 import { REPLY } from "./replies.js";
+import type { TenantCommitCharges } from "../../domain/tenant-charges.js";
 import type { ScriptReply } from "./scripts.js";
 import { tenantOfOutbox } from "../../domain/webhooks.js";
 import { decodeClaims } from "./webhook-ops.js";
@@ -53,6 +54,7 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
     w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
     a: announcementSpec(commit.announce, logMaxEntries),
     ...(commit.outboxFold && { wf: outboxFoldSpec(commit) }),
+    ...(commit.tenantCharges && { tc: tenantChargesSpec(commit.tenantCharges) }),
     ...(commit.turnEnd && {
       te: [
         commit.turnEnd.turnId,
@@ -63,7 +65,7 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
   });
 }
 
-/** The fold's `wf` as the script takes it (see commit-21-24.lua; webhooks folded in). */
+/** The fold's `wf` as the script takes it (see commit-21-27.lua; webhooks folded in). */
 function outboxFoldSpec(commit: TurnEndingCommit): unknown[] {
   const fold = commit.outboxFold;
   if (!fold) return [];
@@ -78,7 +80,22 @@ function outboxFoldSpec(commit: TurnEndingCommit): unknown[] {
   ];
 }
 
-/** The announcement as the script takes it (see commit-21-22.lua); [] for none. */
+/** The tenant's charges as the script takes them (`tc`, ADR 0038). */
+function tenantChargesSpec(c: TenantCommitCharges): unknown[] {
+  return [c.releaseSlot ?? "", c.quotaTokens ?? 0, c.spend?.window ?? "", c.spend?.costMicros ?? 0];
+}
+
+/**
+ * The tenant's keys after the ready index (KEYS[25..27], after the fold's two), where the commit carries charges. The
+ * runtime sends charges only where chargesInCommit said yes, so never on Cluster (no ready key).
+ */
+function tenantKeys(ctx: RedisContext, charges: TenantCommitCharges | undefined): string[] {
+  if (!charges || ctx.readyKey === undefined) return [];
+  const q = ctx.quotaKeys(charges.tenant);
+  return [q.slots, q.counters, ctx.tenantSpendKey(charges.tenant)];
+}
+
+/** The announcement as the script takes it (see commit-21-27.lua); [] for none. */
 function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): unknown[] {
   if (!a) return [];
   const { leaseToken, fencingToken } = a.fence;
@@ -127,6 +144,8 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
     ]).concat(
       // Webhooks folded into the commit (ADR 0021): after the ready index, standalone only.
       ctx.outboxFoldKeys?.(tenantOfOutbox(sessionId)) ?? [],
+      // ---- Tenant limits in the commit's step (ADR 0038): KEYS[25..27], standalone only.
+      tenantKeys(ctx, input.tenantCharges),
     ),
     [commitSpec(input, ctx.logMaxEntries), ...input.appendMessages],
   );
@@ -173,7 +192,7 @@ export async function commit(ctx: RedisContext, input: TurnEndingCommit): Promis
   }
 }
 
-/** The fold's claim (commit-21-24.lua's fifth reply): the version, then claimOutbox's reply. */
+/** The fold's claim (commit-21-27.lua's fifth reply): the version, then claimOutbox's reply. */
 function decodeFolded(folded: ScriptReply, input: TurnEndingCommit): FoldedOutboxClaim {
   const token = input.outboxFold?.claim?.claimToken ?? "";
   // decodeClaims reads claimOutbox's reply, whose R.OK this one's version stands in for.

@@ -11,6 +11,8 @@ import {
   outboxIndexKey,
   readyIndexKey,
   tenantSpendKey,
+  quotaKeys,
+  type QuotaKeys,
   sessionIndexKey,
   sessionEventKeys,
   sessionKeys,
@@ -52,6 +54,8 @@ export interface RedisContext {
   agentKeys(agentId: string): AgentKeys;
   agentIndexKey: string;
   tenantSpendKey(tenant: string): string;
+  /** A tenant's quota keys (the quota store's, on the same namespace: ADR 0038). */
+  quotaKeys(tenant: string): QuotaKeys;
   /**
    * Adds a session to the index hint with the next index update (unawaited). `repair`: a commit
    * of a session that exists already, skipped when this store added it and the update did not
@@ -110,6 +114,7 @@ export function createRedisContext(
     agentKeys: (agentId) => agentKeys(namespace, agentId),
     agentIndexKey: agentIndexKey(namespace),
     tenantSpendKey: (tenant) => tenantSpendKey(namespace, tenant),
+    quotaKeys: (tenant) => quotaKeys(namespace, tenant),
     noteSession(sessionId, repair = false) {
       if (repair && noted.has(sessionId)) return;
       noted.add(sessionId);

@@ -8,6 +8,7 @@ import type { QuotaStore } from "../../ports/quota-store.js";
 import { withChecks } from "../shared/checked.js";
 import { quotaChecks } from "../shared/quota-checks.js";
 import { checkNamespace, quotaKeys } from "./keys.js";
+import { tagBacking } from "./backing.js";
 import { REPLY } from "./replies.js";
 import { createScriptRunner, type ScriptReply } from "./scripts.js";
 
@@ -31,7 +32,7 @@ export function createRedisQuotaStore(options: {
   const namespace = checkNamespace(options.namespace ?? "tether");
   const scripts = createScriptRunner(options.redis);
   const keys = (tenant: string) => quotaKeys(namespace, tenant);
-  return withChecks(quotaChecks, {
+  const store = withChecks<QuotaStore>(quotaChecks, {
     async admitTurn({ tenant, holder, limits, slotTtlMs: ttl }) {
       const k = keys(tenant);
       const reply = await scripts.run(
@@ -95,4 +96,6 @@ export function createRedisQuotaStore(options: {
       };
     },
   });
+  // A commit on the same connection and namespace may release and charge in its step (ADR 0038).
+  return tagBacking(store, options.redis, namespace);
 }

@@ -12,6 +12,7 @@ import { runtimeChecks } from "../shared/runtime-checks.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import type { StoreLogger } from "../shared/store-log.js";
 import * as commits from "./commit-ops.js";
+import { reachesInStep, tagBacking } from "./backing.js";
 import { createRedisContext } from "./context.js";
 import * as history from "./history-ops.js";
 import * as inputs from "./input-ops.js";
@@ -87,7 +88,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
   const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: runnerOn(conn) }))];
   const on = (sessionId: unknown) =>
     lanes.length === 1 ? ctx : (lanes[laneOf(sessionId, lanes.length)] ?? ctx);
-  return withChecks<RuntimeStore & TenantBudgetStore>(
+  const store = withChecks<RuntimeStore & TenantBudgetStore>(
     { ...runtimeChecks(limits), ...budgetChecks },
     {
       commit: (c) => commits.commit(on(c?.sessionId), c),
@@ -113,6 +114,7 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       startTurn: (draft, claim) => turnStart.startTurn(on(draft?.sessionId), draft, claim),
       keepsReadyIndex: ctx.readyKey !== undefined,
       foldsOutbox: ctx.outboxFoldKeys !== undefined,
+      chargesInCommit: (ports) => reachesInStep(options.redis, namespace, ports),
       listInputs: (id) => inputs.listInputs(on(id), id),
       cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),
       claimInputs: (fence, point, max) =>
@@ -151,4 +153,6 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       },
     },
   );
+  // The store is its own tenant spend port: its commits may charge it (ADR 0038).
+  return tagBacking(store, options.redis, namespace);
 }

@@ -8,7 +8,6 @@
 -- Replies: {R.OK, readmitted 0|1}
 --          {R.QUOTA_REFUSED, limit name, ms until it may free (at least 1)}
 --- @include "clock"
---- @include "num"
 --- @include "quota"
 
 local slots_key = KEYS[1]
@@ -22,25 +21,9 @@ local max_tokens_per_day = ARGV[6]
 
 local now = now_ms()
 local ttl = tonumber(slot_ttl_ms)
-local slots, turns = tonumber(max_running), tonumber(max_turns_per_minute)
-local own = redis.call('ZSCORE', slots_key, holder)
-if own and tonumber(own) > now then
-  redis.call('ZADD', slots_key, num(now + ttl), holder)
-  return { R.OK, 1 }
-end
-local u = quota_usage(slots_key, counters_key, now)
-local refused = nil
-if slots > 0 and u.running >= slots then
-  local first = redis.call('ZRANGEBYSCORE', slots_key, '(' .. num(now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  refused = { 'concurrent_turns', tonumber(first[2]) - now }
-elseif turns > 0 and u.turns >= turns then
-  refused = { 'turns_per_minute', u.minute_reset - now }
-else
-  refused = quota_tokens_over(u, tonumber(max_tokens_per_minute), tonumber(max_tokens_per_day), now)
-end
-if refused then return { R.QUOTA_REFUSED, refused[1], math.max(1, refused[2]) } end
-redis.call('ZREMRANGEBYSCORE', slots_key, '-inf', num(now))
-redis.call('ZADD', slots_key, num(now + ttl), holder)
-redis.call('HSET', counters_key, 'tw', num(u.minute), 'tc', u.turns + 1)
-redis.call('PEXPIRE', counters_key, 2 * QUOTA_DAY_MS)
+local verdict, u = quota_admission(slots_key, counters_key, holder, now, tonumber(max_running),
+  tonumber(max_turns_per_minute), tonumber(max_tokens_per_minute), tonumber(max_tokens_per_day))
+if type(verdict) == 'table' then return { R.QUOTA_REFUSED, verdict[1], math.max(1, verdict[2]) } end
+quota_take_slot(slots_key, counters_key, holder, ttl, now, verdict, u)
+if verdict == 'readmitted' then return { R.OK, 1 } end
 return { R.OK, 0 }

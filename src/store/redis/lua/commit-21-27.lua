@@ -20,6 +20,10 @@
 -- -- Sentinel Redis only, after KEYS[22]; absent on Cluster (other slots: separate steps there).
 -- KEYS[23] the due-outbox hint index (the expect, with wf)
 -- KEYS[24] the session's tenant's endpoints version (read with wf's claim)
+-- ---- Tenant limits in the commit's step (ADR 0038): only with `tc`, only on a standalone or
+-- ---- Sentinel Redis (after the fold's keys); never on Cluster (another slot).
+-- KEYS[25] the tenant's quota slots zset   KEYS[26] the tenant's quota counters hash (_quota.lua)
+-- KEYS[27] the tenant's spend hash (chargeTenantSpend-1.lua)
 -- ARGV[1] commit JSON: { e = expected head, op = stamp operation id ("" for none),
 --           h = stamp content hash, t = advance turn (bool), u = [input, output, cacheRead,
 --           cacheWrite, reasoning], r = [lease token, fencing token] or [] for no release,
@@ -43,7 +47,11 @@
 --                record completed, failed or cancelled with the commit's usage,
 --           wf = [writer now ms, due ms, outbox id, claim token or "", lease ms, max rows] or
 --                absent (needs KEYS[23], KEYS[24]): with w, the hint's expect as expectOutbox does it,
---                and with a token the outbox's due free rows claimed as claimOutbox claims them }
+--                and with a token the outbox's due free rows claimed as claimOutbox claims them,
+--           tc = [slot holder ("" for none), quota tokens (0 for none), spend window ("" for
+--                none), spend micros] or absent: the tenant's charges, applied after every
+--                other write as releaseTurnSlot, chargeTokens and chargeTenantSpend apply
+--                them (the keys 25 to 27); a commit refused or replayed applies none }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
 --          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
@@ -64,6 +72,7 @@
 --- @include "lease"
 --- @include "num"
 --- @include "outbox"
+--- @include "quota"
 --- @include "tool-calls"
 --- @include "turns"
 
@@ -92,6 +101,10 @@ local ready_index_key = KEYS[22]
 -- Webhooks folded into the commit (standalone and Sentinel only).
 local outbox_due_key = KEYS[23]
 local endpoints_version_key = KEYS[24]
+-- Tenant limits in the commit's step (standalone and Sentinel only, with tc).
+local quota_slots_key = KEYS[25]
+local quota_counters_key = KEYS[26]
+local tenant_spend_key = KEYS[27]
 local commit_json = ARGV[1]
 local turns = { records = turn_records_key, order = turn_order_key }
 
@@ -216,6 +229,19 @@ if spec.w and #spec.w > 0 then
       folded = claim_outbox_rows(webhook_outbox_key, wf[4], now, now + wf[5], wf[6])
       table.insert(folded, 1, tonumber(redis.call('GET', endpoints_version_key) or '0'))
     end
+  end
+end
+-- The tenant's charges (ADR 0038): what the separate steps would write, after the commit's own.
+local charges = spec.tc and #spec.tc == 4 and quota_slots_key and spec.tc or nil
+if charges then
+  if charges[1] ~= '' then redis.call('ZREM', quota_slots_key, charges[1]) end
+  if charges[2] > 0 then
+    local u = quota_usage(nil, quota_counters_key, now_ms())
+    redis.call('HSET', quota_counters_key, 'kw', num(u.minute), 'kc', num(u.kmin + charges[2]), 'dw', num(u.day), 'dc', num(u.kday + charges[2]))
+    redis.call('PEXPIRE', quota_counters_key, 2 * QUOTA_DAY_MS)
+  end
+  if charges[3] ~= '' and charges[4] > 0 then
+    redis.call('HINCRBY', tenant_spend_key, charges[3], num(charges[4]))
   end
 end
 if not announce then
