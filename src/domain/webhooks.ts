@@ -59,6 +59,23 @@ export interface OutboxRowSettlement {
   settlement: OutboxSettlement;
 }
 
+/**
+ * A batch's delivery attempts, recorded in its settle's step where the store folds them
+ * (WebhookStore.foldsDeliveries; ADR 0021 "Delivery records in the settle"): each as
+ * recordDelivery records it, in order, with the outbox's tenant and the failure limit.
+ */
+export interface OutboxBatchDeliveries {
+  tenant: string;
+  failureLimit: number;
+  deliveries: WebhookDelivery[];
+}
+
+/** What a batch's settle did: rows settled, and endpoints its delivery records disabled. */
+export interface OutboxBatchSettled {
+  settled: number;
+  disabled: { endpointId: string; reason: string }[];
+}
+
 /** A tenant's endpoints version, and its endpoints when the version moved from the one known. */
 export interface WebhookEndpointsSince {
   version: number;

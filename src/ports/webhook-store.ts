@@ -3,6 +3,8 @@
 // and their delivery logs. Each operation is one atomic step (one Lua script on Redis).
 import type { OutboxId } from "../domain/ids.js";
 import type {
+  OutboxBatchDeliveries,
+  OutboxBatchSettled,
   OutboxClaimReport,
   OutboxRowSettlement,
   OutboxSettlement,
@@ -49,13 +51,20 @@ export interface WebhookOutboxStore {
   ): Promise<boolean>;
   /**
    * Settles every row of `settlements` that `claimToken` still holds, in one step (a deliverer's
-   * batch); the others are left as they are. The number of rows settled.
+   * batch); the others are left as they are.
+   *
+   * With `deliveries`, only where the store folds them (foldsDeliveries; refused elsewhere): the
+   * batch's attempts are recorded in the same step, after the rows are checked, each as
+   * recordDelivery records it, whether or not the token still holds its row (an attempt that
+   * happened is logged). A retried row is then owed only to its targets that still exist and are
+   * not disabled; none left, it is done. The rows settled and the endpoints the records disabled.
    */
   settleOutboxBatch(
     outboxId: OutboxId,
     claimToken: string,
     settlements: OutboxRowSettlement[],
-  ): Promise<number>;
+    deliveries?: OutboxBatchDeliveries,
+  ): Promise<OutboxBatchSettled>;
   /** Outboxes that may have due rows (a hint, in its own slot), up to `limit`. */
   dueOutboxes(limit: number): Promise<OutboxId[]>;
   /**
@@ -117,4 +126,11 @@ export interface WebhookEndpointStore {
   ): Promise<WebhookDeliveryPage>;
 }
 
-export interface WebhookStore extends WebhookOutboxStore, WebhookEndpointStore {}
+export interface WebhookStore extends WebhookOutboxStore, WebhookEndpointStore {
+  /**
+   * Whether settleOutboxBatch takes the batch's delivery records (memory, a standalone or
+   * Sentinel Redis). Not on Cluster: a tenant's endpoints and logs live in another slot than the
+   * outbox, and a deliverer records each attempt with recordDelivery.
+   */
+  readonly foldsDeliveries?: boolean;
+}

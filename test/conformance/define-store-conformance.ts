@@ -30,6 +30,7 @@ import { describeReadyIndexLaws } from "./laws/ready-index.js";
 import { describeTurnStartLaws } from "./laws/turn-start.js";
 import { describeTurnRecordLaws } from "./laws/turn-records.js";
 import { describeWebhookBatchLaws } from "./laws/webhook-batches.js";
+import { describeWebhookDeliveryFoldLaws } from "./laws/webhook-delivery-fold.js";
 import { describeWebhookFoldLaws } from "./laws/webhook-fold.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
@@ -104,6 +105,10 @@ export function defineStoreConformance(
   if (options.webhooks !== false) describeWebhookLaws(factory);
   if (options.webhooks !== false) describeWebhookBatchLaws(factory);
   if (options.webhooks !== false) describeWebhookFoldLaws(factory, options.outboxFolded === true);
+  if (options.webhooks !== false) {
+    // The same slots decide both folds: a tenant's keys share the outbox's slot off Cluster.
+    describeWebhookDeliveryFoldLaws(factory, options.outboxFolded === true);
+  }
   if (options.turnRecords !== false) describeTurnRecordLaws(factory);
   if (options.turnStart !== false) {
     describeTurnStartLaws(factory);

@@ -12,6 +12,7 @@ import {
   type OutboxClaim,
   type OutboxClaimReport,
   type OutboxRowSettlement,
+  type WebhookDelivery,
   type WebhookEndpoint,
 } from "../../domain/webhooks.js";
 import type { Clock } from "../../ports/clock.js";
@@ -73,38 +74,46 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
     return known?.version === version ? known.endpoints : endpointsOf(tenant);
   }
 
+  // Where the store folds them, the batch's records ride in its settle (ADR 0021 "Delivery
+  // records in the settle"): the settle drops the owed endpoints they disable or find deleted.
+  const folds = store.foldsDeliveries === true;
+
+  function disabledNow(tenant: string, endpointId: string, reason: string): void {
+    logger.warn({ tenant, endpointId, reason }, "webhook endpoint disabled");
+    options.onDisabled?.(tenant, endpointId);
+  }
+
+  /** Whether `endpoint` is owed nothing more for this row after this attempt. */
   async function attempt(
     tenant: string,
     endpoint: WebhookEndpoint,
     claim: OutboxClaim,
     outboxId: OutboxId,
-  ) {
+    records: WebhookDelivery[],
+  ): Promise<boolean> {
     const event = claim.row.event;
     const report = await send(endpoint, event);
     options.onAttempt?.(report.ok ? "delivered" : "failed");
-    const after = await store.recordDelivery(
-      tenant,
-      {
-        deliveryId: `${event.id}.${endpoint.endpointId}.${claim.row.attempts + 1}`,
-        endpointId: endpoint.endpointId,
-        eventId: event.id,
-        eventType: event.type,
-        event,
-        outboxId,
-        attempt: claim.row.attempts + 1,
-        ok: report.ok,
-        status: report.status,
-        error: report.error,
-        atMs: clock.nowMs(),
-      },
-      failureLimit,
-    );
+    const delivery: WebhookDelivery = {
+      deliveryId: `${event.id}.${endpoint.endpointId}.${claim.row.attempts + 1}`,
+      endpointId: endpoint.endpointId,
+      eventId: event.id,
+      eventType: event.type,
+      event,
+      outboxId,
+      attempt: claim.row.attempts + 1,
+      ok: report.ok,
+      status: report.status,
+      error: report.error,
+      atMs: clock.nowMs(),
+    };
+    if (folds) {
+      records.push(delivery);
+      return report.ok;
+    }
+    const after = await store.recordDelivery(tenant, delivery, failureLimit);
     if (after?.disabled && !endpoint.disabled) {
-      logger.warn(
-        { tenant, endpointId: endpoint.endpointId, reason: after.disabledReason },
-        "webhook endpoint disabled",
-      );
-      options.onDisabled?.(tenant, endpoint.endpointId);
+      disabledNow(tenant, endpoint.endpointId, after.disabledReason);
     }
     // A deleted or now disabled endpoint is owed nothing more.
     return report.ok || after === undefined || after.disabled;
@@ -114,6 +123,7 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
     outboxId: OutboxId,
     claim: OutboxClaim,
     all: WebhookEndpoint[],
+    records: WebhookDelivery[],
   ): Promise<OutboxRowSettlement> {
     const tenant = tenantOfOutbox(outboxId);
     const { row } = claim;
@@ -123,7 +133,9 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
         wantsEvent(e, row.event.type) &&
         (row.targets === undefined || row.targets.includes(e.endpointId)),
     );
-    const settled = await Promise.all(endpoints.map((e) => attempt(tenant, e, claim, outboxId)));
+    const settled = await Promise.all(
+      endpoints.map((e) => attempt(tenant, e, claim, outboxId, records)),
+    );
     const owed = endpoints.filter((_, i) => !settled[i]).map((e) => e.endpointId);
     const expired = clock.nowMs() - row.event.createdAtMs > retryWindowMs;
     const eventId = row.event.id;
@@ -144,10 +156,17 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
     seenAtMs: number,
     nudged: boolean,
   ): Promise<void> {
+    const records: WebhookDelivery[] = [];
     const settlements = await Promise.all(
-      report.claims.map((c) => deliverRow(outboxId, c, endpoints)),
+      report.claims.map((c) => deliverRow(outboxId, c, endpoints, records)),
     );
-    if (settlements.length > 0) await store.settleOutboxBatch(outboxId, token, settlements);
+    if (settlements.length > 0) {
+      const tenant = tenantOfOutbox(outboxId);
+      const deliveries =
+        records.length > 0 ? { tenant, failureLimit, deliveries: records } : undefined;
+      const { disabled } = await store.settleOutboxBatch(outboxId, token, settlements, deliveries);
+      for (const d of disabled) disabledNow(tenant, d.endpointId, d.reason);
+    }
     const later = settlements.flatMap((s) =>
       s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
     );

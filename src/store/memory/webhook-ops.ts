@@ -4,6 +4,9 @@ import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
 import type { OutboxId, SessionId } from "../../domain/ids.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
+  type OutboxBatchDeliveries,
+  type OutboxBatchSettled,
+  type OutboxRowSettlement,
   type WebhookEndpoint,
   type WebhookEvent,
 } from "../../domain/webhooks.js";
@@ -11,7 +14,13 @@ import type { WebhookStore } from "../../ports/webhook-store.js";
 import { withChecks } from "../shared/checked.js";
 import { webhookChecks } from "../shared/webhook-checks.js";
 import { atomically, type MemoryContext } from "./context.js";
-import { claimRows, expectHint, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
+import {
+  applyDelivery,
+  claimRows,
+  expectHint,
+  writeOutboxRow,
+  type MemoryWebhooks,
+} from "./webhook-state.js";
 
 export { emptyWebhooks, writeOutboxRow, type MemoryWebhooks } from "./webhook-state.js";
 
@@ -59,27 +68,42 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
     settleOutboxBatch: (
       outboxId: OutboxId,
       claimToken: string,
-      settlements: Parameters<WebhookStore["settleOutboxBatch"]>[2],
+      settlements: OutboxRowSettlement[],
+      deliveries?: OutboxBatchDeliveries,
     ) =>
-      atomically(ctx, stepOf(outboxId), () => {
+      atomically(ctx, stepOf(outboxId), (): OutboxBatchSettled => {
         const rows = w.outboxes.get(outboxId);
-        let settled = 0;
-        for (const { eventId, settlement } of settlements) {
+        // The rows checked first; then the attempts recorded, whoever holds their rows.
+        const held = settlements.flatMap(({ eventId, settlement }) => {
           const row = rows?.get(eventId);
-          if (!rows || !row || row.claimToken !== claimToken) continue;
-          settled += 1;
-          if (settlement.kind === "done") {
-            rows.delete(eventId);
+          return row && row.claimToken === claimToken ? [{ eventId, row, settlement }] : [];
+        });
+        const disabled: OutboxBatchSettled["disabled"] = [];
+        for (const d of deliveries?.deliveries ?? []) {
+          const { tenant, failureLimit } = deliveries as OutboxBatchDeliveries;
+          const after = applyDelivery(w, tenant, d, failureLimit, WEBHOOK_DELIVERY_LOG_LIMIT);
+          if (after?.disabledNow) {
+            disabled.push({ endpointId: d.endpointId, reason: after.endpoint.disabledReason });
+          }
+        }
+        // With the records: a retried row is owed only to endpoints still there and enabled.
+        const endpoints = deliveries && w.endpoints.get(deliveries.tenant);
+        const owedBy = (targets: string[]) =>
+          deliveries ? targets.filter((id) => endpoints?.get(id)?.disabled === false) : targets;
+        for (const { eventId, row, settlement } of held) {
+          const owed = settlement.kind === "retry" ? owedBy(settlement.targets) : [];
+          if (settlement.kind === "done" || (deliveries && owed.length === 0)) {
+            rows?.delete(eventId);
             continue;
           }
           row.attempts += 1;
           row.dueAtMs = settlement.dueAtMs;
-          row.targets = [...settlement.targets];
+          row.targets = [...owed];
           row.claimToken = undefined;
           row.leaseUntilMs = 0;
         }
         if (rows?.size === 0) w.outboxes.delete(outboxId);
-        return settled;
+        return { settled: held.length, disabled };
       }),
     dueOutboxes: (limit: number) => {
       const now = ctx.clock.nowMs();
@@ -171,18 +195,8 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
       return Promise.resolve(deleted);
     },
     recordDelivery(tenant, delivery, failureLimit) {
-      const found = w.endpoints.get(tenant)?.get(delivery.endpointId);
-      if (!found) return Promise.resolve(undefined);
-      const key = logKey(tenant, delivery.endpointId);
-      const log = [{ ...delivery }, ...(w.deliveries.get(key) ?? [])];
-      w.deliveries.set(key, log.slice(0, WEBHOOK_DELIVERY_LOG_LIMIT));
-      found.consecutiveFailures = delivery.ok ? 0 : found.consecutiveFailures + 1;
-      if (!found.disabled && found.consecutiveFailures >= failureLimit) {
-        found.disabled = true;
-        found.disabledReason = `${found.consecutiveFailures} consecutive failed deliveries`;
-        moved(tenant);
-      }
-      return Promise.resolve(copyEndpoint(found));
+      const after = applyDelivery(w, tenant, delivery, failureLimit, WEBHOOK_DELIVERY_LOG_LIMIT);
+      return Promise.resolve(after && copyEndpoint(after.endpoint));
     },
     listDeliveries(tenant, endpointId, options) {
       const log = w.deliveries.get(logKey(tenant, endpointId)) ?? [];
@@ -198,5 +212,9 @@ function endpointOps(w: MemoryWebhooks): Omit<WebhookStore, keyof ReturnType<typ
 }
 
 export function createMemoryWebhookStore(ctx: MemoryContext, w: MemoryWebhooks): WebhookStore {
-  return withChecks(webhookChecks, { ...outboxOps(ctx, w), ...endpointOps(w) });
+  return withChecks(webhookChecks, {
+    ...outboxOps(ctx, w),
+    ...endpointOps(w),
+    foldsDeliveries: true,
+  });
 }

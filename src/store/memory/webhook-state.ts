@@ -100,3 +100,31 @@ export function claimRows(
   }
   return { claims, remaining: rows.size };
 }
+
+/**
+ * recordDelivery's step (ADR 0021): logs the attempt and counts it; at `failureLimit` failures
+ * in a row the endpoint is disabled and the tenant's version moves. The endpoint after (the
+ * stored one: copy before handing it out) and whether this attempt disabled it; undefined when
+ * there is no such endpoint (nothing logged).
+ */
+export function applyDelivery(
+  w: MemoryWebhooks,
+  tenant: string,
+  delivery: WebhookDelivery,
+  failureLimit: number,
+  logLimit: number,
+): { endpoint: WebhookEndpoint; disabledNow: boolean } | undefined {
+  const found = w.endpoints.get(tenant)?.get(delivery.endpointId);
+  if (!found) return undefined;
+  const key = `${tenant}\n${delivery.endpointId}`;
+  const log = [{ ...delivery }, ...(w.deliveries.get(key) ?? [])];
+  w.deliveries.set(key, log.slice(0, logLimit));
+  found.consecutiveFailures = delivery.ok ? 0 : found.consecutiveFailures + 1;
+  const disabledNow = !found.disabled && found.consecutiveFailures >= failureLimit;
+  if (disabledNow) {
+    found.disabled = true;
+    found.disabledReason = `${found.consecutiveFailures} consecutive failed deliveries`;
+    w.endpointVersions.set(tenant, (w.endpointVersions.get(tenant) ?? 0) + 1);
+  }
+  return { endpoint: found, disabledNow };
+}

@@ -4,8 +4,11 @@
 import type { Cluster, Redis } from "ioredis";
 import type { OutboxId, SessionId } from "../../domain/ids.js";
 import { storageQuotaExhausted } from "../../domain/storage-quotas.js";
+import { invalidArgument } from "../../domain/errors.js";
 import {
   WEBHOOK_DELIVERY_LOG_LIMIT,
+  type OutboxBatchDeliveries,
+  type OutboxBatchSettled,
   type OutboxClaim,
   type WebhookDelivery,
   type WebhookEndpoint,
@@ -58,11 +61,34 @@ export function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClai
   return claims;
 }
 
+/**
+ * A settle's delivery records (settleOutboxBatch-n.lua): after the outbox, the tenant's endpoints
+ * hash and version, then each endpoint's delivery list once; each record names its list's key.
+ */
+function recordsInSettle(namespace: string, deliveries: OutboxBatchDeliveries) {
+  const tenant = webhookTenantKeys(namespace, deliveries.tenant);
+  const keys = [tenant.endpoints, tenant.endpointsVersion];
+  const listAt = new Map<string, number>();
+  const records = deliveries.deliveries.map((d) => {
+    let at = listAt.get(d.endpointId);
+    if (at === undefined) {
+      keys.push(tenant.deliveries(d.endpointId));
+      // KEYS is 1-based in Lua and the outbox comes first.
+      at = keys.length + 1;
+      listAt.set(d.endpointId, at);
+    }
+    return [at, d.endpointId, JSON.stringify(d), d.ok ? 1 : 0];
+  });
+  const args = [JSON.stringify(records), deliveries.failureLimit, WEBHOOK_DELIVERY_LOG_LIMIT];
+  return { keys, args };
+}
+
 /** The outbox and hint operations (each outbox in its session's slot, the hint in its own). */
 function redisOutboxOps(
   redis: Redis | Cluster,
   scripts: ReturnType<typeof createScriptRunner>,
   namespace: string,
+  folds: boolean,
 ): Pick<WebhookStore, keyof WebhookOutboxStore> {
   // Every outbox lives in the slot of the session of its name (a session's own outbox is written
   // by its commit's script); one that names no session just has that slot to itself.
@@ -97,16 +123,26 @@ function redisOutboxOps(
       );
       return reply[0] === REPLY.OK;
     },
-    async settleOutboxBatch(outboxId, claimToken, settlements) {
+    async settleOutboxBatch(outboxId, claimToken, settlements, deliveries) {
       const rows = settlements.map(({ eventId, settlement: s }) =>
         s.kind === "done" ? [eventId, "done", 0, []] : [eventId, "retry", s.dueAtMs, s.targets],
       );
-      const reply = await scripts.run(
-        "settleOutboxBatch",
-        [outbox(outboxId)],
-        [claimToken, JSON.stringify(rows)],
-      );
-      return int(reply, 1);
+      const keys = [outbox(outboxId)];
+      const args: (string | number)[] = [claimToken, JSON.stringify(rows)];
+      if (deliveries) {
+        if (!folds) {
+          throw invalidArgument("deliveries", "this store records deliveries one by one");
+        }
+        const folded = recordsInSettle(namespace, deliveries);
+        keys.push(...folded.keys);
+        args.push(...folded.args);
+      }
+      const reply = await scripts.run("settleOutboxBatch", keys, args);
+      const disabled: OutboxBatchSettled["disabled"] = [];
+      for (let at = 2; at + 1 < reply.length; at += 2) {
+        disabled.push({ endpointId: str(reply, at), reason: str(reply, at + 1) });
+      }
+      return { settled: int(reply, 1), disabled };
     },
     dueOutboxes: (limit) =>
       guarded(
@@ -140,8 +176,11 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
   const namespace = checkNamespace(options.namespace ?? "tether");
   const scripts = withDurability(createScriptRunner(redis), options.durability ?? ASYNC_DURABILITY);
   const tenantKeys = (tenant: string) => webhookTenantKeys(namespace, tenant);
+  // On Cluster a tenant's keys are in another slot than the outbox: no records in the settle.
+  const folds = !("isCluster" in redis && redis.isCluster);
   return withChecks(webhookChecks, {
-    ...redisOutboxOps(redis, scripts, namespace),
+    ...redisOutboxOps(redis, scripts, namespace, folds),
+    foldsDeliveries: folds,
     async createEndpoint(draft, maxEndpoints) {
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       const keys = tenantKeys(draft.tenant);

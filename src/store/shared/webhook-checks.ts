@@ -12,6 +12,8 @@ function checkEvent(event: WebhookEvent): void {
 }
 
 const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
+/** A batch's attempts: its rows (at most 1000) times the endpoints each was sent to. */
+const MAX_BATCH_DELIVERIES = 100_000;
 
 const tenant = (t: string) => checkId("tenant", t);
 const endpoint = (id: string) => checkId("endpoint_id", id);
@@ -38,7 +40,7 @@ export const webhookChecks = {
       for (const t of settlement.targets) endpoint(t);
     }
   },
-  settleOutboxBatch: (outboxId, token, settlements) => {
+  settleOutboxBatch: (outboxId, token, settlements, deliveries) => {
     outbox(outboxId);
     checkId("claim_token", token);
     checkCount("settlements", settlements?.length, 0, 1000);
@@ -49,6 +51,11 @@ export const webhookChecks = {
         for (const t of settlement.targets) endpoint(t);
       }
     }
+    if (deliveries === undefined) return;
+    tenant(deliveries.tenant);
+    checkCount("failure_limit", deliveries.failureLimit, 1, 1_000_000);
+    checkCount("deliveries", deliveries.deliveries?.length, 0, MAX_BATCH_DELIVERIES);
+    for (const d of deliveries.deliveries) endpoint(d?.endpointId);
   },
   noteOutbox: (outboxId, dueAtMs) => {
     outbox(outboxId);

@@ -68,16 +68,17 @@ export function describeWebhookBatchLaws(factory: StoreFactory): void {
       // Another token settles nothing.
       const done = { kind: "done" as const };
       expect(
-        await hooks().settleOutboxBatch(sid, "y", [{ eventId: "msg_a", settlement: done }]),
+        (await hooks().settleOutboxBatch(sid, "y", [{ eventId: "msg_a", settlement: done }]))
+          .settled,
       ).toBe(0);
       const batch = [
         { eventId: "msg_a", settlement: done },
         { eventId: "msg_b", settlement: { kind: "retry" as const, dueAtMs: 0, targets: ["ep-2"] } },
         { eventId: "msg_gone", settlement: done },
       ];
-      expect(await hooks().settleOutboxBatch(sid, "x", batch)).toBe(2);
+      expect((await hooks().settleOutboxBatch(sid, "x", batch)).settled).toBe(2);
       // Settled once: the same batch again settles nothing (a is gone, b is no longer held).
-      expect(await hooks().settleOutboxBatch(sid, "x", batch)).toBe(0);
+      expect((await hooks().settleOutboxBatch(sid, "x", batch)).settled).toBe(0);
       const next = await hooks().claimOutbox(sid, "z", LONG_TTL_MS, 10);
       expect(next.claims.map((c) => c.row)).toEqual([
         { event: event(sid, "msg_b"), attempts: 1, dueAtMs: 0, targets: ["ep-2"] },
@@ -85,10 +86,12 @@ export function describeWebhookBatchLaws(factory: StoreFactory): void {
       // msg_c is still held by x: no live claim shares a row.
       expect(next.remaining).toBe(2);
       expect(
-        await hooks().settleOutboxBatch(sid, "x", [{ eventId: "msg_c", settlement: done }]),
+        (await hooks().settleOutboxBatch(sid, "x", [{ eventId: "msg_c", settlement: done }]))
+          .settled,
       ).toBe(1);
       expect(
-        await hooks().settleOutboxBatch(sid, "z", [{ eventId: "msg_b", settlement: done }]),
+        (await hooks().settleOutboxBatch(sid, "z", [{ eventId: "msg_b", settlement: done }]))
+          .settled,
       ).toBe(1);
       expect(await hooks().claimOutbox(sid, "w", LONG_TTL_MS, 10)).toEqual({
         claims: [],
@@ -103,8 +106,8 @@ export function describeWebhookBatchLaws(factory: StoreFactory): void {
       await harness().advanceTime(PAST_SHORT_TTL_MS);
       expect((await hooks().claimOutbox(sid, "new", LONG_TTL_MS, 10)).claims).toHaveLength(1);
       const done = [{ eventId: "msg_a", settlement: { kind: "done" as const } }];
-      expect(await hooks().settleOutboxBatch(sid, "old", done)).toBe(0);
-      expect(await hooks().settleOutboxBatch(sid, "new", done)).toBe(1);
+      expect((await hooks().settleOutboxBatch(sid, "old", done)).settled).toBe(0);
+      expect((await hooks().settleOutboxBatch(sid, "new", done)).settled).toBe(1);
     });
 
     test("every endpoint change moves the tenant's version; an unchanged version returns no endpoints", async () => {

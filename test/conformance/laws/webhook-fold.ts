@@ -88,7 +88,7 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
       expect(await hooks.dueOutboxes(10_000)).not.toContain(sid);
       const done = { kind: "done" as const };
       const settlements = ["msg_a", "msg_b"].map((eventId) => ({ eventId, settlement: done }));
-      expect(await hooks.settleOutboxBatch(sid, "mine", settlements)).toBe(2);
+      expect((await hooks.settleOutboxBatch(sid, "mine", settlements)).settled).toBe(2);
     });
 
     test("the version a fold reads moves with every change of the tenant's endpoints", async () => {
@@ -146,9 +146,11 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
       expect(applied.outbox?.report.claims.length ?? 0).toBe(folds ? 1 : 0);
       // The replay's token holds nothing: the row is the first commit's (or free, unfolded).
       expect(
-        await hooks.settleOutboxBatch(sid, "second", [
-          { eventId: "msg_turn", settlement: { kind: "done" } },
-        ]),
+        (
+          await hooks.settleOutboxBatch(sid, "second", [
+            { eventId: "msg_turn", settlement: { kind: "done" } },
+          ])
+        ).settled,
       ).toBe(0);
     });
 
