@@ -40,7 +40,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       for (const close of closers.splice(0).reverse()) await close();
     });
 
-    async function setup(secret: string) {
+    async function setup(secret: string, tuning: { failureLimit?: number } = {}) {
       const harness = createRuntimeHarness({
         provider: createScriptedProvider({ script: () => ({ events: [], response: {} }) }),
         webhooks: true,
@@ -51,7 +51,10 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       const calls = new Map<string, number>();
       const hooks = counted(harness.webhooks, calls);
       const receiver: WebhookReceiver = await startWebhookReceiver(secret);
+      const disabled: string[] = [];
       const deliverer = createWebhookDeliverer({
+        ...tuning,
+        onDisabled: (_tenant, endpointId) => disabled.push(endpointId),
         store: hooks,
         send: createWebhookSender({ allowPrivate: true, timeoutMs: 5_000 }),
         clock: systemClock,
@@ -112,6 +115,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         runTurn,
         deliveredTurn,
         requestsOf,
+        disabled,
         folds: harness.store.foldsOutbox === true,
       };
     }
@@ -141,6 +145,51 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         expect(n("endpointsSince")).toBeGreaterThanOrEqual(3);
       }
       expect(n("settleOutboxBatch")).toBe(3);
+    });
+
+    it("a delivered turn's attempt is recorded in its settle, with no recordDelivery step, where the store folds them", async () => {
+      const s = await setup(NEW_SECRET);
+      await s.endpoint("ep-1", NEW_SECRET);
+      const n = (name: string) => s.calls.get(name) ?? 0;
+      const turns: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const turnId = await s.runTurn();
+        await waitFor(() => s.deliveredTurn(turnId), { what: "the turn's delivery" });
+        turns.push(turnId);
+      }
+      await waitFor(() => n("settleOutboxBatch") >= 3, { what: "the three settles" });
+      expect(s.hooks.foldsDeliveries === true).toBe(backend !== "cluster");
+      // Cluster: the tenant's log is in another slot than the outbox; one step per attempt.
+      expect(n("recordDelivery")).toBe(s.hooks.foldsDeliveries ? 0 : 3);
+      const log = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
+      expect(log.deliveries.map((d) => [d.event.data.turn_id, d.ok, d.status])).toEqual(
+        turns.reverse().map((t) => [t, true, 204]),
+      );
+    });
+
+    it("an endpoint disabled by failures within a batch is owed nothing more, and reported once", async () => {
+      const s = await setup(NEW_SECRET, { failureLimit: 2 });
+      await s.endpoint("ep-1", NEW_SECRET);
+      s.receiver.answerAlways(500);
+      // Three rows in one outbox: one claim, three failed attempts, the second disables ep-1.
+      const outboxId = `${TENANT}:s-${randomUUID()}` as OutboxId;
+      for (const id of ["msg_f1", "msg_f2", "msg_f3"]) {
+        await s.hooks.enqueueWebhookEvent(outboxId, event(id));
+      }
+      s.deliverer.nudge(outboxId);
+      await waitFor(() => (s.calls.get("settleOutboxBatch") ?? 0) >= 1, { what: "the settle" });
+      const after = await s.hooks.getEndpoint(TENANT, "ep-1");
+      expect([after?.disabled, after?.consecutiveFailures]).toEqual([true, 3]);
+      // Folded: retried for nobody, every row is done by the batch's own settle. One by one
+      // (Cluster), the attempt recorded before the disable left its row owed: its retry drops it.
+      const rowsLeft = async () => (await s.hooks.claimOutbox(outboxId, "probe", 1, 10)).remaining;
+      if (s.hooks.foldsDeliveries) expect(await rowsLeft()).toBe(0);
+      else await waitFor(async () => (await rowsLeft()) === 0, { what: "the retry's settle" });
+      const log = await s.hooks.listDeliveries(TENANT, "ep-1", { limit: 10 });
+      expect(log.deliveries.map((d) => d.ok)).toEqual([false, false, false]);
+      // Folded, the settle reports the one disable; one by one, each attempt after it saw it.
+      if (s.hooks.foldsDeliveries) expect(s.disabled).toEqual(["ep-1"]);
+      else expect(s.disabled.length).toBeGreaterThanOrEqual(1);
     });
 
     it("a deleted or rotated endpoint is seen by the next turn's commit, though the cache held it", async () => {
