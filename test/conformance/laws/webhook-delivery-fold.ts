@@ -63,7 +63,7 @@ const retry = (eventId: string, targets: string[]): OutboxRowSettlement => ({
 
 /** `folds`: whether this backend takes delivery records in the settle (not Cluster). */
 export function describeWebhookDeliveryFoldLaws(factory: StoreFactory, folds: boolean): void {
-  describe("delivery records in the settle (ADR 0021)", () => {
+  describe("webhook delivery records in the settle (ADR 0021)", () => {
     const harness = useStoreHarness(factory);
     const hooks = (): WebhookStore => {
       const w = harness().webhooks;
