@@ -16,14 +16,14 @@
 -- ARGV[4] with records: the failure limit   ARGV[5] with records: the log length kept
 -- Replies: {R.OK, rows settled, [endpoint id, disabled reason]... for each endpoint disabled}
 
--- The key list's fixed head (the outbox, then with records the tenant's two keys); the delivery
--- lists after them are named by index in ARGV[3].
-local outbox_key, endpoints_key, version_key = unpack(KEYS, 1, 3)
 local claim_token = ARGV[1]
 local settlements_json = ARGV[2]
 local records_json = ARGV[3]
 local failure_limit = ARGV[4]
 local log_length_kept = ARGV[5]
+-- The key list's fixed head (the outbox, then with records the tenant's two keys); the delivery
+-- lists after them are named by index in ARGV[3].
+local outbox_key, endpoints_key, version_key = unpack(KEYS, 1, 3)
 
 -- The rows this token still holds (no write before every row is checked).
 local held = {}
