@@ -156,14 +156,16 @@ function redisOutboxOps(
     async expectOutbox(outboxId, nowMs, dueAtMs) {
       await scripts.run("expectOutbox", [index], [outboxId, nowMs, dueAtMs]);
     },
-    // Dropped, then look again: a row written after the look and before the drop, by a writer
-    // that did not live to note it, is seen by this HLEN (ADR 0021 "The hint").
+    // A row written after the look and before the drop, by a writer that did not live to note
+    // it, keeps the hint due (ADR 0021 "The hint"): checked in the script where the outbox is on
+    // the same server, else by an HLEN after the drop (Cluster: the outbox is in another slot).
     async settleOutboxHint(outboxId, seenAtMs, nextDueAtMs) {
       const reply = await scripts.run(
         "settleOutboxHint",
-        [index],
+        folds ? [index, outbox(outboxId)] : [index],
         [outboxId, seenAtMs, nextDueAtMs ?? ""],
       );
+      if (folds) return;
       if (int(reply, 1) === 1 && (await guarded(() => redis.hlen(outbox(outboxId)))) > 0) {
         await guarded(() => redis.zadd(index, "LT", 0, outboxId));
       }
