@@ -18,7 +18,7 @@ import { collect, createRuntimeHarness, textCommand } from "../../support/runtim
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
-import { sleep, waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const { redis, cluster } = connectBothForFile();
 
@@ -104,6 +104,11 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         receiver.delivered.find((d) => d.body.data.turn_id === turnId)?.id;
       const deliveredTurn = (turnId: string) => idOf(turnId) !== undefined;
       const requestsOf = (turnId: string) => receiver.requests.filter((r) => r.id === idOf(turnId));
+      /** Until the deliverer has settled `batches` batches (each after all of its sends). */
+      const settled = (batches: number) =>
+        waitFor(() => (calls.get("settleOutboxBatch") ?? 0) >= batches, {
+          what: `${batches} settled batches`,
+        });
       return {
         hooks,
         receiver,
@@ -115,6 +120,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         runTurn,
         deliveredTurn,
         requestsOf,
+        settled,
         disabled,
         folds: harness.store.foldsOutbox === true,
       };
@@ -177,7 +183,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         await s.hooks.enqueueWebhookEvent(outboxId, event(id));
       }
       s.deliverer.nudge(outboxId);
-      await waitFor(() => (s.calls.get("settleOutboxBatch") ?? 0) >= 1, { what: "the settle" });
+      await s.settled(1);
       const after = await s.hooks.getEndpoint(TENANT, "ep-1");
       expect([after?.disabled, after?.consecutiveFailures]).toEqual([true, 3]);
       // Folded: retried for nobody, every row is done by the batch's own settle. One by one
@@ -201,7 +207,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       expect(await s.hooks.deleteEndpoint(TENANT, "ep-1")).toBe(true);
       const afterDelete = await s.runTurn();
       await waitFor(() => s.deliveredTurn(afterDelete), { what: "the live endpoint's delivery" });
-      await sleep(100);
+      // Each turn's outbox is settled once, after every send of its batch: the second settle
+      // means no send of the deleted endpoint's can still land.
+      await s.settled(2);
       expect(s.requestsOf(afterDelete)).toHaveLength(1);
       expect(s.receiver.rejected).toBe(0);
       // Rotated to a secret the receiver does not know: the next send is signed with it.
@@ -248,9 +256,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await s.send("msg_deleted", ["ep-1"]);
       await s.send("msg_marker", ["ep-2"]);
       await waitFor(() => s.got("msg_marker"), { what: "the live endpoint's delivery" });
-      // The marker went after the deleted one's row was looked at (a fresh outbox each, nudged
-      // in order): give any stray send a moment to land before the check.
-      await sleep(100);
+      // A fresh outbox each, each settled once after every send of its batch: once all three
+      // are settled, no send of the deleted endpoint's row can still land.
+      await s.settled(3);
       expect(s.receiver.requests.filter((r) => r.id === "msg_deleted")).toEqual([]);
       expect(s.receiver.rejected).toBe(0);
     });
