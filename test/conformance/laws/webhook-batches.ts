@@ -5,12 +5,7 @@
 // Runs on memory, Redis and Redis Cluster.
 import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import type { SessionId } from "../../../src/domain/ids.js";
-import type {
-  WebhookDelivery,
-  WebhookEndpointDraft,
-  WebhookEvent,
-} from "../../../src/domain/webhooks.js";
+import type { WebhookDelivery } from "../../../src/domain/webhooks.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { expectTetherError } from "../support/expectations.js";
 import {
@@ -19,22 +14,9 @@ import {
   PAST_SHORT_TTL_MS,
   SHORT_TTL_MS,
 } from "../support/fixtures.js";
+import { endpointDraft as draft, webhookEvent as event } from "../support/webhook-fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
-const event = (sid: SessionId, id: string): WebhookEvent => ({
-  id,
-  type: "turn.completed",
-  createdAtMs: 1_700_000_000_000,
-  data: { session_id: sid, turn_id: "t1" },
-});
-const draft = (tenant: string, endpointId: string): WebhookEndpointDraft => ({
-  tenant,
-  endpointId,
-  url: "https://hooks.example.com/tether",
-  eventTypes: ["turn.completed"],
-  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-  createdAtMs: 1_700_000_000_000,
-});
 const failed = (endpointId: string, n: number): WebhookDelivery => ({
   deliveryId: `d-${n}`,
   endpointId,

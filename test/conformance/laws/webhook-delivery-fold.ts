@@ -5,42 +5,20 @@
 // to endpoints still there and enabled. Where it cannot (Cluster: the tenant's keys are in another
 // slot than the outbox) the fold is not offered, a settle given records is refused, and a
 // deliverer records each attempt with recordDelivery, as before.
-import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { parseSessionId, type SessionId } from "../../../src/domain/ids.js";
-import type {
-  OutboxRowSettlement,
-  WebhookDelivery,
-  WebhookEndpointDraft,
-  WebhookEvent,
-} from "../../../src/domain/webhooks.js";
+import { type SessionId } from "../../../src/domain/ids.js";
+import type { OutboxRowSettlement, WebhookDelivery } from "../../../src/domain/webhooks.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { expectTetherError, violationFields } from "../support/expectations.js";
 import { LONG_TTL_MS } from "../support/fixtures.js";
+import {
+  endpointDraft,
+  tenantSession as tenantSession,
+  webhookEvent as event,
+} from "../support/webhook-fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
 const LIMIT = 3;
-
-function tenantSession(): { tenant: string; sid: SessionId } {
-  const tenant = `dfold-${randomUUID().slice(0, 8)}`;
-  return { tenant, sid: parseSessionId(`${tenant}:s-${randomUUID()}`) };
-}
-
-const event = (sid: SessionId, id: string): WebhookEvent => ({
-  id,
-  type: "turn.completed",
-  createdAtMs: 1_700_000_000_000,
-  data: { session_id: sid, turn_id: "t1" },
-});
-
-const draft = (tenant: string, endpointId: string): WebhookEndpointDraft => ({
-  tenant,
-  endpointId,
-  url: "https://hooks.example.com/tether",
-  eventTypes: [],
-  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-  createdAtMs: 1_700_000_000_000,
-});
 
 const attempt = (sid: SessionId, endpointId: string, n: number, ok: boolean): WebhookDelivery => ({
   deliveryId: `msg_${n}.${endpointId}.1`,
@@ -74,9 +52,9 @@ export function describeWebhookDeliveryFoldLaws(factory: StoreFactory, folds: bo
 
     /** Two endpoints, rows msg_1..msg_n claimed by `token`. */
     async function claimed(n: number, token: string) {
-      const { tenant, sid } = tenantSession();
-      await hooks().createEndpoint(draft(tenant, "ep-a"));
-      await hooks().createEndpoint(draft(tenant, "ep-b"));
+      const { tenant, sid } = tenantSession("dfold");
+      await hooks().createEndpoint(endpointDraft(tenant, "ep-a", []));
+      await hooks().createEndpoint(endpointDraft(tenant, "ep-b", []));
       for (let i = 1; i <= n; i++) await hooks().enqueueWebhookEvent(sid, event(sid, `msg_${i}`));
       expect((await hooks().claimOutbox(sid, token, LONG_TTL_MS, 10)).claims).toHaveLength(n);
       return { tenant, sid };
@@ -153,7 +131,7 @@ export function describeWebhookDeliveryFoldLaws(factory: StoreFactory, folds: bo
     test("a retried row stays owed to an endpoint still enabled, and is dropped for a deleted one", async () => {
       if (!folds) return void expect(hooks().foldsDeliveries ?? false).toBe(false);
       const { tenant, sid } = await claimed(1, "mine");
-      await hooks().createEndpoint(draft(tenant, "ep-gone"));
+      await hooks().createEndpoint(endpointDraft(tenant, "ep-gone", []));
       await hooks().deleteEndpoint(tenant, "ep-gone");
       const result = await hooks().settleOutboxBatch(
         sid,

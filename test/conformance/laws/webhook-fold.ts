@@ -4,31 +4,20 @@
 // reading the tenant's endpoints version there; a refused or replayed commit does neither. Where
 // it cannot (Cluster: the hint and the tenant's version live in other slots), the fold is
 // ignored and the runtime takes the separate steps.
-import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { parseSessionId, type SessionId } from "../../../src/domain/ids.js";
+import { type SessionId } from "../../../src/domain/ids.js";
 import type { RuntimeCommit } from "../../../src/domain/session.js";
-import type { WebhookEvent } from "../../../src/domain/webhooks.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { expectTetherError, violationFields } from "../support/expectations.js";
 import { commitDraft, LONG_TTL_MS } from "../support/fixtures.js";
+import {
+  tenantSession as tenantSession,
+  webhookEvent as event,
+} from "../support/webhook-fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
 const FAR_FUTURE_MS = 8_000_000_000_000;
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-
-/** A session of a tenant of its own, so the tenant's endpoints version is this test's. */
-function tenantSession(): { tenant: string; sid: SessionId } {
-  const tenant = `fold-${randomUUID().slice(0, 8)}`;
-  return { tenant, sid: parseSessionId(`${tenant}:s-${randomUUID()}`) };
-}
-
-const event = (sid: SessionId, id: string): WebhookEvent => ({
-  id,
-  type: "turn.completed",
-  createdAtMs: 1_700_000_000_000,
-  data: { session_id: sid, turn_id: "t1" },
-});
 
 /** A commit writing `ids` with the fold: the expect far ahead, the claim for `token`. */
 function folded(sid: SessionId, head: number, ids: string[], token: string): RuntimeCommit {
@@ -55,7 +44,7 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
 
     test("a commit's fold writes the hint with its rows and claims the due ones for the token, with the tenant's endpoints version", async () => {
       const { store, hooks } = parts();
-      const { tenant, sid } = tenantSession();
+      const { tenant, sid } = tenantSession("fold");
       // A hint due already: the fold's expect moves it a lease ahead (here: far ahead).
       await hooks.noteOutbox(sid, 0);
       await hooks.createEndpoint({
@@ -93,7 +82,7 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
 
     test("the version a fold reads moves with every change of the tenant's endpoints", async () => {
       const { store, hooks } = parts();
-      const { tenant, sid } = tenantSession();
+      const { tenant, sid } = tenantSession("fold");
       const first = await store.commit(folded(sid, 0, ["msg_1"], "mine"));
       await hooks.createEndpoint({
         tenant,
@@ -126,7 +115,7 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
 
     test("a refused or replayed commit's fold claims nothing", async () => {
       const { store, hooks } = parts();
-      const { sid } = tenantSession();
+      const { sid } = tenantSession("fold");
       await expectTetherError(
         () => store.commit(folded(sid, 3, ["msg_refused"], "mine")),
         "head_revision_conflict",
@@ -156,7 +145,7 @@ export function describeWebhookFoldLaws(factory: StoreFactory, folds: boolean): 
 
     test("a fold with a bad claim is refused naming the field, and the commit changes nothing", async () => {
       const { store, hooks } = parts();
-      const { sid } = tenantSession();
+      const { sid } = tenantSession("fold");
       const bad = folded(sid, 0, ["msg_bad"], "mine");
       const claim = { claimToken: "mine", leaseMs: LONG_TTL_MS, max: 0 };
       const error = await expectTetherError(

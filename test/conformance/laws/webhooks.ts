@@ -7,12 +7,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
 import { fenceOf } from "../../../src/domain/lease.js";
-import {
-  schedulePausedEvent,
-  type WebhookDelivery,
-  type WebhookEndpointDraft,
-  type WebhookEvent,
-} from "../../../src/domain/webhooks.js";
+import { schedulePausedEvent, type WebhookDelivery } from "../../../src/domain/webhooks.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
 import { acquire, expectTetherError } from "../support/expectations.js";
 import {
@@ -24,24 +19,10 @@ import {
   SHORT_TTL_MS,
   waitingTurn,
 } from "../support/fixtures.js";
+import { endpointDraft, webhookEvent as event } from "../support/webhook-fixtures.js";
 import { useStoreHarness, type StoreFactory } from "../support/store-factory.js";
 
-const event = (sid: SessionId, id = `msg_${randomUUID()}`): WebhookEvent => ({
-  id,
-  type: "turn.completed",
-  createdAtMs: 1_700_000_000_000,
-  data: { session_id: sid, turn_id: "t1" },
-});
 const FAR_FUTURE_MS = 8_000_000_000_000;
-const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-const endpointDraft = (tenant: string, endpointId: string): WebhookEndpointDraft => ({
-  tenant,
-  endpointId,
-  url: "https://hooks.example.com/tether",
-  eventTypes: ["turn.completed"],
-  secret: SECRET,
-  createdAtMs: 1_700_000_000_000,
-});
 const attempt = (endpointId: string, ok: boolean, n: number): WebhookDelivery => ({
   deliveryId: `d-${n}`,
   endpointId,
