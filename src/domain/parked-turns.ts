@@ -26,6 +26,13 @@ export interface ParkTurnDraft {
   ttlMs: number;
   /** Written to the session's webhook outbox in the park's step (ADR 0021). */
   webhookEvent?: WebhookEvent;
+  /**
+   * With webhookEvent, on a store that keeps the outbox hint in its steps (RuntimeStore
+   * .foldsOutbox): the hint's expect (the writer's now and the due time, as expectOutbox takes
+   * them), written with the row in the park's step; without it such a store makes the outbox
+   * due at once (ADR 0021 "The hint dropped in the settle"). Ignored elsewhere.
+   */
+  outboxExpect?: { nowMs: number; dueAtMs: number };
 }
 
 export interface ParkedTurn {

@@ -179,6 +179,9 @@ export interface TurnInputStore {
    * True where a commit's step also takes its outbox hint's expect and a local deliverer's claim
    * (RuntimeCommit.outboxFold; ADR 0021 "Folded into the commit": memory, a standalone or
    * Sentinel Redis). Absent: the runtime expects before the commit and nudges after it.
+   * Where true, every commit or park that writes outbox rows also lists the outbox in the hint
+   * index in its step (a park with ParkTurnDraft.outboxExpect, a commit with its fold's expect;
+   * without them, due at once): ADR 0021 "The hint dropped in the settle".
    */
   readonly foldsOutbox?: boolean;
 }

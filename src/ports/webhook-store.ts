@@ -133,4 +133,12 @@ export interface WebhookStore extends WebhookOutboxStore, WebhookEndpointStore {
    * outbox, and a deliverer records each attempt with recordDelivery.
    */
   readonly foldsDeliveries?: boolean;
+  /**
+   * Whether the hint index is kept in the outbox's own steps (memory, a standalone or Sentinel
+   * Redis; ADR 0021 "The hint dropped in the settle"): every write of outbox rows (a commit, a
+   * park, enqueueWebhookEvent) lists the outbox in it in the same step, and a settleOutboxBatch
+   * that leaves the outbox empty drops it in its step. Not on Cluster: the index is in another
+   * slot, writers expect and note it in separate steps, and only a look drops it.
+   */
+  readonly keepsOutboxHint?: boolean;
 }

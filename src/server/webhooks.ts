@@ -85,6 +85,13 @@ export function buildWebhooks(
       const paused = schedulePausedEvent(ref.tenant, ref.scheduleId, reason, occurrenceMs, now);
       // The outbox id is not a session's, but it is one in the store's eyes: tenant-prefixed.
       const outboxId = paused.outboxId as SessionId;
+      // Where the store keeps the hint in its steps, the write lists the outbox (due at once)
+      // with the row: only the nudge is left (ADR 0021 "The hint dropped in the settle").
+      if (store.keepsOutboxHint === true) {
+        await store.enqueueWebhookEvent(outboxId, paused.event);
+        deliverer.nudge(outboxId);
+        return;
+      }
       await hook.expect(outboxId);
       await store.enqueueWebhookEvent(outboxId, paused.event);
       await hook.written(outboxId);

@@ -32,6 +32,7 @@ import { describeTurnRecordLaws } from "./laws/turn-records.js";
 import { describeWebhookBatchLaws } from "./laws/webhook-batches.js";
 import { describeWebhookDeliveryFoldLaws } from "./laws/webhook-delivery-fold.js";
 import { describeWebhookFoldLaws } from "./laws/webhook-fold.js";
+import { describeWebhookHintSettleLaws } from "./laws/webhook-hint-settle.js";
 import { describeWebhookLaws } from "./laws/webhooks.js";
 import type { StoreFactory } from "./support/store-factory.js";
 
@@ -108,6 +109,7 @@ export function defineStoreConformance(
   if (options.webhooks !== false) {
     // The same slots decide both folds: a tenant's keys share the outbox's slot off Cluster.
     describeWebhookDeliveryFoldLaws(factory, options.outboxFolded === true);
+    describeWebhookHintSettleLaws(factory, options.outboxFolded === true);
   }
   if (options.turnRecords !== false) describeTurnRecordLaws(factory);
   if (options.turnStart !== false) {

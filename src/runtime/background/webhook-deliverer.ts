@@ -231,7 +231,8 @@ export async function replayDelivery(
     if (found) {
       const outboxId = found.outboxId as OutboxId;
       if (!(await store.enqueueWebhookEvent(outboxId, found.event, [endpointId]))) return false;
-      await store.noteOutbox(outboxId, 0);
+      // Listed with the row where the store keeps the hint in its steps; else noted after it.
+      if (store.keepsOutboxHint !== true) await store.noteOutbox(outboxId, 0);
       return true;
     }
     cursor = page.nextCursor;

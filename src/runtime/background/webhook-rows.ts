@@ -77,6 +77,7 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
   // Where the store folds them, the batch's records ride in its settle (ADR 0021 "Delivery
   // records in the settle"): the settle drops the owed endpoints they disable or find deleted.
   const folds = store.foldsDeliveries === true;
+  const keepsHint = store.keepsOutboxHint === true;
 
   function disabledNow(tenant: string, endpointId: string, reason: string): void {
     logger.warn({ tenant, endpointId, reason }, "webhook endpoint disabled");
@@ -175,7 +176,10 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
     const next = later.length > 0 ? Math.min(...later) : undefined;
     // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
     // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
-    if (nudged && next === undefined && report.claims.length > 0) return;
+    // Where the store keeps the hint in its steps, the settle dropped it if it emptied the
+    // outbox, and any row written since listed it again (ADR 0021 "The hint dropped in the
+    // settle"): nothing is left to do, nudged or not.
+    if (next === undefined && report.claims.length > 0 && (nudged || keepsHint)) return;
     await store.settleOutboxHint(outboxId, seenAtMs, next);
   }
 

@@ -15,7 +15,7 @@ import { approvalPolicy } from "./tool-approval.js";
 import type { TurnEnd } from "./turn-end.js";
 import { createParkingMonitor, encodeProgress, type ParkingMonitor } from "./turn-parking.js";
 import { untracedTurn, type TurnTrace } from "./turn-trace.js";
-import { actionRequiredEvent, withOutboxHint } from "./webhook-events.js";
+import { actionRequiredEvent, withParkedOutbox } from "./webhook-events.js";
 
 export type TurnEventMapper = ReturnType<typeof createTurnEventMapper>;
 
@@ -268,11 +268,11 @@ async function storeParkedTurn(
       waitingOn,
       fence.fencingToken,
     );
-    parts.stops.parked = await withOutboxHint(
+    parts.stops.parked = await withParkedOutbox(
       deps,
       fence.sessionId,
       webhookEvent !== undefined,
-      () =>
+      (outboxExpect) =>
         deps.store.parkTurn(fence, {
           turnId: parts.prep.turnId,
           waitingOn,
@@ -281,6 +281,7 @@ async function storeParkedTurn(
           batchIds: parts.workClaims.flatMap((c) => c.batches.map((b) => b.batchId)),
           ttlMs: deps.parking.ttlMs,
           webhookEvent,
+          ...(outboxExpect && { outboxExpect }),
         }),
     );
     parts.trace.parked(

@@ -111,6 +111,30 @@ export async function withOutboxHint<T>(
 }
 
 /**
+ * A park carrying an outbox row, on a store that keeps the hint in its steps (RuntimeStore
+ * .foldsOutbox; ADR 0021 "The hint dropped in the settle"): the hint's expect rides in the
+ * park's step, with the row, so a settle that empties the outbox meanwhile cannot leave the row
+ * unlisted; then the nudge (or note) as after any write. Elsewhere, withOutboxHint's steps.
+ */
+export async function withParkedOutbox<T>(
+  deps: RuntimeDeps,
+  sessionId: SessionId,
+  writesRows: boolean,
+  write: (expect?: { nowMs: number; dueAtMs: number }) => Promise<T>,
+): Promise<T> {
+  const hints = writesRows ? deps.webhooks : undefined;
+  if (!hints?.fold || deps.store.foldsOutbox !== true) {
+    return withOutboxHint(deps, sessionId, writesRows, () => write());
+  }
+  const { nowMs, dueAtMs } = hints.fold(sessionId);
+  const result = await write({ nowMs, dueAtMs });
+  hints.written(sessionId).catch((error: unknown) => {
+    deps.logger.warn({ sessionId, error }, "webhook outbox hint not written");
+  });
+  return result;
+}
+
+/**
  * A commit carrying outbox rows, on a store that folds the outbox (ADR 0021 "Folded into the
  * commit"): the hint's expect rides in the commit's step, and so does the claim of its rows for
  * this replica's deliverer, which then only settles them. Elsewhere, withOutboxHint's steps.

@@ -28,7 +28,7 @@ import type { AnnouncementLog } from "./event-log.js";
 import type { SessionEvent } from "../../domain/session-events.js";
 import { waitsForHolder } from "./lease-ops.js";
 import { closeTurnCalls } from "./tool-call-ops.js";
-import { claimRows, expectHint, writeOutboxRow } from "./webhook-state.js";
+import { claimRows, hintWrittenRow, writeOutboxRow } from "./webhook-state.js";
 import { tenantOfOutbox } from "../../domain/webhooks.js";
 import { writeTurnRecord } from "./turn-record-ops.js";
 import type { TurnEndingCommit } from "../../domain/turn-records.js";
@@ -198,9 +198,10 @@ function foldOutbox(
   nowMs: number,
 ): FoldedOutboxClaim | undefined {
   const fold = commit.outboxFold;
-  if (!fold) return undefined;
   const outboxId = commit.sessionId;
-  expectHint(ctx.webhooks, outboxId, fold.nowMs, fold.dueAtMs);
+  // Rows without a fold are listed due at once (ADR 0021 "The hint dropped in the settle").
+  hintWrittenRow(ctx.webhooks, outboxId, fold, nowMs);
+  if (!fold) return undefined;
   if (!fold.claim) return undefined;
   const { claimToken, leaseMs, max } = fold.claim;
   const report = claimRows(ctx.webhooks, outboxId, claimToken, leaseMs, max, nowMs);

@@ -20,7 +20,7 @@ import { waitField } from "../shared/wait-codec.js";
 import { atomically, type MemoryContext } from "./context.js";
 import { copy, requireLiveFence, type SessionCell } from "./session-cell.js";
 import { liveRecords, touched } from "./tool-call-ops.js";
-import { writeOutboxRow } from "./webhook-state.js";
+import { hintWrittenRow, writeOutboxRow } from "./webhook-state.js";
 
 function isSettled(ctx: MemoryContext, cell: SessionCell, turnId: string, nowMs: number) {
   const records = liveRecords(ctx, cell.sessionId, turnId, nowMs);
@@ -77,6 +77,7 @@ export function parkTurn(
     writeTurnRecord(cell, draft.turnId, nowMs, { status: "waiting" });
     if (draft.webhookEvent) {
       writeOutboxRow(ctx.webhooks, cell.sessionId, draft.webhookEvent, undefined, nowMs);
+      hintWrittenRow(ctx.webhooks, cell.sessionId, draft.outboxExpect, nowMs);
     }
     const status = parkedStatus(parked, nowMs, isSettled(ctx, cell, draft.turnId, nowMs));
     return { resumable: status !== "waiting", expiresAtMs: parked.expiresAtMs };

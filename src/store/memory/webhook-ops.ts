@@ -18,6 +18,7 @@ import {
   applyDelivery,
   claimRows,
   expectHint,
+  hintWrittenRow,
   writeOutboxRow,
   type MemoryWebhooks,
 } from "./webhook-state.js";
@@ -36,9 +37,12 @@ const stepOf = (outboxId: OutboxId): SessionId => outboxId as SessionId;
 function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
   return {
     enqueueWebhookEvent: (outboxId: OutboxId, event: WebhookEvent, targets?: string[]) =>
-      atomically(ctx, stepOf(outboxId), (_cell, nowMs) =>
-        writeOutboxRow(w, outboxId, event, targets, nowMs),
-      ),
+      atomically(ctx, stepOf(outboxId), (_cell, nowMs) => {
+        const written = writeOutboxRow(w, outboxId, event, targets, nowMs);
+        // Listed with the row (ADR 0021 "The hint dropped in the settle"), due at once.
+        hintWrittenRow(w, outboxId, undefined, nowMs);
+        return written;
+      }),
     claimOutbox: (outboxId: OutboxId, claimToken: string, leaseMs: number, max: number) =>
       atomically(ctx, stepOf(outboxId), (_cell, nowMs) =>
         claimRows(w, outboxId, claimToken, leaseMs, max, nowMs),
@@ -102,7 +106,12 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
           row.claimToken = undefined;
           row.leaseUntilMs = 0;
         }
-        if (rows?.size === 0) w.outboxes.delete(outboxId);
+        // The settle that empties the outbox drops its hint (ADR 0021 "The hint dropped in the
+        // settle"): every write of a row lists the outbox again in its own step.
+        if ((rows?.size ?? 0) === 0) {
+          w.outboxes.delete(outboxId);
+          w.due.delete(outboxId);
+        }
         return { settled: held.length, disabled };
       }),
     dueOutboxes: (limit: number) => {
@@ -216,5 +225,6 @@ export function createMemoryWebhookStore(ctx: MemoryContext, w: MemoryWebhooks):
     ...outboxOps(ctx, w),
     ...endpointOps(w),
     foldsDeliveries: true,
+    keepsOutboxHint: true,
   });
 }

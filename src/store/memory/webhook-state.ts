@@ -75,6 +75,22 @@ export function expectHint(
   }
 }
 
+/**
+ * The hint of a row just written (ADR 0021 "The hint dropped in the settle"): every write of
+ * outbox rows lists the outbox in the same step, so a settle that empties the outbox may drop it.
+ * With the writer's expect, as expectHint; without, due at once (moved earlier, never later).
+ */
+export function hintWrittenRow(
+  webhooks: MemoryWebhooks,
+  outboxId: OutboxId,
+  expect: { nowMs: number; dueAtMs: number } | undefined,
+  nowMs: number,
+): void {
+  if (expect) return expectHint(webhooks, outboxId, expect.nowMs, expect.dueAtMs);
+  const current = webhooks.due.get(outboxId);
+  if (current === undefined || nowMs < current) webhooks.due.set(outboxId, nowMs);
+}
+
 /** claimOutbox's step: up to `max` due rows whose lease is free, taken under `claimToken`. */
 export function claimRows(
   webhooks: MemoryWebhooks,

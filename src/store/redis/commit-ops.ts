@@ -53,7 +53,7 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
     c: commit.costMicros ?? 0,
     w: (commit.webhookEvents ?? []).map((event) => [event.id, JSON.stringify(event)]),
     a: announcementSpec(commit.announce, logMaxEntries),
-    ...(commit.outboxFold && { wf: outboxFoldSpec(commit) }),
+    ...((commit.outboxFold || commit.webhookEvents?.length) && { wf: outboxFoldSpec(commit) }),
     ...(commit.tenantCharges && { tc: tenantChargesSpec(commit.tenantCharges) }),
     ...(commit.turnEnd && {
       te: [
@@ -65,10 +65,14 @@ function commitSpec(commit: TurnEndingCommit, logMaxEntries: number): string {
   });
 }
 
-/** The fold's `wf` as the script takes it (see commit-21-27.lua; webhooks folded in). */
+/**
+ * The fold's `wf` as the script takes it (see commit-21-27.lua; webhooks folded in). Rows written
+ * without a fold are listed in the hint due at once (an expect at 0), in the commit's step where
+ * the index is on the outbox's server (ADR 0021 "The hint dropped in the settle"; Cluster: ignored).
+ */
 function outboxFoldSpec(commit: TurnEndingCommit): unknown[] {
   const fold = commit.outboxFold;
-  if (!fold) return [];
+  if (!fold) return [0, 0, commit.sessionId, "", 0, 0];
   const claim = fold.claim;
   return [
     fold.nowMs,

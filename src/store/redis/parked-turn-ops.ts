@@ -1,5 +1,5 @@
 // Parked turns of the Redis store: one hash per session in the session's slot (fields in
-// lua/parkTurn-5.lua); park, resume, cancel and read are one script each.
+// lua/parkTurn-8-9.lua); park, resume, cancel and read are one script each.
 import { randomUUID } from "node:crypto";
 import {
   parkedTurnMismatch,
@@ -16,6 +16,7 @@ import type {
   ResumeOutcome,
 } from "../../domain/parked-turns.js";
 import { TOOL_CALL_RETENTION_MS } from "../../domain/tool-calls.js";
+import { tenantOfOutbox } from "../../domain/webhooks.js";
 import { waitField, waitOf } from "../shared/wait-codec.js";
 import { decodeBatch, decodeInput, int, pairs, str } from "./codec.js";
 import type { RedisContext } from "./context.js";
@@ -64,6 +65,9 @@ export async function parkTurn(
       k.outbox,
       k.turnRecords,
       k.turnOrder,
+      // The hint index where it is on the outbox's server (ADR 0021 "The hint dropped in the
+      // settle"): the park lists the outbox with its row, in its step. Not on Cluster.
+      ...(ctx.outboxFoldKeys ? [ctx.outboxFoldKeys(tenantOfOutbox(sessionId))[0]] : []),
     ],
     [
       fence.leaseToken,
@@ -77,6 +81,9 @@ export async function parkTurn(
       JSON.stringify(draft.batchIds),
       draft.webhookEvent?.id ?? "",
       draft.webhookEvent ? JSON.stringify(draft.webhookEvent) : "",
+      sessionId,
+      draft.outboxExpect?.nowMs ?? "",
+      draft.outboxExpect?.dueAtMs ?? "",
     ],
   );
   switch (reply[0]) {

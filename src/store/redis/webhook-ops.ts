@@ -62,8 +62,9 @@ export function decodeClaims(reply: ScriptReply, claimToken: string): OutboxClai
 }
 
 /**
- * A settle's delivery records (settleOutboxBatch-n.lua): after the outbox, the tenant's endpoints
- * hash and version, then each endpoint's delivery list once; each record names its list's key.
+ * A settle's delivery records (settleOutboxBatch-n.lua): after the outbox and the hint index, the
+ * tenant's endpoints hash and version, then each endpoint's delivery list once; each record names
+ * its list's key.
  */
 function recordsInSettle(namespace: string, deliveries: OutboxBatchDeliveries) {
   const tenant = webhookTenantKeys(namespace, deliveries.tenant);
@@ -73,8 +74,8 @@ function recordsInSettle(namespace: string, deliveries: OutboxBatchDeliveries) {
     let at = listAt.get(d.endpointId);
     if (at === undefined) {
       keys.push(tenant.deliveries(d.endpointId));
-      // KEYS is 1-based in Lua and the outbox comes first.
-      at = keys.length + 1;
+      // KEYS is 1-based in Lua, and the outbox and the hint index come first.
+      at = keys.length + 2;
       listAt.set(d.endpointId, at);
     }
     return [at, d.endpointId, JSON.stringify(d), d.ok ? 1 : 0];
@@ -95,9 +96,11 @@ function redisOutboxOps(
   const outbox = (id: OutboxId) => sessionKeys(namespace, id as SessionId).outbox;
   const index = outboxIndexKey(namespace);
   return {
+    // Off Cluster the row and its hint are one step (ADR 0021 "The hint dropped in the settle").
     async enqueueWebhookEvent(outboxId, event, targets) {
       const args = [event.id, JSON.stringify(event), targets ? JSON.stringify(targets) : ""];
-      const reply = await scripts.run("enqueueWebhookEvent", [outbox(outboxId)], args);
+      const keys = folds ? [outbox(outboxId), index] : [outbox(outboxId)];
+      const reply = await scripts.run("enqueueWebhookEvent", keys, [...args, outboxId]);
       return reply[0] === REPLY.OK;
     },
     async claimOutbox(outboxId, claimToken, leaseMs, max) {
@@ -127,8 +130,9 @@ function redisOutboxOps(
       const rows = settlements.map(({ eventId, settlement: s }) =>
         s.kind === "done" ? [eventId, "done", 0, []] : [eventId, "retry", s.dueAtMs, s.targets],
       );
-      const keys = [outbox(outboxId)];
-      const args: (string | number)[] = [claimToken, JSON.stringify(rows)];
+      // Off Cluster the settle that empties the outbox drops its hint in its step.
+      const keys = folds ? [outbox(outboxId), index] : [outbox(outboxId)];
+      const args: (string | number)[] = [claimToken, JSON.stringify(rows), folds ? outboxId : ""];
       if (deliveries) {
         if (!folds) {
           throw invalidArgument("deliveries", "this store records deliveries one by one");
@@ -183,6 +187,7 @@ export function createRedisWebhookStore(options: RedisWebhookStoreOptions): Webh
   return withChecks(webhookChecks, {
     ...redisOutboxOps(redis, scripts, namespace, folds),
     foldsDeliveries: folds,
+    keepsOutboxHint: folds,
     async createEndpoint(draft, maxEndpoints) {
       const endpoint = { ...draft, disabled: false, disabledReason: "", consecutiveFailures: 0 };
       const keys = tenantKeys(draft.tenant);

@@ -268,6 +268,10 @@ export function checkParkDraft(draft: ParkTurnDraft, limits: StoreLimits): void 
   checkText("progress", draft.progress, limits.maxPayloadBytes, true);
   checkIdList("input_ids", draft.inputIds, limits.maxBatchesPerClaim, true);
   checkIdList("batch_ids", draft.batchIds, limits.maxBatchesPerClaim, true);
+  if (draft.outboxExpect) {
+    checkCount("outbox_expect.now_ms", draft.outboxExpect.nowMs, 0);
+    checkCount("outbox_expect.due_at_ms", draft.outboxExpect.dueAtMs, 0);
+  }
   if (!Number.isSafeInteger(draft.ttlMs) || draft.ttlMs < 1) {
     throw invalidArgument("ttl_ms", "must be a positive integer of milliseconds");
   }

@@ -186,8 +186,10 @@ export function describeWebhookLaws(factory: StoreFactory): void {
       await hooks().expectOutbox(sid, now, now + LONG_TTL_MS);
       await hooks().settleOutboxHint(sid, now - 1);
       await hooks().enqueueWebhookEvent(sid, event(sid));
-      // The writer is lost before its note: the hint stands, due at the expect's time.
-      expect(await hooks().dueOutboxes(10_000)).not.toContain(sid);
+      // The writer is lost before its note: the hint stands, due at the expect's time. Where the
+      // store keeps the hint in its steps (webhook-hint-settle.ts) the write listed it due at once.
+      const keeps = hooks().keepsOutboxHint === true;
+      expect((await hooks().dueOutboxes(10_000)).includes(sid)).toBe(keeps);
       await hooks().expectOutbox(sid, now, 1);
       expect(await hooks().dueOutboxes(10_000)).toContain(sid);
       // A look's retry time later than a standing note does not push it back.

@@ -18,6 +18,14 @@ local function expect_outbox(due_key, outbox_id, writer_now, due)
   redis.call('ZADD', due_key, due, outbox_id)
 end
 
+-- Where the hint index is on the outbox's server (standalone, Sentinel), every write of outbox
+-- rows lists the outbox in it in the same step (ADR 0021 "The hint dropped in the settle"), so a
+-- settle that empties the outbox may drop it. A writer without a due time of its own makes the
+-- outbox due at once (a row due now and unclaimed is owed a look now): moved earlier, never later.
+local function hint_outbox_now(due_key, outbox_id, now)
+  redis.call('ZADD', due_key, 'LT', now, outbox_id)
+end
+
 -- Takes up to max due rows whose lease is free (never taken, or expired: a dead deliverer's
 -- rows come back) under token until until_ms. The claim as claimOutbox replies it after R.OK:
 -- {rows in the outbox, lease until ms, n, [event JSON, attempts, due ms, targets]...}.

@@ -7,23 +7,31 @@
 -- each attempt is recorded as recordWebhookDelivery-3.lua does, whoever holds its row (an attempt
 -- that happened is logged); a retried row is then owed only to its targets still there and
 -- enabled, and is removed when none is left.
--- The caller gives the key count (n in the file name): 1 without records, 2 + lists with them.
--- KEYS[1..] the outbox hash; with records: the tenant's endpoints hash, the tenant's endpoints
---           version (moved by a disable), then one delivery list per endpoint the records name
+-- With the hint index (a standalone or Sentinel Redis, where every write of outbox rows lists the
+-- outbox in it in its own step: ADR 0021 "The hint dropped in the settle"), a settle that leaves
+-- the outbox empty drops the outbox's hint, last: a row written after it lists it again, and
+-- rows left (retried, held by another claim, not due) keep it.
+-- The caller gives the key count (n in the file name): 1 on Cluster (no hint, no records), 2
+-- without records, 4 + lists with them.
+-- KEYS[1..] the outbox hash; off Cluster the due-outbox hint index; with records: the tenant's
+--           endpoints hash, the tenant's endpoints version (moved by a disable), then one
+--           delivery list per endpoint the records name
 -- ARGV[1] claim token   ARGV[2] JSON [[event id, "done" | "retry", due ms, [endpoint ids]]...]
--- ARGV[3] with records (absent without): JSON [[key index of the endpoint's delivery list,
+-- ARGV[3] the outbox id (the hint's member; "" without the hint index)
+-- ARGV[4] with records (absent without): JSON [[key index of the endpoint's delivery list,
 --         endpoint id, delivery JSON, ok (1 | 0)]...] in attempt order
--- ARGV[4] with records: the failure limit   ARGV[5] with records: the log length kept
+-- ARGV[5] with records: the failure limit   ARGV[6] with records: the log length kept
 -- Replies: {R.OK, rows settled, [endpoint id, disabled reason]... for each endpoint disabled}
 
 local claim_token = ARGV[1]
 local settlements_json = ARGV[2]
-local records_json = ARGV[3]
-local failure_limit = ARGV[4]
-local log_length_kept = ARGV[5]
--- The key list's fixed head (the outbox, then with records the tenant's two keys); the delivery
--- lists after them are named by index in ARGV[3].
-local outbox_key, endpoints_key, version_key = unpack(KEYS, 1, 3)
+local outbox_id = ARGV[3]
+local records_json = ARGV[4]
+local failure_limit = ARGV[5]
+local log_length_kept = ARGV[6]
+-- The key list's fixed head (the outbox, the hint index off Cluster, then with records the
+-- tenant's two keys); the delivery lists after them are named by index in ARGV[4].
+local outbox_key, due_key, endpoints_key, version_key = unpack(KEYS, 1, 4)
 
 -- The rows this token still holds (no write before every row is checked).
 local held = {}
@@ -89,4 +97,5 @@ for _, h in ipairs(held) do
     redis.call('HSET', outbox_key, s[1], cjson.encode(row))
   end
 end
+if due_key and redis.call('HLEN', outbox_key) == 0 then redis.call('ZREM', due_key, outbox_id) end
 return reply

@@ -6,10 +6,15 @@
 -- KEYS[1] lease hash   KEYS[2] parked turn hash   KEYS[3] the turn's tool call hash
 -- KEYS[4] input hash   KEYS[5] work hash   KEYS[6] webhook outbox hash (ADR 0021)
 -- KEYS[7] turn records hash   KEYS[8] turn order zset (lua/_turns.lua: the turn's record waits)
+-- KEYS[9] the due-outbox hint index, on a standalone or Sentinel Redis; absent on Cluster (ADR
+--         0021 "The hint dropped in the settle"): the event's row lists the outbox in it in this
+--         step, due at ARGV[14] as expectOutbox makes it (ARGV[13] the writer's now), or at once
 -- ARGV[1] lease token   ARGV[2] fencing token   ARGV[3] turn id   ARGV[4] ttl ms
 -- ARGV[5] tool call retention ms   ARGV[6] progress   ARGV[7] JSON [wait ids]
 -- ARGV[8] JSON [input ids]   ARGV[9] JSON [batch ids]
 -- ARGV[10] webhook event id ("" for none)   ARGV[11] webhook event JSON
+-- ARGV[12] the outbox id (the hint's member; with KEYS[9])
+-- ARGV[13] the writer's now ms, or ""   ARGV[14] the hint's due ms, or "" (with KEYS[9])
 -- Parked hash fields: turn, wait, prog, inp, bat (JSON lists), at, exp (ms), gen, cxl (0 | 1)
 -- Replies: {R.OK, resumable (1 | 0), expiresAtMs}
 --          {R.LEASE_EXPIRED}
@@ -30,6 +35,7 @@ local work_key = KEYS[5]
 local webhook_outbox_key = KEYS[6]
 local turn_records_key = KEYS[7]
 local turn_order_key = KEYS[8]
+local outbox_due_key = KEYS[9]
 local lease_token = ARGV[1]
 local fencing_token = ARGV[2]
 local turn_id = ARGV[3]
@@ -41,6 +47,9 @@ local input_ids_json = ARGV[8]
 local batch_ids_json = ARGV[9]
 local webhook_event_id = ARGV[10]
 local webhook_event_json = ARGV[11]
+local outbox_id = ARGV[12]
+local writer_now_ms = ARGV[13]
+local hint_due_ms = ARGV[14]
 local turns = { records = turn_records_key, order = turn_order_key }
 
 local now = now_ms()
@@ -79,5 +88,12 @@ redis.call('HSET', parked_turn_key, 'turn', turn_id, 'wait', wait_ids_json, 'pro
   'bat', batch_ids_json, 'at', num(now), 'exp', num(exp), 'gen', fencing_token, 'cxl', cxl)
 redis.call('DEL', lease_key)
 write_turn(turns, turn_id, 'waiting', now, nil)
-if webhook_event_id ~= '' then write_outbox_row(webhook_outbox_key, webhook_event_id, webhook_event_json, '', now) end
+if webhook_event_id ~= '' then
+  write_outbox_row(webhook_outbox_key, webhook_event_id, webhook_event_json, '', now)
+  if outbox_due_key and hint_due_ms ~= nil and hint_due_ms ~= '' then
+    expect_outbox(outbox_due_key, outbox_id, writer_now_ms, hint_due_ms)
+  elseif outbox_due_key then
+    hint_outbox_now(outbox_due_key, outbox_id, now)
+  end
+end
 return { R.OK, (settled or cxl == '1') and 1 or 0, num(exp) }
