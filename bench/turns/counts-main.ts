@@ -3,6 +3,9 @@
 // BENCH_COUNT_WEBHOOKS=false counts a server with webhooks off (TETHER_WEBHOOKS=false).
 // BENCH_COUNT_CONFIG=quotas|budget|limits counts a server with webhooks off and the tenant
 // quotas, the spend budget, or both of bench:turns:production (production-configs.ts).
+// BENCH_COUNT_WEBHOOK_LEASE_MS sets the counted server's delivery lease (TETHER_WEBHOOK_LEASE_MS):
+// a short one puts the deferred look of earlier turns' outboxes inside the counted windows.
+// BENCH_COUNT_ENTRY counts another tree's built server (dist/server/main.js).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,14 +57,21 @@ try {
     sessions: size("BENCH_CONCURRENCY", 50),
     enqueued: size("BENCH_ENQUEUED", 20),
     longSession: "long-redis",
-    ...(process.env.BENCH_COUNT_WEBHOOKS === "false" && { env: { TETHER_WEBHOOKS: "false" } }),
-    ...(limited && { env: limited }),
+    env: {
+      ...(process.env.BENCH_COUNT_WEBHOOKS === "false" && { TETHER_WEBHOOKS: "false" }),
+      ...limited,
+      ...(process.env.BENCH_COUNT_WEBHOOK_LEASE_MS !== undefined && {
+        TETHER_WEBHOOK_LEASE_MS: process.env.BENCH_COUNT_WEBHOOK_LEASE_MS,
+      }),
+    },
+    ...(process.env.BENCH_COUNT_ENTRY !== undefined && { entry: process.env.BENCH_COUNT_ENTRY }),
   });
   console.log(
     JSON.stringify({
       bench: "turns.counts",
       webhooks: limited === undefined && process.env.BENCH_COUNT_WEBHOOKS !== "false",
       config: process.env.BENCH_COUNT_CONFIG ?? "default",
+      webhookLeaseMs: Number(process.env.BENCH_COUNT_WEBHOOK_LEASE_MS ?? 60_000),
       ...counts,
     }),
   );

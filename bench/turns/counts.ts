@@ -47,6 +47,8 @@ export interface CountOptions {
   longSession: string;
   /** More settings of the counted server (TETHER_WEBHOOKS=false: the turn without webhooks). */
   env?: Record<string, string>;
+  /** The built server to count (another tree's dist/server/main.js: a before/after run). */
+  entry?: string;
 }
 
 /**
@@ -101,6 +103,8 @@ export async function countCommands(options: CountOptions): Promise<CountReport>
       ...options.env,
     },
     logDir,
+    [],
+    options.entry,
   );
   const client = turnClient(tether.address);
   try {

@@ -5,7 +5,10 @@
 // settled without a request). Counted: a quiet window first (polls, renewals: the background),
 // then the workload and its deliveries, then the window that holds the look a lease after it
 // (from the workload's end plus a second to a lease plus three polls later). The look's
-// commands per session are that window's minus the quiet window's of the same length.
+// commands per session are that window's minus the quiet window's of the same length. Then one
+// session's turns more than a lease apart (BENCH_LOOK_SPACED_TURNS, 5): commands per turn by
+// name, and their sum without the names the quiet window counted (the background's: the polls,
+// the schedule reads, the renewals; the webhook poll's ZRANGEBYSCORE among them).
 // BENCH_LOOK_ENTRY: another tree's dist/server/main.js (a before/after run).
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -26,6 +29,7 @@ const round = (x: number) => Number(x.toFixed(2));
 const leaseMs = size("BENCH_LOOK_LEASE_MS", 3_000);
 const pollMs = 500;
 const sessions = size("BENCH_LOOK_SESSIONS", 50);
+const spacedTurns = size("BENCH_LOOK_SPACED_TURNS", 5);
 /** After the workload: its deliveries and settles are done well within this. */
 const SETTLED_MS = 1_000;
 /** The look window: from SETTLED_MS to a lease plus three polls after the workload's end. */
@@ -80,6 +84,16 @@ try {
     const look = countsBetween(before, proxy.snapshot());
     const hintedAfterLook = await hinted();
 
+    // One session, each turn a lease and three polls after the last: its look (if any) counted.
+    before = proxy.snapshot();
+    for (let n = 0; n < spacedTurns; n++) {
+      await runTurn(client, "look-spaced", n);
+      await sleep(leaseMs + 3 * pollMs);
+    }
+    const spaced = countsBetween(before, proxy.snapshot());
+    const ownNames = [...spaced.byName].filter(([name]) => !quiet.byName.has(name));
+    const spacedOwn = ownNames.reduce((sum, [, n]) => sum + n, 0);
+
     console.log(
       JSON.stringify({
         bench: "turns.deferred-look",
@@ -94,6 +108,11 @@ try {
         lookRoundTripsPerSession: round((look.roundTrips - quiet.roundTrips) / sessions),
         quietCommands: quiet.commands,
         lookWindowCommands: look.commands,
+        spacedTurns,
+        spacedCommandsPerTurn: round(spacedOwn / spacedTurns),
+        breakdownSpaced: Object.fromEntries(
+          [...spaced.byName].map(([name, n]) => [name, round(n / spacedTurns)]),
+        ),
         breakdownLook: perSession(look),
         breakdownQuiet: perSession(quiet),
         breakdownTurns: perSession(turns),
