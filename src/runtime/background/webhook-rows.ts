@@ -161,13 +161,17 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
     const settlements = await Promise.all(
       report.claims.map((c) => deliverRow(outboxId, c, endpoints, records)),
     );
-    if (settlements.length > 0) {
+    // Where the store keeps the hint in its steps, the settle (of no rows when nothing was taken)
+    // also sets the hint, exactly: dropped when it empties the outbox, else due when the first
+    // row left is owed a look (ADR 0021 "The hint dropped in the settle"). Nothing else follows.
+    if (settlements.length > 0 || keepsHint) {
       const tenant = tenantOfOutbox(outboxId);
       const deliveries =
         records.length > 0 ? { tenant, failureLimit, deliveries: records } : undefined;
       const { disabled } = await store.settleOutboxBatch(outboxId, token, settlements, deliveries);
       for (const d of disabled) disabledNow(tenant, d.endpointId, d.reason);
     }
+    if (keepsHint) return;
     const later = settlements.flatMap((s) =>
       s.settlement.kind === "retry" ? [s.settlement.dueAtMs] : [],
     );
@@ -176,10 +180,7 @@ export function createRowDelivery(options: WebhookDelivererOptions, token: strin
     const next = later.length > 0 ? Math.min(...later) : undefined;
     // A nudged look that delivered all it took leaves the hint where its writer's expect put it,
     // a lease ahead: a look then drops it (ADR 0021 "Batches"). Leaving a hint is always safe.
-    // Where the store keeps the hint in its steps, the settle dropped it if it emptied the
-    // outbox, and any row written since listed it again (ADR 0021 "The hint dropped in the
-    // settle"): nothing is left to do, nudged or not.
-    if (next === undefined && report.claims.length > 0 && (nudged || keepsHint)) return;
+    if (nudged && next === undefined && report.claims.length > 0) return;
     await store.settleOutboxHint(outboxId, seenAtMs, next);
   }
 

@@ -19,6 +19,7 @@ import {
   claimRows,
   expectHint,
   hintWrittenRow,
+  settleHint,
   writeOutboxRow,
   type MemoryWebhooks,
 } from "./webhook-state.js";
@@ -106,12 +107,7 @@ function outboxOps(ctx: MemoryContext, w: MemoryWebhooks) {
           row.claimToken = undefined;
           row.leaseUntilMs = 0;
         }
-        // The settle that empties the outbox drops its hint (ADR 0021 "The hint dropped in the
-        // settle"): every write of a row lists the outbox again in its own step.
-        if ((rows?.size ?? 0) === 0) {
-          w.outboxes.delete(outboxId);
-          w.due.delete(outboxId);
-        }
+        settleHint(w, outboxId);
         return { settled: held.length, disabled };
       }),
     dueOutboxes: (limit: number) => {

@@ -91,6 +91,21 @@ export function hintWrittenRow(
   if (current === undefined || nowMs < current) webhooks.due.set(outboxId, nowMs);
 }
 
+/**
+ * A settle's hint (ADR 0021 "The hint dropped in the settle"): every write of a row lists the
+ * outbox in its own step, so the settle sets it exactly: dropped with the outbox when empty,
+ * else due when its first row is owed a look (due, and its lease free).
+ */
+export function settleHint(webhooks: MemoryWebhooks, outboxId: OutboxId): void {
+  const rows = [...(webhooks.outboxes.get(outboxId)?.values() ?? [])];
+  if (rows.length === 0) {
+    webhooks.outboxes.delete(outboxId);
+    webhooks.due.delete(outboxId);
+    return;
+  }
+  webhooks.due.set(outboxId, Math.min(...rows.map((r) => Math.max(r.dueAtMs, r.leaseUntilMs))));
+}
+
 /** claimOutbox's step: up to `max` due rows whose lease is free, taken under `claimToken`. */
 export function claimRows(
   webhooks: MemoryWebhooks,

@@ -2,7 +2,7 @@
 // the hint index in the outbox's own steps (memory, a standalone or Sentinel Redis), every write
 // of outbox rows (a commit, a park, enqueueWebhookEvent) lists the outbox in the index in its
 // step, and a settle that leaves the outbox empty drops it in its step; rows left (held by
-// another claim, retried) keep it. Where it cannot (Cluster: the index is in another slot),
+// another claim, retried) keep it, due when the first of them is owed a look. Where it cannot (Cluster: the index is in another slot),
 // writers list the outbox in separate steps and only a look drops it: a write leaves the index
 // as it was, and so does a settle.
 import { describe, expect, test } from "vitest";
@@ -16,6 +16,8 @@ import {
   freshSessionId,
   LONG_TTL_MS,
   opaqueOwner,
+  PAST_SHORT_TTL_MS,
+  SHORT_TTL_MS,
   waitingTurn,
 } from "../support/fixtures.js";
 import { webhookEvent as event } from "../support/webhook-fixtures.js";
@@ -106,15 +108,47 @@ export function describeWebhookHintSettleLaws(factory: StoreFactory, keeps: bool
       expect(await listed(hooks, sid)).toBe(true);
     });
 
-    test("a settle refused for a lost claim leaves the hint; a park's bad expect is refused naming the field", async () => {
+    test("a settle that leaves rows makes the hint due when the first is owed a look: a retry's due time, a live claim's lease end", async () => {
+      const { hooks } = parts();
+      // A retry far ahead: not due until then (on Cluster the settle leaves the hint as it was).
+      const retried = freshSessionId();
+      await hooks.enqueueWebhookEvent(retried, event(retried, "msg_r"));
+      await hooks.noteOutbox(retried, 0);
+      expect((await hooks.claimOutbox(retried, "mine", LONG_TTL_MS, 10)).claims).toHaveLength(1);
+      const retry = { kind: "retry" as const, dueAtMs: FAR_FUTURE_MS, targets: ["ep-1"] };
+      await hooks.settleOutboxBatch(retried, "mine", [{ eventId: "msg_r", settlement: retry }]);
+      expect(await listed(hooks, retried)).toBe(!keeps);
+      // A row written meanwhile is owed a look at once, whatever the retry's time.
+      await hooks.enqueueWebhookEvent(retried, event(retried, "msg_new"));
+      expect(await listed(hooks, retried)).toBe(true);
+      // A row another live claim holds: due when that claim's lease ends, not before.
+      const held = freshSessionId();
+      for (const id of ["msg_x", "msg_y"]) await hooks.enqueueWebhookEvent(held, event(held, id));
+      await hooks.noteOutbox(held, 0);
+      expect((await hooks.claimOutbox(held, "first", LONG_TTL_MS, 1)).claims).toHaveLength(1);
+      const second = await hooks.claimOutbox(held, "second", LONG_TTL_MS, 1);
+      const [taken = ""] = second.claims.map((c) => c.row.event.id);
+      await hooks.settleOutboxBatch(held, "second", [done(taken)]);
+      expect(await listed(hooks, held)).toBe(!keeps);
+      // A settle of no rows sets the hint the same way.
+      await hooks.noteOutbox(held, 0);
+      await hooks.settleOutboxBatch(held, "nobody", []);
+      expect(await listed(hooks, held)).toBe(!keeps);
+    });
+
+    test("a settle refused for a lost claim leaves the hint, due when that claim's lease ends; a park's bad expect is refused naming the field", async () => {
       const { store, hooks } = parts();
       const sid = freshSessionId();
       await hooks.enqueueWebhookEvent(sid, event(sid, "msg_held"));
       await hooks.noteOutbox(sid, 0);
-      expect((await hooks.claimOutbox(sid, "lost", LONG_TTL_MS, 10)).claims).toHaveLength(1);
-      // Another token settles nothing: the row is still there, and so is the hint.
+      expect((await hooks.claimOutbox(sid, "lost", SHORT_TTL_MS, 10)).claims).toHaveLength(1);
+      // Another token settles nothing: the row is still there, and so is the hint (off Cluster
+      // due when the lost claim's lease ends, when the row can be claimed again).
       expect((await hooks.settleOutboxBatch(sid, "other", [done("msg_held")])).settled).toBe(0);
+      expect(await listed(hooks, sid)).toBe(!keeps);
+      await harness().advanceTime(PAST_SHORT_TTL_MS);
       expect(await listed(hooks, sid)).toBe(true);
+      expect((await hooks.claimOutbox(sid, "next", LONG_TTL_MS, 10)).claims).toHaveLength(1);
       const parked = freshSessionId();
       const lease = await acquire(store, parked, opaqueOwner("a"), LONG_TTL_MS);
       const error = await expectTetherError(

@@ -93,7 +93,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
         createdAtMs: Date.now(),
       });
       const count = counted(harness.webhooks);
-      const deliverer = (): WebhookDeliverer => {
+      const deliverer = (backoffMs = 5): WebhookDeliverer => {
         const d = createWebhookDeliverer({
           store: count.wrapped,
           send: createWebhookSender({ allowPrivate: true, timeoutMs: 5_000 }),
@@ -101,6 +101,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
           logger: silentLogger,
           pollMs: 20,
           leaseMs: LEASE_MS,
+          backoffMs: () => backoffMs,
         });
         d.start();
         closers.push(() => d.stop());
@@ -141,6 +142,34 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       // Either way nothing is listed now, and the event went out once.
       expect(await harness.webhooks.dueOutboxes(10_000)).not.toContain(sid);
       expect(receiver.delivered).toHaveLength(1);
+    });
+
+    it("a failed delivery's hint is due at its retry time, past the lease: no look before it where the store keeps the hint", async () => {
+      const { harness, receiver, count, deliverer, keeps } = await setup();
+      // The retry comes well after the writer's hint (a lease ahead) would have come due.
+      const d = deliverer(LEASE_MS * 4);
+      harness.deps.webhooks = createOutboxHints(
+        count.wrapped,
+        systemClock,
+        LEASE_MS,
+        (id) => d.nudge(id),
+        d,
+      );
+      receiver.failNext(1);
+      const client = `s-${randomUUID()}`;
+      const sid = `${TENANT}:${client}` as OutboxId;
+      await collect(
+        harness.runtime.streamTurn(
+          { ...textCommand(sid, "hello"), publicSessionId: client },
+          new AbortController().signal,
+        ),
+      );
+      await waitFor(() => receiver.delivered.length === 1, { what: "the retried delivery" });
+      expect(receiver.requests.map((r) => r.status)).toEqual([500, 204]);
+      // The commit claimed the row for the first attempt; the retry's is the only claim after.
+      const claims = count.claims.get(sid) ?? 0;
+      if (keeps) expect(claims).toBe(1);
+      else expect(claims).toBeGreaterThanOrEqual(1);
     });
 
     it("a row a poll finds is delivered, and its settle alone drops the hint where the store keeps it", async () => {

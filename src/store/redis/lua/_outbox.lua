@@ -26,6 +26,24 @@ local function hint_outbox_now(due_key, outbox_id, now)
   redis.call('ZADD', due_key, 'LT', now, outbox_id)
 end
 
+-- A settle's hint, where every write lists its outbox in its own step (above): dropped when the
+-- outbox is empty, else due when its first row is owed a look (due, and its lease free: a retry's
+-- due time, a live claim's lease end). Exact, as the rows and the index are read in one step.
+local function settle_hint(due_key, outbox_key, outbox_id)
+  local rows = redis.call('HVALS', outbox_key)
+  if #rows == 0 then
+    redis.call('ZREM', due_key, outbox_id)
+    return
+  end
+  local at = nil
+  for _, raw in ipairs(rows) do
+    local row = cjson.decode(raw)
+    local owed = math.max(row.d, row.l)
+    if at == nil or owed < at then at = owed end
+  end
+  redis.call('ZADD', due_key, num(at), outbox_id)
+end
+
 -- Takes up to max due rows whose lease is free (never taken, or expired: a dead deliverer's
 -- rows come back) under token until until_ms. The claim as claimOutbox replies it after R.OK:
 -- {rows in the outbox, lease until ms, n, [event JSON, attempts, due ms, targets]...}.

@@ -8,9 +8,10 @@
 -- that happened is logged); a retried row is then owed only to its targets still there and
 -- enabled, and is removed when none is left.
 -- With the hint index (a standalone or Sentinel Redis, where every write of outbox rows lists the
--- outbox in it in its own step: ADR 0021 "The hint dropped in the settle"), a settle that leaves
--- the outbox empty drops the outbox's hint, last: a row written after it lists it again, and
--- rows left (retried, held by another claim, not due) keep it.
+-- outbox in it in its own step: ADR 0021 "The hint dropped in the settle"), last, a settle that
+-- leaves the outbox empty drops the outbox's hint (a row written after it lists it again), and
+-- one that leaves rows makes it due when the first of them is owed a look (a retry's due time, a
+-- live claim's lease end). A settle of no rows only does that.
 -- The caller gives the key count (n in the file name): 1 on Cluster (no hint, no records), 2
 -- without records, 4 + lists with them.
 -- KEYS[1..] the outbox hash; off Cluster the due-outbox hint index; with records: the tenant's
@@ -22,6 +23,8 @@
 --         endpoint id, delivery JSON, ok (1 | 0)]...] in attempt order
 -- ARGV[5] with records: the failure limit   ARGV[6] with records: the log length kept
 -- Replies: {R.OK, rows settled, [endpoint id, disabled reason]... for each endpoint disabled}
+
+--- @include "outbox"
 
 local claim_token = ARGV[1]
 local settlements_json = ARGV[2]
@@ -97,5 +100,5 @@ for _, h in ipairs(held) do
     redis.call('HSET', outbox_key, s[1], cjson.encode(row))
   end
 end
-if due_key and redis.call('HLEN', outbox_key) == 0 then redis.call('ZREM', due_key, outbox_id) end
+if due_key then settle_hint(due_key, outbox_key, outbox_id) end
 return reply
