@@ -181,6 +181,13 @@ export interface TurnInputStore {
    * Sentinel Redis). Absent: the runtime expects before the commit and nudges after it.
    */
   readonly foldsOutbox?: boolean;
+  /**
+   * True where a commit's announcement (RuntimeCommit.announce) lands in the session's event
+   * log in the commit's step, with its held events (ADR 0040): memory with its log attached, any
+   * Redis. The turn then hands its last events to the commit instead of writing them first.
+   * Absent or false (the wire): the turn writes its events, then commits.
+   */
+  announcesInCommit?(): boolean;
 }
 
 /**
