@@ -22,17 +22,19 @@ import {
 } from "./support/fixtures.js";
 import { useStoreHarness } from "./support/store-factory.js";
 
+const usage = {
+  inputTokens: 1,
+  outputTokens: 2,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+};
+
 const completed = (headRevision: number): SessionEvent => ({
   type: "turn_completed",
   outcome: { kind: "finished", reason: "assistant_message", text: "done" },
   headRevision,
-  usage: {
-    inputTokens: 1,
-    outputTokens: 2,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-  },
+  usage,
   fencingToken: 1,
 });
 
@@ -49,7 +51,7 @@ const stamped = (turnId: string) => ({ operationId: `turn:${turnId}`, contentHas
 const heldEvents: SessionEvent[] = [
   { type: "turn_started", inputIds: ["in-1"], turnIndex: 1 },
   { type: "text_delta", text: "done" },
-  { type: "usage_reported", usage: completed(1).usage, iteration: 1 },
+  { type: "usage_reported", usage, iteration: 1 },
 ];
 
 const withHeld = (a: CommitAnnouncement): CommitAnnouncement => ({
