@@ -182,10 +182,9 @@ export interface TurnInputStore {
    */
   readonly foldsOutbox?: boolean;
   /**
-   * True where a commit's announcement (RuntimeCommit.announce) lands in the session's event
-   * log in the commit's step, with its held events (ADR 0040): memory with its log attached, any
-   * Redis. The turn then hands its last events to the commit instead of writing them first.
-   * Absent or false (the wire): the turn writes its events, then commits.
+   * True where a commit's announcement (RuntimeCommit.announce) lands in the session's log in
+   * its step, held events too (ADR 0040): memory with its log attached, any Redis. Absent or
+   * false (the wire): the turn writes its events, then commits.
    */
   announcesInCommit?(): boolean;
 }

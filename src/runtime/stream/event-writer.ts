@@ -77,6 +77,13 @@ interface QueuedAppend {
   reject(error: unknown): void;
 }
 
+/** A held entry as the writer hands it over: numbered, and already on the bus. */
+const heldEntry = (q: QueuedAppend): PendingEntry => ({
+  event: q.event,
+  seq: q.expected ?? 0,
+  published: true,
+});
+
 export function createEventWriter(options: EventWriterOptions): EventWriter {
   const { log, bus, sessionId, turnId } = options;
   const windowMs = options.windowMs ?? 50;
@@ -242,17 +249,12 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       timer = undefined;
       await settled();
       if (failure) throw failure;
-      // Not numbered yet (nothing reached the log or was held): nothing can be pending but text,
-      // which is written the plain way.
+      // Not numbered yet (nothing was held): only text can be pending, written the plain way.
       if (assigned === undefined) {
         await flush();
         return [];
       }
-      const taken: PendingEntry[] = held.map((h) => ({
-        event: h.event,
-        seq: h.expected ?? 0,
-        published: true,
-      }));
+      const taken = held.map(heldEntry);
       held = [];
       if (windowText !== "") {
         taken.push({ event: textDelta(windowText), seq: ++assigned, published: false });

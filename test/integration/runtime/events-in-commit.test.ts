@@ -99,7 +99,6 @@ for (const backend of backends) {
     });
 
     it("a commit that fails leaves none of the turn's held events; the re-run's land", async () => {
-      let h: RuntimeHarness | undefined;
       const sid = `refused-${randomUUID()}` as SessionId;
       let seenAtFailure: LogEntry[] | undefined;
       const failOnce = (store: RuntimeStore): RuntimeStore =>
@@ -108,14 +107,15 @@ for (const backend of backends) {
             if (property !== "commit") return Reflect.get(target, property, receiver) as unknown;
             return async (commit: Parameters<RuntimeStore["commit"]>[0]) => {
               if (seenAtFailure === undefined && commit.announce) {
-                seenAtFailure = (await h?.log.read(sid, 0, 100))?.entries ?? [];
+                // Read when the commit is asked for: `h` exists by then.
+                seenAtFailure = (await h.log.read(sid, 0, 100)).entries;
                 throw new TetherError("store_unavailable", "store unavailable: test");
               }
               return target.commit(commit);
             };
           },
         });
-      h = harness({ wrapStore: failOnce, leaseTtlMs: 300 });
+      const h = harness({ wrapStore: failOnce, leaseTtlMs: 300 });
       const events = await collect(
         h.runtime.streamTurn(textCommand(sid, TEXT), AbortSignal.timeout(15_000)),
       );
