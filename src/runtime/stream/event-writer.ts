@@ -71,10 +71,24 @@ const HELD_TYPES: ReadonlySet<SessionEvent["type"]> = new Set([
 
 interface QueuedAppend {
   event: SessionEvent;
+  /** Held: on the bus with its cursor before it was written. */
+  ahead?: boolean;
   /** The sequence number this writer gave the event (the log's own answer wins). */
   expected: number | undefined;
   resolve(seq: number): void;
   reject(error: unknown): void;
+}
+
+const noop = (): void => undefined;
+
+/**
+ * A failed write voids the cursors from its first entry on. Where some were on the bus already
+ * (held), watchers are told: the turn's re-run numbers its events from there again.
+ */
+function retractAhead(options: EventWriterOptions, lost: QueuedAppend[]): void {
+  const first = lost[0]?.expected;
+  if (first === undefined || !lost.some((q) => q.ahead)) return;
+  options.bus.retract?.(options.sessionId, entryCursor(first - 1));
 }
 
 /** A held entry as the writer hands it over: numbered, and already on the bus. */
@@ -120,6 +134,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       } catch (error) {
         if (failure === undefined) {
           failure = error;
+          retractAhead(options, [...batch, ...held]);
           options.onFailure?.(error);
         }
         for (const q of batch) q.reject(error);
@@ -151,7 +166,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   /** Numbers the event as the log's next entry and keeps it for a later write. */
   const holdEntry = (event: SessionEvent, seq: number): void => {
     // Its failure, if its write fails, is recorded in `failure` like any other.
-    held.push({ event, expected: seq, resolve: () => undefined, reject: () => undefined });
+    held.push({ event, expected: seq, ahead: true, resolve: noop, reject: noop });
     // Written within one window interval at the latest, unless the commit takes it first.
     timer ??= setTimeout(() => void closeWindow(), windowMs);
   };
@@ -250,10 +265,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       await settled();
       if (failure) throw failure;
       // Not numbered yet (nothing was held): only text can be pending, written the plain way.
-      if (assigned === undefined) {
-        await flush();
-        return [];
-      }
+      if (assigned === undefined) return flush().then(() => []);
       const taken = held.map(heldEntry);
       held = [];
       if (windowText !== "") {

@@ -234,3 +234,9 @@ export function publishAnnounced(
   });
   run.deps.bus.publish({ cursor: entryCursor(seq), sessionId, turnId, event });
 }
+
+/** Held entries the commit did not append: the bus's cursors from the first on are void. */
+export function retractFrom(run: TurnRun, held: readonly PendingEntry[]): void {
+  const first = held[0];
+  if (first) run.deps.bus.retract?.(run.prep.sessionId, entryCursor(first.seq - 1));
+}

@@ -122,6 +122,11 @@ for (const backend of backends) {
       // The failed commit's turn wrote nothing: its start, text and usage were held for it.
       expect(seenAtFailure).toEqual([]);
       expect(events.at(-1)?.event.type).toBe("turn_completed");
+      // The client saw the first run start and then the re-run start again at the same cursor,
+      // text and all ("A re-run repeats the stream"), though the first run's never landed.
+      const starts = events.filter((e) => e.event.type === "turn_started");
+      expect(starts.map((e) => e.cursor)).toEqual([2 ** 20, 2 ** 20]);
+      expect(textOf(events.slice(events.lastIndexOf(starts[1] as never)))).toBe(TEXT);
       const entries = (await h.log.read(sid, 0, 100)).entries;
       expect(entries.map(shape)).toEqual([
         "turn_started",

@@ -192,6 +192,32 @@ describe("event writer holding events for the commit (ADR 0040)", () => {
     expect(await writer.takePending()).toEqual([]);
   });
 
+  it("a failed write of held events retracts their cursors from the bus", async () => {
+    const log = recordingLog();
+    const bus = createSessionBus();
+    const retracted: number[] = [];
+    bus.subscribe(
+      sessionId,
+      () => undefined,
+      (after) => retracted.push(after),
+    );
+    const failing: EventLog = {
+      ...log,
+      append: () => Promise.reject(new Error("store unavailable")),
+    };
+    const writer = createEventWriter({
+      log: failing,
+      bus,
+      sessionId,
+      turnId: "retracted",
+      lastSeq: 7,
+      hold: true,
+    });
+    await writer.emit(started);
+    await expect(writer.flush()).rejects.toThrow("store unavailable");
+    expect(retracted).toEqual([entryCursor(7)]);
+  });
+
   it("without the log's end, turn_started is written at once to learn it", async () => {
     const log = recordingLog();
     const writer = createEventWriter({

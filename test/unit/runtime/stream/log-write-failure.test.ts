@@ -48,6 +48,11 @@ describe("a log write that fails mid-turn", () => {
     // One model call for the attempt the failed write stopped, one for the re-run.
     expect(modelCalls).toBe(2);
 
+    // The client saw the first attempt start and the re-run start again, at the same cursor: the
+    // failed write's held events were retracted from the bus (ADR 0040).
+    const started = events.filter((e) => e.event.type === "turn_started");
+    expect(started).toHaveLength(2);
+    expect(started[1]?.cursor).toBe(started[0]?.cursor);
     const completed = events.filter((e) => e.event.type === "turn_completed");
     expect(completed).toHaveLength(1);
     expect(completed[0]?.event).toMatchObject({
