@@ -152,6 +152,12 @@ export interface CommitAnnouncement {
    * names the head this commit makes (expected + 1).
    */
   eventJson: string;
+  /**
+   * The turn's held events (their JSON, as eventJson), appended in order just before eventJson
+   * in the same step under the same fence (ADR 0040): consecutive sequence numbers ending one
+   * before the announcement's. A commit refused or replayed appends none of them.
+   */
+  heldEventsJson?: readonly string[];
   /** Release the lease after the append unless something waits for a holder. */
   releaseIfIdle: boolean;
 }

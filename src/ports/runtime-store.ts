@@ -184,6 +184,12 @@ export interface TurnInputStore {
    * without them, due at once): ADR 0021 "The hint dropped in the settle".
    */
   readonly foldsOutbox?: boolean;
+  /**
+   * True where a commit's announcement (RuntimeCommit.announce) lands in the session's log in
+   * its step, held events too (ADR 0040): memory with its log attached, any Redis. Absent or
+   * false (the wire): the turn writes its events, then commits.
+   */
+  announcesInCommit?(): boolean;
 }
 
 /**

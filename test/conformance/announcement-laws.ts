@@ -22,17 +22,19 @@ import {
 } from "./support/fixtures.js";
 import { useStoreHarness } from "./support/store-factory.js";
 
+const usage = {
+  inputTokens: 1,
+  outputTokens: 2,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+};
+
 const completed = (headRevision: number): SessionEvent => ({
   type: "turn_completed",
   outcome: { kind: "finished", reason: "assistant_message", text: "done" },
   headRevision,
-  usage: {
-    inputTokens: 1,
-    outputTokens: 2,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-  },
+  usage,
   fencingToken: 1,
 });
 
@@ -44,6 +46,18 @@ const announcement = (fence: LeaseFence, releaseIfIdle = true): CommitAnnounceme
 });
 
 const stamped = (turnId: string) => ({ operationId: `turn:${turnId}`, contentHash: "h" });
+
+/** A turn's events held for its commit (ADR 0040): its start, a text window, its usage. */
+const heldEvents: SessionEvent[] = [
+  { type: "turn_started", inputIds: ["in-1"], turnIndex: 1 },
+  { type: "text_delta", text: "done" },
+  { type: "usage_reported", usage, iteration: 1 },
+];
+
+const withHeld = (a: CommitAnnouncement): CommitAnnouncement => ({
+  ...a,
+  heldEventsJson: heldEvents.map((e) => JSON.stringify(e)),
+});
 
 export function describeAnnouncementLaws(factory: EventLogFactory): void {
   describe("a commit that announces its turn (ADR 0011)", () => {
@@ -70,6 +84,46 @@ export function describeAnnouncementLaws(factory: EventLogFactory): void {
       const entries = (await log.read(sid, 1, 10)).entries;
       expect(entries).toEqual([{ seq: 2, turnId: "turn-a", event: completed(1) }]);
       expect(await store.currentLease(sid)).toBeUndefined();
+    });
+
+    test("appends its held events in order just before the completion (ADR 0040)", async () => {
+      const { store, log } = harness();
+      const sid = freshSessionId();
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      await log.append(sid, [{ turnId: "earlier", event: { type: "text_delta", text: "x" } }]);
+      const receipt = await store.commit(
+        commitDraft(sid, 0, { appendMessages: ["m"], announce: withHeld(announcement(fence)) }),
+      );
+      expect(receipt.announced).toMatchObject({ seq: 5, released: true });
+      expect((await log.read(sid, 1, 10)).entries).toEqual([
+        ...heldEvents.map((event, i) => ({ seq: 2 + i, turnId: "turn-a", event })),
+        { seq: 5, turnId: "turn-a", event: completed(1) },
+      ]);
+      expect(await log.lastSeq(sid)).toBe(5);
+    });
+
+    test("a refused or replayed commit appends none of its held events", async () => {
+      const { store } = harness();
+      const sid = freshSessionId();
+      const fence = fenceOf(await acquire(store, sid, opaqueOwner("a"), LONG_TTL_MS));
+      // Head conflict: the session is at 0, the commit expects 3.
+      await expectTetherError(
+        () => store.commit(commitDraft(sid, 3, { announce: withHeld(announcement(fence)) })),
+        "head_revision_conflict",
+      );
+      expect(await types(sid)).toEqual([]);
+      const draft = commitDraft(sid, 0, {
+        stamp: stamped("turn-a"),
+        announce: withHeld(announcement(fence, false)),
+      });
+      expect((await store.commit(draft)).announced).toMatchObject({ seq: 4 });
+      expect((await store.commit(draft)).replayed).toBe(true);
+      expect(await types(sid)).toEqual([
+        "1:turn_started",
+        "2:text_delta",
+        "3:usage_reported",
+        "4:turn_completed",
+      ]);
     });
 
     test("keeps the lease while an input waits for the next turn, or when asked to", async () => {
@@ -131,14 +185,14 @@ export function describeAnnouncementLaws(factory: EventLogFactory): void {
     });
 
     for (const kind of STALE_FENCE_KINDS) {
-      test(`a fence that is ${kind.name} commits and appends nothing`, async () => {
+      test(`a fence that is ${kind.name} commits and appends nothing, held events neither`, async () => {
         const h = harness();
         const sid = freshSessionId();
         const held = fenceOf(await acquire(h.store, sid, opaqueOwner("a"), LONG_TTL_MS));
         await kind.settle?.(h, [held]);
         const stale = await kind.make(h, held);
         await expectTetherError(
-          () => h.store.commit(commitDraft(sid, 0, { announce: announcement(stale) })),
+          () => h.store.commit(commitDraft(sid, 0, { announce: withHeld(announcement(stale)) })),
           "session_execution_lease_expired",
         );
         expect(await h.store.loadSession(sid)).toBeUndefined();

@@ -6,6 +6,8 @@ import type { RuntimeStore } from "../../src/ports/runtime-store.js";
 export function withoutAnnouncements(store: RuntimeStore): RuntimeStore {
   return new Proxy(store, {
     get(target, property, receiver) {
+      // Nor does it say it announces: the runtime writes the turn's events before the commit.
+      if (property === "announcesInCommit") return undefined;
       if (property !== "commit") return Reflect.get(target, property, receiver) as unknown;
       return ({ announce: _dropped, ...commit }: Parameters<RuntimeStore["commit"]>[0]) =>
         target.commit(commit);

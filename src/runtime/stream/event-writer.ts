@@ -1,7 +1,9 @@
 // Writes a running turn's events: every event goes to this replica's bus at once; the shared log
 // gets text deltas coalesced into short windows (so a token is not a Redis write) and every other
 // event as its own entry, after the pending window; entries emitted close together share one
-// log append (a group commit). A window also reaches the bus once it landed.
+// log append (a group commit). A window also reaches the bus once it landed. With `hold`, events
+// nothing waits on (HELD_TYPES) are numbered and published at once but written with the next
+// write, within one window interval, or handed to the turn's commit (takePending, ADR 0040).
 import type { SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { SessionEvent } from "../../domain/session-events.js";
@@ -24,6 +26,12 @@ export interface EventWriterOptions {
   lastSeq?: number;
   windowMs?: number;
   windowChars?: number;
+  /**
+   * Hold the events nothing waits on (HELD_TYPES) once the log's end is known: they go on the
+   * bus at once with the cursor they will have and reach the log with the next write, the
+   * window timer, or the commit (takePending). ADR 0040 says why each is safe to hold.
+   */
+  hold?: boolean;
   /** Called once, with the first failed write: the turn can stop instead of running on unseen. */
   onFailure?: (error: unknown) => void;
 }
@@ -33,15 +41,62 @@ export interface EventWriter {
   emit(event: SessionEvent): Promise<number>;
   /** Writes the pending text window, if any, and waits for every write so far. */
   flush(): Promise<void>;
+  /**
+   * Hands over what the writer holds instead of writing it, once every write so far settled:
+   * the held events, then the open text window closed into an entry, numbered in order (the
+   * turn's commit appends them, ADR 0040). `published` is false for what has not yet been on
+   * the bus as a landed entry (the window closed here): publish it once it landed.
+   */
+  takePending(): Promise<PendingEntry[]>;
 }
+
+export interface PendingEntry {
+  event: SessionEvent;
+  /** The sequence number this writer gave it: the log's next ones, in order. */
+  seq: number;
+  published: boolean;
+}
+
+/**
+ * Events a turn may hold for a later write (ADR 0040): nothing outside the turn acts on them
+ * before it goes on, and the bus shows them at once. Tool calls, approvals and parks are not
+ * here: a client must find them in the log before the turn waits on it.
+ */
+const HELD_TYPES: ReadonlySet<SessionEvent["type"]> = new Set([
+  "turn_started",
+  "turn_resumed",
+  "usage_reported",
+  "tool_value",
+]);
 
 interface QueuedAppend {
   event: SessionEvent;
+  /** Held: on the bus with its cursor before it was written. */
+  ahead?: boolean;
   /** The sequence number this writer gave the event (the log's own answer wins). */
   expected: number | undefined;
   resolve(seq: number): void;
   reject(error: unknown): void;
 }
+
+const noop = (): void => undefined;
+
+/**
+ * A failed write voids the cursors from its first entry on. Where some were on the bus already
+ * (held), watchers are told: the turn's re-run numbers its events from there again.
+ */
+function retractAhead(options: EventWriterOptions, lost: QueuedAppend[]): void {
+  const first = lost[0]?.expected;
+  if (first === undefined || !lost.some((q) => q.ahead)) return;
+  options.bus.retract?.(options.sessionId, entryCursor(first - 1));
+}
+
+/** A held entry as the writer hands it over: numbered, and already on the bus. */
+const heldEntry = (q: QueuedAppend): PendingEntry => ({
+  event: q.event,
+  seq: q.expected ?? 0,
+  published: true,
+});
 
 export function createEventWriter(options: EventWriterOptions): EventWriter {
   const { log, bus, sessionId, turnId } = options;
@@ -58,6 +113,8 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   // the event that closed it, or usage and the next window, cost one store call instead of two.
   let queued: QueuedAppend[] = [];
   let writing: Promise<void> | undefined;
+  // Held entries (numbered, already on the bus): they join the next write, ahead of it.
+  let held: QueuedAppend[] = [];
 
   const writeQueued = async (): Promise<void> => {
     while (queued.length > 0) {
@@ -77,6 +134,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       } catch (error) {
         if (failure === undefined) {
           failure = error;
+          retractAhead(options, [...batch, ...held]);
           options.onFailure?.(error);
         }
         for (const q of batch) q.reject(error);
@@ -85,7 +143,16 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     writing = undefined;
   };
 
+  /** What is held goes in the next write, ahead of anything asked for after it. */
+  const releaseHeld = (): void => {
+    if (held.length === 0) return;
+    queued.push(...held);
+    held = [];
+    writing ??= Promise.resolve().then(writeQueued);
+  };
+
   const append = (event: SessionEvent): Promise<number> => {
+    releaseHeld();
     const expected = assigned === undefined ? undefined : ++assigned;
     const written = new Promise<number>((resolve, reject) => {
       queued.push({ event, expected, resolve, reject });
@@ -96,6 +163,14 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     return written;
   };
 
+  /** Numbers the event as the log's next entry and keeps it for a later write. */
+  const holdEntry = (event: SessionEvent, seq: number): void => {
+    // Its failure, if its write fails, is recorded in `failure` like any other.
+    held.push({ event, expected: seq, ahead: true, resolve: noop, reject: noop });
+    // Written within one window interval at the latest, unless the commit takes it first.
+    timer ??= setTimeout(() => void closeWindow(), windowMs);
+  };
+
   /** Resolves once every append asked for so far is written (or failed). */
   const settled = async (): Promise<void> => {
     while (writing) await writing;
@@ -104,7 +179,10 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   const closeWindow = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (windowText === "") return settled();
+    if (windowText === "") {
+      releaseHeld();
+      return settled();
+    }
     const text = windowText;
     windowText = "";
     // Never rejects: a failed write is recorded in `failure` and surfaces on the next emit.
@@ -143,6 +221,23 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     if (windowText !== "" && !timer) timer = setTimeout(() => void closeWindow(), windowMs);
   };
 
+  const flush = async (): Promise<void> => {
+    await closeWindow();
+    await settled();
+    if (failure) throw failure;
+  };
+
+  /** The open window as a held entry; the bus gets its landed form now, in its order. */
+  const holdWindow = (known: number): number => {
+    if (windowText === "") return known;
+    const text = windowText;
+    windowText = "";
+    const seq = known + 1;
+    holdEntry(textDelta(text), seq);
+    bus.publish({ cursor: entryCursor(seq), sessionId, turnId, event: textDelta(text) });
+    return seq;
+  };
+
   return {
     async emit(event) {
       if (failure) throw failure;
@@ -150,15 +245,34 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
         addText(event.text);
         return partialCursor((assigned ?? 0) + 1, windowText.length);
       }
+      if (options.hold === true && assigned !== undefined && HELD_TYPES.has(event.type)) {
+        // The window it closes is held before it, so the log and the bus keep their order.
+        assigned = holdWindow(assigned) + 1;
+        holdEntry(event, assigned);
+        const cursor = entryCursor(assigned);
+        bus.publish({ cursor, sessionId, turnId, event });
+        return cursor;
+      }
       void closeWindow();
       const cursor = entryCursor(await append(event));
       bus.publish({ cursor, sessionId, turnId, event });
       return cursor;
     },
-    async flush() {
-      await closeWindow();
+    flush,
+    async takePending() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
       await settled();
       if (failure) throw failure;
+      // Not numbered yet (nothing was held): only text can be pending, written the plain way.
+      if (assigned === undefined) return flush().then(() => []);
+      const taken = held.map(heldEntry);
+      held = [];
+      if (windowText !== "") {
+        taken.push({ event: textDelta(windowText), seq: ++assigned, published: false });
+        windowText = "";
+      }
+      return taken;
     },
   };
 }

@@ -10,7 +10,12 @@ export {
   predecessorSeq,
   splitCursor,
 } from "./cursor.js";
-export { createEventWriter, type EventWriter, type EventWriterOptions } from "./event-writer.js";
+export {
+  createEventWriter,
+  type EventWriter,
+  type EventWriterOptions,
+  type PendingEntry,
+} from "./event-writer.js";
 export { createSessionBus, type BusListener, type SessionBus } from "./session-bus.js";
 export {
   createTurnEventMapper,

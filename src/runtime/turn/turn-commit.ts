@@ -22,7 +22,7 @@ import { encodeCommitted, encodeMessage } from "./message-codec.js";
 import type { WebhookEvent } from "../../domain/webhooks.js";
 import type { SessionEvent } from "../../domain/session-events.js";
 import { withFoldedOutbox } from "./webhook-events.js";
-import { entryCursor } from "../stream/index.js";
+import { entryCursor, type PendingEntry } from "../stream/index.js";
 import type { TurnRun } from "./turn-run.js";
 import { costOf } from "./turn-budget.js";
 
@@ -46,7 +46,12 @@ export interface TurnRecord {
    * The turn's turn_completed for the head the commit makes, appended in the commit's step,
    * then the lease released unless something waits for a holder (ADR 0011).
    */
-  completion?: { event(headRevision: number): SessionEvent; releaseIfIdle: boolean };
+  completion?: {
+    event(headRevision: number): SessionEvent;
+    releaseIfIdle: boolean;
+    /** The turn's events its writer held (EventWriter.takePending), appended just before. */
+    held?: readonly PendingEntry[];
+  };
   /** The tenant's slot release and held charges, in the commit's step (ADR 0038). */
   tenantCharges?: TenantCommitCharges;
 }
@@ -121,6 +126,9 @@ async function commitAtHead(
             turnId: turn.turnId,
             // The commit makes head expected + 1 or does not apply.
             eventJson: JSON.stringify(turn.completion.event(expected + 1)),
+            ...(turn.completion.held?.length && {
+              heldEventsJson: turn.completion.held.map((h) => JSON.stringify(h.event)),
+            }),
             releaseIfIdle: turn.completion.releaseIfIdle,
           },
         }),
@@ -208,8 +216,27 @@ export function completionOf(
   });
 }
 
-/** A completion the commit appended reaches this replica's bus as the writer's appends do. */
-export function publishAnnounced(run: TurnRun, seq: number, event: SessionEvent): void {
+/**
+ * A completion the commit appended reaches this replica's bus as the writer's appends do, after
+ * the held entries it appended just before it that were not on the bus yet (ADR 0040).
+ */
+export function publishAnnounced(
+  run: TurnRun,
+  seq: number,
+  event: SessionEvent,
+  held: readonly PendingEntry[] = [],
+): void {
   const { sessionId, turnId } = run.prep;
+  const first = seq - held.length;
+  held.forEach((entry, i) => {
+    if (entry.published) return;
+    run.deps.bus.publish({ cursor: entryCursor(first + i), sessionId, turnId, event: entry.event });
+  });
   run.deps.bus.publish({ cursor: entryCursor(seq), sessionId, turnId, event });
+}
+
+/** Held entries the commit did not append: the bus's cursors from the first on are void. */
+export function retractFrom(run: TurnRun, held: readonly PendingEntry[]): void {
+  const first = held[0];
+  if (first) run.deps.bus.retract?.(run.prep.sessionId, entryCursor(first.seq - 1));
 }

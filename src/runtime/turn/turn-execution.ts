@@ -16,7 +16,13 @@ import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
 import { withQuotaCounting } from "../limits/index.js";
-import { commitTurn, completionOf, publishAnnounced, reportCommitted } from "./turn-commit.js";
+import {
+  commitTurn,
+  completionOf,
+  publishAnnounced,
+  reportCommitted,
+  retractFrom,
+} from "./turn-commit.js";
 import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
 import {
   decodeWork,
@@ -226,11 +232,14 @@ async function admitAt(run: TurnRun, checkpoint: TurnCheckpoint): Promise<Checkp
 async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
   const { deps, job, prep, writer } = run;
   const { sessionId, turnId } = prep;
-  // Every event of the turn must be in the log before it commits. A write that failed (Redis
-  // dropped, the lease lapsed) surfaces here; the engine may have taken it for a model failure
-  // and ended the turn short, so committing now would store a cut-off turn. Not committing
-  // leaves the claims for the next drive, which runs the turn again under the same id.
-  await writer.flush();
+  // Every event of the turn must be in the log before it commits, or in the commit's step: a
+  // store whose commit appends the announcement takes what the writer still holds with it (ADR
+  // 0040); any other gets it written first. A write that failed (Redis dropped, the lease
+  // lapsed) surfaces here; the engine may have taken it for a model failure and ended the turn
+  // short, so committing now would store a cut-off turn. Not committing leaves the claims for
+  // the next drive, which runs the turn again under the same id (held events never landed).
+  const held = deps.store.announcesInCommit?.() === true ? await writer.takePending() : [];
+  if (held.length === 0) await writer.flush();
   const completed = completionOf(run, result);
   let commit: Awaited<ReturnType<typeof commitTurn>>;
   try {
@@ -247,18 +256,21 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       webhookEvents: turnEndEvents(deps, sessionId, turnId, result.outcome),
       // An announcing commit closes the turn's tool calls in its step, so it may release there:
       // a client that saw turn_completed never finds the lease still held for this turn.
-      completion: { event: completed, releaseIfIdle: true },
+      completion: { event: completed, releaseIfIdle: true, held },
       // The last model call's charges and the quota slot, in the commit's step (ADR 0038).
       ...withTenantCharges(job.charges),
     });
   } catch (error) {
+    // The held events never landed (or landed with the commit, whose reply was lost): watchers
+    // that saw them on the bus go back before them, as for a failed write (ADR 0040).
+    retractFrom(run, held);
     // Not carried: the hold's end flushes them with the separate steps (TurnCharges.settle).
     return endOfCommitError(turnId, error);
   }
   if (commit.chargesCarried) job.charges?.committed();
   const { headRevision, announced } = commit;
   if (announced?.signalsCleared) run.stops.signalsCleared = true;
-  if (announced) publishAnnounced(run, announced.seq, completed(headRevision));
+  if (announced) publishAnnounced(run, announced.seq, completed(headRevision), held);
   // After the publish: a watch takes the completion before it hears that the hold ended.
   if (announced?.released) job.onReleased?.();
   run.trace.committed(headRevision);

@@ -143,8 +143,12 @@ function announce(
   a: CommitAnnouncement,
   nowMs: number,
 ): { seq: number; released: boolean } {
-  const event = JSON.parse(a.eventJson) as SessionEvent;
-  const [seq = 0] = log.appendNow(cell.sessionId, [{ turnId: a.turnId, event }]);
+  // The turn's held events first, in order, then its completion: one append in the step.
+  const entries = [...(a.heldEventsJson ?? []), a.eventJson].map((json) => ({
+    turnId: a.turnId,
+    event: JSON.parse(json) as SessionEvent,
+  }));
+  const seq = log.appendNow(cell.sessionId, entries).at(-1) ?? 0;
   // The turn ended: its open client calls close here, so nothing of it needs the lease after.
   closeTurnCalls(ctx, cell.sessionId, a.turnId, nowMs);
   const released = a.releaseIfIdle && !waitsForHolder(cell);

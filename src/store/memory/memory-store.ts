@@ -110,6 +110,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       commit: (commit) => commits.commitRuntimeState(ctx, commit),
       // The commit's step takes its outbox hint and a local claim (ADR 0021, folded).
       foldsOutbox: true,
+      // Announcements land only where the log was attached (ADR 0011, ADR 0040).
+      announcesInCommit: () => ctx.announcements !== undefined,
 
       loadSession: (sessionId, since) => commits.loadSession(ctx, sessionId, since),
       deleteSession: (sessionId) => sessions.deleteSession(ctx, sessionId),

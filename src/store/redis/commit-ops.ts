@@ -112,6 +112,8 @@ function announcementSpec(a: CommitAnnouncement | undefined, maxLen: number): un
     a.releaseIfIdle,
     a.fence.sessionId,
     TOOL_CALL_RETENTION_MS,
+    // The held events (ADR 0040), absent when none.
+    ...(a.heldEventsJson?.length ? [a.heldEventsJson] : []),
   ];
 }
 

@@ -114,6 +114,8 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
       startTurn: (draft, claim) => turnStart.startTurn(on(draft?.sessionId), draft, claim),
       keepsReadyIndex: ctx.readyKey !== undefined,
       foldsOutbox: ctx.outboxFoldKeys !== undefined,
+      // The events stream and its counter are in the session's slot: on every topology.
+      announcesInCommit: () => true,
       chargesInCommit: (ports) => reachesInStep(options.redis, namespace, ports),
       listInputs: (id) => inputs.listInputs(on(id), id),
       cancelInputs: (id, selector) => inputs.cancelInputs(on(id), id, selector),

@@ -37,8 +37,10 @@
 --           c = cost in micros added to the head's 'cost' (ADR 0016; 0 or absent for none),
 --           w = [[webhook event id, event JSON]...], [] for none,
 --           a = [lease token, fencing token, turn id, event JSON, stream max length, release if
---               idle (bool), session id, tool call retention ms] or [] for none: the turn's
---               announcement, appended as appendEvents would, then the lease released unless
+--               idle (bool), session id, tool call retention ms, held events JSON list (ADR
+--               0040; [] or absent for none)] or [] for none: the turn's announcement, its held
+--               events first, in order, then the event, appended as appendEvents would (one
+--               sequence number each, under the same fence check), then the lease released unless
 --               something waits for a holder (and the session's ready mark cleared with it,
 --               KEYS[22]); the turn's signals end in the step as unlistenTurn ends them (ADR
 --               0024), and its open client tool calls are closed as closeToolCalls closes them,
@@ -54,7 +56,8 @@
 --                them (the keys 25 to 27); a commit refused or replayed applies none }
 -- ARGV[2..] messages to append, in order
 -- Replies: {R.OK, headRevision}                  without an announcement
---          {R.OK, headRevision, seq, released}   with one: its sequence number; 1 when released
+--          {R.OK, headRevision, seq, released}   with one: its sequence number (its held events
+--                                                  have the ones just before); 1 when released
 --          {R.OK, headRevision, seq or 0, released or 0, {endpoints version, rows in the outbox,
 --            lease until ms, n, [event JSON, attempts, due ms, targets]...}}   with wf's claim
 --          {R.LEASE_EXPIRED}                  the announcement's fence is not the live lease
@@ -250,7 +253,13 @@ if not announce then
 end
 -- The announcement follows every write of the commit, so a release comes after it (a vacant
 -- lease means the last turn was announced, ADR 0006) and sees the claims this commit settled.
-local seq = redis.call('INCR', event_seq_key)
+-- The turn's held events (ADR 0040) go just before its completion, numbered as appendEvents would.
+local seq = 0
+for _, held in ipairs(announce[9] or {}) do
+  seq = redis.call('INCR', event_seq_key)
+  redis.call('XADD', events_key, 'MAXLEN', announce[5], num(seq) .. '-1', 't', announce[3], 'e', held)
+end
+seq = redis.call('INCR', event_seq_key)
 redis.call('XADD', events_key, 'MAXLEN', announce[5], num(seq) .. '-1', 't', announce[3], 'e', announce[4])
 -- The announced turn is over: its cancel request and stored answers go, and the running-turn
 -- marker too while it is still this turn's (unlistenTurn's step, which its listener then skips).
