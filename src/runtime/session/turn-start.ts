@@ -13,11 +13,8 @@ import { turnIdOfInput } from "../turn/index.js";
 /** Inputs one turn takes at the idle point. */
 export const INPUTS_PER_TURN = 1;
 
-/**
- * A turn start's lease, claims and committed state (TurnStartReceipt's `started`), with where
- * the log ended in its step (the turn's writer starts numbering there, ADR 0040).
- */
-export type StartedTurn = NonNullable<TurnStartReceipt["started"]> & { logEnd?: number };
+/** A turn start's lease, claims and committed state (TurnStartReceipt's `started`). */
+export type StartedTurn = NonNullable<TurnStartReceipt["started"]>;
 
 export interface Submitted {
   submitted: SubmitInputReceipt;
@@ -86,10 +83,9 @@ export async function submitOrStart(
     ...spendReadOf(deps, sessionId),
     ...admissionOf(deps, sessionId),
   });
-  const admitted = withAdmission(deps, sessionId, receipt);
+  const started = withAdmission(deps, sessionId, receipt);
   // Where the store keeps the ready index, the start's step marked the session (ADR 0024).
   const { submitted, logEnd } = receipt;
-  const started = admitted && logEnd !== undefined ? { ...admitted, logEnd } : admitted;
   const result: Submitted = {
     submitted,
     ...(logEnd !== undefined && { logEnd }),

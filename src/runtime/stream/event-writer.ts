@@ -2,8 +2,9 @@
 // gets text deltas coalesced into short windows (so a token is not a Redis write) and every other
 // event as its own entry, after the pending window; entries emitted close together share one
 // log append (a group commit). A window also reaches the bus once it landed. With `hold`, events
-// nothing waits on (HELD_TYPES) are numbered and published at once but written with the next
-// write, within one window interval, or handed to the turn's commit (takePending, ADR 0040).
+// nothing waits on (HELD_TYPES) are numbered but written with the next write, within one window
+// interval, or handed to the turn's commit (takePending, ADR 0040); like a window, they reach the
+// bus once they landed, so no entry cursor is ever shown before the log holds it.
 import type { SessionId } from "../../domain/ids.js";
 import type { LeaseFence } from "../../domain/lease.js";
 import type { SessionEvent } from "../../domain/session-events.js";
@@ -27,9 +28,9 @@ export interface EventWriterOptions {
   windowMs?: number;
   windowChars?: number;
   /**
-   * Hold the events nothing waits on (HELD_TYPES) once the log's end is known: they go on the
-   * bus at once with the cursor they will have and reach the log with the next write, the
-   * window timer, or the commit (takePending). ADR 0040 says why each is safe to hold.
+   * Hold the events nothing waits on (HELD_TYPES) once the log's end is known: they reach the
+   * log with the next write, the window timer, or the commit (takePending), and the bus once
+   * they landed. ADR 0040 says why each is safe to hold.
    */
   hold?: boolean;
   /** Called once, with the first failed write: the turn can stop instead of running on unseen. */
@@ -44,8 +45,8 @@ export interface EventWriter {
   /**
    * Hands over what the writer holds instead of writing it, once every write so far settled:
    * the held events, then the open text window closed into an entry, numbered in order (the
-   * turn's commit appends them, ADR 0040). `published` is false for what has not yet been on
-   * the bus as a landed entry (the window closed here): publish it once it landed.
+   * turn's commit appends them, ADR 0040). None is on the bus yet: publish them once they
+   * landed.
    */
   takePending(): Promise<PendingEntry[]>;
 }
@@ -54,25 +55,19 @@ export interface PendingEntry {
   event: SessionEvent;
   /** The sequence number this writer gave it: the log's next ones, in order. */
   seq: number;
-  published: boolean;
 }
 
 /**
  * Events a turn may hold for a later write (ADR 0040): nothing outside the turn acts on them
- * before it goes on, and the bus shows them at once. Tool calls, approvals and parks are not
- * here: a client must find them in the log before the turn waits on it.
+ * before it goes on, and nothing after them on the bus needs them first (a new text window
+ * follows a non-held event). Not turn_started (a live text delta's cursor must come after a
+ * start the log holds), tool calls, approvals or parks (a client must find them in the log
+ * before the turn waits on it).
  */
-const HELD_TYPES: ReadonlySet<SessionEvent["type"]> = new Set([
-  "turn_started",
-  "turn_resumed",
-  "usage_reported",
-  "tool_value",
-]);
+const HELD_TYPES: ReadonlySet<SessionEvent["type"]> = new Set(["usage_reported", "tool_value"]);
 
 interface QueuedAppend {
   event: SessionEvent;
-  /** Held: on the bus with its cursor before it was written. */
-  ahead?: boolean;
   /** The sequence number this writer gave the event (the log's own answer wins). */
   expected: number | undefined;
   resolve(seq: number): void;
@@ -81,22 +76,8 @@ interface QueuedAppend {
 
 const noop = (): void => undefined;
 
-/**
- * A failed write voids the cursors from its first entry on. Where some were on the bus already
- * (held), watchers are told: the turn's re-run numbers its events from there again.
- */
-function retractAhead(options: EventWriterOptions, lost: QueuedAppend[]): void {
-  const first = lost[0]?.expected;
-  if (first === undefined || !lost.some((q) => q.ahead)) return;
-  options.bus.retract?.(options.sessionId, entryCursor(first - 1));
-}
-
-/** A held entry as the writer hands it over: numbered, and already on the bus. */
-const heldEntry = (q: QueuedAppend): PendingEntry => ({
-  event: q.event,
-  seq: q.expected ?? 0,
-  published: true,
-});
+/** A held entry as the writer hands it over: numbered, not yet on the bus. */
+const heldEntry = (q: QueuedAppend): PendingEntry => ({ event: q.event, seq: q.expected ?? 0 });
 
 export function createEventWriter(options: EventWriterOptions): EventWriter {
   const { log, bus, sessionId, turnId } = options;
@@ -113,7 +94,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   // the event that closed it, or usage and the next window, cost one store call instead of two.
   let queued: QueuedAppend[] = [];
   let writing: Promise<void> | undefined;
-  // Held entries (numbered, already on the bus): they join the next write, ahead of it.
+  // Held entries (numbered, on the bus once written): they join the next write, ahead of it.
   let held: QueuedAppend[] = [];
 
   const writeQueued = async (): Promise<void> => {
@@ -134,7 +115,6 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       } catch (error) {
         if (failure === undefined) {
           failure = error;
-          retractAhead(options, [...batch, ...held]);
           options.onFailure?.(error);
         }
         for (const q of batch) q.reject(error);
@@ -165,8 +145,11 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
 
   /** Numbers the event as the log's next entry and keeps it for a later write. */
   const holdEntry = (event: SessionEvent, seq: number): void => {
+    // Published as it lands, in the write's order (before what the write resolves after it).
     // Its failure, if its write fails, is recorded in `failure` like any other.
-    held.push({ event, expected: seq, ahead: true, resolve: noop, reject: noop });
+    const landed = (at: number): void =>
+      bus.publish({ cursor: entryCursor(at), sessionId, turnId, event });
+    held.push({ event, expected: seq, resolve: landed, reject: noop });
     // Written within one window interval at the latest, unless the commit takes it first.
     timer ??= setTimeout(() => void closeWindow(), windowMs);
   };
@@ -227,14 +210,12 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     if (failure) throw failure;
   };
 
-  /** The open window as a held entry; the bus gets its landed form now, in its order. */
+  /** The open window as a held entry, before the held event that closes it. */
   const holdWindow = (known: number): number => {
     if (windowText === "") return known;
-    const text = windowText;
-    windowText = "";
     const seq = known + 1;
-    holdEntry(textDelta(text), seq);
-    bus.publish({ cursor: entryCursor(seq), sessionId, turnId, event: textDelta(text) });
+    holdEntry(textDelta(windowText), seq);
+    windowText = "";
     return seq;
   };
 
@@ -249,9 +230,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
         // The window it closes is held before it, so the log and the bus keep their order.
         assigned = holdWindow(assigned) + 1;
         holdEntry(event, assigned);
-        const cursor = entryCursor(assigned);
-        bus.publish({ cursor, sessionId, turnId, event });
-        return cursor;
+        return entryCursor(assigned);
       }
       void closeWindow();
       const cursor = entryCursor(await append(event));
@@ -269,7 +248,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       const taken = held.map(heldEntry);
       held = [];
       if (windowText !== "") {
-        taken.push({ event: textDelta(windowText), seq: ++assigned, published: false });
+        taken.push({ event: textDelta(windowText), seq: ++assigned });
         windowText = "";
       }
       return taken;

@@ -1,34 +1,25 @@
 // The replica-local live bus: the driving replica publishes every event here at once (each text
 // delta too), so watchers on the same replica see tokens without waiting for the shared log.
-import type { BusListener, RetractionListener, SessionBus } from "../../ports/session-bus.js";
+import type { BusListener, SessionBus } from "../../ports/session-bus.js";
 
 export type { BusListener, SessionBus };
 
-interface Subscriber {
-  listener: BusListener;
-  onRetract: RetractionListener | undefined;
-}
-
 export function createSessionBus(): SessionBus {
-  const subscribers = new Map<string, Set<Subscriber>>();
+  const listeners = new Map<string, Set<BusListener>>();
   return {
     publish(event) {
-      for (const s of subscribers.get(event.sessionId) ?? []) s.listener(event);
+      for (const listener of listeners.get(event.sessionId) ?? []) listener(event);
     },
-    retract(sessionId, afterCursor) {
-      for (const s of subscribers.get(sessionId) ?? []) s.onRetract?.(afterCursor);
-    },
-    subscribe(sessionId, listener, onRetract) {
-      let set = subscribers.get(sessionId);
+    subscribe(sessionId, listener) {
+      let set = listeners.get(sessionId);
       if (!set) {
         set = new Set();
-        subscribers.set(sessionId, set);
+        listeners.set(sessionId, set);
       }
-      const subscriber = { listener, onRetract };
-      set.add(subscriber);
+      set.add(listener);
       return () => {
-        set.delete(subscriber);
-        if (set.size === 0) subscribers.delete(sessionId);
+        set.delete(listener);
+        if (set.size === 0) listeners.delete(sessionId);
       };
     },
   };

@@ -84,11 +84,7 @@ export async function* watchSession(
   const { sessionId, signal } = options;
   const inbox = createAsyncQueue<WatchInput>();
   // Subscribe before reading the log, so an event published meanwhile is queued, not lost.
-  const unsubscribe = deps.bus.subscribe(
-    sessionId,
-    (event) => inbox.push({ kind: "bus", event }),
-    (afterCursor) => inbox.push({ kind: "retracted", afterCursor }),
-  );
+  const unsubscribe = deps.bus.subscribe(sessionId, (event) => inbox.push({ kind: "bus", event }));
   // Ends the pending blocking wait on the log (it holds a Redis connection) when the watch ends.
   const logWaits = createLinkedAbortController(signal);
   // The watch's waits end on the caller's abort or the replica's stop: heard once per watch,

@@ -54,8 +54,6 @@ export type WatchInput =
   | { kind: "log_read"; entries: LogEntry[]; firstRetainedSeq: number }
   | { kind: "log_waited"; entries: LogEntry[] | undefined }
   | { kind: "bus"; event: CursoredEvent }
-  /** Cursors past this one were published on the bus but never written (SessionBus.retract). */
-  | { kind: "retracted"; afterCursor: number }
   | { kind: "drive_offered" }
   | { kind: "lease_ended" }
   /** Nothing else is queued: choose how to go on. */
@@ -114,8 +112,6 @@ export function transition(state: WatchState, input: WatchInput): WatchStep {
       return logWaited(state, input.entries);
     case "bus":
       return fromBus(state, input.event);
-    case "retracted":
-      return retracted(state, input.afterCursor);
     case "drive_offered":
       return { state: { ...state, phase: "live_log_and_bus", offerPending: false }, actions: [] };
     case "lease_ended":
@@ -202,20 +198,6 @@ function fromBus(state: WatchState, event: CursoredEvent): WatchStep {
   if (!admitted.event) return { state: next, actions: [] };
   const delivered = { ...admitted.event, sessionId: state.publicSessionId };
   return { state: next, actions: [{ kind: "deliver", event: delivered }] };
-}
-
-/**
- * A turn published events with the cursors they would have and failed to write them (ADR 0040):
- * a client standing past them goes back to where the log ends for sure, so the re-run's events,
- * numbered from there again, reach it (its turn_started repeats: "A re-run repeats the stream").
- */
-function retracted(state: WatchState, afterCursor: number): WatchStep {
-  if (state.cursor <= afterCursor) return { state, actions: [] };
-  const logSeq = Math.min(state.logSeq, splitCursor(afterCursor).seq);
-  return {
-    state: { ...state, cursor: afterCursor, logSeq, lastLiveDelta: -1, behind: false },
-    actions: [],
-  };
 }
 
 function catchUp(state: WatchState, resume: LivePhase, before: WatchAction[] = []): WatchStep {

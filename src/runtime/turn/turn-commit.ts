@@ -218,7 +218,7 @@ export function completionOf(
 
 /**
  * A completion the commit appended reaches this replica's bus as the writer's appends do, after
- * the held entries it appended just before it that were not on the bus yet (ADR 0040).
+ * the held entries it appended just before it (ADR 0040).
  */
 export function publishAnnounced(
   run: TurnRun,
@@ -229,14 +229,7 @@ export function publishAnnounced(
   const { sessionId, turnId } = run.prep;
   const first = seq - held.length;
   held.forEach((entry, i) => {
-    if (entry.published) return;
     run.deps.bus.publish({ cursor: entryCursor(first + i), sessionId, turnId, event: entry.event });
   });
   run.deps.bus.publish({ cursor: entryCursor(seq), sessionId, turnId, event });
-}
-
-/** Held entries the commit did not append: the bus's cursors from the first on are void. */
-export function retractFrom(run: TurnRun, held: readonly PendingEntry[]): void {
-  const first = held[0];
-  if (first) run.deps.bus.retract?.(run.prep.sessionId, entryCursor(first.seq - 1));
 }

@@ -16,13 +16,7 @@ import { endParkedTurn } from "./parked-resume.js";
 import { responseMismatch } from "./response-format.js";
 import { withApprovals } from "./tool-approval.js";
 import { withQuotaCounting } from "../limits/index.js";
-import {
-  commitTurn,
-  completionOf,
-  publishAnnounced,
-  reportCommitted,
-  retractFrom,
-} from "./turn-commit.js";
+import { commitTurn, completionOf, publishAnnounced, reportCommitted } from "./turn-commit.js";
 import { committedEnd, endOfCommitError, endOfError, type TurnEnd } from "./turn-end.js";
 import {
   decodeWork,
@@ -261,9 +255,8 @@ async function finishTurn(run: TurnRun, result: TurnResult): Promise<TurnEnd> {
       ...withTenantCharges(job.charges),
     });
   } catch (error) {
-    // The held events never landed (or landed with the commit, whose reply was lost): watchers
-    // that saw them on the bus go back before them, as for a failed write (ADR 0040).
-    retractFrom(run, held);
+    // The held events never landed (or landed with the commit, whose reply was lost); none was
+    // on the bus, so no watcher stands on a cursor the re-run will number again (ADR 0040).
     // Not carried: the hold's end flushes them with the separate steps (TurnCharges.settle).
     return endOfCommitError(turnId, error);
   }

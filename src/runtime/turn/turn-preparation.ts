@@ -42,11 +42,6 @@ export interface TurnWork {
     tenantSpend?: { window: string; spent: number } | undefined;
     /** The quota slot the start's step took for its input's turn (ADR 0038). */
     admittedSlot?: string | undefined;
-    /**
-     * Where the log ended in the start's step, which took the lease: this holder is its only
-     * writer since, so its writer numbers the turn's events without an append (ADR 0040).
-     */
-    logEnd?: number | undefined;
   };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;

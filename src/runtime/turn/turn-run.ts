@@ -91,9 +91,7 @@ export function openTurn(
     sessionId,
     turnId,
     fence: job.fence,
-    // Told where the log ended when the turn start took the lease, the writer need not learn it
-    // from an append: turn_started is held like the rest (ADR 0040).
-    ...(job.loaded?.logEnd !== undefined && { lastSeq: job.loaded.logEnd }),
+    // Usage, a final tool value and the last window wait for the next write or the commit (ADR 0040).
     hold: true,
     // A turn whose events no longer reach the log will not commit: stop its model and tool calls
     // now rather than spend them.

@@ -1,9 +1,9 @@
-// A turn's events in its commit (ADR 0040): the writer holds turn_started, the text window and
+// A turn's events in its commit (ADR 0040): the writer holds the last text window and the
 // usage, and a store whose commit appends the announcement appends them in the commit's step,
-// so an echo turn takes no log append of its own. The log holds the same entries, in the same
-// order, as on the write-then-commit path; a commit that fails leaves none of them; a watcher on
-// another replica reads turn_started, the text and turn_completed in order. Memory, Redis and
-// Redis Cluster.
+// so an echo turn's only log append of its own is its turn_started. The log holds the same
+// entries, in the same order, as on the write-then-commit path; a commit that fails leaves none
+// of the held ones; a watcher on another replica reads turn_started, the text and turn_completed
+// in order. Memory, Redis and Redis Cluster.
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionId } from "../../../src/domain/ids.js";
@@ -66,7 +66,7 @@ for (const backend of backends) {
       return h;
     }
 
-    it("an echo turn takes no append of its own; its log is the write-then-commit path's", async () => {
+    it("an echo turn appends only its turn_started; its log is the write-then-commit path's", async () => {
       let counted: ReturnType<typeof countingAppends> | undefined;
       const folded = harness({ wrapLog: (log) => (counted = countingAppends(log)) });
       const sid = `fold-${randomUUID()}` as SessionId;
@@ -74,7 +74,7 @@ for (const backend of backends) {
         folded.runtime.streamTurn(textCommand(sid, TEXT), AbortSignal.timeout(10_000)),
       );
       expect(textOf(events)).toBe(TEXT);
-      expect(counted?.appends).toEqual([]);
+      expect(counted?.appends).toEqual([["turn_started"]]);
       const entries = (await folded.log.read(sid, 0, 100)).entries;
       expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
 
@@ -119,16 +119,20 @@ for (const backend of backends) {
       const events = await collect(
         h.runtime.streamTurn(textCommand(sid, TEXT), AbortSignal.timeout(15_000)),
       );
-      // The failed commit's turn wrote nothing: its start, text and usage were held for it.
-      expect(seenAtFailure).toEqual([]);
+      // The failed commit's turn wrote only its start: its text and usage were held for it.
+      expect(seenAtFailure?.map(shape)).toEqual(["turn_started"]);
       expect(events.at(-1)?.event.type).toBe("turn_completed");
-      // The client saw the first run start and then the re-run start again at the same cursor,
-      // text and all ("A re-run repeats the stream"), though the first run's never landed.
+      // The client saw the first run start, then the re-run start after it, text and all ("A
+      // re-run repeats the stream"): no cursor it was shown is numbered again.
       const starts = events.filter((e) => e.event.type === "turn_started");
-      expect(starts.map((e) => e.cursor)).toEqual([2 ** 20, 2 ** 20]);
+      expect(starts.map((e) => e.cursor)).toEqual([2 ** 20, 2 * 2 ** 20]);
+      expect(
+        events.some((e) => e.event.type === "usage_reported" && e.cursor < starts[1]!.cursor),
+      ).toBe(false);
       expect(textOf(events.slice(events.lastIndexOf(starts[1] as never)))).toBe(TEXT);
       const entries = (await h.log.read(sid, 0, 100)).entries;
       expect(entries.map(shape)).toEqual([
+        "turn_started",
         "turn_started",
         `text:${TEXT}`,
         "usage_reported",

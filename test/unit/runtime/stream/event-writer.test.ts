@@ -1,7 +1,7 @@
 // The event writer's group commit: events emitted while a log append is in flight, or in the
 // same tick, go out together in the next single append, in the order emitted, and each still
 // resolves with its own sequence number.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { SessionId } from "../../../../src/domain/ids.js";
 import type { EventLog } from "../../../../src/ports/event-log.js";
 import { entryCursor } from "../../../../src/runtime/stream/cursor.js";
@@ -109,62 +109,50 @@ describe("event writer group commit", () => {
 describe("event writer holding events for the commit (ADR 0040)", () => {
   const started = { type: "turn_started" as const, inputIds: [], turnIndex: 1 };
 
-  function holding(log: ReturnType<typeof recordingLog>, windowMs = 60_000) {
+  function holding(log: EventLog, windowMs = 60_000) {
     const bus = createSessionBus();
     const live: [number, string][] = [];
     bus.subscribe(sessionId, (e) => live.push([e.cursor, e.event.type]));
-    const writer = createEventWriter({
-      log,
-      bus,
-      sessionId,
-      turnId: "held",
-      lastSeq: 0,
-      hold: true,
-      windowMs,
-    });
+    const writer = createEventWriter({ log, bus, sessionId, turnId: "held", hold: true, windowMs });
     return { writer, live };
   }
 
-  it("holds turn_started, the window and usage: nothing is written, the bus shows them in order", async () => {
+  it("writes turn_started at once, holds the window and usage, and shows no entry of theirs before it lands", async () => {
     const log = recordingLog();
     const { writer, live } = holding(log);
     expect(await writer.emit(started)).toBe(entryCursor(1));
     await writer.emit({ type: "text_delta", text: "hello" });
     expect(await writer.emit(usage)).toBe(entryCursor(3));
     const pending = await writer.takePending();
-    expect(log.calls).toEqual([]);
-    expect(pending.map((p) => [p.seq, p.event.type, p.published])).toEqual([
-      [1, "turn_started", true],
-      [2, "text_delta", true],
-      [3, "usage_reported", true],
+    expect(log.calls).toEqual([["turn_started"]]);
+    expect(pending.map((p) => [p.seq, p.event.type])).toEqual([
+      [2, "text_delta"],
+      [3, "usage_reported"],
     ]);
-    // As a landed write would show them: the start, the live piece, the window, the usage.
+    // The start as it landed and the live piece; the window and the usage wait for the commit.
     expect(live).toEqual([
       [entryCursor(1), "turn_started"],
       [entryCursor(1) + 5, "text_delta"],
-      [entryCursor(2), "text_delta"],
-      [entryCursor(3), "usage_reported"],
     ]);
   });
 
-  it("hands over the open window as an entry not yet on the bus", async () => {
+  it("hands over the open window as an entry", async () => {
     const log = recordingLog();
     const { writer } = holding(log);
     await writer.emit(started);
     await writer.emit({ type: "text_delta", text: "tail" });
-    const pending = await writer.takePending();
-    expect(pending).toEqual([
-      { event: started, seq: 1, published: true },
-      { event: { type: "text_delta", text: "tail" }, seq: 2, published: false },
+    expect(await writer.takePending()).toEqual([
+      { event: { type: "text_delta", text: "tail" }, seq: 2 },
     ]);
-    expect(log.calls).toEqual([]);
+    expect(log.calls).toEqual([["turn_started"]]);
   });
 
-  it("an event that is not held writes what is held ahead of it, in one append", async () => {
+  it("an event that is not held writes what is held ahead of it, in one append, and the bus gets each as it lands", async () => {
     const log = recordingLog();
-    const { writer } = holding(log);
+    const { writer, live } = holding(log);
     await writer.emit(started);
     await writer.emit({ type: "text_delta", text: "calling" });
+    await writer.emit(usage);
     const call = {
       type: "tool_call_started" as const,
       callId: "c1",
@@ -172,66 +160,44 @@ describe("event writer holding events for the commit (ADR 0040)", () => {
       argumentsJson: "{}",
       idempotencyKey: "k",
     };
-    expect(await writer.emit(call)).toBe(entryCursor(3));
-    expect(log.calls).toEqual([["turn_started", "text_delta", "tool_call_started"]]);
+    expect(await writer.emit(call)).toBe(entryCursor(4));
+    expect(log.calls).toEqual([
+      ["turn_started"],
+      ["text_delta", "usage_reported", "tool_call_started"],
+    ]);
     expect(await writer.takePending()).toEqual([]);
-    const read = await log.read(sessionId, 0, 10);
-    expect(read.entries.map((e) => [e.seq, e.event.type])).toEqual([
-      [1, "turn_started"],
-      [2, "text_delta"],
-      [3, "tool_call_started"],
+    expect(live).toEqual([
+      [entryCursor(1), "turn_started"],
+      [entryCursor(1) + 7, "text_delta"],
+      [entryCursor(2), "text_delta"],
+      [entryCursor(3), "usage_reported"],
+      [entryCursor(4), "tool_call_started"],
     ]);
   });
 
   it("what is held is written within one window interval when nothing else writes", async () => {
     const log = recordingLog();
-    const { writer } = holding(log, 5);
+    const { writer, live } = holding(log, 5);
     await writer.emit(started);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(log.calls).toEqual([["turn_started"]]);
+    await writer.emit(usage);
+    await vi.waitFor(() => expect(log.calls).toEqual([["turn_started"], ["usage_reported"]]));
+    await vi.waitFor(() => expect(live.at(-1)).toEqual([entryCursor(2), "usage_reported"]));
     expect(await writer.takePending()).toEqual([]);
   });
 
-  it("a failed write of held events retracts their cursors from the bus", async () => {
+  it("a held event whose write fails never reaches the bus", async () => {
     const log = recordingLog();
-    const bus = createSessionBus();
-    const retracted: number[] = [];
-    bus.subscribe(
-      sessionId,
-      () => undefined,
-      (after) => retracted.push(after),
-    );
+    let fail = false;
     const failing: EventLog = {
       ...log,
-      append: () => Promise.reject(new Error("store unavailable")),
+      append: (id, entries, fence) =>
+        fail ? Promise.reject(new Error("store unavailable")) : log.append(id, entries, fence),
     };
-    const writer = createEventWriter({
-      log: failing,
-      bus,
-      sessionId,
-      turnId: "retracted",
-      lastSeq: 7,
-      hold: true,
-    });
+    const { writer, live } = holding(failing);
     await writer.emit(started);
-    await expect(writer.flush()).rejects.toThrow("store unavailable");
-    expect(retracted).toEqual([entryCursor(7)]);
-  });
-
-  it("without the log's end, turn_started is written at once to learn it", async () => {
-    const log = recordingLog();
-    const writer = createEventWriter({
-      log,
-      bus: createSessionBus(),
-      sessionId,
-      turnId: "unknown-end",
-      hold: true,
-    });
-    expect(await writer.emit(started)).toBe(entryCursor(1));
-    expect(log.calls).toEqual([["turn_started"]]);
-    // Numbered from there on: the usage is held.
     await writer.emit(usage);
-    expect(log.calls).toEqual([["turn_started"]]);
-    expect((await writer.takePending()).map((p) => p.seq)).toEqual([2]);
+    fail = true;
+    await expect(writer.flush()).rejects.toThrow("store unavailable");
+    expect(live).toEqual([[entryCursor(1), "turn_started"]]);
   });
 });

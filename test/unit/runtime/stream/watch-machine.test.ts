@@ -169,25 +169,6 @@ describe("catching up", () => {
   });
 });
 
-describe("a retraction (ADR 0040)", () => {
-  it("takes a client standing past it back to where the log surely ends", () => {
-    // The client stands in the window after the first run's held usage (entry 5, off the bus).
-    const step = transition(state({ cursor: 5 * M + 3, lastLiveDelta: 5 * M + 3 }), {
-      kind: "retracted",
-      afterCursor: 2 * M,
-    });
-    expect(step).toEqual({ state: state({ cursor: 2 * M }), actions: [] });
-    // The re-run's turn_started, numbered 3 again, then follows what the client has.
-    const rerun = transition(step.state, { kind: "bus", event: onBus(3 * M, usage) });
-    expect(rerun.actions).toEqual([delivered(3 * M)]);
-  });
-
-  it("leaves a client that stands before it where it is", () => {
-    const step = transition(state(), { kind: "retracted", afterCursor: 4 * M });
-    expect(step).toEqual({ state: state(), actions: [] });
-  });
-});
-
 describe("taking events off the bus", () => {
   it("delivers an event that follows, under the client's session id", () => {
     const step = transition(state(), { kind: "bus", event: onBus(3 * M, usage) });
