@@ -28,7 +28,9 @@ function channelPattern(namespace: string): string {
 type Message =
   | { type: "cancel"; turnId: string }
   | { type: "tool_result"; turnId: string; result: ClientToolResult }
-  | { type: "decision"; turnId: string; decision: ApprovalDecision };
+  | { type: "decision"; turnId: string; decision: ApprovalDecision }
+  // Published by submitInput's step for a new steer (submitInput-8.lua, ADR 0041).
+  | { type: "steer"; turnId: string };
 
 /**
  * A stored signal, as listenTurn replays it: a decision has `approve`, a result has not. In the
@@ -44,6 +46,7 @@ function replay(listener: TurnListener, raw: string): void {
 function deliver(listener: TurnListener, message: Message): void {
   if (message.type === "cancel") listener.onCancel();
   else if (message.type === "decision") listener.onDecision(message.decision);
+  else if (message.type === "steer") listener.onSteer?.();
   else listener.onToolResult(message.result);
 }
 
@@ -56,12 +59,15 @@ const UNHEARD_MAX = 256;
  * turn marked running in its start's step registers its listener a moment after the mark.
  * Bounded by age and count; most are for sessions other replicas run, and simply age out.
  */
-function createUnheardSignals() {
+function createUnheardSignals(onSteerDropped: () => void) {
   let kept: { channel: string; message: Message; at: number }[] = [];
   return {
     keep(channel: string, message: Message): void {
       const now = Date.now();
-      kept = kept.filter((k) => now - k.at < UNHEARD_KEEP_MS).slice(-(UNHEARD_MAX - 1));
+      const fresh = kept.filter((k) => now - k.at < UNHEARD_KEEP_MS).slice(-(UNHEARD_MAX - 1));
+      // A steer dropped unheard may be for a turn yet to listen: its hearing is no longer sure.
+      if (countSteers(fresh) < countSteers(kept)) onSteerDropped();
+      kept = fresh;
       kept.push({ channel, message, at: now });
     },
     take(channel: string, turnId: string): Message[] {
@@ -74,6 +80,9 @@ function createUnheardSignals() {
   };
 }
 
+const countSteers = (kept: { message: Message }[]): number =>
+  kept.filter((k) => k.message.type === "steer").length;
+
 export function createRedisSignals(options: RedisSignalsOptions): SessionSignals {
   const { redis } = options;
   const scripts = createScriptRunner(redis);
@@ -83,7 +92,16 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
   let subscriber: Redis | Cluster | undefined;
 
   const keysOf = (sessionId: SessionId) => sessionEventKeys(namespace, sessionId);
-  const unheard = createUnheardSignals();
+  // Steer hearing (ADR 0041): `hearing` while the pattern subscription is in effect; `epoch`
+  // moves whenever something sent may have gone unheard (the subscriber connection closed, or
+  // a steer no listener took was dropped). On Cluster a node's publish reaches this replica
+  // through another node and the subscriber's own reconnects are not seen here: not offered.
+  const isCluster = "isCluster" in redis && redis.isCluster;
+  let hearing = false;
+  let epoch = 0;
+  const unheard = createUnheardSignals(() => {
+    epoch += 1;
+  });
 
   // One pattern subscription per replica, made by the first listener and kept: a turn then costs
   // no SUBSCRIBE and UNSUBSCRIBE of its own. The replica hears every session's signals; they are
@@ -103,14 +121,38 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       if (listener) deliver(listener, message);
       else unheard.keep(channel, message);
     });
-    subscriber = conn;
-    subscribed = conn.psubscribe(channelPattern(namespace)).catch((error: unknown) => {
-      // The next listener tries again.
-      subscribed = undefined;
-      subscriber = undefined;
-      conn.disconnect();
-      throw error;
+    conn.on("close", () => {
+      hearing = false;
+      epoch += 1;
     });
+    // Back after a reconnect: heard again once a subscription made after it is in effect (the
+    // first ready is the first connect, which the subscription below waits for).
+    let connected = false;
+    conn.on("ready", () => {
+      const reconnected = connected;
+      connected = true;
+      if (!reconnected || subscribed === undefined || hearing) return;
+      conn.psubscribe(channelPattern(namespace)).then(
+        () => {
+          if (subscriber === conn) hearing = true;
+        },
+        () => undefined,
+      );
+    });
+    subscriber = conn;
+    subscribed = conn.psubscribe(channelPattern(namespace)).then(
+      (count) => {
+        hearing = true;
+        return count;
+      },
+      (error: unknown) => {
+        // The next listener tries again.
+        subscribed = undefined;
+        subscriber = undefined;
+        conn.disconnect();
+        throw error;
+      },
+    );
     return subscribed;
   };
 
@@ -179,6 +221,18 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       await guarded(subscribe);
     },
 
+    steerHearing: () => (hearing && !isCluster ? epoch : undefined),
+
+    // This replica's own submit: its listener hears the steer now; one not listening yet takes
+    // it when it does (kept as a heard signal is).
+    steerNotice: () => (sessionId, turnId) => {
+      const channel = keysOf(sessionId).channel;
+      const message: Message = { type: "steer", turnId };
+      const listener = listeners.get(channel)?.get(turnId);
+      if (listener) deliver(listener, message);
+      else unheard.keep(channel, message);
+    },
+
     listen: (sessionId, turnId, listener, activeTtlMs, options) =>
       guarded(async () => {
         const keys = keysOf(sessionId);
@@ -223,6 +277,8 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       }),
 
     async close() {
+      hearing = false;
+      epoch += 1;
       listeners.clear();
       subscriber?.disconnect();
       subscriber = undefined;
