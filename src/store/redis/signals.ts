@@ -10,7 +10,8 @@ import type {
   TurnListener,
 } from "../../ports/session-signals.js";
 import { sessionEventKeys } from "./keys.js";
-import { readerConnection, withStoreErrors as guarded } from "./connections.js";
+import { withStoreErrors as guarded } from "./connections.js";
+import { createSignalSubscription } from "./signal-subscription.js";
 import { createScriptRunner } from "./scripts.js";
 
 export interface RedisSignalsOptions {
@@ -89,7 +90,6 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
   const namespace = options.namespace ?? "tether";
   const retentionMs = options.retentionMs ?? 10 * 60_000;
   const listeners = new Map<string, Map<string, TurnListener>>();
-  let subscriber: Redis | Cluster | undefined;
 
   const keysOf = (sessionId: SessionId) => sessionEventKeys(namespace, sessionId);
   // Steer hearing (ADR 0041): `hearing` while the pattern subscription is in effect; `epoch`
@@ -97,20 +97,15 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
   // a steer no listener took was dropped). On Cluster a node's publish reaches this replica
   // through another node and the subscriber's own reconnects are not seen here: not offered.
   const isCluster = "isCluster" in redis && redis.isCluster;
-  let hearing = false;
-  let epoch = 0;
-  const unheard = createUnheardSignals(() => {
-    epoch += 1;
-  });
+  const unheard = createUnheardSignals(() => subscription.missed());
 
   // One pattern subscription per replica, made by the first listener and kept: a turn then costs
   // no SUBSCRIBE and UNSUBSCRIBE of its own. The replica hears every session's signals; they are
-  // few (cancels and tool results), and those of sessions it does not run are dropped here.
-  let subscribed: Promise<unknown> | undefined;
-  const subscribe = (): Promise<unknown> => {
-    if (subscribed) return subscribed;
-    const conn = readerConnection(redis);
-    conn.on("pmessage", (_pattern: string, channel: string, raw: string) => {
+  // few (cancels, tool results, steers), and those of sessions it does not run are dropped here.
+  const subscription = createSignalSubscription(
+    redis,
+    channelPattern(namespace),
+    (channel, raw) => {
       let message: Message;
       try {
         message = JSON.parse(raw) as Message;
@@ -120,41 +115,9 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       const listener = listeners.get(channel)?.get(message.turnId);
       if (listener) deliver(listener, message);
       else unheard.keep(channel, message);
-    });
-    conn.on("close", () => {
-      hearing = false;
-      epoch += 1;
-    });
-    // Back after a reconnect: heard again once a subscription made after it is in effect (the
-    // first ready is the first connect, which the subscription below waits for).
-    let connected = false;
-    conn.on("ready", () => {
-      const reconnected = connected;
-      connected = true;
-      if (!reconnected || subscribed === undefined || hearing) return;
-      conn.psubscribe(channelPattern(namespace)).then(
-        () => {
-          if (subscriber === conn) hearing = true;
-        },
-        () => undefined,
-      );
-    });
-    subscriber = conn;
-    subscribed = conn.psubscribe(channelPattern(namespace)).then(
-      (count) => {
-        hearing = true;
-        return count;
-      },
-      (error: unknown) => {
-        // The next listener tries again.
-        subscribed = undefined;
-        subscriber = undefined;
-        conn.disconnect();
-        throw error;
-      },
-    );
-    return subscribed;
-  };
+    },
+  );
+  const subscribe = subscription.subscribe;
 
   /** Stores the signals for a listener that subscribes late, then publishes each. */
   const publish = (
@@ -221,7 +184,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       await guarded(subscribe);
     },
 
-    steerHearing: () => (hearing && !isCluster ? epoch : undefined),
+    steerHearing: () => (isCluster ? undefined : subscription.hearingEpoch()),
 
     // This replica's own submit: its listener hears the steer now; one not listening yet takes
     // it when it does (kept as a heard signal is).
@@ -277,12 +240,8 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       }),
 
     async close() {
-      hearing = false;
-      epoch += 1;
       listeners.clear();
-      subscriber?.disconnect();
-      subscriber = undefined;
-      subscribed = undefined;
+      subscription.close();
     },
   };
 }
