@@ -9,7 +9,12 @@ export interface TurnListener {
   onCancel(): void;
   onToolResult(result: ClientToolResult): void;
   onDecision(decision: ApprovalDecision): void;
+  /** A steer for this turn was stored (ADR 0041): its next checkpoint must claim. */
+  onSteer?(): void;
 }
+
+/** Told, in the step that stores it, of each new steer for a turn (a store's submit; ADR 0041). */
+export type SteerNotice = (sessionId: SessionId, turnId: string) => void;
 
 /**
  * Stops a turn's listener: it hears nothing more, and the turn's stored signals and running
@@ -55,5 +60,17 @@ export interface SessionSignals {
    * nothing sent before its listener starts. Absent where a listener always takes its own step.
    */
   hearAllSessions?(): Promise<void>;
+  /**
+   * Where every steer stored for a turn this replica runs reaches the turn's listener
+   * (`onSteer`; ADR 0041): a token that stays the same for as long as none can have been missed
+   * (the replica heard every session's signals throughout). Undefined while that is not known;
+   * absent where the transport cannot say.
+   */
+  steerHearing?(): number | undefined;
+  /**
+   * The notice a store's submit calls in its step for each new steer (attach it to the store):
+   * the steer reaches this replica's listener at once, before the submitter is answered.
+   */
+  steerNotice?(): SteerNotice;
   close(): Promise<void>;
 }

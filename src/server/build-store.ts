@@ -82,11 +82,15 @@ export async function buildStore(
     const quotas = createMemoryQuotaStore({ clock: systemClock });
     // A commit's tenant charges reach the quota store in the commit's step (ADR 0038).
     store.attachQuotas(quotas);
+    const signals = createMemorySignals();
+    // Each new steer reaches the running turn's listener in its submit's step (ADR 0041).
+    const steerNotice = signals.steerNotice?.();
+    if (steerNotice) store.attachSteerNotices(steerNotice);
     return {
       store,
       tenantSpend: store,
       log,
-      signals: createMemorySignals(),
+      signals,
       ready: createMemoryReadyIndex(),
       quotas,
       storageQuotas: createMemoryStorageQuotaStore(),
@@ -133,6 +137,9 @@ export async function buildStore(
   });
   const log = createRedisEventLog({ redis, durability: config.durability });
   const signals = createRedisSignals({ redis });
+  // The submit's step publishes a new steer; this replica's own listener hears it at once.
+  const steerNotice = signals.steerNotice?.();
+  if (steerNotice) store.attachSteerNotices(steerNotice);
   return {
     store,
     tenantSpend: store,

@@ -13,6 +13,7 @@ import { describeIdleReleaseLaws } from "./laws/idle-release.js";
 import { describeIdempotencyKeyLaws } from "./laws/idempotency-keys.js";
 import { describeImplicitCreationLaws } from "./laws/implicit-creation.js";
 import { describeInputLaws } from "./laws/inputs.js";
+import { describeSteerNoticeLaws } from "./laws/steer-notices.js";
 import { describeLeaseLaws } from "./laws/leases.js";
 import { describeParkedTurnLaws } from "./laws/parked-turns.js";
 import { describeQueueLaws } from "./laws/queue.js";
@@ -67,6 +68,8 @@ export interface ConformanceOptions {
    * keeps the RPC's own span, and the conformance server traces nothing).
    */
   inputTraces?: boolean;
+  /** False where the store takes no steer notice: the wire (ADR 0041). */
+  steerNotices?: boolean;
 }
 
 export function defineStoreConformance(
@@ -83,6 +86,7 @@ export function defineStoreConformance(
   describeFenceLaws(factory);
   describeQueueLaws(factory);
   describeInputLaws(factory, { keepsTrace: options.inputTraces !== false });
+  if (options.steerNotices !== false) describeSteerNoticeLaws(factory);
   describeImplicitCreationLaws(factory);
   describeTombstoneLaws(factory);
   describeSessionListLaws(factory);

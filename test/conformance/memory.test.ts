@@ -28,6 +28,7 @@ const memoryStoreFactory: StoreFactory = async (options) => {
     idempotencyKeys: createMemoryIdempotencyKeyStore({ clock }),
     schedules: createMemoryScheduleStore({ clock }),
     webhooks: store.webhooks,
+    attachSteerNotices: (notice) => store.attachSteerNotices(notice),
     ready: createMemoryReadyIndex(),
     advanceTime: async (ms) => {
       clock.advance(ms);

@@ -39,6 +39,7 @@ describe("wire store conformance", () => {
     schedules: false,
     idempotencyKeys: false,
     webhooks: false,
+    steerNotices: false,
     turnStart: false,
     turnRecords: false,
   });

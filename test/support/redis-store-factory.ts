@@ -102,6 +102,7 @@ export function redisStoreFactory(
       }),
       schedules: createRedisScheduleStore({ redis: connection(), namespace }),
       webhooks: createRedisWebhookStore({ redis: connection(), namespace }),
+      attachSteerNotices: (notice) => store.attachSteerNotices(notice),
       ready: createRedisReadyIndex({ redis: connection(), namespace }),
       advanceTime: (ms) => sleep(ms + 2),
       clockBehindTokens: (sid, ms) => raiseGeneration(connection(), namespace, sid, ms),

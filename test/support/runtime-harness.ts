@@ -37,7 +37,7 @@ import { createRedisSignals } from "../../src/store/redis/signals.js";
 import { createRedisReadyIndex } from "../../src/store/redis/ready-index.js";
 import { createMemoryReadyIndex } from "../../src/store/memory/ready-index.js";
 import { createProcLivenessProbe } from "../../src/store/shared/local-process.js";
-import { createRedisStore } from "../../src/store/redis/index.js";
+import { createRedisStore, type RedisStore } from "../../src/store/redis/index.js";
 import type { QuotaConfig } from "../../src/domain/quotas.js";
 import type { QuotaStore } from "../../src/ports/quota-store.js";
 import { createMemoryQuotaStore } from "../../src/store/memory/quota-ops.js";
@@ -117,15 +117,22 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
   const limits = options.limits && { limits: options.limits };
   const shared = options.shareWith;
   const memory = redis || shared ? undefined : createMemoryStore({ ...limits });
-  const backing =
-    shared?.store ??
-    memory ??
-    createRedisStore({
-      redis: redis as Redis | Cluster,
-      namespace,
-      logMaxEntries: maxEntries,
-      ...limits,
-    });
+  const redisStore =
+    shared || memory
+      ? undefined
+      : createRedisStore({
+          redis: redis as Redis | Cluster,
+          namespace,
+          logMaxEntries: maxEntries,
+          ...limits,
+        });
+  const backing = shared?.store ?? memory ?? (redisStore as RedisStore);
+  const signals = redis
+    ? createRedisSignals({ redis, namespace })
+    : (shared?.deps.signals ?? createMemorySignals());
+  // The store's submit tells the signals of each new steer, as build-store wires it (ADR 0041).
+  const steerNotice = shared ? undefined : signals.steerNotice?.();
+  if (steerNotice) (memory ?? redisStore)?.attachSteerNotices(steerNotice);
   const store = options.wrapStore ? options.wrapStore(backing) : backing;
   const memoryLog =
     memory && createMemoryEventLog({ maxEntries, fences: fenceAuthorityOf(store, memory) });
@@ -155,9 +162,7 @@ export function createRuntimeHarness(options: RuntimeHarnessOptions): RuntimeHar
     clock: systemClock,
     transcripts: createTranscriptCache(store),
     log,
-    signals: redis
-      ? createRedisSignals({ redis, namespace })
-      : (shared?.deps.signals ?? createMemorySignals()),
+    signals,
     ready: (options.wrapReady ?? ((ready: ReadyIndex) => ready))(
       redis
         ? createRedisReadyIndex({ redis, namespace })

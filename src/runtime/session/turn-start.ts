@@ -13,8 +13,11 @@ import { turnIdOfInput } from "../turn/index.js";
 /** Inputs one turn takes at the idle point. */
 export const INPUTS_PER_TURN = 1;
 
-/** A turn start's lease, claims and committed state (TurnStartReceipt's `started`). */
-export type StartedTurn = NonNullable<TurnStartReceipt["started"]>;
+/**
+ * A turn start's lease, claims and committed state (TurnStartReceipt's `started`), and the
+ * replica's steer hearing from before the step when no steer can be pending for its turn.
+ */
+export type StartedTurn = NonNullable<TurnStartReceipt["started"]> & { steerHearing?: number };
 
 export interface Submitted {
   submitted: SubmitInputReceipt;
@@ -74,6 +77,9 @@ export async function submitOrStart(
       () => true,
       () => false,
     )) === true;
+  // Taken before the step: the same token at a checkpoint means every steer stored since reached
+  // this replica's listeners (ADR 0041).
+  const steerHearing = deps.signals.steerHearing?.();
   const receipt = await deps.store.startTurn(draft, {
     owner: deps.owner,
     ttlMs: deps.leaseTtlMs,
@@ -83,7 +89,7 @@ export async function submitOrStart(
     ...spendReadOf(deps, sessionId),
     ...admissionOf(deps, sessionId),
   });
-  const started = withAdmission(deps, sessionId, receipt);
+  const started = withSteerHearing(withAdmission(deps, sessionId, receipt), receipt, steerHearing);
   // Where the store keeps the ready index, the start's step marked the session (ADR 0024).
   const { submitted, logEnd } = receipt;
   const result: Submitted = {
@@ -120,6 +126,22 @@ function admissionOf(deps: RuntimeDeps, sessionId: SessionId): Pick<TurnStartCla
     return {};
   }
   return { admission: { tenant, limits, slotTtlMs: deps.leaseTtlMs } };
+}
+
+/**
+ * The hearing goes with a turn that consumes exactly the input its start's step stored: that
+ * input's id was made for the step, so its turn's id was known to nobody before it and no steer
+ * for the turn can be pending when it starts (ADR 0041). Any other start claims as ever.
+ */
+function withSteerHearing(
+  started: StartedTurn | undefined,
+  receipt: TurnStartReceipt,
+  steerHearing: number | undefined,
+): StartedTurn | undefined {
+  if (!started || steerHearing === undefined || receipt.submitted.deduplicated) return started;
+  const claimed = started.inputs?.inputs ?? [];
+  const own = claimed.length === 1 && claimed[0]?.inputId === receipt.submitted.input.inputId;
+  return own ? { ...started, steerHearing } : started;
 }
 
 /**

@@ -101,6 +101,9 @@ async function listen(run: TurnRun): Promise<() => Promise<void>> {
             status: "decided",
             decision,
           }),
+        onSteer: () => {
+          run.steers.heard = true;
+        },
       },
       deps.leaseTtlMs,
       // Marked running in the turn start's step: the listener takes no step of its own (ADR 0024).
@@ -189,11 +192,33 @@ async function runEngine(run: TurnRun): Promise<TurnResult> {
   });
 }
 
+/**
+ * Whether no steer can be pending for the turn at its before-completion checkpoint, so its claim
+ * would find nothing (ADR 0041): none could be when it started (steerHearing was given), none
+ * was heard since the last claim, the replica heard every signal throughout (the same token),
+ * and no client answered a call (an answer read from the store, not heard, would be a sign the
+ * hearing lags). Only `before_completion` is skipped: `after_work` claims queued work too.
+ */
+function noSteerPending(run: TurnRun, checkpoint: TurnCheckpoint): boolean {
+  const since = run.job.loaded?.steerHearing;
+  return (
+    checkpoint === "before_completion" &&
+    since !== undefined &&
+    run.job.resumed === undefined &&
+    !run.steers.heard &&
+    !run.clientTools.hasCalls() &&
+    run.deps.signals.steerHearing?.() === since
+  );
+}
+
 /** Steers for this turn and earliest-safe-boundary work, claimed at a checkpoint. */
 async function admitAt(run: TurnRun, checkpoint: TurnCheckpoint): Promise<CheckpointAdmission[]> {
   const { store } = run.deps;
   const { fence } = run.job;
   const admissions: CheckpointAdmission[] = [];
+  if (noSteerPending(run, checkpoint)) return admissions;
+  // A steer heard from here on may be one this claim misses: the next checkpoint claims too.
+  run.steers.heard = false;
   const steers = await store.claimInputs(
     fence,
     { kind: "checkpoint", turnId: run.prep.turnId, checkpoint },

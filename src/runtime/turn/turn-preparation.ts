@@ -42,6 +42,11 @@ export interface TurnWork {
     tenantSpend?: { window: string; spent: number } | undefined;
     /** The quota slot the start's step took for its input's turn (ADR 0038). */
     admittedSlot?: string | undefined;
+    /**
+     * The replica's steer hearing from before the start's step, given when no steer could be
+     * pending for the turn then (withSteerHearing, ADR 0041).
+     */
+    steerHearing?: number | undefined;
   };
   /** Told as soon as the turn's commit released the lease (its completion just published). */
   onReleased?: () => void;

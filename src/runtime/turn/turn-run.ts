@@ -48,6 +48,8 @@ export interface TurnRun {
   /** Claims the turn holds: its own and those made at checkpoints, all completed by the commit. */
   inputClaims: TurnInputClaim[];
   workClaims: QueuedWorkClaim[];
+  /** A steer for the turn was heard since its last checkpoint claim (ADR 0041). */
+  steers: { heard: boolean };
   /** The engine's sink: nothing once the turn parks (its unwinding is not the turn's). */
   sink: { emit(event: TurnEvent): Promise<void> };
   /** A store call the turn depends on that fails stops it short, uncommitted. */
@@ -132,6 +134,7 @@ export function openTurn(
   return {
     ...{ deps, job, prep, trace, cancel, stops, writer, clientTools, mapper, needsApproval },
     ...{ parking: monitor, inputClaims, workClaims, stopShort, loseLease },
+    steers: { heard: false },
     handOverIfWaiting,
     sink: {
       emit: (event: TurnEvent) =>

@@ -17,6 +17,7 @@ export interface AgentRecord {
 import { emptyCell, type SessionCell } from "./session-cell.js";
 import type { MemoryWebhooks } from "./webhook-state.js";
 import type { AnnouncementLog } from "./event-log.js";
+import type { SteerNotice } from "../../ports/session-signals.js";
 
 /** One turn's client tool calls (tool-call-ops.ts), dropped once `expiresAtMs` passed. */
 export interface TurnToolCalls {
@@ -48,6 +49,8 @@ export interface MemoryContext {
   quotas?: QuotaStore;
   /** The event log a commit's announcement goes to (ADR 0011); none: announcements ignored. */
   announcements?: AnnouncementLog;
+  /** Told of each new steer in its submit's step (ADR 0041); none: nobody listens for them. */
+  steerNotice?: SteerNotice;
 }
 
 export function cellOf(ctx: MemoryContext, sessionId: SessionId): SessionCell {

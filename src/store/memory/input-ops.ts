@@ -33,9 +33,15 @@ export function submitInput(
   draft: TurnInputDraft,
 ): Promise<SubmitInputReceipt> {
   const contentHash = turnInputHash(draft);
-  return atomically(ctx, draft.sessionId, (cell, nowMs) =>
-    submitInCell(cell, draft, contentHash, nowMs),
-  );
+  return atomically(ctx, draft.sessionId, (cell, nowMs) => {
+    const receipt = submitInCell(cell, draft, contentHash, nowMs);
+    // A new steer tells the running turn in the same step (ADR 0041): its before-completion
+    // checkpoint claims only when one may be pending.
+    if (!receipt.deduplicated && draft.delivery.kind === "active_turn") {
+      ctx.steerNotice?.(draft.sessionId, draft.delivery.turnId);
+    }
+    return receipt;
+  });
 }
 
 /** submitInput's step, inside a session's atomic step. */

@@ -33,6 +33,7 @@ import * as sessions from "./session-ops.js";
 import * as toolCalls from "./tool-call-ops.js";
 import { createMemoryWebhookStore, emptyWebhooks } from "./webhook-ops.js";
 import type { WebhookStore } from "../../ports/webhook-store.js";
+import type { SteerNotice } from "../../ports/session-signals.js";
 
 export interface MemoryStoreOptions {
   clock?: Clock;
@@ -51,6 +52,8 @@ export interface MemoryStore extends RuntimeStore, FenceAuthority, TenantBudgetS
   attachEventLog(log: AnnouncementLog): void;
   /** The quota store (memory) a commit's tenant charges reach (ADR 0038). */
   attachQuotas(quotas: QuotaStore): void;
+  /** The signals' notice each new steer reaches in its submit's step (ADR 0041). */
+  attachSteerNotices(notice: SteerNotice): void;
 }
 
 /** Each memory store's context, by the store: its own spend port is the store itself. */
@@ -87,6 +90,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
       attachQuotas(quotas) {
         ctx.quotas = quotas;
+      },
+
+      attachSteerNotices(notice) {
+        ctx.steerNotice = notice;
       },
 
       // The commit reaches the attached quota store and this store's own spend (ADR 0038).

@@ -1,11 +1,34 @@
 // In-process session signals: one replica, so a map of listeners is the whole transport.
 import type { SessionId } from "../../domain/ids.js";
-import type { SessionSignals, TurnListener } from "../../ports/session-signals.js";
+import type { SessionSignals, SteerNotice, TurnListener } from "../../ports/session-signals.js";
+
+/** Steers kept for turns whose listener has not started yet (a turn id no listener names). */
+const EARLY_STEERS_MAX = 256;
 
 export function createMemorySignals(): SessionSignals {
   const active = new Map<SessionId, string>();
   const listeners = new Map<string, TurnListener>();
   const keyOf = (sessionId: SessionId, turnId: string): string => `${sessionId}\u0000${turnId}`;
+  // Set once a store's submit tells these signals of its steers (steerNotice): in process,
+  // nothing it tells is missed, unless a steer for a turn not yet listening is dropped from the
+  // bounded keep below; the hearing token counts those drops (ADR 0041).
+  let hearsSteers = false;
+  let dropped = 0;
+  const early = new Set<string>();
+  const noteSteer: SteerNotice = (sessionId, turnId) => {
+    const key = keyOf(sessionId, turnId);
+    const listener = listeners.get(key);
+    if (listener) {
+      listener.onSteer?.();
+      return;
+    }
+    early.add(key);
+    const oldest = early.size > EARLY_STEERS_MAX ? early.values().next().value : undefined;
+    if (oldest !== undefined) {
+      early.delete(oldest);
+      dropped += 1;
+    }
+  };
 
   return {
     activeTurn: (sessionId) => Promise.resolve(active.get(sessionId)),
@@ -33,12 +56,18 @@ export function createMemorySignals(): SessionSignals {
       const key = keyOf(sessionId, turnId);
       active.set(sessionId, turnId);
       listeners.set(key, listener);
+      if (early.delete(key)) listener.onSteer?.();
       return Promise.resolve(() => {
         if (listeners.get(key) === listener) listeners.delete(key);
         // A later turn of the session may have marked itself since.
         if (active.get(sessionId) === turnId) active.delete(sessionId);
         return Promise.resolve();
       });
+    },
+    steerHearing: () => (hearsSteers ? dropped : undefined),
+    steerNotice: () => {
+      hearsSteers = true;
+      return noteSteer;
     },
     close: () => Promise.resolve(),
   };

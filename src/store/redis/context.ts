@@ -5,6 +5,7 @@ import type { SessionId } from "../../domain/ids.js";
 import type { LivenessProbe } from "../../ports/liveness-probe.js";
 import type { StoreLimits } from "../../ports/runtime-store.js";
 import type { StoreLogger } from "../shared/store-log.js";
+import type { SteerNotice } from "../../ports/session-signals.js";
 import {
   agentIndexKey,
   agentKeys,
@@ -36,6 +37,8 @@ export interface RedisContext {
   keys(sessionId: SessionId): SessionKeys;
   /** The session's event log, for a commit that appends its turn's announcement (ADR 0011). */
   eventKeys(sessionId: SessionId): SessionEventKeys;
+  /** Who a new steer is told to once its submit replied (ADR 0041); one holder for every lane. */
+  steers: { notice?: SteerNotice };
   /** The log's retained length, as the event log trims it. */
   logMaxEntries: number;
   indexKey: string;
@@ -102,6 +105,7 @@ export function createRedisContext(
     log,
     keys: (sessionId) => sessionKeys(namespace, sessionId),
     eventKeys: (sessionId) => sessionEventKeys(namespace, sessionId),
+    steers: {},
     logMaxEntries,
     indexKey,
     readyKey: isCluster ? undefined : readyIndexKey(namespace),

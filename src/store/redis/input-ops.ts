@@ -53,9 +53,16 @@ export async function submitInput(
       draft.payload,
       draft.trace ?? "",
       turnIdOfInput(sessionId, inputId),
+      ctx.eventKeys(sessionId).channel,
     ],
   );
-  return submitted(ctx, draft, inputId, reply);
+  const receipt = submitted(ctx, draft, inputId, reply);
+  // The script published the steer for other replicas; this one's listener hears it now, before
+  // the submitter is answered (ADR 0041).
+  if (!receipt.deduplicated && delivery.kind === "active_turn") {
+    ctx.steers.notice?.(sessionId, delivery.turnId);
+  }
+  return receipt;
 }
 
 /** submitInput's reply as a receipt (startTurn's first part too). */

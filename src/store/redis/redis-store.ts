@@ -11,6 +11,7 @@ import { withChecks } from "../shared/checked.js";
 import { runtimeChecks } from "../shared/runtime-checks.js";
 import { createProcLivenessProbe } from "../shared/local-process.js";
 import type { StoreLogger } from "../shared/store-log.js";
+import type { SteerNotice } from "../../ports/session-signals.js";
 import * as commits from "./commit-ops.js";
 import { reachesInStep, tagBacking } from "./backing.js";
 import { createRedisContext } from "./context.js";
@@ -65,7 +66,17 @@ function laneOf(sessionId: unknown, lanes: number): number {
   return (hash >>> 0) % lanes;
 }
 
-export function createRedisStore(options: RedisStoreOptions): RuntimeStore & TenantBudgetStore {
+/** The Redis store: the runtime store and spend port, and where its submit tells of steers. */
+export type RedisStore = RuntimeStore &
+  TenantBudgetStore & {
+    /**
+     * The signals' notice a new steer reaches once its submit's step replied (ADR 0041): the
+     * step published it for other replicas, this one's listener hears it at once.
+     */
+    attachSteerNotices(notice: SteerNotice): void;
+  };
+
+export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const namespace = checkNamespace(options.namespace ?? "tether");
   const limits: StoreLimits = { ...DEFAULT_STORE_LIMITS, ...options.limits };
   const probe = options.livenessProbe ?? createProcLivenessProbe();
@@ -88,9 +99,13 @@ export function createRedisStore(options: RedisStoreOptions): RuntimeStore & Ten
   const lanes = [ctx, ...owned.map((conn) => ({ ...ctx, scripts: runnerOn(conn) }))];
   const on = (sessionId: unknown) =>
     lanes.length === 1 ? ctx : (lanes[laneOf(sessionId, lanes.length)] ?? ctx);
-  const store = withChecks<RuntimeStore & TenantBudgetStore>(
+  const store = withChecks<RuntimeStore & TenantBudgetStore, RedisStore>(
     { ...runtimeChecks(limits), ...budgetChecks },
     {
+      attachSteerNotices(notice) {
+        // Shared by every lane (each lane's context is a copy of ctx's fields).
+        ctx.steers.notice = notice;
+      },
       commit: (c) => commits.commit(on(c?.sessionId), c),
       loadSession: (id, since) => commits.loadSession(on(id), id, since),
       deleteSession: (id) => sessions.deleteSession(on(id), id),

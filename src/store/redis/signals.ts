@@ -10,7 +10,8 @@ import type {
   TurnListener,
 } from "../../ports/session-signals.js";
 import { sessionEventKeys } from "./keys.js";
-import { readerConnection, withStoreErrors as guarded } from "./connections.js";
+import { withStoreErrors as guarded } from "./connections.js";
+import { createSignalSubscription } from "./signal-subscription.js";
 import { createScriptRunner } from "./scripts.js";
 
 export interface RedisSignalsOptions {
@@ -28,7 +29,9 @@ function channelPattern(namespace: string): string {
 type Message =
   | { type: "cancel"; turnId: string }
   | { type: "tool_result"; turnId: string; result: ClientToolResult }
-  | { type: "decision"; turnId: string; decision: ApprovalDecision };
+  | { type: "decision"; turnId: string; decision: ApprovalDecision }
+  // Published by submitInput's step for a new steer (submitInput-8.lua, ADR 0041).
+  | { type: "steer"; turnId: string };
 
 /**
  * A stored signal, as listenTurn replays it: a decision has `approve`, a result has not. In the
@@ -44,6 +47,7 @@ function replay(listener: TurnListener, raw: string): void {
 function deliver(listener: TurnListener, message: Message): void {
   if (message.type === "cancel") listener.onCancel();
   else if (message.type === "decision") listener.onDecision(message.decision);
+  else if (message.type === "steer") listener.onSteer?.();
   else listener.onToolResult(message.result);
 }
 
@@ -56,12 +60,15 @@ const UNHEARD_MAX = 256;
  * turn marked running in its start's step registers its listener a moment after the mark.
  * Bounded by age and count; most are for sessions other replicas run, and simply age out.
  */
-function createUnheardSignals() {
+function createUnheardSignals(onSteerDropped: () => void) {
   let kept: { channel: string; message: Message; at: number }[] = [];
   return {
     keep(channel: string, message: Message): void {
       const now = Date.now();
-      kept = kept.filter((k) => now - k.at < UNHEARD_KEEP_MS).slice(-(UNHEARD_MAX - 1));
+      const fresh = kept.filter((k) => now - k.at < UNHEARD_KEEP_MS).slice(-(UNHEARD_MAX - 1));
+      // A steer dropped unheard may be for a turn yet to listen: its hearing is no longer sure.
+      if (countSteers(fresh) < countSteers(kept)) onSteerDropped();
+      kept = fresh;
       kept.push({ channel, message, at: now });
     },
     take(channel: string, turnId: string): Message[] {
@@ -74,25 +81,31 @@ function createUnheardSignals() {
   };
 }
 
+const countSteers = (kept: { message: Message }[]): number =>
+  kept.filter((k) => k.message.type === "steer").length;
+
 export function createRedisSignals(options: RedisSignalsOptions): SessionSignals {
   const { redis } = options;
   const scripts = createScriptRunner(redis);
   const namespace = options.namespace ?? "tether";
   const retentionMs = options.retentionMs ?? 10 * 60_000;
   const listeners = new Map<string, Map<string, TurnListener>>();
-  let subscriber: Redis | Cluster | undefined;
 
   const keysOf = (sessionId: SessionId) => sessionEventKeys(namespace, sessionId);
-  const unheard = createUnheardSignals();
+  // Steer hearing (ADR 0041): `hearing` while the pattern subscription is in effect; `epoch`
+  // moves whenever something sent may have gone unheard (the subscriber connection closed, or
+  // a steer no listener took was dropped). On Cluster a node's publish reaches this replica
+  // through another node and the subscriber's own reconnects are not seen here: not offered.
+  const isCluster = "isCluster" in redis && redis.isCluster;
+  const unheard = createUnheardSignals(() => subscription.missed());
 
   // One pattern subscription per replica, made by the first listener and kept: a turn then costs
   // no SUBSCRIBE and UNSUBSCRIBE of its own. The replica hears every session's signals; they are
-  // few (cancels and tool results), and those of sessions it does not run are dropped here.
-  let subscribed: Promise<unknown> | undefined;
-  const subscribe = (): Promise<unknown> => {
-    if (subscribed) return subscribed;
-    const conn = readerConnection(redis);
-    conn.on("pmessage", (_pattern: string, channel: string, raw: string) => {
+  // few (cancels, tool results, steers), and those of sessions it does not run are dropped here.
+  const subscription = createSignalSubscription(
+    redis,
+    channelPattern(namespace),
+    (channel, raw) => {
       let message: Message;
       try {
         message = JSON.parse(raw) as Message;
@@ -102,17 +115,9 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       const listener = listeners.get(channel)?.get(message.turnId);
       if (listener) deliver(listener, message);
       else unheard.keep(channel, message);
-    });
-    subscriber = conn;
-    subscribed = conn.psubscribe(channelPattern(namespace)).catch((error: unknown) => {
-      // The next listener tries again.
-      subscribed = undefined;
-      subscriber = undefined;
-      conn.disconnect();
-      throw error;
-    });
-    return subscribed;
-  };
+    },
+  );
+  const subscribe = subscription.subscribe;
 
   /** Stores the signals for a listener that subscribes late, then publishes each. */
   const publish = (
@@ -179,6 +184,18 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
       await guarded(subscribe);
     },
 
+    steerHearing: () => (isCluster ? undefined : subscription.hearingEpoch()),
+
+    // This replica's own submit: its listener hears the steer now; one not listening yet takes
+    // it when it does (kept as a heard signal is).
+    steerNotice: () => (sessionId, turnId) => {
+      const channel = keysOf(sessionId).channel;
+      const message: Message = { type: "steer", turnId };
+      const listener = listeners.get(channel)?.get(turnId);
+      if (listener) deliver(listener, message);
+      else unheard.keep(channel, message);
+    },
+
     listen: (sessionId, turnId, listener, activeTtlMs, options) =>
       guarded(async () => {
         const keys = keysOf(sessionId);
@@ -224,9 +241,7 @@ export function createRedisSignals(options: RedisSignalsOptions): SessionSignals
 
     async close() {
       listeners.clear();
-      subscriber?.disconnect();
-      subscriber = undefined;
-      subscribed = undefined;
+      subscription.close();
     },
   };
 }

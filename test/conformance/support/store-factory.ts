@@ -9,6 +9,7 @@ import type { StorageQuotaStore } from "../../../src/ports/storage-quota-store.j
 import type { ScheduleStore } from "../../../src/ports/schedule-store.js";
 import type { RuntimeStore, StoreLimits } from "../../../src/ports/runtime-store.js";
 import type { WebhookStore } from "../../../src/ports/webhook-store.js";
+import type { SteerNotice } from "../../../src/ports/session-signals.js";
 
 export interface StoreHarness {
   store: RuntimeStore;
@@ -28,6 +29,8 @@ export interface StoreHarness {
    * write outbox rows); the wire has none (ADR 0021 says why).
    */
   webhooks?: WebhookStore;
+  /** Attaches the notice a new steer's submit tells in its step (ADR 0041); the wire has none. */
+  attachSteerNotices?: (notice: SteerNotice) => void;
   /** The ready index on the same backend and namespace as `store` (ADR 0024); the wire has none. */
   ready?: ReadyIndex;
   /**

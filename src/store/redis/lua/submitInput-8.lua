@@ -12,6 +12,9 @@
 -- ARGV[7] the id of the turn a claim of just this input makes (ports/turn-ids.ts; "" for none):
 --         kept in the input JSON as `tid`, so the idle claim that takes it alone records that
 --         turn (lua/_turns.lua)
+-- ARGV[8] the session's signal channel: a new steer (an active_turn delivery) is published
+--         there as {type = "steer", turnId} in this step, so the turn's listener hears of it
+--         (signals.ts, ADR 0041)
 -- Replies: {R.OK, seq, created, busy}       stored; created is 1 when this input created the
 --                                           session; busy is 1 when a turn holds it; the
 --                                           caller knows every other field
@@ -35,6 +38,14 @@ local delivery_json = ARGV[4]
 local payload = ARGV[5]
 local submitter_traceparent = ARGV[6]
 local input_turn_id = ARGV[7]
+local signal_channel = ARGV[8]
 
 local keys = { inputs_key, input_payloads_key, input_index_key, input_sources_key, seq_key, head_key, lease_key, parked_turn_key }
-return submit_input(keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent, input_turn_id }, now_ms())
+local reply = submit_input(keys, { input_id, source_key, content_hash, delivery_json, payload, submitter_traceparent, input_turn_id }, now_ms())
+if reply[1] == R.OK then
+  local delivery = cjson.decode(delivery_json)
+  if delivery.kind == 'active_turn' then
+    redis.call('PUBLISH', signal_channel, cjson.encode({ type = 'steer', turnId = delivery.turnId }))
+  end
+end
+return reply
