@@ -164,8 +164,7 @@ export interface TurnInputStore {
   /**
    * submitInput of a next-turn input and, in the same step when the session is vacant (no lease
    * hash: never held or released; no parked turn), tryClaimLease for `claim.owner`, claimInputs
-   * at the idle point and loadSession since `claim.since` (ADR 0023). A backend without it (the
-   * wire) leaves it out: the runtime then makes the four calls.
+   * at the idle point and loadSession since `claim.since` (ADR 0023). Absent (the wire): four calls.
    */
   startTurn?(draft: TurnInputDraft, claim: TurnStartClaim): Promise<TurnStartReceipt>;
   /**
@@ -178,16 +177,14 @@ export interface TurnInputStore {
   /**
    * True where a commit's step also takes its outbox hint's expect and a local deliverer's claim
    * (RuntimeCommit.outboxFold; ADR 0021 "Folded into the commit": memory, a standalone or
-   * Sentinel Redis). Absent: the runtime expects before the commit and nudges after it.
-   * Where true, every commit or park that writes outbox rows also lists the outbox in the hint
-   * index in its step (a park with ParkTurnDraft.outboxExpect, a commit with its fold's expect;
-   * without them, due at once): ADR 0021 "The hint dropped in the settle".
+   * Sentinel Redis), and every commit or park that writes outbox rows lists the outbox in the
+   * hint index in its step ("The hint dropped in the settle"). Absent: the runtime expects
+   * before the commit and nudges after it.
    */
   readonly foldsOutbox?: boolean;
   /**
-   * True where a commit's announcement (RuntimeCommit.announce) lands in the session's log in
-   * its step, held events too (ADR 0040): memory with its log attached, any Redis. Absent or
-   * false (the wire): the turn writes its events, then commits.
+   * True where a commit's announcement (RuntimeCommit.announce) and its held events land in the
+   * session's log in its step (ADR 0040: memory with its log, any Redis). Else events go first.
    */
   announcesInCommit?(): boolean;
 }
