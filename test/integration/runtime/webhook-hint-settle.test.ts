@@ -19,7 +19,7 @@ import { createWebhookSender } from "../../../src/webhooks/webhook-sender.js";
 import { collect, createRuntimeHarness, textCommand } from "../../support/runtime-harness.js";
 import { connectBothForFile } from "../../support/redis-store-factory.js";
 import { startWebhookReceiver } from "../../support/webhook-receiver.js";
-import { sleep, waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const { redis, cluster } = connectBothForFile();
 
@@ -42,8 +42,12 @@ const provider = () =>
     },
   });
 
-/** The store, counting the claims and settles each outbox gets (a look is a claim). */
+/**
+ * The store, counting the claims and settles each outbox gets (a look is a claim), and when each
+ * of the deliverer's polls for due outboxes ended.
+ */
 function counted(store: WebhookStore) {
+  const polled: number[] = [];
   const claims = new Map<OutboxId, number>();
   const settles = new Map<OutboxId, number>();
   const hintSettles = new Map<OutboxId, number>();
@@ -53,8 +57,14 @@ function counted(store: WebhookStore) {
     claimOutbox: (id, ...rest) => (bump(claims, id), store.claimOutbox(id, ...rest)),
     settleOutboxBatch: (id, ...rest) => (bump(settles, id), store.settleOutboxBatch(id, ...rest)),
     settleOutboxHint: (id, ...rest) => (bump(hintSettles, id), store.settleOutboxHint(id, ...rest)),
+    dueOutboxes: (...args) =>
+      store.dueOutboxes(...args).then((due) => (polled.push(Date.now()), due)),
   };
-  return { wrapped, claims, settles, hintSettles };
+  /** Resolves once a poll that began after `atMs` has ended and its look, if any, followed. */
+  const polledAfter = async (atMs: number): Promise<void> => {
+    await waitFor(() => polled.filter((t) => t > atMs).length >= 2, { what: "a later poll" });
+  };
+  return { wrapped, claims, settles, hintSettles, polledAfter };
 }
 
 for (const backend of ["memory", "redis", "cluster"] as const) {
@@ -134,8 +144,9 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       await waitFor(() => receiver.delivered.length === 1, { what: "the turn's delivery" });
       await waitFor(() => (count.settles.get(sid) ?? 0) >= 1, { what: "the batch's settle" });
       const claimsAfterSettle = count.claims.get(sid) ?? 0;
-      // Well past the lease the writer's hint was due at, with the deliverer polling all along.
-      await sleep(LEASE_MS * 4);
+      // Past the lease the writer's hint was due at (it was written before the settle), with the
+      // deliverer polling all along.
+      await count.polledAfter(Date.now() + LEASE_MS * 2);
       const looks = (count.claims.get(sid) ?? 0) - claimsAfterSettle;
       if (keeps) expect(looks).toBe(0);
       else expect(looks).toBeGreaterThanOrEqual(1);
@@ -188,7 +199,7 @@ for (const backend of ["memory", "redis", "cluster"] as const) {
       if (!keeps) {
         await waitFor(() => (count.hintSettles.get(sid) ?? 0) >= 1, { what: "the hint's settle" });
       }
-      await sleep(200);
+      await count.polledAfter(Date.now());
       // Where the store keeps the hint, the batch's settle dropped it: no hint settle follows.
       expect(count.hintSettles.get(sid) ?? 0).toBe(keeps ? 0 : 1);
       expect(await harness.webhooks.dueOutboxes(10_000)).not.toContain(sid);
